@@ -1,0 +1,1 @@
+# make bench: measured figures written to docs/benchmarks.md.

@@ -1,0 +1,317 @@
+/*
+ * A small blocking JSON-RPC client: one connection, one call at a
+ * time, with a timeout. Notifications that arrive while a call waits
+ * are kept for rpc_client_next_event().
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "rpc.h"
+
+#define CLIENT_MAX_LINE	(64u << 20)
+#define EVENTS_KEPT	1024
+
+struct rpc_client {
+	int			 fd;
+	int			 timeout_ms;
+	long long		 next_id;
+	char			*buf;
+	size_t			 len, cap;
+	struct json_object	*events;	/* queued notifications */
+};
+
+static void
+set_err(struct rpc_client_error *e, int code, const char *fmt, const char *arg)
+{
+	if (e == NULL)
+		return;
+	rpc_client_error_clear(e);
+	e->code = code;
+	snprintf(e->message, sizeof(e->message), fmt, arg, strerror(errno));
+}
+
+void
+rpc_client_error_clear(struct rpc_client_error *e)
+{
+	json_object_put(e->data);
+	memset(e, 0, sizeof(*e));
+}
+
+struct rpc_client *
+rpc_client_open_path(const char *path, struct rpc_client_error *err)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct rpc_client *c;
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		set_err(err, RPC_CLIENT_UNREACHABLE, "%s: %s", path);
+		return NULL;
+	}
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		set_err(err, RPC_CLIENT_UNREACHABLE, "%s: %s", path);
+		if (fd != -1)
+			close(fd);
+		return NULL;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		close(fd);
+		set_err(err, RPC_CLIENT_IO, "%s: %s", path);
+		return NULL;
+	}
+	c->fd = fd;
+	c->timeout_ms = 30000;
+	c->next_id = 1;
+	c->events = json_object_new_array();
+	return c;
+}
+
+struct rpc_client *
+rpc_client_open(const char *dir, const char *daemon, struct rpc_client_error *err)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s.sock", dir, daemon);
+	return rpc_client_open_path(path, err);
+}
+
+void
+rpc_client_close(struct rpc_client *c)
+{
+	if (c == NULL)
+		return;
+	close(c->fd);
+	free(c->buf);
+	json_object_put(c->events);
+	free(c);
+}
+
+void
+rpc_client_set_timeout(struct rpc_client *c, int ms)
+{
+	c->timeout_ms = ms;
+}
+
+int
+rpc_client_fd(const struct rpc_client *c)
+{
+	return c->fd;
+}
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int
+send_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Reads one line into a new json object; 0 timeout, -1 error or EOF. */
+static int
+read_message(struct rpc_client *c, long long deadline, struct json_object **out)
+{
+	char *nl;
+	ssize_t n;
+	int wait;
+
+	for (;;) {
+		nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+		if (nl) {
+			*nl = '\0';
+			*out = json_tokener_parse(c->buf);
+			c->len -= (size_t)(nl + 1 - c->buf);
+			memmove(c->buf, nl + 1, c->len);
+			if (*out == NULL)
+				return errno = EPROTO, -1;
+			return 1;
+		}
+		if (c->len + 4096 > c->cap) {
+			char *p;
+
+			if (c->cap >= CLIENT_MAX_LINE)
+				return errno = EMSGSIZE, -1;
+			if ((p = realloc(c->buf, c->cap ? c->cap * 2 : 65536)) == NULL)
+				return -1;
+			c->buf = p;
+			c->cap = c->cap ? c->cap * 2 : 65536;
+		}
+		wait = deadline < 0 ? -1 : (int)(deadline - now_ms());
+		if (deadline >= 0 && wait <= 0)
+			return 0;
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		if (poll(&pfd, 1, wait) == 0)
+			return 0;
+		n = read(c->fd, c->buf + c->len, c->cap - c->len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = ECONNRESET;
+			return -1;
+		}
+		c->len += (size_t)n;
+	}
+}
+
+static int
+is_notification(struct json_object *m)
+{
+	struct json_object *id;
+
+	return json_object_is_type(m, json_type_object) &&
+	    !json_object_object_get_ex(m, "id", &id) &&
+	    json_object_object_get_ex(m, "method", NULL);
+}
+
+static int
+take_answer(struct json_object *m, struct json_object **result,
+    struct rpc_client_error *err)
+{
+	struct json_object *e, *v;
+
+	if (json_object_object_get_ex(m, "result", &v)) {
+		*result = json_object_get(v);
+		return 0;
+	}
+	if (err) {
+		rpc_client_error_clear(err);
+		err->code = RPC_INTERNAL_ERROR;
+		snprintf(err->message, sizeof(err->message), "malformed answer");
+	}
+	if (!json_object_object_get_ex(m, "error", &e) || err == NULL)
+		return -1;
+	if (json_object_object_get_ex(e, "code", &v))
+		err->code = json_object_get_int(v);
+	if (json_object_object_get_ex(e, "message", &v))
+		snprintf(err->message, sizeof(err->message), "%s", json_object_get_string(v));
+	if (json_object_object_get_ex(e, "data", &v))
+		err->data = json_object_get(v);
+	return -1;
+}
+
+static int
+answer_for(struct json_object *m, long long id)
+{
+	struct json_object *v;
+
+	/* An error with id null (limit, parse) answers whatever was asked. */
+	if (!json_object_object_get_ex(m, "id", &v))
+		return 0;
+	return v == NULL || json_object_get_int64(v) == id;
+}
+
+int
+rpc_client_call(struct rpc_client *c, const char *method,
+    struct json_object *params, struct json_object **result,
+    struct rpc_client_error *err)
+{
+	struct json_object *req = json_object_new_object(), *m;
+	long long id = c->next_id++, deadline;
+	const char *text;
+	size_t len;
+	int rc;
+
+	*result = NULL;
+	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(req, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(req, "params", params);
+	json_object_object_add(req, "id", json_object_new_int64(id));
+	text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
+	rc = send_all(c->fd, text, len) == -1 || send_all(c->fd, "\n", 1) == -1;
+	json_object_put(req);
+	if (rc) {
+		set_err(err, RPC_CLIENT_IO, "sending %s: %s", method);
+		return -1;
+	}
+	deadline = c->timeout_ms < 0 ? -1 : now_ms() + c->timeout_ms;
+	for (;;) {
+		rc = read_message(c, deadline, &m);
+		if (rc <= 0) {
+			if (rc == 0)
+				errno = ETIMEDOUT;
+			set_err(err, RPC_CLIENT_IO, "waiting for %s: %s", method);
+			return -1;
+		}
+		if (is_notification(m)) {
+			if (json_object_array_length(c->events) < EVENTS_KEPT)
+				json_object_array_add(c->events, m);
+			else
+				json_object_put(m);
+			continue;
+		}
+		if (answer_for(m, id))
+			break;
+		json_object_put(m);
+	}
+	rc = take_answer(m, result, err);
+	json_object_put(m);
+	return rc;
+}
+
+static void
+split_event(struct json_object *m, char **method, struct json_object **params)
+{
+	struct json_object *v;
+
+	json_object_object_get_ex(m, "method", &v);
+	*method = strdup(json_object_get_string(v));
+	*params = json_object_object_get_ex(m, "params", &v) ? json_object_get(v) : NULL;
+}
+
+int
+rpc_client_next_event(struct rpc_client *c, int timeout_ms, char **method,
+    struct json_object **params)
+{
+	struct json_object *m;
+	long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	int rc;
+
+	if (json_object_array_length(c->events) > 0) {
+		m = json_object_get(json_object_array_get_idx(c->events, 0));
+		json_object_array_del_idx(c->events, 0, 1);
+		split_event(m, method, params);
+		json_object_put(m);
+		return 1;
+	}
+	for (;;) {
+		if ((rc = read_message(c, deadline, &m)) <= 0)
+			return rc;
+		if (is_notification(m))
+			break;
+		json_object_put(m);
+	}
+	split_event(m, method, params);
+	json_object_put(m);
+	return 1;
+}

@@ -1,0 +1,262 @@
+/*
+ * The part every daemon shares: command line, configuration, logging,
+ * the API socket and its signals. A daemon supplies a struct nas_daemon
+ * and calls nas_daemon_main() from its main().
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "job.h"
+
+static const char *const log_levels[] = { "error", "warning", "info", "debug", NULL };
+
+const struct conf_key nas_common_conf[] = {
+	{ "api", "admin_group", CONF_STRING, "nasadmin", 0, 32, NULL,
+	  "group allowed to call methods that change things (root always may)" },
+	{ "api", "read_group", CONF_STRING, "nas", 0, 32, NULL,
+	  "group allowed to call read-only methods; owns the socket" },
+	{ "api", "max_clients", CONF_INT, NAS_STR(CONFIG_NAS_MAX_CLIENTS), 1, 4096, NULL,
+	  "connections served at once; more are refused" },
+	{ "api", "max_request_bytes", CONF_INT, NAS_STR(CONFIG_NAS_MAX_REQUEST),
+	  1024, 16777216, NULL, "largest request line" },
+	{ "api", "client_timeout_ms", CONF_INT, NAS_STR(CONFIG_NAS_CLIENT_TIMEOUT_MS),
+	  100, 600000, NULL, "time allowed to finish sending a started request" },
+	{ "api", "output_limit_bytes", CONF_INT, NAS_STR(CONFIG_NAS_OUTPUT_LIMIT),
+	  65536, 67108864, NULL, "unread output after which a client is cut off" },
+	{ "log", "level", CONF_ENUM, "info", 0, 0, log_levels,
+	  "error, warning, info or debug" },
+	{ "log", "syslog", CONF_BOOL, "yes", 0, 0, NULL, "also log to syslog" },
+	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
+};
+
+static struct {
+	const struct nas_daemon	*d;
+	struct rpc_server	*srv;
+	struct conf		*conf;
+	char			 conf_path[512];
+	int			 conf_given;
+	int			 foreground, debug;
+	ev_signal		 sigterm, sigint, sighup;
+} D;
+
+struct rpc_server *
+nas_daemon_server(void)
+{
+	return D.srv;
+}
+
+struct ev_loop *
+nas_loop(void)
+{
+	return EV_DEFAULT;
+}
+
+static void
+usage(const char *name)
+{
+	fprintf(stderr, "usage: %s [-dfn] [-c file] [-S socket-dir]\n", name);
+	exit(2);
+}
+
+static gid_t
+group_id(const char *name, const char *what)
+{
+	struct group *g;
+
+	if (name[0] == '\0')
+		return (gid_t)-1;
+	if ((g = getgrnam(name)) == NULL) {
+		log_info("%s '%s' does not exist: only root may use those methods",
+		    what, name);
+		return (gid_t)-1;
+	}
+	return g->gr_gid;
+}
+
+static struct conf *
+load_conf(char *err, size_t errlen)
+{
+	const struct conf_key *schemas[] = { nas_common_conf, D.d->conf, NULL };
+
+	if (D.d->conf == NULL)
+		schemas[1] = NULL;
+	return conf_load(D.conf_path, schemas, !D.conf_given, err, errlen);
+}
+
+/* Applies the [api] and [log] sections; returns the socket's group. */
+static gid_t
+apply_common(const struct conf *c)
+{
+	struct rpc_limits lim;
+	struct rpc_auth auth;
+	enum log_level lvl = LOG_LVL_INFO;
+
+	log_level_parse(conf_str(c, "log", "level"), &lvl);
+	log_set_level(D.debug ? LOG_LVL_DEBUG : lvl);
+	log_init(D.d->name, D.foreground, conf_bool(c, "log", "syslog") || !D.foreground);
+	auth.admin_gid = group_id(conf_str(c, "api", "admin_group"), "admin group");
+	auth.read_gid = group_id(conf_str(c, "api", "read_group"), "read group");
+	rpc_server_set_auth(D.srv, &auth);
+	lim.max_clients = (int)conf_int(c, "api", "max_clients");
+	lim.max_request = (size_t)conf_int(c, "api", "max_request_bytes");
+	lim.client_timeout_ms = (int)conf_int(c, "api", "client_timeout_ms");
+	lim.output_limit = (size_t)conf_int(c, "api", "output_limit_bytes");
+	rpc_server_set_limits(D.srv, &lim);
+	return auth.read_gid != (gid_t)-1 ? auth.read_gid : auth.admin_gid;
+}
+
+/* SIGHUP: a bad new file is reported and the running config kept. */
+static void
+reload(void)
+{
+	char err[512];
+	struct conf *c;
+
+	if ((c = load_conf(err, sizeof(err))) == NULL) {
+		log_warnx("reload refused, keeping the running configuration: %s", err);
+		return;
+	}
+	if (D.d->reload && D.d->reload(c) == -1) {
+		log_warnx("reload refused by %s, keeping the running configuration",
+		    D.d->name);
+		conf_free(c);
+		return;
+	}
+	apply_common(c);
+	conf_free(D.conf);
+	D.conf = c;
+	log_info("configuration reloaded from %s", D.conf_path);
+}
+
+static void
+signal_cb(struct ev_loop *l, ev_signal *w, int revents)
+{
+	(void)revents;
+	if (w->signum == SIGHUP) {
+		reload();
+		return;
+	}
+	log_info("signal %d: stopping", w->signum);
+	ev_break(l, EVBREAK_ALL);
+}
+
+static void
+info_cb(struct json_object *r, void *arg)
+{
+	(void)arg;
+	json_object_object_add(r, "config", json_object_new_string(D.conf_path));
+	if (D.d->info)
+		D.d->info(r);
+}
+
+static void
+daemonize(void)
+{
+	int fd;
+
+	if (daemon(0, 1) == -1)
+		fatal("daemon");
+	if ((fd = open("/dev/null", O_RDWR)) != -1) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (fd > 2)
+			close(fd);
+	}
+}
+
+static int
+open_socket(const char *dir, gid_t gid)
+{
+	char path[512];
+
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+		fatal("mkdir %s", dir);
+	snprintf(path, sizeof(path), "%s/%s.sock", dir, D.d->name);
+	if (rpc_server_listen(D.srv, path, gid) == -1) {
+		log_warn("cannot listen on %s", path);
+		return -1;
+	}
+	log_info("%s %s listening on %s", D.d->name, NAS_VERSION, path);
+	return 0;
+}
+
+static void
+watch_signals(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	ev_signal_init(&D.sigterm, signal_cb, SIGTERM);
+	ev_signal_init(&D.sigint, signal_cb, SIGINT);
+	ev_signal_init(&D.sighup, signal_cb, SIGHUP);
+	ev_signal_start(EV_DEFAULT, &D.sigterm);
+	ev_signal_start(EV_DEFAULT, &D.sigint);
+	ev_signal_start(EV_DEFAULT, &D.sighup);
+}
+
+int
+nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
+{
+	const char *sockdir = CONFIG_NAS_SOCKET_DIR;
+	char err[512];
+	int ch, check_only = 0;
+	gid_t gid;
+
+	D.d = d;
+	snprintf(D.conf_path, sizeof(D.conf_path), "%s/%s.ini", CONFIG_NAS_CONFIG_DIR, d->name);
+	while ((ch = getopt(argc, argv, "c:dfnS:")) != -1) {
+		switch (ch) {
+		case 'c':
+			snprintf(D.conf_path, sizeof(D.conf_path), "%s", optarg);
+			D.conf_given = 1;
+			break;
+		case 'd': D.debug = 1; break;
+		case 'f': D.foreground = 1; break;
+		case 'n': check_only = 1; break;
+		case 'S': sockdir = optarg; break;
+		default: usage(d->name);
+		}
+	}
+	if (optind != argc)
+		usage(d->name);
+	log_init(d->name, 1, 0);
+	if ((D.conf = load_conf(err, sizeof(err))) == NULL) {
+		log_warnx("%s", err);
+		return 1;
+	}
+	if (check_only) {
+		conf_print(D.conf, stdout);
+		conf_free(D.conf);
+		return 0;
+	}
+	if ((D.srv = rpc_server_new(d->name, NAS_VERSION)) == NULL)
+		fatal("rpc_server_new");
+	gid = apply_common(D.conf);
+	if (d->methods)
+		rpc_server_add_methods(D.srv, d->methods);
+	rpc_server_set_info(D.srv, info_cb, NULL);
+	rpc_events_init(D.srv);
+	if (d->init && d->init(D.conf) == -1)
+		fatalx("%s: initialisation failed", d->name);
+	if (!D.foreground)
+		daemonize();
+	watch_signals();
+	if (open_socket(sockdir, gid) == -1)
+		return 1;
+	ev_run(EV_DEFAULT, 0);
+	if (d->fini)
+		d->fini();
+	job_reset();
+	rpc_server_free(D.srv);
+	conf_free(D.conf);
+	log_info("stopped");
+	return 0;
+}

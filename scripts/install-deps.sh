@@ -1,0 +1,37 @@
+#!/bin/sh
+# Installs the Debian packages the build and the tests need, once.
+# Idempotent: asks dpkg first, calls apt-get only for what is missing.
+# Usage: install-deps.sh [build|check|image|all]
+set -eu
+tier=${1:-build}
+
+build="make gcc pkg-config kconfig-frontends-nox libev-dev libjson-c-dev \
+libiniparser-dev libnl-3-dev libnl-route-3-dev libblkid-dev libfdisk-dev \
+liburing-dev libssl-dev libargon2-dev libatasmart-dev"
+check="check socat clang libclang-rt-14-dev python3"
+image="qemu-system-x86 busybox-static cpio xz-utils zstd kmod"
+
+case "$tier" in
+build) want="$build" ;;
+check) want="$build $check" ;;
+image) want="$build $image" ;;
+all)   want="$build $check $image" ;;
+*) echo "install-deps.sh: unknown tier '$tier'" >&2; exit 2 ;;
+esac
+
+missing=
+for p in $want; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps.sh: missing packages:$missing (run as root to install)" >&2
+	exit 1
+fi
+echo "install-deps.sh: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Runs Check suites and appends "P passed, F failed" per tier to the summary.
+# Usage: run-unit.sh LABEL BINDIR TEST...
+set -u
+label=$1 bindir=$2
+shift 2
+pass=0 fail=0
+for t in "$@"; do
+	out=$("$bindir/$t" 2>&1)
+	rc=$?
+	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -n 1)
+	c=$(printf '%s' "$line" | sed -n 's/.*Checks: \([0-9]*\).*/\1/p')
+	f=$(printf '%s' "$line" | sed -n 's/.*Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2/p')
+	nf=0
+	[ -n "$f" ] && nf=$(( ${f% *} + ${f#* } ))
+	[ -n "$c" ] || { c=1; nf=1; }
+	[ "$rc" -ne 0 ] && [ "$nf" -eq 0 ] && nf=1
+	pass=$((pass + c - nf)) fail=$((fail + nf))
+	if [ "$rc" -ne 0 ] || [ "$nf" -ne 0 ]; then
+		printf '%s\n' "$out" | grep -vE '^Running suite' >&2
+		echo "FAIL $t ($label)"
+	else
+		echo "ok   $t ($label): $c checks"
+	fi
+done
+echo "unit ($label): $pass passed, $fail failed"
+[ -n "${NAS_SUMMARY:-}" ] && echo "$pass $fail unit-$label" >> "$NAS_SUMMARY"
+[ "$fail" -eq 0 ]
