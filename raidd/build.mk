@@ -7,3 +7,8 @@ MAN5 += docs/man/raidd.conf.5
 endif
 raidd_SRCS := raidd/main.c raidd/api.c
 raidd_LIBS :=
+
+# Unit suites of raidd's pure-logic modules (no kernel, no disk I/O).
+UNIT_TESTS += test-raidd-plan
+test-raidd-plan_SRCS := tests/unit/test-raidd-plan.c raidd/plan.c
+test-raidd-plan_LIBS =
