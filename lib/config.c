@@ -120,13 +120,27 @@ find_key(const struct conf_key *const *schemas, const char *sec, const char *key
 	return NULL;
 }
 
+/* iniparser files a key above the first section header as ":key". */
+static const char *
+key_outside_section(const dictionary *d)
+{
+	for (ssize_t i = 0; i < d->size; i++)
+		if (d->key[i] && d->key[i][0] == ':')
+			return d->key[i] + 1;
+	return NULL;
+}
+
 /* Every section and key in the file must be one the schemas know. */
 static int
 check_file_keys(dictionary *d, const char *path,
     const struct conf_key *const *schemas, char *err, size_t errlen)
 {
 	int nsec = iniparser_getnsec(d), known;
+	const char *orphan;
 
+	if ((orphan = key_outside_section(d)) != NULL)
+		return conf_err(err, errlen, "%s: %s: key outside any section",
+		    path, orphan), -1;
 	for (int i = 0; i < nsec; i++) {
 		const char *sec = iniparser_getsecname(d, i);
 		int nkeys = iniparser_getsecnkeys(d, sec);
