@@ -1,0 +1,18 @@
+/* Helpers shared by the unit suites: temporary files and JSON answers. */
+#ifndef NAS_UNIT_UTIL_H
+#define NAS_UNIT_UTIL_H
+
+#include <json-c/json.h>
+
+/* A fresh directory under $TMPDIR or /tmp; removed by unit_rmtree. */
+char	*unit_tmpdir(void);
+void	 unit_rmtree(const char *dir);
+/* Writes text to dir/name and returns the path (caller frees). */
+char	*unit_write(const char *dir, const char *name, const char *text);
+/* Parses text that must be one JSON value. */
+struct json_object *unit_json(const char *text);
+/* The error code of an answer object, 0 when it carries a result. */
+int	 unit_err_code(struct json_object *answer);
+const char *unit_err_msg(struct json_object *answer);
+
+#endif
