@@ -79,3 +79,15 @@ unit_err_msg(struct json_object *answer)
 		return "";
 	return json_object_get_string(m);
 }
+
+int
+unit_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

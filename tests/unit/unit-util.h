@@ -2,6 +2,7 @@
 #ifndef NAS_UNIT_UTIL_H
 #define NAS_UNIT_UTIL_H
 
+#include <check.h>
 #include <json-c/json.h>
 
 /* A fresh directory under $TMPDIR or /tmp; removed by unit_rmtree. */
@@ -14,5 +15,7 @@ struct json_object *unit_json(const char *text);
 /* The error code of an answer object, 0 when it carries a result. */
 int	 unit_err_code(struct json_object *answer);
 const char *unit_err_msg(struct json_object *answer);
+/* Runs a suite; the exit status for main. */
+int	 unit_run(Suite *);
 
 #endif
