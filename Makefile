@@ -162,9 +162,12 @@ check-unit-san:
 	@test -f $(O)/san/.config || { mkdir -p $(O)/san && cp $(O)/.config $(O)/san/.config; }
 	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O)/san SANITIZE=1 san-run-unit
 
+.PHONY: san-run-unit
 san-run-unit: $(addprefix $(O)/bin/,$(UNIT_TESTS))
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		sh $(SRC)/tests/run-unit.sh "asan+ubsan" $(O)/bin $(UNIT_TESTS)
 
-check: check-unit check-host check-fuzz check-system
-	@cat $(O)/check-summary.txt 2>/dev/null | awk '{p+=$$1; f+=$$3} END {printf "%d passed, %d failed\n", p, f; exit (f>0)}'
+check: all
+	@mkdir -p $(O)
+	@NAS_SUMMARY=$(O)/check-summary.txt sh $(SRC)/tests/run-all.sh \
+		$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O)

@@ -222,7 +222,10 @@ ini_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ini_errbuf, ini_errlen, fmt, ap);
 	va_end(ap);
-	ini_errbuf[strcspn(ini_errbuf, "\n")] = '\0';
+	/* One line: iniparser puts the offending text after a newline. */
+	for (char *p = ini_errbuf; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
 	return 0;
 }
 

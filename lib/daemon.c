@@ -229,7 +229,7 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 		usage(d->name);
 	log_init(d->name, 1, 0);
 	if ((D.conf = load_conf(err, sizeof(err))) == NULL) {
-		log_warnx("%s", err);
+		log_msg(LOG_LVL_ERR, "%s", err);
 		return 1;
 	}
 	if (check_only) {

@@ -1,0 +1,90 @@
+#!/bin/sh
+# make bench: measures the API and the daemons on this host and writes
+# docs/benchmarks.md. Figures are medians of three runs; nothing here
+# asserts a speed - the table is read by people against the targets.
+# Usage: run.sh BUILD-DIR OUTPUT.md
+set -eu
+O=$1 out=$2
+bin=$O/bin
+tmp=$(mktemp -d)
+trap 'pkill -TERM -P $$ 2>/dev/null || true; rm -rf "$tmp"' EXIT
+daemons="raidd cryptd netd powerd"
+
+for d in $daemons; do
+	"$bin/$d" -f -S "$tmp" -c /dev/null 2>"$tmp/$d.log" &
+done
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	n=0
+	for d in $daemons; do [ -S "$tmp/$d.sock" ] && n=$((n + 1)); done
+	[ "$n" -eq 4 ] && break
+	sleep 0.2
+done
+
+median() { sort -n | sed -n 2p; }
+
+# run LABEL ARGS...: three rpc-bench runs against raidd, median per column.
+rpc_row() {
+	label=$1; shift
+	: > "$tmp/runs"
+	for _ in 1 2 3; do
+		"$bin/rpc-bench" "$@" "$tmp/raidd.sock" >> "$tmp/runs"
+	done
+	rate=$(awk '{print $4}' "$tmp/runs" | median)
+	p50=$(awk '{print $5}' "$tmp/runs" | median)
+	p99=$(awk '{print $6}' "$tmp/runs" | median)
+	errs=$(awk '{s += $8} END {print s}' "$tmp/runs")
+	printf '| %s | %s | %s | %s | %s |\n' "$label" "$rate" \
+	    "$(echo "$p50" | awk '{printf "%.3f", $1/1000}')" \
+	    "$(echo "$p99" | awk '{printf "%.3f", $1/1000}')" "$errs"
+}
+
+rss_row() {
+	pid=$(pgrep -f "$bin/$1 -f -S $tmp" | head -n 1)
+	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
+	pss=$(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup")
+	anon=$(awk '/^RssAnon/ {print $2}' "/proc/$pid/status")
+	strip -o "$tmp/$1.stripped" "$bin/$1"
+	size=$(stat -c %s "$tmp/$1.stripped")
+	printf '| %s | %s | %s | %s | %s |\n' "$1" "$rss" "$pss" "$anon" "$size"
+}
+
+{
+	echo "# Benchmarks"
+	echo
+	echo "Written by \`make bench\` ($(date -u +%Y-%m-%d), $(git -C "$(dirname "$0")/.." describe --always --dirty 2>/dev/null)),"
+	echo "on $(nproc) cores of $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1), $(uname -r)."
+	echo "Each figure is the median of three runs. Client and daemon share the machine's cores."
+	echo
+	echo "## API: system.version on raidd"
+	echo
+	echo "Closed loop: every client keeps one request in flight, so the rate is the"
+	echo "daemon's ceiling and latency there is mostly queueing (Little's law:"
+	echo "64 clients / rate). Paced: 64 clients together send 20,000 requests/s on a"
+	echo "fixed schedule; latency counts from when each request was due."
+	echo "Targets: >= 20,000 requests/s and p99 <= 2 ms at 64 clients."
+	echo
+	echo "| load | requests/s | p50 ms | p99 ms | errors |"
+	echo "|---|---|---|---|---|"
+	rpc_row "1 client, closed loop" 1 3
+	rpc_row "64 clients, closed loop" 64 3
+	rpc_row "64 clients, paced 20,000/s" -r 20000 64 3
+	echo
+	echo "## Daemons at rest"
+	echo
+	echo "Idle after start with the default configuration, in KiB. RSS counts every"
+	echo "resident page of shared libraries (libc alone is about 1.6 MiB of it on this"
+	echo "host); PSS divides shared pages among the processes using them; private is"
+	echo "the daemon's own anonymous memory. Target: <= 2 MiB RSS per idle daemon."
+	echo
+	echo "| daemon | RSS KiB | PSS KiB | private KiB | stripped bytes |"
+	echo "|---|---|---|---|---|"
+	for d in $daemons; do rss_row "$d"; done
+	strip -o "$tmp/nasctl.stripped" "$bin/nasctl" 2>/dev/null &&
+	    printf '| nasctl | - | - | - | %s |\n' "$(stat -c %s "$tmp/nasctl.stripped")"
+	if [ -f "$O/bench-board.md" ]; then
+		echo
+		cat "$O/bench-board.md"
+	fi
+} > "$tmp/out.md"
+mv "$tmp/out.md" "$out"
+cat "$out"
