@@ -347,9 +347,19 @@ rpc_dispatch_text(struct rpc_server *s, const struct rpc_peer *peer,
 	struct json_tokener *tok = json_tokener_new();
 	struct json_object *req, *ans;
 	char *out = NULL;
+	size_t end;
 
+	/* The same strict JSON the socket takes. */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	req = json_tokener_parse_ex(tok, text, (int)len);
-	if (req == NULL || json_tokener_get_parse_end(tok) < len)
+	end = json_tokener_get_parse_end(tok);
+	/* A bare number is complete only at its terminator; the text ends here. */
+	if (req == NULL && json_tokener_get_error(tok) == json_tokener_continue) {
+		req = json_tokener_parse_ex(tok, "\n", 1);
+		end = len;
+	}
+	/* A NULL req from a successful parse is the JSON value null. */
+	if (json_tokener_get_error(tok) != json_tokener_success || end < len)
 		ans = rpc_make_error(NULL, RPC_PARSE_ERROR, "parse error", NULL);
 	else
 		ans = rpc_dispatch(s, NULL, peer, req);
