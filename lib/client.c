@@ -165,12 +165,20 @@ read_message(struct rpc_client *c, long long deadline, struct json_object **out)
 			c->buf = p;
 			c->cap = c->cap ? c->cap * 2 : 65536;
 		}
+		/* A deadline reached still takes what is already readable, so a
+		   zero timeout polls without blocking. */
 		wait = deadline < 0 ? -1 : (int)(deadline - now_ms());
-		if (deadline >= 0 && wait <= 0)
-			return 0;
+		if (deadline >= 0 && wait < 0)
+			wait = 0;
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
-		if (poll(&pfd, 1, wait) == 0)
+		switch (poll(&pfd, 1, wait)) {
+		case 0:
 			return 0;
+		case -1:
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
 		n = read(c->fd, c->buf + c->len, c->cap - c->len);
 		if (n == -1 && errno == EINTR)
 			continue;
