@@ -12,3 +12,6 @@ raidd_LIBS :=
 UNIT_TESTS += test-raidd-plan
 test-raidd-plan_SRCS := tests/unit/test-raidd-plan.c raidd/plan.c
 test-raidd-plan_LIBS =
+UNIT_TESTS += test-raidd-mdsb
+test-raidd-mdsb_SRCS := tests/unit/test-raidd-mdsb.c raidd/mdsb.c raidd/plan.c
+test-raidd-mdsb_LIBS =

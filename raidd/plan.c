@@ -104,11 +104,9 @@ plan_data_offset(uint64_t member_sectors, uint32_t chunk)
 	return (off + one_mib - 1) / one_mib * one_mib;
 }
 
-static int fail(char *, size_t, const char *, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
+/* Format an error into the caller's buffer; returns -1 for `return plan_err()`. */
+int
+plan_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -125,12 +123,12 @@ check_ids(const struct plan_disk *d, int n, char *err, size_t errlen)
 
 	for (i = 0; i < n; i++) {
 		if (memchr(d[i].id, '\0', PLAN_ID_MAX) == NULL)
-			return fail(err, errlen, "disk %d: id too long", i + 1);
+			return plan_err(err, errlen, "disk %d: id too long", i + 1);
 		if (d[i].id[0] == '\0')
-			return fail(err, errlen, "disk %d has no id", i + 1);
+			return plan_err(err, errlen, "disk %d has no id", i + 1);
 		for (j = 0; j < i; j++)
 			if (strcmp(d[i].id, d[j].id) == 0)
-				return fail(err, errlen,
+				return plan_err(err, errlen,
 				    "disk %s is listed twice", d[i].id);
 	}
 	return 0;
@@ -145,27 +143,27 @@ check_input(enum vol_level l, const struct plan_disk *d, int n, char *err,
 	int i;
 
 	if ((unsigned)l >= LEVEL_COUNT)
-		return fail(err, errlen, "unknown level %d", (int)l);
+		return plan_err(err, errlen, "unknown level %d", (int)l);
 	if (n < 1)
-		return fail(err, errlen, "%s needs at least one disk", name);
+		return plan_err(err, errlen, "%s needs at least one disk", name);
 	if (n > PLAN_MAX_DISKS)
-		return fail(err, errlen, "%s: at most %d disks, got %d", name,
+		return plan_err(err, errlen, "%s: at most %d disks, got %d", name,
 		    PLAN_MAX_DISKS, n);
 	if (l == LEVEL_SINGLE && n != 1)
-		return fail(err, errlen, "%s takes exactly one disk, got %d",
+		return plan_err(err, errlen, "%s takes exactly one disk, got %d",
 		    name, n);
 	if (n < level_min[l])
-		return fail(err, errlen, "%s needs at least %d disks, got %d",
+		return plan_err(err, errlen, "%s needs at least %d disks, got %d",
 		    name, level_min[l], n);
 	if (l == LEVEL_RAID10 && n % 2 != 0)
-		return fail(err, errlen,
+		return plan_err(err, errlen,
 		    "%s needs an even number of disks, got %d", name, n);
 	if (check_ids(d, n, err, errlen) == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
 		area = plan_disk_area(d[i].size);
 		if (area < PLAN_MIN_AREA)
-			return fail(err, errlen, "disk %s is too small: %llu MiB "
+			return plan_err(err, errlen, "disk %s is too small: %llu MiB "
 			    "usable, at least %llu MiB needed", d[i].id,
 			    (unsigned long long)(area / MIB),
 			    (unsigned long long)(PLAN_MIN_AREA / MIB));

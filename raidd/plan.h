@@ -93,6 +93,9 @@ int		 plan_level_min_disks(enum vol_level);
 uint64_t	 plan_disk_area(uint64_t disk_size);
 uint64_t	 plan_data_offset(uint64_t member_sectors, uint32_t chunk);
 
+int		 plan_err(char *err, size_t errlen, const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+
 int		 plan_make(enum vol_level, const struct plan_disk *, int ndisks,
 		    struct plan *, char *err, size_t errlen);
 int		 plan_usable(enum vol_level, const struct plan_disk *, int ndisks,
