@@ -242,7 +242,8 @@ feed(struct rpc_conn *c, const char *p, size_t n)
 	}
 	v = json_tokener_parse_ex(c->tok, p, (int)n);
 	err = json_tokener_get_error(c->tok);
-	if (v)
+	/* v is NULL for the value null too: that is an invalid request. */
+	if (err == json_tokener_success)
 		return finish_value(c, v, p, json_tokener_get_parse_end(c->tok), n);
 	if (err == json_tokener_continue) {
 		used = n;
@@ -285,7 +286,7 @@ conn_eof(struct rpc_conn *c)
 		/* A scalar at the end of the stream needs a terminator. */
 		struct json_object *v = json_tokener_parse_ex(c->tok, "\n", 1);
 
-		if (v)
+		if (json_tokener_get_error(c->tok) == json_tokener_success)
 			request_done(c, v);
 		else
 			send_error(c, RPC_PARSE_ERROR, "parse error: request ends early");
