@@ -1,12 +1,22 @@
 /* Helpers shared by the unit suites; see unit-util.h. */
 #include <check.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <ev.h>
+
 #include "unit-util.h"
+
+#define WAIT_ROUNDS	4000	/* x 5 ms: only a hung server takes this long */
 
 char *
 unit_tmpdir(void)
@@ -90,4 +100,129 @@ unit_run(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+void
+unit_pump(void)
+{
+	ev_run(EV_DEFAULT, EVRUN_NOWAIT);
+}
+
+int
+unit_connect(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+
+	ck_assert_uint_lt(strlen(path), sizeof(sun.sun_path));
+	strcpy(sun.sun_path, path);
+	ck_assert_int_ne(fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), -1);
+	/* The backlog takes the connection before the loop accepts it. */
+	ck_assert_msg(connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0,
+	    "connect %s: %s", path, strerror(errno));
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	unit_pump();
+	return fd;
+}
+
+void
+unit_send(int fd, const char *p, size_t len)
+{
+	ssize_t n;
+
+	for (int round = 0; len > 0; round++) {
+		ck_assert_msg(round < WAIT_ROUNDS, "server does not read");
+		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+			unit_pump();
+			continue;
+		}
+		ck_assert_msg(n > 0, "send: %s", strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+	unit_pump();
+}
+
+/* One byte from fd: 1, 0 at EOF (or reset), -1 when none is there yet. */
+static int
+read_byte(int fd, char *c)
+{
+	ssize_t n = read(fd, c, 1);
+
+	if (n == 1)
+		return 1;
+	if (n == 0 || (n == -1 && errno == ECONNRESET))
+		return 0;
+	ck_assert_msg(errno == EAGAIN || errno == EINTR, "read: %s", strerror(errno));
+	return -1;
+}
+
+static void
+wait_a_little(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	unit_pump();
+	poll(&pfd, 1, 5);
+	unit_pump();
+}
+
+char *
+unit_read_line(int fd)
+{
+	char *buf = NULL, c;
+	size_t len = 0, cap = 0;
+	int r;
+
+	for (int round = 0;;) {
+		if ((r = read_byte(fd, &c)) == -1) {
+			ck_assert_msg(++round < WAIT_ROUNDS, "no answer from the server");
+			wait_a_little(fd);
+			continue;
+		}
+		if (r == 0) {
+			free(buf);
+			return NULL;
+		}
+		if (len + 2 > cap) {
+			cap = cap ? cap * 2 : 256;
+			ck_assert_ptr_nonnull(buf = realloc(buf, cap));
+		}
+		if (c == '\n')
+			break;
+		buf[len++] = c;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+size_t
+unit_read_to_eof(int fd)
+{
+	char buf[4096];
+	size_t total = 0;
+	ssize_t n;
+
+	for (int round = 0;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n == 0 || (n == -1 && errno == ECONNRESET))
+			return total;
+		if (n > 0) {
+			total += (size_t)n;
+			continue;
+		}
+		ck_assert_msg(++round < WAIT_ROUNDS, "server does not close");
+		wait_a_little(fd);
+	}
+}
+
+void
+unit_assert_silent(int fd)
+{
+	char c;
+
+	for (int i = 0; i < 4; i++)
+		wait_a_little(fd);
+	ck_assert_int_eq(read_byte(fd, &c), -1);
 }

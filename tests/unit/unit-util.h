@@ -15,6 +15,21 @@ struct json_object *unit_json(const char *text);
 /* The error code of an answer object, 0 when it carries a result. */
 int	 unit_err_code(struct json_object *answer);
 const char *unit_err_msg(struct json_object *answer);
+/*
+ * Clients of a server on the libev default loop, which these drive:
+ * every wait runs the loop without blocking and polls the client, for
+ * at most a bound that only a hung server reaches.
+ */
+void	 unit_pump(void);
+int	 unit_connect(const char *path);	/* non-blocking once connected */
+void	 unit_send(int fd, const char *text, size_t len);
+/* The next line the server sent (no newline, caller frees); NULL at EOF. */
+char	*unit_read_line(int fd);
+/* Reads until EOF; returns the bytes discarded on the way. */
+size_t	 unit_read_to_eof(int fd);
+/* Runs the loop a while and asserts the server sent fd nothing. */
+void	 unit_assert_silent(int fd);
+
 /* Runs a suite; the exit status for main. */
 int	 unit_run(Suite *);
 
