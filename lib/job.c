@@ -188,6 +188,8 @@ job_fail(struct job *j, int code, const char *fmt, ...)
 void
 job_cancelled(struct job *j)
 {
+	if (j->state != JOB_RUNNING)
+		return;
 	snprintf(j->step, sizeof(j->step), "cancelled");
 	job_end(j, JOB_CANCELLED);
 }
