@@ -49,6 +49,23 @@ job_free(struct job *j)
 	free(j);
 }
 
+/*
+ * The list runs from the latest change to the oldest: a job that ends
+ * moves to the front, so pruning forgets the jobs that ended longest ago
+ * and never the one that just ended (its caller may still hold it).
+ */
+static void
+move_to_front(struct job *j)
+{
+	struct job **pp;
+
+	for (pp = &jobs; *pp != j; pp = &(*pp)->next)
+		;
+	*pp = j->next;
+	j->next = jobs;
+	jobs = j;
+}
+
 /* Forgets the oldest finished jobs beyond JOBS_KEPT. */
 static void
 prune(void)
@@ -155,6 +172,7 @@ job_end(struct job *j, enum job_state st)
 	if (st == JOB_DONE)
 		j->percent = 100;
 	announce(j, "job.finished");
+	move_to_front(j);
 	prune();
 }
 
