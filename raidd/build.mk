@@ -7,6 +7,11 @@ MAN5 += docs/man/raidd.conf.5
 endif
 raidd_SRCS := raidd/main.c raidd/api.c
 raidd_LIBS :=
+# The logic above the kernel seam (system.h).
+RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
+	raidd/label-io.c raidd/assemble.c raidd/teardown.c raidd/create.c \
+	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/mdsb.c raidd/label.c
+raidd_SRCS += $(RAIDD_LOGIC) raidd/system-sim.c
 
 # Unit suites of raidd's pure-logic modules (no kernel, no disk I/O).
 UNIT_TESTS += test-raidd-plan
@@ -15,3 +20,6 @@ test-raidd-plan_LIBS =
 UNIT_TESTS += test-raidd-mdsb
 test-raidd-mdsb_SRCS := tests/unit/test-raidd-mdsb.c raidd/mdsb.c raidd/plan.c
 test-raidd-mdsb_LIBS =
+UNIT_TESTS += test-raidd-label
+test-raidd-label_SRCS := tests/unit/test-raidd-label.c raidd/label.c raidd/plan.c
+test-raidd-label_LIBS =

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/unit/test-raidd-le.h"
 #include "raidd/plan.h"
 #include "raidd/mdsb.h"
 
@@ -41,20 +42,6 @@ csum_bytes(const uint8_t *b, size_t len)
 	}
 	hi = lo / 4294967296ULL;
 	return (uint32_t)(lo % 4294967296ULL + hi);
-}
-
-static uint32_t
-rd32(const uint8_t *b, size_t off)
-{
-	return b[off] | b[off + 1] << 8 | b[off + 2] << 16 |
-	    (uint32_t)b[off + 3] << 24;
-}
-
-static void
-wr32(uint8_t *b, size_t off, uint32_t v)
-{
-	b[off] = v, b[off + 1] = v >> 8, b[off + 2] = v >> 16,
-	    b[off + 3] = v >> 24;
 }
 
 static void

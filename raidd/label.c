@@ -1,0 +1,538 @@
+/*
+ * The raidd label: encoding, validation and the choice between the two
+ * slots.  Fields are written in order through a cursor; the offsets this
+ * produces are the table in docs/on-disk-format.md, and the unit tests
+ * read them back from raw bytes to hold the two together.
+ */
+#include <endian.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "label.h"
+
+#define HDR_CRC		16	/* offset of the crc32c field */
+#define OFF_MEMBERS	256
+#define OFF_TIERS	768
+#define ENTRY_SIZE	64
+
+/* crc32c (Castagnoli, reflected 0x82f63b78), as iSCSI, ext4 and btrfs. */
+uint32_t
+label_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	int k;
+
+	crc = ~crc;
+	while (len-- > 0) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78U & (0U - (crc & 1)));
+	}
+	return ~crc;
+}
+
+/* ---- validation ---- */
+
+static int
+zero16(const uint8_t u[16])
+{
+	static const uint8_t z[16];
+
+	return memcmp(u, z, 16) == 0;
+}
+
+static int
+check_intent(const struct label *l, char *err, size_t errlen)
+{
+	const struct label_intent *in = &l->intent;
+
+	if (in->op >= LABEL_OP_COUNT)
+		return plan_err(err, errlen, "unknown intent %u", in->op);
+	if (in->disk != LABEL_NO_DISK && in->disk >= l->ndisks)
+		return plan_err(err, errlen, "intent names disk %u of %u",
+		    in->disk, l->ndisks);
+	if (in->op == LABEL_OP_NONE && (in->step || in->target))
+		return plan_err(err, errlen, "idle intent with a step or target");
+	if (in->op != LABEL_OP_NONE && in->target <= l->generation)
+		return plan_err(err, errlen, "intent target generation %llu "
+		    "not after %llu", (unsigned long long)in->target,
+		    (unsigned long long)l->generation);
+	return 0;
+}
+
+static int
+check_members(const struct label *l, char *err, size_t errlen)
+{
+	int i, j;
+
+	for (i = 0; i < l->ndisks; i++) {
+		if (memchr(l->member[i].serial, '\0', LABEL_SERIAL_MAX) == NULL)
+			return plan_err(err, errlen, "member %d: serial not "
+			    "terminated", i);
+		if (zero16(l->member[i].uuid))
+			return plan_err(err, errlen, "member %d has no uuid", i);
+		for (j = 0; j < i; j++)
+			if (memcmp(l->member[i].uuid, l->member[j].uuid, 16) == 0)
+				return plan_err(err, errlen, "members %d and %d "
+				    "share a uuid", j, i);
+	}
+	return 0;
+}
+
+/* This disk's partition of tier t: aligned, after the head, on the disk. */
+static int
+check_part(const struct label *l, int t, char *err, size_t errlen)
+{
+	const struct label_tier *ti = &l->tier[t];
+	uint64_t disk = l->member[l->position].size;
+
+	if (ti->role == LABEL_NO_ROLE) {
+		if (ti->start || ti->size)
+			return plan_err(err, errlen, "tier %d: partition on a "
+			    "disk that is not a member", t);
+		return 0;
+	}
+	if (ti->member[ti->role] != l->position)
+		return plan_err(err, errlen, "tier %d: role %u is disk %u, not "
+		    "this one (%u)", t, ti->role, ti->member[ti->role],
+		    l->position);
+	if (ti->start < PLAN_HEAD || ti->start % PLAN_ALIGN ||
+	    ti->size == 0 || ti->size % PLAN_ALIGN ||
+	    ti->size > UINT64_MAX - ti->start ||
+	    (disk && ti->start + ti->size > disk))
+		return plan_err(err, errlen, "tier %d: impossible partition "
+		    "%llu+%llu", t, (unsigned long long)ti->start,
+		    (unsigned long long)ti->size);
+	return 0;
+}
+
+static int
+check_tier(const struct label *l, int t, char *err, size_t errlen)
+{
+	const struct label_tier *ti = &l->tier[t];
+	int r, s, in = 0;
+
+	if (ti->kind >= TIER_KIND_COUNT)
+		return plan_err(err, errlen, "tier %d: unknown kind %u", t,
+		    ti->kind);
+	if (ti->nmembers < 1 || ti->nmembers > l->ndisks ||
+	    (ti->kind == TIER_NONE && ti->nmembers != 1))
+		return plan_err(err, errlen, "tier %d: %u members", t,
+		    ti->nmembers);
+	if ((ti->kind == TIER_NONE) != zero16(ti->array_uuid))
+		return plan_err(err, errlen, ti->kind == TIER_NONE ?
+		    "tier %d: a bare partition with an array uuid" :
+		    "tier %d: md tier without an array uuid", t);
+	if (ti->role != LABEL_NO_ROLE && ti->role >= ti->nmembers)
+		return plan_err(err, errlen, "tier %d: role %u of %u", t,
+		    ti->role, ti->nmembers);
+	for (r = 0; r < ti->nmembers; r++) {
+		if (ti->member[r] >= l->ndisks)
+			return plan_err(err, errlen, "tier %d: member %u of %u "
+			    "disks", t, ti->member[r], l->ndisks);
+		for (s = 0; s < r; s++)
+			if (ti->member[s] == ti->member[r])
+				return plan_err(err, errlen, "tier %d: disk %u "
+				    "twice", t, ti->member[r]);
+		in |= ti->member[r] == l->position;
+	}
+	if (in != (ti->role != LABEL_NO_ROLE))
+		return plan_err(err, errlen, "tier %d: role disagrees with the "
+		    "member list", t);
+	return check_part(l, t, err, errlen);
+}
+
+/* No two partitions of this disk overlap; the tiers add up to the volume. */
+static int
+check_tiers(const struct label *l, char *err, size_t errlen)
+{
+	const struct label_tier *a, *b;
+	uint64_t sum = 0;
+	int t, u;
+
+	for (t = 0; t < l->ntiers; t++) {
+		if (check_tier(l, t, err, errlen) == -1)
+			return -1;
+		a = &l->tier[t];
+		for (u = 0; u < t; u++) {
+			b = &l->tier[u];
+			if (a->size && b->size && a->start < b->start + b->size &&
+			    b->start < a->start + a->size)
+				return plan_err(err, errlen, "tiers %d and %d "
+				    "overlap", u, t);
+		}
+		if (a->tier_size > UINT64_MAX - sum)
+			return plan_err(err, errlen, "tier sizes overflow");
+		sum += a->tier_size;
+	}
+	if (sum != l->size)
+		return plan_err(err, errlen, "tiers add up to %llu bytes, the "
+		    "volume has %llu", (unsigned long long)sum,
+		    (unsigned long long)l->size);
+	return 0;
+}
+
+/* Everything a label must satisfy, whether about to be written or read. */
+int
+label_check(const struct label *l, char *err, size_t errlen)
+{
+	if (l->generation == 0)
+		return plan_err(err, errlen, "generation 0");
+	if (memchr(l->name, '\0', LABEL_NAME_MAX) == NULL || l->name[0] == '\0')
+		return plan_err(err, errlen, "volume name empty or unterminated");
+	if (l->level >= LEVEL_COUNT || l->fs >= LABEL_FS_COUNT ||
+	    (l->flags & ~LABEL_F_ENCRYPTED))
+		return plan_err(err, errlen, "unknown level, fs or flags "
+		    "(%u, %u, %#x)", l->level, l->fs, l->flags);
+	if (l->ndisks < 1 || l->ndisks > PLAN_MAX_DISKS ||
+	    l->position >= l->ndisks)
+		return plan_err(err, errlen, "disk %u of %u", l->position,
+		    l->ndisks);
+	if (l->ntiers < 1 || l->ntiers > PLAN_MAX_TIERS)
+		return plan_err(err, errlen, "%u tiers", l->ntiers);
+	if (check_intent(l, err, errlen) == -1 ||
+	    check_members(l, err, errlen) == -1)
+		return -1;
+	return check_tiers(l, err, errlen);
+}
+
+/* ---- encoding: a cursor writes fields in on-disk order ---- */
+
+struct wcur {
+	uint8_t	*b;
+	size_t	 off;
+};
+
+static void
+wbytes(struct wcur *c, const void *p, size_t n)
+{
+	memcpy(c->b + c->off, p, n);
+	c->off += n;
+}
+
+static void
+w8(struct wcur *c, uint8_t v)
+{
+	wbytes(c, &v, 1);
+}
+
+static void
+w32(struct wcur *c, uint32_t v)
+{
+	v = htole32(v);
+	wbytes(c, &v, 4);
+}
+
+static void
+w64(struct wcur *c, uint64_t v)
+{
+	v = htole64(v);
+	wbytes(c, &v, 8);
+}
+
+static void
+encode_tier(struct wcur *c, const struct label_tier *t)
+{
+	w8(c, t->kind);
+	w8(c, t->nmembers);
+	w8(c, t->role);
+	c->off += 1;
+	w32(c, t->chunk);
+	wbytes(c, t->member, PLAN_MAX_DISKS);
+	w64(c, t->start);
+	w64(c, t->size);
+	w64(c, t->tier_size);
+	wbytes(c, t->array_uuid, 16);
+	c->off += 8;
+}
+
+int
+label_encode(const struct label *l, void *buf, size_t len, char *err,
+    size_t errlen)
+{
+	struct wcur c = { buf, 0 };
+	int i;
+
+	if (len < LABEL_SLOT_SIZE)
+		return plan_err(err, errlen, "buffer of %zu bytes, a slot has "
+		    "%d", len, LABEL_SLOT_SIZE);
+	if (label_check(l, err, errlen) == -1)
+		return -1;
+	memset(buf, 0, LABEL_SLOT_SIZE);
+	wbytes(&c, LABEL_MAGIC, 8);
+	w32(&c, LABEL_VERSION);
+	w32(&c, LABEL_SLOT_SIZE);
+	c.off += 8;				/* crc, header flags */
+	w64(&c, l->generation);
+	wbytes(&c, l->volume_uuid, 16);
+	wbytes(&c, l->name, LABEL_NAME_MAX);
+	w8(&c, l->level), w8(&c, l->fs), w8(&c, l->flags);
+	w8(&c, l->ndisks), w8(&c, l->position), w8(&c, l->ntiers);
+	c.off += 2;
+	w64(&c, l->created);
+	w64(&c, l->size);
+	w8(&c, l->intent.op), w8(&c, l->intent.step), w8(&c, l->intent.disk);
+	c.off += 5;
+	w64(&c, l->intent.target);
+	for (i = 0, c.off = OFF_MEMBERS; i < l->ndisks; i++) {
+		wbytes(&c, l->member[i].uuid, 16);
+		wbytes(&c, l->member[i].serial, LABEL_SERIAL_MAX);
+		w64(&c, l->member[i].size);
+	}
+	for (i = 0, c.off = OFF_TIERS; i < l->ntiers; i++)
+		encode_tier(&c, &l->tier[i]);
+	c.off = HDR_CRC;
+	w32(&c, label_crc32c(0, buf, LABEL_SLOT_SIZE));
+	return 0;
+}
+
+/* ---- decoding ---- */
+
+struct rcur {
+	const uint8_t	*b;
+	size_t		 off;
+};
+
+static void
+rbytes(struct rcur *c, void *p, size_t n)
+{
+	memcpy(p, c->b + c->off, n);
+	c->off += n;
+}
+
+static uint8_t
+r8(struct rcur *c)
+{
+	return c->b[c->off++];
+}
+
+static uint32_t
+r32(struct rcur *c)
+{
+	uint32_t v;
+
+	rbytes(c, &v, 4);
+	return le32toh(v);
+}
+
+static uint64_t
+r64(struct rcur *c)
+{
+	uint64_t v;
+
+	rbytes(c, &v, 8);
+	return le64toh(v);
+}
+
+static void
+decode_tier(struct rcur *c, struct label_tier *t)
+{
+	t->kind = r8(c);
+	t->nmembers = r8(c);
+	t->role = r8(c);
+	c->off += 1;
+	t->chunk = r32(c);
+	rbytes(c, t->member, PLAN_MAX_DISKS);
+	t->start = r64(c);
+	t->size = r64(c);
+	t->tier_size = r64(c);
+	rbytes(c, t->array_uuid, 16);
+	c->off += 8;
+}
+
+static void
+decode_body(struct rcur *c, struct label *l)
+{
+	int i;
+
+	c->off = 24;
+	l->generation = r64(c);
+	rbytes(c, l->volume_uuid, 16);
+	rbytes(c, l->name, LABEL_NAME_MAX);
+	l->level = r8(c), l->fs = r8(c), l->flags = r8(c);
+	l->ndisks = r8(c), l->position = r8(c), l->ntiers = r8(c);
+	c->off += 2;
+	l->created = r64(c);
+	l->size = r64(c);
+	l->intent.op = r8(c), l->intent.step = r8(c), l->intent.disk = r8(c);
+	c->off += 5;
+	l->intent.target = r64(c);
+	for (i = 0, c->off = OFF_MEMBERS; i < PLAN_MAX_DISKS; i++) {
+		rbytes(c, l->member[i].uuid, 16);
+		rbytes(c, l->member[i].serial, LABEL_SERIAL_MAX);
+		l->member[i].size = r64(c);
+	}
+	for (i = 0, c->off = OFF_TIERS; i < PLAN_MAX_TIERS; i++)
+		decode_tier(c, &l->tier[i]);
+}
+
+static int
+all_zero(const uint8_t *b, size_t n)
+{
+	while (n-- > 0)
+		if (*b++)
+			return 0;
+	return 1;
+}
+
+/* Read one slot; the error says why it cannot be used. */
+int
+label_decode(const void *buf, size_t len, struct label *l, char *err,
+    size_t errlen)
+{
+	struct rcur c = { buf, 8 };
+	uint32_t version, length, crc;
+	uint8_t tmp[LABEL_SLOT_SIZE];
+
+	if (len < LABEL_SLOT_SIZE)
+		return plan_err(err, errlen, "truncated: %zu bytes, a slot "
+		    "has %d", len, LABEL_SLOT_SIZE);
+	if (memcmp(buf, LABEL_MAGIC, 8) != 0)
+		return plan_err(err, errlen, all_zero(buf, LABEL_SLOT_SIZE) ?
+		    "empty slot" : "no raidd label");
+	version = r32(&c);
+	length = r32(&c);
+	crc = r32(&c);
+	if (version > LABEL_VERSION)
+		return plan_err(err, errlen, "label version %u is newer than "
+		    "this raidd (%d)", version, LABEL_VERSION);
+	if (version != LABEL_VERSION || length != LABEL_SLOT_SIZE)
+		return plan_err(err, errlen, "impossible version %u or length "
+		    "%u", version, length);
+	memcpy(tmp, buf, LABEL_SLOT_SIZE);
+	memset(tmp + HDR_CRC, 0, 4);
+	if (label_crc32c(0, tmp, LABEL_SLOT_SIZE) != crc)
+		return plan_err(err, errlen, "checksum mismatch (torn or "
+		    "corrupt write)");
+	memset(l, 0, sizeof(*l));
+	decode_body(&c, l);
+	return label_check(l, err, errlen);
+}
+
+/*
+ * Pick the slot to trust: the valid one with the higher generation.  The
+ * other slot is where the next write goes, so the winner is never
+ * overwritten.  Two valid slots of one generation must be byte-identical;
+ * if not, something other than raidd wrote them and nothing is trusted.
+ * Returns 0 (the winner is slot 1 - *next_slot) or -1; then *next_slot
+ * is 0 when neither slot is valid, -1 when both are but disagree.
+ */
+int
+label_choose(const void *slot0, const void *slot1, size_t len,
+    struct label *out, int *next_slot, char *err, size_t errlen)
+{
+	char e0[PLAN_ERRLEN], e1[PLAN_ERRLEN];
+	struct label l0, l1;
+	int ok0, ok1;
+
+	ok0 = label_decode(slot0, len, &l0, e0, sizeof(e0)) == 0;
+	ok1 = label_decode(slot1, len, &l1, e1, sizeof(e1)) == 0;
+	*next_slot = 0;
+	if (!ok0 && !ok1)
+		return plan_err(err, errlen, "slot 0: %s; slot 1: %s", e0, e1);
+	if (ok0 && ok1 && l0.generation == l1.generation &&
+	    memcmp(slot0, slot1, LABEL_SLOT_SIZE) != 0) {
+		*next_slot = -1;
+		return plan_err(err, errlen, "both slots hold generation %llu "
+		    "with different contents", (unsigned long long)l0.generation);
+	}
+	if (ok0 && (!ok1 || l0.generation >= l1.generation)) {
+		*out = l0;
+		*next_slot = 1;
+	} else {
+		*out = l1;
+		*next_slot = 0;
+	}
+	return 0;
+}
+
+/*
+ * Does a buffer read from the start of a disk hold a raidd label, valid
+ * or not?  For signature scans: even a damaged label marks a disk that
+ * belonged to a volume.  Returns 1 and the slot's offset, or 0.
+ */
+int
+label_probe(const void *head, size_t len, uint64_t *off)
+{
+	const uint8_t *b = head;
+
+	if (len >= LABEL_SLOT0 + 8 && memcmp(b + LABEL_SLOT0, LABEL_MAGIC, 8) == 0) {
+		*off = LABEL_SLOT0;
+		return 1;
+	}
+	if (len >= LABEL_SLOT1 + 8 && memcmp(b + LABEL_SLOT1, LABEL_MAGIC, 8) == 0) {
+		*off = LABEL_SLOT1;
+		return 1;
+	}
+	return 0;
+}
+
+/* The generation of the next write; it never wraps. */
+int
+label_bump(struct label *l, char *err, size_t errlen)
+{
+	if (l->generation == UINT64_MAX)
+		return plan_err(err, errlen, "label generation exhausted");
+	l->generation++;
+	return 0;
+}
+
+/* This disk's partition of a planned tier, if it is a member. */
+static void
+tier_from_plan(struct label_tier *lt, const struct plan_tier *pt, int pos,
+    const uint8_t array_uuid[16])
+{
+	int r;
+
+	lt->kind = pt->kind;
+	lt->nmembers = pt->nmembers;
+	lt->role = LABEL_NO_ROLE;
+	lt->chunk = pt->chunk;
+	lt->tier_size = pt->size;
+	if (pt->kind != TIER_NONE)
+		memcpy(lt->array_uuid, array_uuid, 16);
+	for (r = 0; r < pt->nmembers; r++) {
+		lt->member[r] = pt->part[r].disk;
+		if (pt->part[r].disk != pos)
+			continue;
+		lt->role = r;
+		lt->start = pt->part[r].start;
+		lt->size = pt->part[r].size;
+	}
+}
+
+/*
+ * The label of disk `position` of a planned volume, at generation 1 with
+ * no intent.  members[] follows the plan's disk order.
+ */
+int
+label_from_plan(struct label *l, const struct plan *p, int position,
+    const char *name, const uint8_t volume_uuid[16],
+    const uint8_t array_uuid[][16], const struct label_member *members,
+    uint64_t now, char *err, size_t errlen)
+{
+	int i;
+
+	if (position < 0 || position >= p->ndisks)
+		return plan_err(err, errlen, "disk %d of %d", position,
+		    p->ndisks);
+	if (strlen(name) >= LABEL_NAME_MAX)
+		return plan_err(err, errlen, "volume name longer than %d bytes",
+		    LABEL_NAME_MAX - 1);
+	memset(l, 0, sizeof(*l));
+	l->generation = 1;
+	memcpy(l->volume_uuid, volume_uuid, 16);
+	memcpy(l->name, name, strlen(name));
+	l->level = p->level;
+	l->ndisks = p->ndisks;
+	l->position = position;
+	l->ntiers = p->ntiers;
+	l->created = now;
+	l->size = p->size;
+	l->intent.disk = LABEL_NO_DISK;
+	memcpy(l->member, members, p->ndisks * sizeof(*members));
+	for (i = 0; i < p->ntiers; i++)
+		tier_from_plan(&l->tier[i], &p->tier[i], position,
+		    array_uuid[i]);
+	return label_check(l, err, errlen);
+}

@@ -1,0 +1,95 @@
+/*
+ * label.c: the raidd label.  Every member disk carries one, in two 4 KiB
+ * slots just below the first partition; it names the volume, this disk's
+ * place in it, every tier and the intent record of an operation in
+ * flight.  Writers alternate slots, so a torn write leaves the other
+ * slot, one generation older, intact.  Byte layout: docs/on-disk-format.md.
+ * Pure functions over buffers; reading and writing the slots is the disk
+ * seam's job.
+ */
+#ifndef RAIDD_LABEL_H
+#define RAIDD_LABEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+
+#define LABEL_SLOT_SIZE		4096
+#define LABEL_SLOT0		(PLAN_HEAD - 16 * 1024)	/* byte offset on the disk */
+#define LABEL_SLOT1		(PLAN_HEAD - 8 * 1024)
+#define LABEL_MAGIC		"raiddlbl"
+#define LABEL_VERSION		1
+#define LABEL_NAME_MAX		64	/* volume name, NUL included */
+#define LABEL_SERIAL_MAX	40	/* disk serial, NUL included */
+#define LABEL_NO_ROLE		0xff	/* this disk is not in that tier */
+#define LABEL_NO_DISK		0xff
+
+enum label_fs { LABEL_FS_NONE, LABEL_FS_EXT4, LABEL_FS_BTRFS, LABEL_FS_COUNT };
+
+#define LABEL_F_ENCRYPTED	0x01
+
+/* What was in flight when the label was written. */
+enum label_op {
+	LABEL_OP_NONE, LABEL_OP_CREATING, LABEL_OP_DELETING,
+	LABEL_OP_REPLACING, LABEL_OP_EXPANDING, LABEL_OP_COUNT
+};
+
+struct label_intent {
+	uint8_t		op;		/* enum label_op */
+	uint8_t		step;		/* last step begun */
+	uint8_t		disk;		/* member concerned, or LABEL_NO_DISK */
+	uint64_t	target;		/* generation once the op is done */
+};
+
+struct label_member {
+	uint8_t		uuid[16];	/* given by raidd when the disk joins */
+	char		serial[LABEL_SERIAL_MAX];
+	uint64_t	size;		/* bytes, whole disk */
+};
+
+struct label_tier {
+	uint8_t		kind;		/* enum tier_kind */
+	uint8_t		nmembers;
+	uint8_t		role;		/* this disk's md role, or LABEL_NO_ROLE */
+	uint8_t		member[PLAN_MAX_DISKS];	/* role -> index in member[] */
+	uint32_t	chunk;		/* sectors */
+	uint64_t	start;		/* this disk's partition, bytes; 0 if none */
+	uint64_t	size;
+	uint64_t	tier_size;	/* bytes the tier adds to the volume */
+	uint8_t		array_uuid[16];	/* md set_uuid; zero for TIER_NONE */
+};
+
+struct label {
+	uint64_t	generation;	/* 1 on creation, +1 per rewrite */
+	uint8_t		volume_uuid[16];
+	char		name[LABEL_NAME_MAX];
+	uint8_t		level;		/* enum vol_level */
+	uint8_t		fs;		/* enum label_fs */
+	uint8_t		flags;		/* LABEL_F_* */
+	uint8_t		ndisks;
+	uint8_t		position;	/* this disk's index in member[] */
+	uint8_t		ntiers;
+	uint64_t	created;	/* seconds since the epoch */
+	uint64_t	size;		/* usable bytes of the volume */
+	struct label_intent intent;
+	struct label_member member[PLAN_MAX_DISKS];
+	struct label_tier tier[PLAN_MAX_TIERS];
+};
+
+uint32_t label_crc32c(uint32_t crc, const void *, size_t);
+int	 label_check(const struct label *, char *err, size_t errlen);
+int	 label_encode(const struct label *, void *buf, size_t len,
+	    char *err, size_t errlen);
+int	 label_decode(const void *buf, size_t len, struct label *,
+	    char *err, size_t errlen);
+int	 label_choose(const void *slot0, const void *slot1, size_t len,
+	    struct label *, int *next_slot, char *err, size_t errlen);
+int	 label_probe(const void *head, size_t len, uint64_t *off);
+int	 label_bump(struct label *, char *err, size_t errlen);
+int	 label_from_plan(struct label *, const struct plan *, int position,
+	    const char *name, const uint8_t volume_uuid[16],
+	    const uint8_t array_uuid[][16], const struct label_member *,
+	    uint64_t now, char *err, size_t errlen);
+
+#endif

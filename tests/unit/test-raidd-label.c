@@ -1,0 +1,519 @@
+/* Unit tests for raidd/label.c: format, validation, slots and generations. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/test-raidd-le.h"
+#include "raidd/label.h"
+
+#define TB	1000000000000ULL
+
+static char err[PLAN_ERRLEN];
+static uint8_t s0[LABEL_SLOT_SIZE], s1[LABEL_SLOT_SIZE];
+static struct plan plan;
+static struct label_member members[PLAN_MAX_DISKS];
+static uint8_t array_uuids[PLAN_MAX_TIERS][16];
+static const uint8_t vol_uuid[16] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4,
+	5, 6, 7, 8, 9, 10, 11, 12 };
+
+/* Recompute the crc after an edit, so only the semantic checks can object. */
+static void
+reseal(uint8_t *b)
+{
+	wr32(b, 16, 0);
+	wr32(b, 16, label_crc32c(0, b, LABEL_SLOT_SIZE));
+}
+
+/* An SHR volume on 2, 3, 4 and 4 TB: three tiers, disk 0 in only one. */
+static void
+setup_shr(void)
+{
+	static const uint64_t sizes[4] = { 2 * TB, 3 * TB, 4 * TB, 4 * TB };
+	struct plan_disk d[4];
+	int i, j;
+
+	memset(d, 0, sizeof(d));
+	memset(members, 0, sizeof(members));
+	for (i = 0; i < 4; i++) {
+		snprintf(d[i].id, sizeof(d[i].id), "bay%d", i + 1);
+		d[i].size = sizes[i];
+		for (j = 0; j < 16; j++)
+			members[i].uuid[j] = 0x10 * (i + 1) + j;
+		snprintf(members[i].serial, sizeof(members[i].serial),
+		    "WD-SERIAL%04d", i);
+		members[i].size = sizes[i];
+	}
+	for (i = 0; i < PLAN_MAX_TIERS; i++)
+		for (j = 0; j < 16; j++)
+			array_uuids[i][j] = 0xa0 + i + j;
+	ck_assert_int_eq(plan_make(LEVEL_SHR, d, 4, &plan, err, sizeof(err)), 0);
+	ck_assert_int_eq(plan.ntiers, 3);
+}
+
+static void
+make_label(struct label *l, int pos)
+{
+	if (label_from_plan(l, &plan, pos, "media", vol_uuid,
+	    (const uint8_t (*)[16])array_uuids, members, 1700000000, err,
+	    sizeof(err)) != 0)
+		ck_abort_msg("label_from_plan: %s", err);
+}
+
+static void
+encode(const struct label *l, uint8_t *slot)
+{
+	if (label_encode(l, slot, LABEL_SLOT_SIZE, err, sizeof(err)) != 0)
+		ck_abort_msg("label_encode: %s", err);
+}
+
+START_TEST(crc32c_vectors)
+{
+	static const uint8_t zeros[32];
+	uint8_t ones[32];
+
+	/* Published check values (RFC 3720 B.4 and the CRC catalogue). */
+	ck_assert_uint_eq(label_crc32c(0, "123456789", 9), 0xe3069283);
+	ck_assert_uint_eq(label_crc32c(0, zeros, 32), 0x8a9136aa);
+	memset(ones, 0xff, sizeof(ones));
+	ck_assert_uint_eq(label_crc32c(0, ones, 32), 0x62a8ab43);
+	/* Incremental equals one pass. */
+	ck_assert_uint_eq(label_crc32c(label_crc32c(0, "1234", 4), "56789", 5),
+	    0xe3069283);
+}
+END_TEST
+
+START_TEST(round_trip)
+{
+	struct label l, d;
+	int pos;
+
+	setup_shr();
+	for (pos = 0; pos < 4; pos++) {
+		make_label(&l, pos);
+		l.fs = LABEL_FS_BTRFS;
+		l.flags = LABEL_F_ENCRYPTED;
+		l.intent.op = LABEL_OP_CREATING;
+		l.intent.step = 3;
+		l.intent.target = 2;
+		encode(&l, s0);
+		if (label_decode(s0, sizeof(s0), &d, err, sizeof(err)) != 0)
+			ck_abort_msg("decode: %s", err);
+		ck_assert_mem_eq(&l, &d, sizeof(l));
+	}
+	/* Bare partitions (jbod) carry no array uuid. */
+	ck_assert_int_eq(plan_make(LEVEL_JBOD, (struct plan_disk[2]){
+	    { "a", TB }, { "b", 2 * TB } }, 2, &plan, err, sizeof(err)), 0);
+	make_label(&l, 1);
+	ck_assert_uint_eq(l.tier[1].role, 0);
+	ck_assert_uint_eq(l.tier[0].role, LABEL_NO_ROLE);
+	encode(&l, s0);
+	ck_assert_int_eq(label_decode(s0, sizeof(s0), &d, err, sizeof(err)), 0);
+	ck_assert_mem_eq(&l, &d, sizeof(l));
+}
+END_TEST
+
+START_TEST(from_plan)
+{
+	struct label l;
+	int t;
+
+	setup_shr();
+	make_label(&l, 0);
+	ck_assert_uint_eq(l.generation, 1);
+	ck_assert_uint_eq(l.ntiers, 3);
+	ck_assert_uint_eq(l.ndisks, 4);
+	ck_assert_uint_eq(l.size, plan.size);
+	ck_assert_int_eq(l.intent.op, LABEL_OP_NONE);
+	/* Disk 0 (2 TB) holds only the bottom band. */
+	ck_assert_uint_eq(l.tier[0].role, 0);
+	ck_assert_uint_eq(l.tier[0].start, PLAN_HEAD);
+	ck_assert_uint_eq(l.tier[1].role, LABEL_NO_ROLE);
+	ck_assert_uint_eq(l.tier[2].role, LABEL_NO_ROLE);
+	ck_assert_uint_eq(l.tier[1].size, 0);
+	make_label(&l, 3);
+	for (t = 0; t < 3; t++) {
+		ck_assert_uint_ne(l.tier[t].role, LABEL_NO_ROLE);
+		ck_assert_uint_eq(l.tier[t].member[l.tier[t].role], 3);
+		ck_assert_uint_eq(l.tier[t].start,
+		    plan.tier[t].part[l.tier[t].role].start);
+		ck_assert_mem_eq(l.tier[t].array_uuid, array_uuids[t], 16);
+	}
+	ck_assert_int_eq(label_from_plan(&l, &plan, 4, "media", vol_uuid,
+	    (const uint8_t (*)[16])array_uuids, members, 0, err,
+	    sizeof(err)), -1);
+	ck_assert_int_eq(label_from_plan(&l, &plan, 0,
+	    "0123456789012345678901234567890123456789012345678901234567890123",
+	    vol_uuid, (const uint8_t (*)[16])array_uuids, members, 0, err,
+	    sizeof(err)), -1);
+}
+END_TEST
+
+/* The byte offsets docs/on-disk-format.md promises. */
+START_TEST(documented_offsets)
+{
+	struct label l;
+	uint32_t crc;
+
+	setup_shr();
+	make_label(&l, 2);
+	l.generation = 0x0102030405060708ULL;
+	l.intent.op = LABEL_OP_REPLACING;
+	l.intent.step = 7;
+	l.intent.disk = 1;
+	l.intent.target = l.generation + 1;
+	l.created = 0x1122334455ULL;
+	encode(&l, s0);
+	ck_assert_mem_eq(s0, "raiddlbl", 8);
+	ck_assert_uint_eq(rd32(s0, 8), 1);
+	ck_assert_uint_eq(rd32(s0, 12), 4096);
+	ck_assert_uint_eq(rd64(s0, 24), l.generation);
+	ck_assert_mem_eq(s0 + 32, vol_uuid, 16);
+	ck_assert_str_eq((char *)s0 + 48, "media");
+	ck_assert_uint_eq(s0[112], LEVEL_SHR);
+	ck_assert_uint_eq(s0[115], 4);			/* ndisks */
+	ck_assert_uint_eq(s0[116], 2);			/* position */
+	ck_assert_uint_eq(s0[117], 3);			/* ntiers */
+	ck_assert_uint_eq(rd64(s0, 120), 0x1122334455ULL);
+	ck_assert_uint_eq(rd64(s0, 128), plan.size);
+	ck_assert_uint_eq(s0[136], LABEL_OP_REPLACING);
+	ck_assert_uint_eq(s0[137], 7);
+	ck_assert_uint_eq(s0[138], 1);
+	ck_assert_uint_eq(rd64(s0, 144), l.generation + 1);
+	/* Member 1 at 256 + 64. */
+	ck_assert_mem_eq(s0 + 320, members[1].uuid, 16);
+	ck_assert_str_eq((char *)s0 + 336, "WD-SERIAL0001");
+	ck_assert_uint_eq(rd64(s0, 376), 3 * TB);
+	/* Tier 2 at 768 + 128: raid1 of disks 2 and 3, this disk role 0. */
+	ck_assert_uint_eq(s0[896], TIER_RAID1);
+	ck_assert_uint_eq(s0[897], 2);
+	ck_assert_uint_eq(s0[898], 0);
+	ck_assert_uint_eq(rd32(s0, 900), 0);
+	ck_assert_uint_eq(s0[904], 2);
+	ck_assert_uint_eq(s0[905], 3);
+	ck_assert_uint_eq(rd64(s0, 912), plan.tier[2].part[0].start);
+	ck_assert_uint_eq(rd64(s0, 920), plan.tier[2].part[0].size);
+	ck_assert_uint_eq(rd64(s0, 928), plan.tier[2].size);
+	ck_assert_mem_eq(s0 + 936, array_uuids[2], 16);
+	/* The crc covers the whole slot with its own field as zero. */
+	crc = rd32(s0, 16);
+	reseal(s0);
+	ck_assert_uint_eq(rd32(s0, 16), crc);
+}
+END_TEST
+
+static void
+decode_fails(const uint8_t *slot, size_t len, const char *want)
+{
+	struct label d;
+
+	err[0] = '\0';
+	if (label_decode(slot, len, &d, err, sizeof(err)) != -1)
+		ck_abort_msg("decoded, wanted \"%s\"", want);
+	if (strstr(err, want) == NULL)
+		ck_abort_msg("error \"%s\" lacks \"%s\"", err, want);
+}
+
+START_TEST(corruptions)
+{
+	struct label l;
+	size_t i;
+
+	setup_shr();
+	make_label(&l, 1);
+	encode(&l, s0);
+	decode_fails(s0, LABEL_SLOT_SIZE - 1, "truncated");
+	decode_fails(s0, 0, "truncated");
+	memset(s1, 0, sizeof(s1));
+	decode_fails(s1, sizeof(s1), "empty slot");
+	memset(s1, 0xff, sizeof(s1));
+	decode_fails(s1, sizeof(s1), "no raidd label");
+	memcpy(s1, s0, sizeof(s1));
+	s1[0] = 'R';
+	decode_fails(s1, sizeof(s1), "no raidd label");
+
+	/* Any single flipped bit anywhere in the slot is caught. */
+	for (i = 8; i < LABEL_SLOT_SIZE; i++) {
+		memcpy(s1, s0, sizeof(s1));
+		s1[i] ^= 1 << (i % 8);
+		ck_assert_int_eq(label_decode(s1, sizeof(s1), &l, err,
+		    sizeof(err)), -1);
+	}
+	memcpy(s1, s0, sizeof(s1));
+	s1[3000] ^= 0x40;
+	decode_fails(s1, sizeof(s1), "checksum mismatch");
+
+	memcpy(s1, s0, sizeof(s1));
+	wr32(s1, 8, 2), reseal(s1);
+	decode_fails(s1, sizeof(s1), "version 2 is newer");
+	memcpy(s1, s0, sizeof(s1));
+	wr32(s1, 8, 0), reseal(s1);
+	decode_fails(s1, sizeof(s1), "impossible version 0");
+	memcpy(s1, s0, sizeof(s1));
+	wr32(s1, 12, 8192), reseal(s1);
+	decode_fails(s1, sizeof(s1), "length 8192");
+}
+END_TEST
+
+/* Resealed edits that only the semantic checks can catch. */
+START_TEST(impossible_contents)
+{
+	enum { SET, ADD, FILL, ZERO, COPY8 };
+	static const struct {
+		size_t off; int how; unsigned val; const char *want;
+	} c[] = {
+		{ 24, ZERO, 8, "generation 0" },
+		{ 48, SET, 0, "name empty" },
+		{ 112, SET, LEVEL_COUNT, "unknown level" },
+		{ 113, SET, LABEL_FS_COUNT, "unknown level, fs" },
+		{ 114, SET, 0x80, "flags" },
+		{ 115, SET, 0, "of 0" },
+		{ 115, SET, 9, "of 9" },
+		{ 116, SET, 4, "disk 4 of 4" },
+		{ 117, SET, 0, "0 tiers" },
+		{ 117, SET, 9, "9 tiers" },
+		{ 136, SET, LABEL_OP_COUNT, "unknown intent" },
+		{ 137, SET, 1, "idle intent" },
+		{ 138, SET, 7, "intent names disk 7" },
+		{ 256 + 64 + 16, FILL, 40, "serial not terminated" },
+		{ 768, SET, TIER_KIND_COUNT, "unknown kind" },
+		{ 768 + 1, SET, 5, "5 members" },
+		{ 768 + 2, SET, 4, "role 4 of 4" },
+		{ 768 + 8, SET, 2, "twice" },		/* member[0] = 2 */
+		{ 768 + 8 + 3, SET, 9, "member 9 of 4" },
+		{ 768 + 16, ADD, 1, "impossible partition" },	/* start */
+		{ 768 + 64 + 2, SET, 0, "role 0 is disk 1" },
+		{ 768 + 64 + 2, SET, 0xff, "role disagrees" },
+		{ 768 + 128 + 16, COPY8, 768 + 64 + 16, "overlap" },
+		{ 768 + 32, ADD, 1, "add up" },		/* tier_size */
+		{ 768 + 40, ZERO, 16, "without an array uuid" },
+	};
+	struct label l;
+	size_t i;
+
+	setup_shr();
+	make_label(&l, 2);
+	encode(&l, s0);
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memcpy(s1, s0, sizeof(s1));
+		if (c[i].how == SET)
+			s1[c[i].off] = c[i].val;
+		else if (c[i].how == ADD)
+			s1[c[i].off] += c[i].val;
+		else if (c[i].how == FILL)
+			memset(s1 + c[i].off, 'x', c[i].val);
+		else if (c[i].how == ZERO)
+			memset(s1 + c[i].off, 0, c[i].val);
+		else
+			memcpy(s1 + c[i].off, s1 + c[i].val, 8);
+		reseal(s1);
+		decode_fails(s1, sizeof(s1), c[i].want);
+	}
+	/* Intent: a target not after the current generation. */
+	l.intent.op = LABEL_OP_DELETING;
+	l.intent.target = l.generation;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "not after"));
+	/* Duplicate and missing member uuids. */
+	make_label(&l, 2);
+	memcpy(l.member[3].uuid, l.member[0].uuid, 16);
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "share a uuid"));
+	memset(l.member[3].uuid, 0, 16);
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "no uuid"));
+	/* A partition past the end of the disk. */
+	make_label(&l, 2);
+	l.tier[2].size = l.member[2].size;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_int_eq(label_encode(&l, s1, 100, err, sizeof(err)), -1);
+}
+END_TEST
+
+START_TEST(choose_slots)
+{
+	struct label l, w;
+	int next;
+
+	setup_shr();
+	make_label(&l, 0);
+	/* Fresh disk after creation: only slot 0 written. */
+	encode(&l, s0);
+	memset(s1, 0, sizeof(s1));
+	ck_assert_int_eq(label_choose(s0, s1, LABEL_SLOT_SIZE, &w, &next, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(next, 1);
+	ck_assert_uint_eq(w.generation, 1);
+
+	/* Each rewrite bumps the generation and goes to the other slot. */
+	ck_assert_int_eq(label_bump(&l, err, sizeof(err)), 0);
+	encode(&l, s1);
+	ck_assert_int_eq(label_choose(s0, s1, LABEL_SLOT_SIZE, &w, &next, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(next, 0);		/* slot 1 won */
+	ck_assert_uint_eq(w.generation, 2);
+	ck_assert_int_eq(label_bump(&l, err, sizeof(err)), 0);
+	encode(&l, s0);
+	ck_assert_int_eq(label_choose(s0, s1, LABEL_SLOT_SIZE, &w, &next, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(next, 1);
+	ck_assert_uint_eq(w.generation, 3);
+
+	/* Same generation, same bytes: fine, slot 0. */
+	memcpy(s1, s0, sizeof(s1));
+	ck_assert_int_eq(label_choose(s0, s1, LABEL_SLOT_SIZE, &w, &next, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(next, 1);
+	/* Same generation, different bytes: trust neither. */
+	l.fs = LABEL_FS_EXT4;
+	encode(&l, s1);
+	ck_assert_int_eq(label_choose(s0, s1, LABEL_SLOT_SIZE, &w, &next, err,
+	    sizeof(err)), -1);
+	ck_assert_int_eq(next, -1);
+	ck_assert_ptr_nonnull(strstr(err, "generation 3"));
+
+	/* Neither valid: both reasons reported, next write to slot 0. */
+	memset(s0, 0, sizeof(s0));
+	memset(s1, 0xee, sizeof(s1));
+	ck_assert_int_eq(label_choose(s0, s1, LABEL_SLOT_SIZE, &w, &next, err,
+	    sizeof(err)), -1);
+	ck_assert_int_eq(next, 0);
+	ck_assert_ptr_nonnull(strstr(err, "slot 0: empty slot"));
+	ck_assert_ptr_nonnull(strstr(err, "slot 1: no raidd label"));
+	ck_assert_int_eq(label_choose(s0, s1, 10, &w, &next, err,
+	    sizeof(err)), -1);
+}
+END_TEST
+
+/*
+ * A write torn at any 512-byte sector boundary, in either slot: the
+ * survivor is the previous generation, and the next write goes to the
+ * torn slot, never over the survivor.
+ */
+START_TEST(torn_writes)
+{
+	uint8_t old[LABEL_SLOT_SIZE], new[LABEL_SLOT_SIZE];
+	struct label l, w;
+	int torn, cut, next, got;
+
+	setup_shr();
+	make_label(&l, 1);
+	l.generation = 41;
+	encode(&l, old);
+	l.generation = 42;
+	l.intent.op = LABEL_OP_EXPANDING;
+	l.intent.target = 43;
+	encode(&l, new);
+	for (torn = 0; torn < 2; torn++) {
+		for (cut = 0; cut < LABEL_SLOT_SIZE; cut += 512) {
+			uint8_t *t = torn ? s1 : s0, *keep = torn ? s0 : s1;
+
+			memcpy(keep, old, LABEL_SLOT_SIZE);
+			/* The torn slot held generation 40: rubbish now. */
+			memset(t, 0x5c, LABEL_SLOT_SIZE);
+			memcpy(t, new, cut);
+			got = label_choose(s0, s1, LABEL_SLOT_SIZE, &w, &next,
+			    err, sizeof(err));
+			ck_assert_int_eq(got, 0);
+			ck_assert_int_eq(next, torn);	/* the torn one */
+			ck_assert_uint_eq(w.generation, 41);
+			ck_assert_int_eq(w.intent.op, LABEL_OP_NONE);
+		}
+		/* Completed, the new one wins. */
+		memcpy(torn ? s1 : s0, new, LABEL_SLOT_SIZE);
+		ck_assert_int_eq(label_choose(s0, s1, LABEL_SLOT_SIZE, &w,
+		    &next, err, sizeof(err)), 0);
+		ck_assert_int_eq(next, !torn);
+		ck_assert_uint_eq(w.generation, 42);
+		ck_assert_int_eq(w.intent.op, LABEL_OP_EXPANDING);
+	}
+}
+END_TEST
+
+START_TEST(generation_limits)
+{
+	struct label l, w;
+	int next;
+
+	setup_shr();
+	make_label(&l, 0);
+	/* Generations are compared as plain 64-bit numbers: no wrap. */
+	l.generation = UINT64_MAX - 1;
+	encode(&l, s0);
+	ck_assert_int_eq(label_bump(&l, err, sizeof(err)), 0);
+	ck_assert_uint_eq(l.generation, UINT64_MAX);
+	encode(&l, s1);
+	ck_assert_int_eq(label_choose(s0, s1, LABEL_SLOT_SIZE, &w, &next, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(next, 0);
+	ck_assert_uint_eq(w.generation, UINT64_MAX);
+	ck_assert_int_eq(label_bump(&l, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "exhausted"));
+	ck_assert_uint_eq(l.generation, UINT64_MAX);
+	/* Generation 1 never beats a higher one, whatever the slot. */
+	l.generation = 1;
+	encode(&l, s1);
+	ck_assert_int_eq(label_choose(s0, s1, LABEL_SLOT_SIZE, &w, &next, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(next, 1);
+	ck_assert_uint_eq(w.generation, UINT64_MAX - 1);
+}
+END_TEST
+
+START_TEST(probe)
+{
+	static uint8_t head[PLAN_HEAD];
+	struct label l;
+	uint64_t off = 7;
+
+	setup_shr();
+	make_label(&l, 0);
+	ck_assert_int_eq(label_probe(head, sizeof(head), &off), 0);
+	ck_assert_uint_eq(off, 7);
+	encode(&l, head + LABEL_SLOT1);
+	ck_assert_int_eq(label_probe(head, sizeof(head), &off), 1);
+	ck_assert_uint_eq(off, LABEL_SLOT1);
+	/* Too short a read to reach the slot. */
+	ck_assert_int_eq(label_probe(head, LABEL_SLOT1 + 7, &off), 0);
+	/* A damaged label still marks the disk. */
+	memset(head + LABEL_SLOT1 + 100, 0x77, 50);
+	head[LABEL_SLOT0] = 'r';
+	memcpy(head + LABEL_SLOT0, "raiddlbl", 8);
+	ck_assert_int_eq(label_probe(head, sizeof(head), &off), 1);
+	ck_assert_uint_eq(off, LABEL_SLOT0);
+	ck_assert_uint_eq(LABEL_SLOT0, 1032192);
+	ck_assert_uint_eq(LABEL_SLOT1, 1040384);
+}
+END_TEST
+
+static Suite *
+label_suite(void)
+{
+	Suite *s = suite_create("raidd-label");
+	TCase *tc = tcase_create("label");
+
+	tcase_add_test(tc, crc32c_vectors);
+	tcase_add_test(tc, round_trip);
+	tcase_add_test(tc, from_plan);
+	tcase_add_test(tc, documented_offsets);
+	tcase_add_test(tc, corruptions);
+	tcase_add_test(tc, impossible_contents);
+	tcase_add_test(tc, choose_slots);
+	tcase_add_test(tc, torn_writes);
+	tcase_add_test(tc, generation_limits);
+	tcase_add_test(tc, probe);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(label_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
