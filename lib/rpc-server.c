@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -278,6 +279,15 @@ process(struct rpc_conn *c, const char *buf, size_t len)
 	}
 }
 
+/* EOF alone may be a half-close; a peer that closed entirely hangs up. */
+static int
+peer_gone(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = 0 };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR));
+}
+
 static void
 conn_eof(struct rpc_conn *c)
 {
@@ -293,7 +303,7 @@ conn_eof(struct rpc_conn *c)
 	}
 	request_reset(c);
 	/* A subscriber that half-closes still wants its events. */
-	if (c->topics)
+	if (c->topics && !peer_gone(c->fd))
 		return;
 	c->closing = 1;
 	conn_flush(c);
