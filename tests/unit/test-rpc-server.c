@@ -442,6 +442,22 @@ START_TEST(answer_at_half_close)
 }
 END_TEST
 
+/* A subscriber that closes (not half-closes) is forgotten without an event. */
+START_TEST(closed_subscriber_freed)
+{
+	static const char sub[] = "{\"jsonrpc\":\"2.0\",\"method\":\"events.subscribe\",\"id\":1}\n";
+	int fd = unit_connect(path), other = unit_connect(path);
+
+	unit_send(fd, sub, strlen(sub));
+	free(unit_read_line(fd));
+	close(fd);
+	unit_send(other, REQ, strlen(REQ));
+	expect_answer(other, 1);
+	ck_assert_int_eq(rpc_server_nconns(srv), 1);
+	close(other);
+}
+END_TEST
+
 START_TEST(client_goes_away)
 {
 	static const char blob[] = "{\"jsonrpc\":\"2.0\",\"method\":\"thing.blob\","
@@ -626,6 +642,7 @@ server_suite(void)
 	tcase_add_test(tl, slow_reader_cut_off);
 	tcase_add_test(tl, slow_subscriber_cut_off);
 	tcase_add_test(tl, client_goes_away);
+	tcase_add_test(tl, closed_subscriber_freed);
 	suite_add_tcase(s, tl);
 	tcase_add_checked_fixture(ts, setup, teardown);
 	tcase_add_test(ts, socket_mode);
