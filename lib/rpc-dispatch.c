@@ -4,6 +4,7 @@
  * order matters: nothing a handler does can happen for a request that
  * fails an earlier step.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -254,12 +255,14 @@ run_method(struct rpc_call *c, struct json_object *params)
 		rpc_error(c, RPC_INTERNAL_ERROR, "%s gave no answer", c->method->name);
 }
 
+/* json-c parses NaN and Infinity even when strict; echoed, they are not JSON. */
 static int
 valid_id(struct json_object *id)
 {
 	return id == NULL || json_object_is_type(id, json_type_string) ||
 	    json_object_is_type(id, json_type_int) ||
-	    json_object_is_type(id, json_type_double);
+	    (json_object_is_type(id, json_type_double) &&
+	    isfinite(json_object_get_double(id)));
 }
 
 /* One request object; returns its answer, or NULL for a notification. */
