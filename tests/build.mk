@@ -11,3 +11,37 @@ test-rpc-server_SRCS := tests/unit/test-rpc-server.c $(UNIT_UTIL)
 test-events-jobs_SRCS := tests/unit/test-events-jobs.c $(UNIT_UTIL)
 test-client_SRCS := tests/unit/test-client.c $(UNIT_UTIL)
 $(foreach t,$(UNIT_TESTS),$(eval $(t)_LIBS += $$(CHECK_LIBS)))
+
+# ---- libFuzzer targets (clang), built apart from the gcc objects ----
+# make check-fuzz [FUZZ_SECONDS=n]: runs each target n seconds (default 60)
+# on a copy of its seed corpus and fails on any crash, leak or hang.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZERS += fuzz-rpc fuzz-framing
+FUZZ_O := $(O)/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := $(filter-out -O2 -D_FORTIFY_SOURCE=2 -fsanitize=%,$(CFLAGS_BASE)) \
+	-O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN)
+FUZZ_COMMON := tests/fuzz/fuzz-methods.c $(libnas_SRCS)
+fuzz-rpc_SRCS := tests/fuzz/fuzz-rpc.c $(FUZZ_COMMON)
+fuzz-framing_SRCS := tests/fuzz/fuzz-framing.c $(FUZZ_COMMON)
+
+$(FUZZ_O)/obj/%.o: $(SRC)/%.c $(AUTOCONF)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $*.c"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -I$(SRC)/tests/fuzz -MMD -MP -c -o $@ $<
+
+define FUZZ_template
+$(FUZZ_O)/$(1): $(patsubst %.c,$(FUZZ_O)/obj/%.o,$($(1)_SRCS))
+	@echo "  FUZZLD  $(1)"
+	@$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ $$^ \
+		$$(shell pkg-config --libs json-c) -lev -liniparser -lm
+endef
+$(foreach f,$(FUZZERS),$(eval $(call FUZZ_template,$(f))))
+
+.PHONY: $(FUZZERS)
+$(FUZZERS): %: $(FUZZ_O)/%
+
+check-fuzz: $(addprefix $(FUZZ_O)/,$(FUZZERS))
+	@sh $(SRC)/tests/fuzz/run-fuzz.sh $(FUZZ_O) $(FUZZ_SECONDS) \
+		$(SRC)/tests/fuzz/corpus $(FUZZERS)

@@ -239,6 +239,11 @@ START_TEST(bad_ids)
 	    RPC_INVALID_REQUEST, "null");
 	answers_error("{\"jsonrpc\":\"1.0\",\"method\":\"thing.get\",\"id\":{}}",
 	    RPC_INVALID_REQUEST, "null");
+	/* json-c takes these; echoed back they would not be JSON. */
+	answers_error("{\"jsonrpc\":\"2.0\",\"method\":\"thing.get\",\"id\":NaN}",
+	    RPC_INVALID_REQUEST, "null");
+	answers_error("{\"jsonrpc\":\"2.0\",\"method\":\"thing.get\",\"id\":-Infinity}",
+	    RPC_INVALID_REQUEST, "null");
 	ck_assert_int_eq(calls, 0);
 }
 END_TEST
