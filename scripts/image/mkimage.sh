@@ -53,12 +53,13 @@ for a in $("$bb" --list); do
 	[ "$a" = busybox ] || ln -sf busybox "$stage/bin/$a"
 done
 ln -sf ../bin/busybox "$stage/sbin/init"
+ln -sf bin/busybox "$stage/init"
 
 # ---- kernel modules and their closure ----
 mdir=$kdir/lib/modules/$kver
 want=
 while read -r m; do
-	m=${m%%#*}; m=${m// /}
+	m=${m%%#*}; m=${m%% *}
 	[ -n "$m" ] || continue
 	pat="/${m//[-_]/[-_]}\\.ko(\\.[a-z]+)?:"
 	line=$(grep -E "$pat" "$mdir/modules.dep" || true)
@@ -102,7 +103,7 @@ fi
 
 # ---- shared libraries of every dynamic ELF in the image ----
 find "$stage" -type f -perm -u+x ! -path '*/lib/modules/*' ! -name busybox |
-	while read -r elf; do ldd "$elf" 2>/dev/null | awk '/=> \// {print $3} /^\t\/.*ld-linux/ {print $1}'; done |
+	while read -r elf; do { ldd "$elf" 2>/dev/null || true; } | awk '/=> \// {print $3} /^\t\/.*ld-linux/ {print $1}'; done |
 	sort -u | while read -r lib; do
 		dst=$stage$lib
 		[ -e "$dst" ] && continue
@@ -119,7 +120,9 @@ if [ -d "$stage/usr/lib/x86_64-linux-gnu" ]; then
 fi
 # libgcc_s is dlopen'ed by glibc for pthread_cancel/backtraces
 l=/lib/x86_64-linux-gnu/libgcc_s.so.1
-if [ -e "$l" ] && [ ! -e "$stage$l" ]; then cp -L "$l" "$stage$l"; fi
+if [ -e "$stage/lib/x86_64-linux-gnu/libc.so.6" ] && [ ! -e "$stage$l" ]; then
+	cp -L "$l" "$stage$l"
+fi
 if [ -n "$(find "$stage/lib" -name 'libc.so.6' 2>/dev/null)" ]; then
 	printf '/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n' >"$stage/etc/ld.so.conf"
 fi

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""The virtual NAS of board/qemu-x86_64: qemu command line, disks, QMP faults.
+
+Used by `make run` (interactive, `vnas.py run`) and by tests/system/run-scenario.
+
+Machine: qemu-system-x86_64 -machine pc (software emulation), 2 CPUs.
+  00:05.0 virtio-scsi controller; bay N = scsi-hd at target N, LUN 0, hot-pluggable
+  00:06.0 / 00:07.0 virtio-net ports 1 and 2 (user networking, restrict=on:
+          no traffic leaves the VM's private network)
+  00:08.0 virtio-blk "flash" (persistent /etc/nas)
+  00:09.0 virtio-serial: nas.vmctl (fault requests), nas.scenario (script
+          output), nas.api.<daemon> (API bridges for `make run`)
+Disks are sparse files; each bay's disk has a serial NAS<bay>-<generation>.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DAEMONS = ("raidd", "cryptd", "netd", "powerd")
+SCSI_ADDR, PORT_ADDR, FLASH_ADDR, SERIAL_ADDR = 0x5, (0x6, 0x7), 0x8, 0x9
+FLASH_MB = 16
+
+
+def parse_size(text):
+    """'512M', '2G', '1T', '4096' -> bytes."""
+    text = text.strip().upper().rstrip("B").rstrip("I")
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    if text and text[-1] in mult:
+        return int(float(text[:-1]) * mult[text[-1]])
+    return int(text)
+
+
+class QMPError(Exception):
+    pass
+
+
+class QMP:
+    """Minimal synchronous QMP client on an accepted socket."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buf = b""
+        self.events = []
+        greeting = self._read()
+        if "QMP" not in greeting:
+            raise QMPError("no QMP greeting")
+        self.cmd("qmp_capabilities")
+
+    def _read(self, timeout=60):
+        self.sock.settimeout(timeout)
+        while b"\n" not in self.buf:
+            data = self.sock.recv(65536)
+            if not data:
+                raise QMPError("QMP connection closed")
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def cmd(self, execute, **args):
+        msg = {"execute": execute}
+        if args:
+            msg["arguments"] = args
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            reply = self._read()
+            if "event" in reply:
+                self.events.append(reply)
+            elif "error" in reply:
+                raise QMPError("%s: %s" % (execute, reply["error"].get("desc")))
+            elif "return" in reply:
+                return reply["return"]
+
+    def wait_event(self, name, match=None, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, ev in enumerate(self.events):
+                if ev["event"] == name and all(
+                        ev.get("data", {}).get(k) == v for k, v in (match or {}).items()):
+                    del self.events[i]
+                    return ev
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise QMPError("timed out waiting for %s" % name)
+            self.events.append(self._read(left))
+
+
+class Bay:
+    def __init__(self, index, workdir, size):
+        self.index = index
+        self.workdir = workdir
+        self.size = size
+        self.gen = 0
+        self.present = False
+        self.error = False
+        self.path = None
+
+    @property
+    def node(self):
+        return "bay%d-g%d" % (self.index, self.gen)
+
+    @property
+    def serial(self):
+        return "NAS%d-%04d" % (self.index, self.gen)
+
+    def new_disk(self, size=None):
+        """A fresh blank sparse disk in this bay."""
+        self.gen += 1
+        self.size = size or self.size
+        self.path = os.path.join(self.workdir, "bay%d-%d.img" % (self.index, self.gen))
+        with open(self.path, "wb") as f:
+            f.truncate(self.size)
+        self.present = True
+        self.error = False
+
+    def blockdev_args(self):
+        """file node, blkdebug node (faulty disk) and raw node, as -blockdev JSON."""
+        nodes = [{"driver": "file", "node-name": self.node + "-file",
+                  "filename": self.path}]
+        child = self.node + "-file"
+        if self.error:
+            nodes.append(self.blkdebug(child))
+            child = self.node + "-err"
+        nodes.append({"driver": "raw", "node-name": self.node, "file": child})
+        return nodes
+
+    def blkdebug(self, child):
+        rules = [{"event": ev, "errno": 5, "once": False}
+                 for ev in ("read_aio", "write_aio", "flush_to_disk", "flush_to_os")]
+        return {"driver": "blkdebug", "node-name": self.node + "-err",
+                "image": child, "inject-error": rules}
+
+    def device_args(self):
+        return {"driver": "scsi-hd", "id": "bay%d" % self.index, "bus": "scsi0.0",
+                "channel": 0, "scsi-id": self.index, "lun": 0, "drive": self.node,
+                "serial": self.serial, "rotation_rate": 7200, "share-rw": True,
+                "rerror": "report", "werror": "report"}
+
+
+class VNAS:
+    """One virtual NAS: its disks persist across boots (reboot, power cut)."""
+
+    def __init__(self, image_dir, variant="test", bays=2, sizes=None, workdir=None,
+                 board=None, mem=1024, smp=2, api_dir=None, extra_initrd=None):
+        self.image_dir = os.path.abspath(image_dir)
+        self.variant = variant
+        self.board = board or ("qemu-x86_64" if bays <= 2 else "qemu-x86_64-4bay")
+        self.workdir = workdir or tempfile.mkdtemp(prefix="vnas-")
+        self.mem, self.smp = mem, smp
+        self.api_dir = api_dir
+        self.extra_initrd = extra_initrd
+        sizes = list(sizes or [])
+        self.bays = []
+        for i in range(1, bays + 1):
+            size = sizes[i - 1] if i <= len(sizes) else (sizes[-1] if sizes else 1 << 30)
+            bay = Bay(i, self.workdir, size)
+            bay.new_disk()
+            self.bays.append(bay)
+        self.flash = os.path.join(self.workdir, "flash.img")
+        self._make_flash()
+        self.proc = None
+        self.qmp = None
+        self.boots = 0
+        self.started = None
+
+    def _make_flash(self):
+        with open(self.flash, "wb") as f:
+            f.truncate(FLASH_MB << 20)
+        mkfs = shutil.which("mkfs.ext4") or "/sbin/mkfs.ext4"
+        if os.path.exists(mkfs):
+            subprocess.run([mkfs, "-q", "-F", "-L", "nas-config",
+                            self.flash], check=True)
+
+    # ---- files of the image ----
+    def kernel(self):
+        return os.path.join(self.image_dir, "vmlinuz")
+
+    def initrd(self):
+        base = os.path.join(self.image_dir, "%s-%s.cpio.zst" % ("qemu-x86_64", self.variant))
+        if not self.extra_initrd:
+            return base
+        combined = os.path.join(self.workdir, "initrd.img")
+        with open(combined, "wb") as out:
+            with open(base, "rb") as f:
+                shutil.copyfileobj(f, out)
+            out.write(b"\0" * (-out.tell() % 4))
+            out.write(self.extra_initrd)
+        return combined
+
+    # ---- qemu ----
+    def command(self, console, sockets, append=""):
+        cmd = ["qemu-system-x86_64", "-machine", "pc,accel=tcg", "-cpu", "max",
+               "-smp", str(self.smp), "-m", str(self.mem), "-nodefaults", "-no-user-config",
+               "-display", "none", "-no-reboot",
+               "-kernel", self.kernel(), "-initrd", self.initrd(),
+               "-append", "console=ttyS0 loglevel=4 panic=-1 nas.board=%s nas.boot=%d %s"
+               % (self.board, self.boots, append)]
+        if console == "stdio":
+            cmd += ["-serial", "mon:stdio"]
+        else:
+            cmd += ["-chardev", "file,id=con,path=%s" % console, "-serial", "chardev:con"]
+        cmd += ["-device", "virtio-scsi-pci,id=scsi0,bus=pci.0,addr=0x%x" % SCSI_ADDR]
+        for bay in self.bays:
+            if bay.present:
+                for node in bay.blockdev_args():
+                    cmd += ["-blockdev", json.dumps(node)]
+                cmd += ["-device", json.dumps(bay.device_args())]
+        for i, addr in enumerate(PORT_ADDR, 1):
+            cmd += ["-netdev", "user,id=net%d,restrict=on" % i,
+                    "-device", "virtio-net-pci,netdev=net%d,id=port%d,mac=52:54:00:4e:41:%02x,"
+                    "bus=pci.0,addr=0x%x" % (i, i, i, addr)]
+        cmd += ["-blockdev", json.dumps({"driver": "file", "node-name": "flash-file",
+                                         "filename": self.flash}),
+                "-blockdev", "driver=raw,node-name=flash,file=flash-file",
+                "-device", "virtio-blk-pci,drive=flash,serial=NASFLASH,bus=pci.0,addr=0x%x"
+                % FLASH_ADDR,
+                "-device", "virtio-serial-pci,id=vser,bus=pci.0,addr=0x%x" % SERIAL_ADDR]
+        for name, path, server in sockets:
+            opts = ",server=on,wait=off" if server else ""
+            cmd += ["-chardev", "socket,id=ch-%s,path=%s%s" % (name, path, opts)]
+            if name == "qmp":
+                cmd += ["-mon", "chardev=ch-qmp,mode=control"]
+            else:
+                cmd += ["-device", "virtserialport,bus=vser.0,chardev=ch-%s,name=nas.%s"
+                        % (name, name)]
+        return cmd
+
+    def api_sockets(self):
+        if not self.api_dir:
+            return []
+        os.makedirs(self.api_dir, exist_ok=True)
+        socks = []
+        for d in DAEMONS:
+            path = os.path.join(self.api_dir, d + ".sock")
+            if os.path.exists(path):
+                os.unlink(path)
+            socks.append(("api." + d, path, True))
+        return socks
+
+    def start(self, console, channels=("vmctl", "scenario"), append=""):
+        """Boot; returns {channel: accepted socket}.  QMP is always connected."""
+        self.boots += 1
+        listeners, sockets = {}, []
+        for name in ("qmp",) + tuple(channels):
+            path = os.path.join(self.workdir, name + ".sock")
+            if os.path.exists(path):
+                os.unlink(path)
+            ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            ls.bind(path)
+            ls.listen(1)
+            listeners[name] = ls
+            sockets.append((name, path, False))
+        cmd = self.command(console, sockets + self.api_sockets(), append)
+        with open(os.path.join(self.workdir, "qemu.cmd"), "w") as f:
+            f.write(" ".join("'%s'" % c for c in cmd) + "\n")
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(cmd, stdin=None if console == "stdio" else subprocess.DEVNULL)
+        conns = {}
+        for name, ls in listeners.items():
+            ls.settimeout(30)
+            try:
+                conns[name], _ = ls.accept()
+            except socket.timeout:
+                self.kill()
+                raise RuntimeError("qemu did not connect its %s channel" % name)
+            ls.close()
+        self.qmp = QMP(conns.pop("qmp"))
+        return conns
+
+    def kill(self):
+        """Power cut: the VM stops at once, nothing is flushed by the guest."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    # ---- faults ----
+    def bay(self, arg):
+        try:
+            bay = self.bays[int(arg) - 1]
+        except (ValueError, IndexError):
+            raise QMPError("no bay %s (bays 1..%d)" % (arg, len(self.bays)))
+        return bay
+
+    def disk_pull(self, arg):
+        bay = self.bay(arg)
+        if not bay.present:
+            raise QMPError("bay %d is empty" % bay.index)
+        self.qmp.cmd("device_del", id="bay%d" % bay.index)
+        self.qmp.wait_event("DEVICE_DELETED", {"device": "bay%d" % bay.index})
+        for node in reversed(bay.blockdev_args()):
+            self.qmp.cmd("blockdev-del", **{"node-name": node["node-name"]})
+        bay.present = False
+
+    def disk_insert(self, arg, size=None):
+        bay = self.bay(arg)
+        if bay.present:
+            raise QMPError("bay %d holds a disk; pull it first" % bay.index)
+        bay.new_disk(parse_size(size) if size else None)
+        for node in bay.blockdev_args():
+            self.qmp.cmd("blockdev-add", **node)
+        self.qmp.cmd("device_add", **bay.device_args())
+
+    def disk_error(self, arg):
+        """From now on every read, write and flush of the bay's disk fails (EIO)."""
+        bay = self.bay(arg)
+        if not bay.present:
+            raise QMPError("bay %d is empty" % bay.index)
+        if bay.error:
+            return
+        self.qmp.cmd("blockdev-add", **bay.blkdebug(bay.node + "-file"))
+        self.qmp.cmd("blockdev-reopen", options=[
+            {"driver": "raw", "node-name": bay.node, "file": bay.node + "-err"}])
+        bay.error = True
+
+    def set_link(self, arg, up):
+        port = str(arg)
+        for prefix in ("port", "lan"):
+            if port.startswith(prefix):
+                port = port[len(prefix):]
+        if port not in ("1", "2"):
+            raise QMPError("no port %s (ports 1, 2)" % arg)
+        self.qmp.cmd("set_link", name="port" + port, up=up)
+
+
+def default_image_dir():
+    out = os.environ.get("O") or os.path.join(os.path.dirname(os.path.dirname(HERE)), "build")
+    return os.path.join(out, "image")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="boot the virtual NAS interactively")
+    ap.add_argument("command", choices=["run"])
+    ap.add_argument("--image-dir", default=default_image_dir())
+    ap.add_argument("--variant", default="test", choices=["test", "prod"])
+    ap.add_argument("--bays", type=int, default=2, choices=[2, 4])
+    ap.add_argument("--disk-size", default="1G")
+    ap.add_argument("--api-dir", help="host directory for the daemons' API sockets")
+    ap.add_argument("--keep", action="store_true", help="keep the disks afterwards")
+    args = ap.parse_args()
+    vm = VNAS(args.image_dir, args.variant, args.bays,
+              [parse_size(s) for s in args.disk_size.split(",")], api_dir=args.api_dir)
+    print("vnas: disks in %s; console: Ctrl-A x quits" % vm.workdir, file=sys.stderr)
+    if args.api_dir:
+        print("vnas: API sockets: nasctl -S %s ..." % args.api_dir, file=sys.stderr)
+    try:
+        vm.start("stdio", channels=())
+        vm.proc.wait()
+    finally:
+        vm.kill()
+        if not args.keep:
+            shutil.rmtree(vm.workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
