@@ -45,3 +45,8 @@ $(FUZZERS): %: $(FUZZ_O)/%
 check-fuzz: $(addprefix $(FUZZ_O)/,$(FUZZERS))
 	@sh $(SRC)/tests/fuzz/run-fuzz.sh $(FUZZ_O) $(FUZZ_SECONDS) \
 		$(SRC)/tests/fuzz/corpus $(FUZZERS)
+
+# ---- host integration: every daemon on a temporary socket dir ----
+check-host: $(addprefix $(O)/bin/,$(PROGS))
+	@sh $(SRC)/scripts/install-deps.sh check
+	@sh $(SRC)/tests/host/daemons.sh $(O)/bin $(SRC)
