@@ -25,8 +25,10 @@ static const struct rpc_method cryptd_methods[] = {
 	{ NULL, NULL, NULL, 0, NULL }
 };
 
+static const struct rpc_method *const cryptd_tables[] = { cryptd_methods, NULL };
+
 const struct nas_daemon cryptd_daemon = {
 	.name = "cryptd",
-	.methods = cryptd_methods,
+	.methods = cryptd_tables,
 	.info = cryptd_info,
 };

@@ -240,8 +240,8 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 	if ((D.srv = rpc_server_new(d->name, NAS_VERSION)) == NULL)
 		fatal("rpc_server_new");
 	gid = apply_common(D.conf);
-	if (d->methods)
-		rpc_server_add_methods(D.srv, d->methods);
+	for (int i = 0; d->methods && d->methods[i]; i++)
+		rpc_server_add_methods(D.srv, d->methods[i]);
 	rpc_server_set_info(D.srv, info_cb, NULL);
 	rpc_events_init(D.srv);
 	if (d->init && d->init(D.conf) == -1)

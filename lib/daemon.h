@@ -13,7 +13,8 @@
 
 struct nas_daemon {
 	const char		*name;		/* raidd, cryptd ... */
-	const struct rpc_method	*methods;	/* its own API */
+	/* Its own API: method tables, NULL-terminated. */
+	const struct rpc_method	*const *methods;
 	const struct conf_key	*conf;		/* its own config keys */
 	/* Called once the config is loaded, before the socket opens. */
 	int	(*init)(const struct conf *);

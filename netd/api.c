@@ -22,8 +22,10 @@ static const struct rpc_method netd_methods[] = {
 	{ NULL, NULL, NULL, 0, NULL }
 };
 
+static const struct rpc_method *const netd_tables[] = { netd_methods, NULL };
+
 const struct nas_daemon netd_daemon = {
 	.name = "netd",
-	.methods = netd_methods,
+	.methods = netd_tables,
 	.info = netd_info,
 };

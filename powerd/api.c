@@ -23,8 +23,10 @@ static const struct rpc_method powerd_methods[] = {
 	{ NULL, NULL, NULL, 0, NULL }
 };
 
+static const struct rpc_method *const powerd_tables[] = { powerd_methods, NULL };
+
 const struct nas_daemon powerd_daemon = {
 	.name = "powerd",
-	.methods = powerd_methods,
+	.methods = powerd_tables,
 	.info = powerd_info,
 };

@@ -1,8 +1,16 @@
 /*
- * raidd's API: the method table with its parameter policies. The common
- * methods (system.*, events.*, job.*) come from libnas.
+ * raidd: the daemon around the modules. Start-up finds the disks and
+ * assembles every volume found on them; hotplug events and a monitor
+ * timer keep the tables and volume states current.
  */
-#include "raidd.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "system-sim.h"
+#include "volume.h"
+
+#define MONITOR_SECONDS	5
 
 static const char *const md_paths[] = { "/proc/mdstat", NULL };
 static const char *const dm_paths[] = { "/dev/mapper/control", "/sys/module/dm_mod", NULL };
@@ -13,18 +21,140 @@ const struct nas_feature raidd_features[] = {
 	{ NULL, NULL, NULL }
 };
 
+static const struct conf_key raidd_conf[] = {
+	{ "raidd", "board", CONF_STRING, "/etc/board.ini", 1, 255, NULL,
+	  "board description: bays and the firmware's flash device" },
+	{ "raidd", "mount_root", CONF_STRING, "/volumes", 1, 100, NULL,
+	  "volumes are mounted at <mount_root>/<name>" },
+	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
+};
+
+static ev_io hotplug_w;
+static ev_timer monitor_w;
+
 static void
 raidd_info(struct json_object *r)
 {
 	nas_feature_report(raidd_features, r);
 }
 
-static const struct rpc_method raidd_methods[] = {
-	{ NULL, NULL, NULL, 0, NULL }
-};
+/* A disk came or went: rescan, and assemble what may now be complete. */
+static void
+hotplug_cb(struct ev_loop *l, ev_io *w, int revents)
+{
+	(void)l;
+	(void)revents;
+	if (sys->hotplug_read(w->fd) <= 0)
+		return;
+	disk_refresh(1);
+	volume_scan();
+}
+
+/* md changes state on its own (a member fails, a resync ends). */
+static void
+monitor_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct json_object *ev;
+	struct volume *v;
+
+	(void)l;
+	(void)w;
+	(void)revents;
+	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
+		enum vol_state old = v->state;
+
+		volume_refresh_state(v);
+		if (v->state == old)
+			continue;
+		log_info("volume %s: %s -> %s", v->name, volume_state_name(old),
+		    volume_state_name(v->state));
+		ev = json_object_new_object();
+		json_object_object_add(ev, "name", json_object_new_string(v->name));
+		json_object_object_add(ev, "state", json_object_new_string(volume_state_name(v->state)));
+		json_object_object_add(ev, "previous", json_object_new_string(volume_state_name(old)));
+		nas_event("volume.state", ev);
+	}
+}
+
+static void
+load_board(const char *path)
+{
+	struct board b;
+	char err[256];
+
+	if (board_load(path, &b, err, sizeof(err)) == -1) {
+		log_warnx("%s: disks are listed without bays", err);
+		memset(&b, 0, sizeof(b));
+	}
+	disk_set_board(&b);
+}
+
+/*
+ * RAIDD_SIMULATE="sda:4G,sdb:8G" runs raidd on simulated disks, the way
+ * netifd's system-dummy lets a UI be developed on any machine.
+ */
+static void
+simulate(const char *spec)
+{
+	char buf[512], *tok, *save = NULL, *colon, path[128], serial[32];
+	int n = 0;
+
+	sys = &sys_sim;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long long gib;
+
+		if ((colon = strchr(tok, ':')) == NULL || (gib = strtoull(colon + 1, NULL, 10)) == 0)
+			fatalx("RAIDD_SIMULATE: '%s' is not name:GiB", tok);
+		*colon = '\0';
+		n++;
+		snprintf(path, sizeof(path), "/sys/devices/sim/host0/target0:0:%d/0:0:%d:0", n, n);
+		snprintf(serial, sizeof(serial), "SIM%d", n);
+		sim_add_disk(tok, gib << 30, serial, path);
+	}
+	log_warnx("simulating %d disks: nothing real is touched", n);
+}
+
+static int
+raidd_init(const struct conf *c)
+{
+	int fd;
+
+	if (getenv("RAIDD_SIMULATE"))
+		simulate(getenv("RAIDD_SIMULATE"));
+	load_board(conf_str(c, "raidd", "board"));
+	volume_set_options(conf_str(c, "raidd", "mount_root"));
+	disk_refresh(0);
+	if (sys == &sys_sim || (nas_feature_present(&raidd_features[0]) &&
+	    nas_feature_present(&raidd_features[1])))
+		volume_scan();
+	else
+		log_warnx("no md or device-mapper in this kernel: volumes are not assembled");
+	if ((fd = sys->hotplug_open()) != -1) {
+		ev_io_init(&hotplug_w, hotplug_cb, fd, EV_READ);
+		ev_io_start(nas_loop(), &hotplug_w);
+	}
+	ev_timer_init(&monitor_w, monitor_cb, MONITOR_SECONDS, MONITOR_SECONDS);
+	ev_timer_start(nas_loop(), &monitor_w);
+	return 0;
+}
+
+static int
+raidd_reload(const struct conf *c)
+{
+	load_board(conf_str(c, "raidd", "board"));
+	volume_set_options(conf_str(c, "raidd", "mount_root"));
+	disk_refresh(1);
+	return 0;
+}
+
+static const struct rpc_method *const raidd_tables[] = { disk_methods, volume_methods, NULL };
 
 const struct nas_daemon raidd_daemon = {
 	.name = "raidd",
-	.methods = raidd_methods,
+	.methods = raidd_tables,
+	.conf = raidd_conf,
+	.init = raidd_init,
+	.reload = raidd_reload,
 	.info = raidd_info,
 };

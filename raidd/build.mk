@@ -23,3 +23,6 @@ test-raidd-mdsb_LIBS =
 UNIT_TESTS += test-raidd-label
 test-raidd-label_SRCS := tests/unit/test-raidd-label.c raidd/label.c raidd/plan.c
 test-raidd-label_LIBS =
+UNIT_TESTS += test-raidd-volume
+test-raidd-volume_SRCS := tests/unit/test-raidd-volume.c $(RAIDD_LOGIC) raidd/system-sim.c
+test-raidd-volume_LIBS = $(CHECK_LIBS)

@@ -2,11 +2,37 @@
 #ifndef RAIDD_H
 #define RAIDD_H
 
+#include <json-c/json.h>
+
+#include "board.h"
 #include "daemon.h"
 #include "feature.h"
+#include "system.h"
+
+/* One disk raidd sees, with where it sits on the board. */
+struct disk {
+	struct sys_disk	 sys;
+	int		 bay;		/* 1-based; 0: not in a bay */
+	int		 flash;		/* the firmware's own device */
+};
 
 /* api.c */
 extern const struct nas_daemon raidd_daemon;
 extern const struct nas_feature raidd_features[];
+
+/* disk.c */
+void	 disk_set_board(const struct board *);
+const struct board *disk_board(void);
+int	 disk_refresh(int announce);
+int	 disk_count(void);
+struct disk *disk_at(int);
+struct disk *disk_find(const char *spec);
+const char *disk_spec(const struct disk *, char *buf, size_t len);
+struct json_object *disk_describe(const struct disk *);
+int	 disk_has_foreign(const struct disk *, char *why, size_t len);
+extern const struct rpc_method disk_methods[];
+
+/* wipe.c */
+int	 wipe_disk(const struct disk *, char *err, size_t errlen);
 
 #endif

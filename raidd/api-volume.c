@@ -1,0 +1,196 @@
+/* volume.* methods: parse, call the module, answer. */
+#include <stdio.h>
+#include <string.h>
+
+#include "job.h"
+#include "volume.h"
+
+static const char *const levels[] = { "single", "jbod", "raid0", "raid1", "raid5",
+	"raid10", "shr", NULL };
+static const char *const filesystems[] = { "none", "ext4", "btrfs", NULL };
+
+static struct volume *
+find_or_fail(struct rpc_call *c, struct json_object *params)
+{
+	const char *name = rpc_param_str(params, "name", "");
+	struct volume *v = volume_find(name);
+
+	if (v == NULL)
+		rpc_error(c, NAS_ERR_NOT_FOUND, "no volume %s", name);
+	else if (v->job)
+		rpc_error(c, NAS_ERR_BUSY, "volume %s: job %u is running", name, job_id(v->job));
+	return v;
+}
+
+/* Fills r from the request; disks named by bay, kernel name or serial. */
+static int
+parse_create(struct rpc_call *c, struct json_object *params, struct create_req *r)
+{
+	struct json_object *disks;
+	const char *fs = rpc_param_str(params, "fs", "ext4");
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%s", rpc_param_str(params, "name", ""));
+	plan_level_parse(rpc_param_str(params, "level", ""), &r->level);
+	r->fs = strcmp(fs, "none") == 0 ? LABEL_FS_NONE :
+	    strcmp(fs, "btrfs") == 0 ? LABEL_FS_BTRFS : LABEL_FS_EXT4;
+	r->force = rpc_param_bool(params, "force", 0);
+	json_object_object_get_ex(params, "disks", &disks);
+	r->ndisks = (int)json_object_array_length(disks);
+	for (int i = 0; i < r->ndisks; i++) {
+		struct json_object *e = json_object_array_get_idx(disks, i);
+		struct disk *d;
+
+		if (!json_object_is_type(e, json_type_string)) {
+			rpc_error(c, RPC_INVALID_PARAMS, "disks must be strings");
+			return -1;
+		}
+		if ((d = disk_find(json_object_get_string(e))) == NULL) {
+			rpc_error(c, NAS_ERR_NOT_FOUND, "no disk %s", json_object_get_string(e));
+			return -1;
+		}
+		snprintf(r->disk[i], sizeof(r->disk[i]), "%s", d->sys.name);
+	}
+	return 0;
+}
+
+static void
+volume_create(struct rpc_call *c, struct json_object *params)
+{
+	struct create_req r;
+	struct plan plan;
+	struct json_object *o;
+	struct job *j;
+	char err[256];
+	int code;
+
+	disk_refresh(1);
+	if (parse_create(c, params, &r) == -1)
+		return;
+	if (create_check(&r, &plan, &code, err, sizeof(err)) == -1) {
+		rpc_error(c, code, "%s: nothing was written", err);
+		return;
+	}
+	if ((j = create_start(&r, &plan, err, sizeof(err))) == NULL) {
+		rpc_error(c, NAS_ERR_LIMIT, "%s", err);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "job", json_object_new_int((int)job_id(j)));
+	json_object_object_add(o, "name", json_object_new_string(r.name));
+	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)plan.size));
+	if (plan.note)
+		json_object_object_add(o, "note", json_object_new_string(plan.note));
+	rpc_result(c, o);
+}
+
+static void
+volume_list(struct rpc_call *c, struct json_object *params)
+{
+	struct json_object *a = json_object_new_array();
+	struct volume *v;
+
+	(void)params;
+	for (int i = 0; (v = volume_at(i)) != NULL; i++)
+		json_object_array_add(a, volume_describe(v));
+	rpc_result(c, a);
+}
+
+static void
+volume_show(struct rpc_call *c, struct json_object *params)
+{
+	struct volume *v = volume_find(rpc_param_str(params, "name", ""));
+
+	if (v == NULL)
+		rpc_error(c, NAS_ERR_NOT_FOUND, "no volume %s", rpc_param_str(params, "name", ""));
+	else
+		rpc_result(c, volume_describe(v));
+}
+
+static void
+volume_delete(struct rpc_call *c, struct json_object *params)
+{
+	struct volume *v;
+	char err[256];
+
+	if ((v = find_or_fail(c, params)) == NULL)
+		return;
+	if (strcmp(rpc_param_str(params, "confirm", ""), v->name) != 0) {
+		rpc_error(c, NAS_ERR_REFUSED, "confirm must repeat the volume's name (%s)", v->name);
+		return;
+	}
+	if (delete_volume(v, err, sizeof(err)) == -1) {
+		rpc_error(c, NAS_ERR_FAILED, "%s", err);
+		return;
+	}
+	rpc_result(c, json_object_new_object());
+}
+
+static void
+volume_mount_m(struct rpc_call *c, struct json_object *params)
+{
+	struct volume *v;
+	char err[256];
+
+	if ((v = find_or_fail(c, params)) == NULL)
+		return;
+	if (v->label.fs == LABEL_FS_NONE) {
+		rpc_error(c, NAS_ERR_INVALID, "volume %s has no filesystem", v->name);
+		return;
+	}
+	if (!v->assembled) {
+		rpc_error(c, NAS_ERR_FAILED, "volume %s is not assembled: %s", v->name, v->problem);
+		return;
+	}
+	if (volume_mount(v, err, sizeof(err)) == -1) {
+		rpc_error(c, NAS_ERR_FAILED, "%s", err);
+		return;
+	}
+	rpc_result(c, volume_describe(v));
+}
+
+static void
+volume_unmount_m(struct rpc_call *c, struct json_object *params)
+{
+	struct volume *v;
+	char err[256];
+
+	if ((v = find_or_fail(c, params)) == NULL)
+		return;
+	if (volume_unmount(v, err, sizeof(err)) == -1) {
+		rpc_error(c, NAS_ERR_BUSY, "%s", err);
+		return;
+	}
+	rpc_result(c, volume_describe(v));
+}
+
+#define NAME_PARAM { "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "volume name" }
+#define END_PARAM { NULL, 0, 0, 0, 0, NULL, NULL }
+
+static const struct rpc_param create_params[] = {
+	NAME_PARAM,
+	{ "level", RPC_STRING, RPC_REQUIRED, 0, 0, levels, "RAID level" },
+	{ "disks", RPC_ARRAY, RPC_REQUIRED, 1, PLAN_MAX_DISKS, NULL,
+	  "disks by bay (bay1), kernel name (sda) or serial" },
+	{ "fs", RPC_STRING, 0, 0, 0, filesystems, "filesystem (default ext4)" },
+	{ "force", RPC_BOOL, 0, 0, 0, NULL, "erase disks that hold data" },
+	END_PARAM
+};
+static const struct rpc_param name_params[] = { NAME_PARAM, END_PARAM };
+static const struct rpc_param delete_params[] = {
+	NAME_PARAM,
+	{ "confirm", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "the volume's name again" },
+	END_PARAM
+};
+
+const struct rpc_method volume_methods[] = {
+	{ "volume.create", volume_create, create_params, RPC_MUTATES,
+	  "create a volume; returns a job id" },
+	{ "volume.list", volume_list, NULL, 0, "every volume found on the disks" },
+	{ "volume.show", volume_show, name_params, 0, "one volume with its tiers" },
+	{ "volume.delete", volume_delete, delete_params, RPC_MUTATES,
+	  "stop a volume and erase its members" },
+	{ "volume.mount", volume_mount_m, name_params, RPC_MUTATES, "mount a volume" },
+	{ "volume.unmount", volume_unmount_m, name_params, RPC_MUTATES, "unmount a volume" },
+	{ NULL, NULL, NULL, 0, NULL }
+};

@@ -1,0 +1,424 @@
+/*
+ * volume.create: checked in full before anything is written, then run
+ * as a job of small steps on the event loop. The first write is each
+ * disk's label with the intent "creating"; the volume exists only once
+ * the labels say "none" one generation later. A power cut in between
+ * is rolled back at the next start (assemble.c), so the disks end up
+ * either a whole volume or free.
+ */
+#include <sys/random.h>
+
+#include <linux/raid/md_p.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "job.h"
+#include "mdsb.h"
+#include "volume.h"
+
+enum create_step {
+	STEP_WIPE, STEP_LABEL, STEP_PARTITION, STEP_ARRAYS, STEP_MAP, STEP_MKFS,
+	STEP_COMMIT, STEP_MOUNT, STEP_DONE
+};
+
+static const char *const step_names[] = {
+	"erasing old signatures", "writing labels", "partitioning",
+	"starting arrays", "mapping the volume", "making the filesystem",
+	"committing labels", "mounting", "done",
+};
+
+struct create {
+	struct create_req	 req;
+	struct plan		 plan;
+	struct volume		*vol;
+	struct job		*job;
+	enum create_step	 step;
+	ev_timer		 timer;
+	uint8_t			 array_uuid[PLAN_MAX_TIERS][16];
+};
+
+static int
+fail_check(int *code, int c, char *err, size_t errlen, const char *fmt,
+    const char *a, const char *b)
+{
+	*code = c;
+	snprintf(err, errlen, fmt, a, b);
+	return -1;
+}
+
+/* Why this disk may not join a new volume, or 0. */
+static int
+check_disk(const struct create_req *r, const struct disk *d, int *code,
+    char *err, size_t errlen)
+{
+	char why[192], name[SYS_NAME_MAX];
+
+	disk_spec(d, name, sizeof(name));
+	if (d->flash)
+		return fail_check(code, NAS_ERR_REFUSED, err, errlen,
+		    "%s (%s) is the firmware's own device", name, d->sys.name);
+	if (d->sys.busy[0])
+		return fail_check(code, NAS_ERR_BUSY, err, errlen, "%s is in use: %s",
+		    name, d->sys.busy);
+	if (volume_of_disk(d->sys.name))
+		return fail_check(code, NAS_ERR_BUSY, err, errlen,
+		    "%s belongs to volume %s", name, volume_of_disk(d->sys.name)->name);
+	if (r->force)
+		return 0;
+	for (int i = 0; i < d->sys.nsigs; i++) {
+		if (strcmp(d->sys.sig[i].type, "raidd") == 0)
+			return fail_check(code, NAS_ERR_REFUSED, err, errlen,
+			    "%s carries a raidd label of another volume%s: pass force to erase it",
+			    name, "");
+	}
+	if (disk_has_foreign(d, why, sizeof(why)))
+		return fail_check(code, NAS_ERR_REFUSED, err, errlen,
+		    "%s: pass force to erase it (%s)", why, name);
+	return 0;
+}
+
+int
+create_check(const struct create_req *r, struct plan *plan, int *code,
+    char *err, size_t errlen)
+{
+	struct plan_disk pd[PLAN_MAX_DISKS];
+	char why[128];
+
+	if (!volume_name_valid(r->name, why, sizeof(why)))
+		return fail_check(code, NAS_ERR_INVALID, err, errlen, "%s%s", why, "");
+	if (volume_find(r->name))
+		return fail_check(code, NAS_ERR_EXISTS, err, errlen,
+		    "a volume named %s exists%s", r->name, "");
+	for (int i = 0; i < r->ndisks; i++) {
+		const struct disk *d = disk_find(r->disk[i]);
+
+		for (int j = 0; j < i; j++)
+			if (strcmp(r->disk[i], r->disk[j]) == 0)
+				return fail_check(code, NAS_ERR_INVALID, err, errlen,
+				    "%s is listed twice%s", r->disk[i], "");
+		if (d == NULL)
+			return fail_check(code, NAS_ERR_NOT_FOUND, err, errlen,
+			    "no disk %s%s", r->disk[i], "");
+		snprintf(pd[i].id, sizeof(pd[i].id), "%s", d->sys.name);
+		pd[i].size = d->sys.size;
+	}
+	/* What cannot work at all is said before what the disks hold. */
+	if (plan_make(r->level, pd, r->ndisks, plan, why, sizeof(why)) == -1)
+		return fail_check(code, NAS_ERR_INVALID, err, errlen, "%s%s", why, "");
+	for (int i = 0; i < r->ndisks; i++)
+		if (check_disk(r, disk_find(r->disk[i]), code, err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
+/* ---- the steps ---- */
+
+static int
+step_wipe(struct create *c, char *err, size_t errlen)
+{
+	for (int i = 0; i < c->req.ndisks; i++)
+		if (wipe_disk(disk_find(c->req.disk[i]), err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+make_labels(struct create *c, char *err, size_t errlen)
+{
+	struct label_member mem[PLAN_MAX_DISKS];
+	struct volume *v = c->vol;
+	uint8_t vol_uuid[16];
+
+	memset(mem, 0, sizeof(mem));
+	if (getrandom(vol_uuid, sizeof(vol_uuid), 0) != sizeof(vol_uuid) ||
+	    getrandom(c->array_uuid, sizeof(c->array_uuid), 0) != sizeof(c->array_uuid))
+		return snprintf(err, errlen, "no random numbers: %s", strerror(errno)), -1;
+	for (int i = 0; i < c->req.ndisks; i++) {
+		const struct disk *d = disk_find(c->req.disk[i]);
+
+		if (getrandom(mem[i].uuid, 16, 0) != 16)
+			return snprintf(err, errlen, "no random numbers"), -1;
+		snprintf(mem[i].serial, sizeof(mem[i].serial), "%.*s", LABEL_SERIAL_MAX - 1, d->sys.serial);
+		mem[i].size = d->sys.size;
+	}
+	for (int i = 0; i < c->req.ndisks; i++) {
+		if (label_from_plan(&v->mlabel[i], &c->plan, i, c->req.name, vol_uuid,
+		    (const uint8_t (*)[16])c->array_uuid, mem, (uint64_t)time(NULL),
+		    err, errlen) == -1)
+			return -1;
+		v->mlabel[i].fs = (uint8_t)c->req.fs;
+		v->mlabel[i].intent.op = LABEL_OP_CREATING;
+		v->mlabel[i].intent.target = v->mlabel[i].generation + 1;
+		snprintf(v->disk[i], sizeof(v->disk[i]), "%s", c->req.disk[i]);
+		v->next_slot[i] = 0;
+	}
+	v->label = v->mlabel[0];
+	return 0;
+}
+
+static int
+step_label(struct create *c, char *err, size_t errlen)
+{
+	if (make_labels(c, err, errlen) == -1)
+		return -1;
+	return label_write_all(c->vol, err, errlen);
+}
+
+static int
+step_partition(struct create *c, char *err, size_t errlen)
+{
+	for (int i = 0; i < c->plan.ndisks; i++) {
+		struct sys_part parts[SYS_MAX_PARTS];
+		int n = 0;
+
+		for (int t = 0; t < c->plan.ntiers; t++) {
+			const struct plan_tier *pt = &c->plan.tier[t];
+
+			for (int r = 0; r < pt->nmembers; r++) {
+				if (pt->part[r].disk != i)
+					continue;
+				parts[n].start = pt->part[r].start;
+				parts[n].size = pt->part[r].size;
+				/* GPT names hold 36 characters; tiers are 1..8. */
+				snprintf(parts[n].name, sizeof(parts[n].name), "raidd:%.*s:t%c",
+				    VOL_NAME_MAX, c->req.name, '1' + t);
+				n++;
+			}
+		}
+		if (sys->partition(c->req.disk[i], parts, n) == -1) {
+			snprintf(err, errlen, "%s: partitioning: %s", c->req.disk[i],
+			    strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Superblock and bitmap of role r of tier t, then the array. */
+static int
+create_array(struct create *c, int t, char *err, size_t errlen)
+{
+	static uint8_t sb[SYS_MAX_MEMBERS][MDSB_BLOCK], bm[SYS_MAX_MEMBERS][MDSB_BITMAP_ROOM * 512];
+	const struct plan_tier *pt = &c->plan.tier[t];
+	struct sys_md md = { .raid_disks = pt->nmembers, .nmembers = pt->nmembers };
+	struct mdsb s;
+	struct mdsb_bitmap b;
+	char set_name[MDSB_NAME_MAX + 1];
+
+	volume_md_name(c->vol, t, md.name, sizeof(md.name));
+	snprintf(set_name, sizeof(set_name), "%.*s-t%d", VOL_NAME_MAX, c->req.name, t + 1);
+	for (int r = 0; r < pt->nmembers; r++) {
+		const char *disk = c->req.disk[pt->part[r].disk];
+
+		if (mdsb_init_tier(&s, pt, r, c->array_uuid[t], set_name,
+		    (uint64_t)time(NULL), err, errlen) == -1 ||
+		    getrandom(s.device_uuid, sizeof(s.device_uuid), 0) != sizeof(s.device_uuid) ||
+		    mdsb_encode(&s, sb[r], sizeof(sb[r]), err, errlen) == -1)
+			return -1;
+		md.member[r].role = r;
+		md.member[r].sb = sb[r];
+		md.member[r].sb_len = sizeof(sb[r]);
+		if (s.feature_map & MD_FEATURE_BITMAP_OFFSET) {
+			if (mdsb_bitmap_init(&b, &s, err, errlen) == -1 ||
+			    mdsb_bitmap_encode(&b, 1, bm[r], sizeof(bm[r]), err, errlen) == -1)
+				return -1;
+			md.member[r].bitmap = bm[r];
+			md.member[r].bitmap_len = mdsb_bitmap_bytes(&b);
+		}
+		if (sys->part_dev(disk, pt->part[r].start, md.member[r].dev,
+		    sizeof(md.member[r].dev)) == -1)
+			return snprintf(err, errlen, "%s: no partition at %llu", disk,
+			    (unsigned long long)pt->part[r].start), -1;
+	}
+	if (sys->md_create(&md) == -1)
+		return snprintf(err, errlen, "creating %s: %s", md.name, strerror(errno)), -1;
+	return 0;
+}
+
+static int
+step_arrays(struct create *c, char *err, size_t errlen)
+{
+	for (int t = 0; t < c->plan.ntiers; t++)
+		if (c->plan.tier[t].kind != TIER_NONE && create_array(c, t, err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+step_map(struct create *c, char *err, size_t errlen)
+{
+	return volume_assemble(c->vol, err, errlen);
+}
+
+static int
+step_commit(struct create *c, char *err, size_t errlen)
+{
+	struct volume *v = c->vol;
+
+	v->label.intent.op = LABEL_OP_NONE;
+	v->label.intent.target = 0;
+	if (label_bump(&v->label, err, errlen) == -1)
+		return -1;
+	return label_write_all(v, err, errlen);
+}
+
+static int
+step_mount(struct create *c, char *err, size_t errlen)
+{
+	return volume_mount(c->vol, err, errlen);
+}
+
+/* ---- the job ---- */
+
+static void advance(struct create *);
+
+/* Undo after a failed step: the disks end up free, as after a power cut. */
+static void
+roll_back(struct create *c, const char *why)
+{
+	char err[256];
+
+	log_warnx("volume %s: %s: rolling back", c->req.name, why);
+	if (c->step > STEP_WIPE && (volume_stop(c->vol, err, sizeof(err)) == -1 ||
+	    volume_wipe_members(c->vol, err, sizeof(err)) == -1))
+		log_warnx("volume %s: roll-back incomplete, finished at next start: %s",
+		    c->req.name, err);
+	volume_forget(c->vol);
+	disk_refresh(1);
+	job_fail(c->job, NAS_ERR_FAILED, "%s while %s", why, step_names[c->step]);
+}
+
+static void
+mkfs_done(int status, const char *output, void *arg)
+{
+	struct create *c = arg;
+	char why[256];
+
+	if (status != 0) {
+		snprintf(why, sizeof(why), "mkfs failed: %.200s", output);
+		roll_back(c, why);
+		return;
+	}
+	c->step++;
+	advance(c);
+}
+
+static int
+start_mkfs(struct create *c, char *err, size_t errlen)
+{
+	static const char *const fs[] = { "none", "ext4", "btrfs" };
+	char dm[SYS_NAME_MAX];
+
+	volume_dm_name(c->req.name, dm, sizeof(dm));
+	if (sys->mkfs(fs[c->req.fs], dm, c->req.name, mkfs_done, c) == -1)
+		return snprintf(err, errlen, "mkfs: %s", strerror(errno)), -1;
+	return 0;
+}
+
+static int (*const steps[])(struct create *, char *, size_t) = {
+	[STEP_WIPE] = step_wipe, [STEP_LABEL] = step_label,
+	[STEP_PARTITION] = step_partition, [STEP_ARRAYS] = step_arrays,
+	[STEP_MAP] = step_map, [STEP_MKFS] = start_mkfs,
+	[STEP_COMMIT] = step_commit, [STEP_MOUNT] = step_mount,
+};
+
+static void
+finish(struct create *c)
+{
+	struct volume *v = c->vol;
+	struct json_object *ev;
+
+	v->job = NULL;
+	v->state = VOL_CLEAN;
+	volume_refresh_state(v);
+	disk_refresh(1);
+	ev = json_object_new_object();
+	json_object_object_add(ev, "name", json_object_new_string(v->name));
+	json_object_object_add(ev, "state", json_object_new_string(volume_state_name(v->state)));
+	nas_event("volume.created", ev);
+	log_info("volume %s created: %s, %llu bytes", v->name,
+	    plan_level_name(v->label.level), (unsigned long long)v->label.size);
+	job_done(c->job, volume_describe(v));
+}
+
+/* One step per loop turn, so answers and events flow in between. */
+static void
+step_timer(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct create *c = w->data;
+	char err[256];
+
+	(void)l;
+	(void)revents;
+	if (c->step == STEP_DONE) {
+		finish(c);
+		return;
+	}
+	if (c->step == STEP_MKFS && c->req.fs == LABEL_FS_NONE)
+		c->step++;
+	job_progress(c->job, 100.0 * c->step / STEP_DONE, step_names[c->step]);
+	if (steps[c->step](c, err, sizeof(err)) == -1) {
+		roll_back(c, err);
+		return;
+	}
+	if (c->step == STEP_MKFS)
+		return;		/* mkfs_done goes on */
+	c->step++;
+	advance(c);
+}
+
+static void
+advance(struct create *c)
+{
+	ev_timer_set(&c->timer, 0., 0.);
+	ev_timer_start(nas_loop(), &c->timer);
+}
+
+static void
+release(void *arg)
+{
+	struct create *c = arg;
+
+	ev_timer_stop(nas_loop(), &c->timer);
+	free(c);
+}
+
+static const struct job_ops create_ops = { .release = release };
+
+struct job *
+create_start(const struct create_req *r, const struct plan *plan, char *err,
+    size_t errlen)
+{
+	struct create *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL || (c->vol = volume_add()) == NULL) {
+		free(c);
+		snprintf(err, errlen, "too many volumes");
+		return NULL;
+	}
+	c->req = *r;
+	c->plan = *plan;
+	snprintf(c->vol->name, sizeof(c->vol->name), "%s", r->name);
+	c->vol->label.level = (uint8_t)r->level;
+	c->vol->label.fs = (uint8_t)r->fs;
+	c->vol->label.size = plan->size;
+	c->vol->state = VOL_CREATING;
+	for (int i = 0; i < r->ndisks; i++)
+		snprintf(c->vol->disk[i], sizeof(c->vol->disk[i]), "%s", r->disk[i]);
+	c->vol->label.ndisks = (uint8_t)r->ndisks;
+	ev_timer_init(&c->timer, step_timer, 0., 0.);
+	c->timer.data = c;
+	if ((c->job = job_start("volume.create", r->name, &create_ops, c)) == NULL) {
+		volume_forget(c->vol);
+		free(c);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->vol->job = c->job;
+	advance(c);
+	return c->job;
+}

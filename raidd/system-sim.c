@@ -1,0 +1,775 @@
+/*
+ * A simulated kernel: sparse in-memory disks, GPT partitions as
+ * windows on them, md arrays and dm maps as records, mkfs and mount as
+ * marks. Enough for the volume logic's tests, including power cuts at
+ * any mutating step (sim_fail_after + sim_power_cut).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ev.h>
+
+#include "system.h"
+#include "system-sim.h"
+
+#define CHUNK		65536
+#define MAX_DEVS	64
+
+struct chunk {
+	uint64_t	 idx;
+	struct chunk	*next;
+	uint8_t		 data[CHUNK];
+};
+
+enum dev_kind { DEV_DISK, DEV_PART, DEV_MD, DEV_DM };
+
+struct dev {
+	enum dev_kind	 kind;
+	char		 name[SYS_NAME_MAX];
+	char		 serial[64], syspath[256];
+	uint64_t	 size;
+	struct chunk	*chunks;	/* disks hold data */
+	struct chunk	**store;	/* md: its data, kept across power cuts */
+	int		 parent;	/* partitions: index of the disk */
+	uint64_t	 start;		/* partitions: bytes into the disk */
+	int		 nsegs;		/* dm: where the bytes live */
+	struct sys_seg	 seg[SYS_MAX_SEGS];
+	struct sys_md	 md;		/* md: members (sb pointers unused) */
+	char		 fs[16];	/* set by mkfs */
+	char		 mounted[128];
+};
+
+static struct dev devs[MAX_DEVS];
+static int ndevs, fail_after = -1, nops;
+
+/* What an array holds outlives the array, as it does on its members. */
+static struct {
+	char		 name[SYS_NAME_MAX];
+	struct chunk	*chunks;
+} stores[MAX_DEVS];
+
+static void
+free_list(struct chunk **list)
+{
+	struct chunk *c;
+
+	while ((c = *list) != NULL) {
+		*list = c->next;
+		free(c);
+	}
+}
+
+static struct chunk **
+md_store(const char *name)
+{
+	int free_slot = -1;
+
+	for (int i = 0; i < MAX_DEVS; i++) {
+		if (stores[i].name[0] && strcmp(stores[i].name, name) == 0)
+			return &stores[i].chunks;
+		if (!stores[i].name[0] && free_slot == -1)
+			free_slot = i;
+	}
+	if (free_slot == -1)
+		return NULL;
+	snprintf(stores[free_slot].name, sizeof(stores[0].name), "%s", name);
+	return &stores[free_slot].chunks;
+}
+
+static struct dev *
+find(const char *name)
+{
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].name[0] && strcmp(devs[i].name, name) == 0)
+			return &devs[i];
+	return NULL;
+}
+
+static struct dev *
+new_dev(enum dev_kind k, const char *name)
+{
+	struct dev *d = NULL;
+	char copy[SYS_NAME_MAX];
+
+	snprintf(copy, sizeof(copy), "%s", name);
+	for (int i = 0; i < ndevs && !d; i++)
+		if (devs[i].name[0] == '\0')
+			d = &devs[i];
+	if (d == NULL && ndevs < MAX_DEVS)
+		d = &devs[ndevs++];
+	if (d == NULL)
+		return NULL;
+	memset(d, 0, sizeof(*d));
+	d->kind = k;
+	memcpy(d->name, copy, sizeof(d->name));
+	return d;
+}
+
+static void
+free_chunks(struct dev *d)
+{
+	free_list(&d->chunks);
+}
+
+static void
+drop(struct dev *d)
+{
+	free_chunks(d);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Counts a mutating step; fails it once the simulated power is gone. */
+static int
+step(void)
+{
+	nops++;
+	if (fail_after == 0)
+		return errno = EIO, -1;
+	if (fail_after > 0)
+		fail_after--;
+	return 0;
+}
+
+void
+sim_fail_after(int n)
+{
+	fail_after = n;
+}
+
+int
+sim_ops(void)
+{
+	return nops;
+}
+
+void
+sim_add_disk(const char *name, uint64_t size, const char *serial, const char *syspath)
+{
+	struct dev *d = new_dev(DEV_DISK, name);
+
+	d->size = size;
+	snprintf(d->serial, sizeof(d->serial), "%s", serial);
+	snprintf(d->syspath, sizeof(d->syspath), "%s", syspath);
+}
+
+void
+sim_remove_disk(const char *name)
+{
+	struct dev *d = find(name);
+	int idx;
+
+	if (d == NULL)
+		return;
+	idx = (int)(d - devs);
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].kind == DEV_PART && devs[i].parent == idx)
+			drop(&devs[i]);
+	drop(d);
+}
+
+void
+sim_swap_disks(const char *a, const char *b)
+{
+	struct dev *x = find(a), *y = find(b), t;
+	int xi, yi;
+
+	if (x == NULL || y == NULL)
+		return;
+	xi = (int)(x - devs);
+	yi = (int)(y - devs);
+	t = *x;
+	x->chunks = y->chunks;
+	x->size = y->size;
+	memcpy(x->serial, y->serial, sizeof(x->serial));
+	y->chunks = t.chunks;
+	y->size = t.size;
+	memcpy(y->serial, t.serial, sizeof(y->serial));
+	for (int i = 0; i < ndevs; i++) {
+		if (devs[i].kind != DEV_PART || !devs[i].name[0])
+			continue;
+		if (devs[i].parent == xi || devs[i].parent == yi) {
+			const char *disk = devs[i].parent == xi ? b : a;
+			char name[SYS_NAME_MAX];
+
+			devs[i].parent = devs[i].parent == xi ? yi : xi;
+			snprintf(name, sizeof(name), "%s%s", disk,
+			    devs[i].name + strlen(devs[i].parent == yi ? a : b));
+			memcpy(devs[i].name, name, sizeof(name));
+		}
+	}
+}
+
+void
+sim_power_cut(void)
+{
+	for (int i = 0; i < ndevs; i++) {
+		if (devs[i].kind == DEV_DM || devs[i].kind == DEV_MD)
+			drop(&devs[i]);
+		else
+			devs[i].mounted[0] = '\0';
+	}
+	fail_after = -1;
+}
+
+void
+sim_reset(void)
+{
+	for (int i = 0; i < ndevs; i++)
+		drop(&devs[i]);
+	for (int i = 0; i < MAX_DEVS; i++) {
+		free_list(&stores[i].chunks);
+		stores[i].name[0] = '\0';
+	}
+	ndevs = 0;
+	nops = 0;
+	fail_after = -1;
+}
+
+static int
+count(enum dev_kind k)
+{
+	int n = 0;
+
+	for (int i = 0; i < ndevs; i++)
+		n += devs[i].name[0] && devs[i].kind == k;
+	return n;
+}
+
+int
+sim_md_count(void)
+{
+	return count(DEV_MD);
+}
+
+int
+sim_dm_count(void)
+{
+	return count(DEV_DM);
+}
+
+int
+sim_mount_count(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < ndevs; i++)
+		n += devs[i].mounted[0] != '\0';
+	return n;
+}
+
+/* ---- byte I/O: partitions and dm maps resolve to where bytes live ---- */
+
+static uint8_t *
+chunk_at(struct dev *d, uint64_t idx, int create)
+{
+	struct chunk **list = d->store ? d->store : &d->chunks, *c;
+
+	for (c = *list; c; c = c->next)
+		if (c->idx == idx)
+			return c->data;
+	if (!create || (c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->idx = idx;
+	c->next = *list;
+	*list = c;
+	return c->data;
+}
+
+static int dev_io(struct dev *, uint64_t, uint8_t *, const uint8_t *, size_t);
+
+static int
+dm_io(struct dev *d, uint64_t off, uint8_t *rbuf, const uint8_t *wbuf, size_t len)
+{
+	uint64_t at = 0;
+
+	for (int i = 0; i < d->nsegs && len > 0; i++) {
+		const struct sys_seg *s = &d->seg[i];
+		struct dev *under = find(s->dev);
+
+		if (off < at + s->len) {
+			size_t n = (size_t)(at + s->len - off) < len ?
+			    (size_t)(at + s->len - off) : len;
+
+			if (under == NULL || dev_io(under, s->offset + off - at, rbuf, wbuf, n) == -1)
+				return errno = EIO, -1;
+			off += n;
+			len -= n;
+			rbuf = rbuf ? rbuf + n : NULL;
+			wbuf = wbuf ? wbuf + n : NULL;
+		}
+		at += s->len;
+	}
+	return len ? (errno = EINVAL, -1) : 0;
+}
+
+static int
+dev_io(struct dev *d, uint64_t off, uint8_t *rbuf, const uint8_t *wbuf, size_t len)
+{
+	if (off + len > d->size)
+		return errno = EINVAL, -1;
+	if (d->kind == DEV_PART)
+		return dev_io(&devs[d->parent], d->start + off, rbuf, wbuf, len);
+	if (d->kind == DEV_DM)
+		return dm_io(d, off, rbuf, wbuf, len);
+	while (len > 0) {
+		size_t in = (size_t)(off % CHUNK), n = CHUNK - in < len ? CHUNK - in : len;
+		uint8_t *c = chunk_at(d, off / CHUNK, wbuf != NULL);
+
+		if (rbuf)
+			c ? memcpy(rbuf, c + in, n) : memset(rbuf, 0, n);
+		else if (c == NULL)
+			return errno = ENOMEM, -1;
+		else
+			memcpy(c + in, wbuf, n);
+		off += n;
+		len -= n;
+		rbuf = rbuf ? rbuf + n : NULL;
+		wbuf = wbuf ? wbuf + n : NULL;
+	}
+	return 0;
+}
+
+static int
+sim_read_at(const char *name, uint64_t off, void *buf, size_t len)
+{
+	struct dev *d = find(name);
+
+	return d ? dev_io(d, off, buf, NULL, len) : (errno = ENOENT, -1);
+}
+
+static int
+sim_write_at(const char *name, uint64_t off, const void *buf, size_t len)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL)
+		return errno = ENOENT, -1;
+	if (step() == -1)
+		return -1;
+	return dev_io(d, off, NULL, buf, len);
+}
+
+static int
+sim_zero_at(const char *name, uint64_t off, uint64_t len)
+{
+	static const uint8_t zeros[CHUNK];
+	struct dev *d = find(name);
+
+	if (d == NULL)
+		return errno = ENOENT, -1;
+	if (step() == -1)
+		return -1;
+	while (len > 0) {
+		size_t n = len < CHUNK ? (size_t)len : CHUNK;
+
+		if (dev_io(d, off, NULL, zeros, n) == -1)
+			return -1;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* ---- discovery: signatures at the places blkid would look ---- */
+
+static int
+has_bytes(struct dev *d, uint64_t off, const void *magic, size_t n)
+{
+	uint8_t buf[16];
+
+	return off + n <= d->size && dev_io(d, off, buf, NULL, n) == 0 &&
+	    memcmp(buf, magic, n) == 0;
+}
+
+static void
+add_sig(struct sys_disk *s, const char *type, const char *where, uint64_t off)
+{
+	if (s->nsigs == SYS_MAX_SIGS)
+		return;
+	snprintf(s->sig[s->nsigs].type, sizeof(s->sig[0].type), "%s", type);
+	snprintf(s->sig[s->nsigs].where, sizeof(s->sig[0].where), "%s", where);
+	s->sig[s->nsigs++].offset = off;
+}
+
+static void
+probe(struct dev *d, uint64_t base, struct sys_disk *s)
+{
+	static const uint8_t md[] = { 0xfc, 0x4e, 0x2b, 0xa9 };
+	static const uint8_t ext[] = { 0x53, 0xef };
+
+	if (has_bytes(d, 512, "EFI PART", 8))
+		add_sig(s, "gpt", d->name, base + 512);
+	if (has_bytes(d, 4096, md, 4))
+		add_sig(s, "linux_raid_member", d->name, base + 4096);
+	if (has_bytes(d, 1080, ext, 2))
+		add_sig(s, "ext4", d->name, base + 1080);
+	if (has_bytes(d, 0, "LUKS\xba\xbe", 6))
+		add_sig(s, "crypto_LUKS", d->name, base);
+}
+
+static void
+fill_disk(int idx, struct sys_disk *s)
+{
+	struct dev *d = &devs[idx];
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", d->name);
+	snprintf(s->syspath, sizeof(s->syspath), "%s", d->syspath);
+	snprintf(s->serial, sizeof(s->serial), "%s", d->serial);
+	snprintf(s->model, sizeof(s->model), "SIM DISK");
+	s->size = d->size;
+	s->rotational = 1;
+	s->logical_block = s->physical_block = 512;
+	probe(d, 0, s);
+	for (int i = 0; i < ndevs; i++) {
+		struct dev *p = &devs[i];
+
+		if (p->name[0] == '\0' || p->kind != DEV_PART || p->parent != idx)
+			continue;
+		probe(p, p->start, s);
+		for (int j = 0; j < ndevs; j++)
+			if (devs[j].kind == DEV_MD && devs[j].name[0])
+				for (int m = 0; m < devs[j].md.nmembers; m++)
+					if (strcmp(devs[j].md.member[m].dev, p->name) == 0)
+						snprintf(s->busy, sizeof(s->busy),
+						    "member of %s", devs[j].name);
+	}
+}
+
+static int
+sim_scan_disks(struct sys_disk **out, int *n)
+{
+	*n = 0;
+	if ((*out = calloc(MAX_DEVS, sizeof(**out))) == NULL)
+		return -1;
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].name[0] && devs[i].kind == DEV_DISK)
+			fill_disk(i, &(*out)[(*n)++]);
+	return 0;
+}
+
+/* ---- partitions ---- */
+
+static int
+sim_reread_parts(const char *disk)
+{
+	struct dev *d = find(disk);
+	int idx;
+
+	if (d == NULL)
+		return errno = ENOENT, -1;
+	/* Without a GPT the kernel forgets the partitions. */
+	if (has_bytes(d, 512, "EFI PART", 8))
+		return 0;
+	idx = (int)(d - devs);
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].kind == DEV_PART && devs[i].parent == idx && devs[i].name[0])
+			drop(&devs[i]);
+	return 0;
+}
+
+static int
+sim_partition(const char *disk, const struct sys_part *parts, int n)
+{
+	struct dev *d = find(disk), *p;
+	char name[SYS_NAME_MAX];
+	int idx;
+
+	if (d == NULL)
+		return errno = ENOENT, -1;
+	if (step() == -1)
+		return -1;
+	idx = (int)(d - devs);
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].kind == DEV_PART && devs[i].parent == idx && devs[i].name[0])
+			drop(&devs[i]);
+	dev_io(d, 512, NULL, (const uint8_t *)"EFI PART", 8);
+	dev_io(d, d->size - 512, NULL, (const uint8_t *)"EFI PART", 8);
+	for (int i = 0; i < n; i++) {
+		if (parts[i].start + parts[i].size > d->size)
+			return errno = EINVAL, -1;
+		snprintf(name, sizeof(name), "%s%d", disk, i + 1);
+		if ((p = new_dev(DEV_PART, name)) == NULL)
+			return errno = ENOSPC, -1;
+		p->parent = idx;
+		p->start = parts[i].start;
+		p->size = parts[i].size;
+	}
+	return 0;
+}
+
+static int
+sim_part_dev(const char *disk, uint64_t start, char *out, size_t len)
+{
+	struct dev *d = find(disk);
+
+	if (d == NULL)
+		return errno = ENOENT, -1;
+	for (int i = 0; i < ndevs; i++) {
+		if (devs[i].kind == DEV_PART && devs[i].name[0] &&
+		    &devs[devs[i].parent] == d && devs[i].start == start) {
+			snprintf(out, len, "%s", devs[i].name);
+			return 0;
+		}
+	}
+	return errno = ENOENT, -1;
+}
+
+/* ---- md: an array is a record; its data lives in its own chunks ---- */
+
+static int
+md_start(const struct sys_md *md, int create)
+{
+	struct dev *a, *m;
+
+	if (find(md->name))
+		return errno = EEXIST, -1;
+	for (int i = 0; i < md->nmembers; i++) {
+		if ((m = find(md->member[i].dev)) == NULL)
+			return errno = ENODEV, -1;
+		if (create && (dev_io(m, 4096, NULL, md->member[i].sb, md->member[i].sb_len) == -1 ||
+		    (md->member[i].bitmap_len && dev_io(m, 4096 + md->member[i].sb_len, NULL,
+		    md->member[i].bitmap, md->member[i].bitmap_len) == -1)))
+			return -1;
+		if (!create && !has_bytes(m, 4096, "\xfc\x4e\x2b\xa9", 4))
+			return errno = EINVAL, -1;
+	}
+	if ((a = new_dev(DEV_MD, md->name)) == NULL)
+		return errno = ENOSPC, -1;
+	a->store = md_store(md->name);
+	a->md = *md;
+	for (int i = 0; i < md->nmembers; i++)
+		a->md.member[i].sb = a->md.member[i].bitmap = NULL;
+	/* Size: what the smallest member offers; close enough for tests. */
+	a->size = UINT64_MAX;
+	for (int i = 0; i < md->nmembers; i++) {
+		m = find(md->member[i].dev);
+		if (m->size - (2 << 20) < a->size)
+			a->size = m->size - (2 << 20);
+	}
+	return 0;
+}
+
+static int
+sim_md_create(const struct sys_md *md)
+{
+	return step() == -1 ? -1 : md_start(md, 1);
+}
+
+static int
+sim_md_assemble(const struct sys_md *md)
+{
+	return md_start(md, 0);
+}
+
+static int
+sim_md_stop(const char *name)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL || d->kind != DEV_MD)
+		return errno = ENODEV, -1;
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].kind == DEV_DM)
+			for (int s = 0; s < devs[i].nsegs; s++)
+				if (strcmp(devs[i].seg[s].dev, name) == 0)
+					return errno = EBUSY, -1;
+	drop(d);
+	return 0;
+}
+
+static int
+sim_md_status(const char *name, struct sys_md_status *st)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL || d->kind != DEV_MD)
+		return errno = ENODEV, -1;
+	memset(st, 0, sizeof(*st));
+	snprintf(st->array_state, sizeof(st->array_state), "clean");
+	snprintf(st->sync_action, sizeof(st->sync_action), "idle");
+	st->raid_disks = d->md.raid_disks;
+	st->degraded = d->md.raid_disks - d->md.nmembers;
+	st->size = d->size;
+	st->nmembers = d->md.nmembers;
+	for (int i = 0; i < d->md.nmembers; i++) {
+		snprintf(st->member[i].dev, sizeof(st->member[i].dev), "%s", d->md.member[i].dev);
+		st->member[i].slot = d->md.member[i].role;
+		snprintf(st->member[i].state, sizeof(st->member[i].state), "in_sync");
+	}
+	return 0;
+}
+
+/* ---- dm, mkfs, mount ---- */
+
+static int
+sim_dm_create(const char *name, const char *uuid, const struct sys_seg *segs, int n)
+{
+	struct dev *d;
+
+	(void)uuid;
+	if (step() == -1)
+		return -1;
+	if (find(name) || n > SYS_MAX_SEGS)
+		return errno = EEXIST, -1;
+	for (int i = 0; i < n; i++)
+		if (find(segs[i].dev) == NULL)
+			return errno = ENODEV, -1;
+	if ((d = new_dev(DEV_DM, name)) == NULL)
+		return errno = ENOSPC, -1;
+	d->nsegs = n;
+	for (int i = 0; i < n; i++) {
+		d->seg[i] = segs[i];
+		d->size += segs[i].len;
+	}
+	return 0;
+}
+
+static int
+sim_dm_remove(const char *name)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL || d->kind != DEV_DM)
+		return errno = ENXIO, -1;
+	if (d->mounted[0])
+		return errno = EBUSY, -1;
+	drop(d);
+	return 0;
+}
+
+static int
+sim_dm_exists(const char *name)
+{
+	struct dev *d = find(name);
+
+	return d && d->kind == DEV_DM;
+}
+
+static int
+sim_dev_size(const char *name, uint64_t *size)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL)
+		return errno = ENOENT, -1;
+	*size = d->size;
+	return 0;
+}
+
+struct mkfs_done {
+	ev_timer	 t;
+	sys_done_cb	 cb;
+	void		*arg;
+	int		 status;
+};
+
+static void
+mkfs_timer(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct mkfs_done *m = (struct mkfs_done *)w;
+
+	(void)l;
+	(void)revents;
+	m->cb(m->status, m->status ? "mkfs: simulated failure" : "", m->arg);
+	free(m);
+}
+
+static int
+sim_mkfs(const char *fs, const char *dev, const char *label, sys_done_cb cb, void *arg)
+{
+	struct mkfs_done *m;
+	struct dev *d = find(dev);
+
+	(void)label;
+	if (d == NULL)
+		return errno = ENOENT, -1;
+	if ((m = calloc(1, sizeof(*m))) == NULL)
+		return -1;
+	m->cb = cb;
+	m->arg = arg;
+	m->status = step() == -1 ? 1 << 8 : 0;
+	if (m->status == 0) {
+		snprintf(d->fs, sizeof(d->fs), "%s", fs);
+		dev_io(d, 1080, NULL, (const uint8_t *)"\x53\xef", 2);
+	}
+	ev_timer_init(&m->t, mkfs_timer, 0., 0.);
+	ev_timer_start(EV_DEFAULT, &m->t);
+	return 0;
+}
+
+static int
+sim_mount(const char *dev, const char *dir, const char *fs)
+{
+	struct dev *d = find(dev);
+
+	(void)fs;
+	if (d == NULL)
+		return errno = ENOENT, -1;
+	if (step() == -1)
+		return -1;
+	if (!has_bytes(d, 1080, "\x53\xef", 2))
+		return errno = EINVAL, -1;
+	snprintf(d->mounted, sizeof(d->mounted), "%s", dir);
+	return 0;
+}
+
+static int
+sim_umount(const char *dir)
+{
+	for (int i = 0; i < ndevs; i++) {
+		if (devs[i].name[0] && strcmp(devs[i].mounted, dir) == 0) {
+			devs[i].mounted[0] = '\0';
+			return 0;
+		}
+	}
+	return errno = EINVAL, -1;
+}
+
+static int
+sim_is_mounted(const char *dir)
+{
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].name[0] && strcmp(devs[i].mounted, dir) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+sim_hotplug_open(void)
+{
+	return -1;
+}
+
+static int
+sim_hotplug_read(int fd)
+{
+	(void)fd;
+	return 0;
+}
+
+const struct sys_ops sys_sim = {
+	.scan_disks = sim_scan_disks,
+	.read_at = sim_read_at,
+	.write_at = sim_write_at,
+	.zero_at = sim_zero_at,
+	.reread_parts = sim_reread_parts,
+	.partition = sim_partition,
+	.part_dev = sim_part_dev,
+	.md_create = sim_md_create,
+	.md_assemble = sim_md_assemble,
+	.md_stop = sim_md_stop,
+	.md_status = sim_md_status,
+	.dm_create = sim_dm_create,
+	.dm_remove = sim_dm_remove,
+	.dm_exists = sim_dm_exists,
+	.dev_size = sim_dev_size,
+	.mkfs = sim_mkfs,
+	.mount = sim_mount,
+	.umount = sim_umount,
+	.is_mounted = sim_is_mounted,
+	.hotplug_open = sim_hotplug_open,
+	.hotplug_read = sim_hotplug_read,
+};

@@ -1,0 +1,130 @@
+/*
+ * raidd's one kernel seam. Everything raidd asks of the kernel goes
+ * through struct sys_ops: system-linux*.c implement it with sysfs,
+ * libblkid, libfdisk, md and dm ioctls; system-sim.c simulates disks
+ * in memory so the logic above can be tested on any machine.
+ */
+#ifndef RAIDD_SYSTEM_H
+#define RAIDD_SYSTEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SYS_NAME_MAX	64
+#define SYS_MAX_SIGS	16
+#define SYS_MAX_MEMBERS	8
+#define SYS_MAX_SEGS	8
+#define SYS_MAX_PARTS	8
+
+/* A signature libblkid (or raidd itself) found on a disk or partition. */
+struct sys_sig {
+	char		type[32];	/* "gpt", "ext4", "linux_raid_member", "crypto_LUKS", "raidd" */
+	char		where[SYS_NAME_MAX];	/* "sda" or "sda1" */
+	uint64_t	offset;		/* bytes from the start of the disk */
+};
+
+/* A whole disk as the kernel shows it. */
+struct sys_disk {
+	char		name[SYS_NAME_MAX];	/* kernel name: sda */
+	char		syspath[256];	/* resolved /sys/devices/... path */
+	unsigned	major, minor;
+	uint64_t	size;		/* bytes */
+	char		model[64];
+	char		serial[64];
+	int		rotational;
+	unsigned	logical_block, physical_block;
+	int		removable;
+	char		busy[128];	/* "" or why it may not be touched */
+	int		nsigs;
+	struct sys_sig	sig[SYS_MAX_SIGS];
+};
+
+/* One partition to create; start and size in bytes, 1 MiB aligned. */
+struct sys_part {
+	uint64_t	start, size;
+	char		name[36];	/* GPT partition name */
+};
+
+/* One md array to create or assemble. */
+struct sys_md {
+	char		name[SYS_NAME_MAX];	/* md_<volume>_t<N>: /dev/<name> */
+	int		raid_disks;		/* the array's size, present or not */
+	int		nmembers;		/* members given below */
+	struct {
+		char	dev[SYS_NAME_MAX];	/* partition: sda1 */
+		int	role;			/* slot, or -1 for spare */
+		const void *sb;			/* create: superblock to write */
+		size_t	sb_len;			/* at 4 KiB (v1.2) */
+		const void *bitmap;		/* create: bitmap area after it */
+		size_t	bitmap_len;
+	} member[SYS_MAX_MEMBERS];
+};
+
+struct sys_md_status {
+	char		level[16];	/* raid1 ... */
+	char		array_state[32];	/* clean, active, inactive ... */
+	char		sync_action[16];	/* idle, resync, recover ... */
+	uint64_t	sync_done, sync_total;	/* sectors; total 0 when idle */
+	int		degraded;
+	int		raid_disks;
+	uint64_t	size;		/* bytes */
+	int		nmembers;
+	struct {
+		char	dev[SYS_NAME_MAX];
+		int	slot;		/* -1: none */
+		char	state[64];	/* in_sync, faulty, spare ... */
+	} member[SYS_MAX_MEMBERS];
+};
+
+/* One dm-linear segment: len bytes of dev from offset. */
+struct sys_seg {
+	char		dev[SYS_NAME_MAX];	/* md_vol_t1 or sda1 */
+	uint64_t	offset, len;		/* bytes, 512 aligned */
+};
+
+typedef void (*sys_done_cb)(int status, const char *output, void *arg);
+
+struct sys_ops {
+	/* Every whole disk (no partitions, loop, md, dm); caller frees *out. */
+	int	(*scan_disks)(struct sys_disk **out, int *n);
+	/* Byte I/O on a disk or partition by kernel name; writes are durable. */
+	int	(*read_at)(const char *dev, uint64_t off, void *buf, size_t len);
+	int	(*write_at)(const char *dev, uint64_t off, const void *buf, size_t len);
+	int	(*zero_at)(const char *dev, uint64_t off, uint64_t len);
+	/* Makes the kernel re-read (and so drop) a wiped disk's partitions. */
+	int	(*reread_parts)(const char *disk);
+	/* A fresh GPT with exactly these partitions; waits for their nodes. */
+	int	(*partition)(const char *disk, const struct sys_part *, int n);
+	/* Kernel name of the partition of disk starting at start (bytes). */
+	int	(*part_dev)(const char *disk, uint64_t start, char *out, size_t len);
+	/* Writes each member's superblock and bitmap, then starts the array. */
+	int	(*md_create)(const struct sys_md *);
+	/* Starts an array from members that carry superblocks (degraded ok). */
+	int	(*md_assemble)(const struct sys_md *);
+	int	(*md_stop)(const char *name);
+	int	(*md_status)(const char *name, struct sys_md_status *);
+	int	(*dm_create)(const char *name, const char *uuid,
+		    const struct sys_seg *, int n);
+	int	(*dm_remove)(const char *name);
+	int	(*dm_exists)(const char *name);
+	/* Bytes of a block device by kernel or dm name. */
+	int	(*dev_size)(const char *dev, uint64_t *size);
+	/* Asynchronous: cb runs from the event loop when mkfs has ended. */
+	int	(*mkfs)(const char *fs, const char *dev, const char *label,
+		    sys_done_cb, void *arg);
+	int	(*mount)(const char *dev, const char *dir, const char *fs);
+	int	(*umount)(const char *dir);
+	int	(*is_mounted)(const char *dir);
+	/* A socket that becomes readable on block-device hotplug; -1 if none. */
+	int	(*hotplug_open)(void);
+	/* Drains it; returns 1 when a disk was added or removed. */
+	int	(*hotplug_read)(int fd);
+};
+
+extern const struct sys_ops sys_linux;
+extern const struct sys_ops sys_sim;
+
+/* The seam raidd runs on; set once at start (tests pick sys_sim). */
+extern const struct sys_ops *sys;
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * Taking a volume apart: stop what runs (mount, map, arrays), then
+ * erase the members. The label goes last, so a power cut during the
+ * erase leaves a label that says what was in flight and the next start
+ * finishes the job.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "volume.h"
+
+#define ERASE_HEAD	(16ULL << 20)	/* md superblocks, LUKS headers, fs */
+#define ERASE_TAIL	(1ULL << 20)	/* md 0.90/1.0, GPT backup */
+
+int
+volume_stop(struct volume *v, char *err, size_t errlen)
+{
+	struct sys_md_status st;
+	char name[SYS_NAME_MAX];
+
+	if (volume_unmount(v, err, errlen) == -1)
+		return -1;
+	volume_dm_name(v->name, name, sizeof(name));
+	if (sys->dm_exists(name) && sys->dm_remove(name) == -1) {
+		snprintf(err, errlen, "removing %s: %s", name, strerror(errno));
+		return -1;
+	}
+	for (int t = 0; t < v->label.ntiers; t++) {
+		if (v->label.tier[t].kind == TIER_NONE)
+			continue;
+		volume_md_name(v, t, name, sizeof(name));
+		if (sys->md_status(name, &st) == 0 && sys->md_stop(name) == -1) {
+			snprintf(err, errlen, "stopping %s: %s", name, strerror(errno));
+			return -1;
+		}
+	}
+	v->assembled = 0;
+	return 0;
+}
+
+static int
+erase(const char *dev, uint64_t off, uint64_t len, uint64_t limit)
+{
+	if (off >= limit)
+		return 0;
+	if (len > limit - off)
+		len = limit - off;
+	return sys->zero_at(dev, off, len);
+}
+
+/* One member: its partitions' heads and tails, the GPTs, then the label. */
+static int
+erase_member(const struct volume *v, int m)
+{
+	const struct label *l = &v->mlabel[m];
+	const char *disk = v->disk[m];
+	uint64_t size = l->member[m].size;
+
+	for (int t = 0; t < l->ntiers; t++) {
+		const struct label_tier *lt = &l->tier[t];
+		uint64_t end = lt->start + lt->size;
+
+		if (lt->size == 0)
+			continue;
+		if (erase(disk, lt->start, ERASE_HEAD, end) == -1 ||
+		    erase(disk, end > ERASE_TAIL ? end - ERASE_TAIL : 0, ERASE_TAIL, end) == -1)
+			return -1;
+	}
+	if (erase(disk, size > ERASE_TAIL ? size - ERASE_TAIL : 0, ERASE_TAIL, size) == -1 ||
+	    erase(disk, 0, LABEL_SLOT0, size) == -1 ||
+	    erase(disk, LABEL_SLOT0, PLAN_HEAD - LABEL_SLOT0, size) == -1)
+		return -1;
+	if (sys->reread_parts(disk) == -1)
+		log_warnx("%s: the kernel keeps its old partitions until the next boot", disk);
+	return 0;
+}
+
+int
+volume_wipe_members(struct volume *v, char *err, size_t errlen)
+{
+	for (int m = 0; m < v->label.ndisks; m++) {
+		if (v->disk[m][0] == '\0')
+			continue;
+		if (erase_member(v, m) == -1) {
+			snprintf(err, errlen, "%s: erasing: %s", v->disk[m], strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,82 @@
+/* Volumes: found on the disks, assembled, created, deleted. */
+#ifndef RAIDD_VOLUME_H
+#define RAIDD_VOLUME_H
+
+#include "label.h"
+#include "plan.h"
+#include "raidd.h"
+
+#define VOL_NAME_MAX	24	/* md_<name>_tN must fit the kernel's 32 */
+#define MAX_VOLUMES	16
+
+enum vol_state {
+	VOL_CLEAN, VOL_RESYNCING, VOL_DEGRADED, VOL_FAILED, VOL_CREATING,
+	VOL_DELETING, VOL_INCOMPLETE, VOL_STATE_COUNT
+};
+
+struct volume {
+	char		 name[LABEL_NAME_MAX];
+	struct label	 label;			/* newest generation among members */
+	struct label	 mlabel[PLAN_MAX_DISKS];	/* each present member's own */
+	char		 disk[PLAN_MAX_DISKS][SYS_NAME_MAX];	/* member -> kernel name, "" missing */
+	int		 next_slot[PLAN_MAX_DISKS];	/* label slot to write next */
+	enum vol_state	 state;
+	char		 problem[256];		/* why it is not (fully) usable */
+	int		 assembled;		/* arrays and map are up */
+	struct job	*job;			/* create/delete in flight */
+};
+
+/* volume.c */
+int	 volume_count(void);
+struct volume *volume_at(int);
+struct volume *volume_find(const char *name);
+struct volume *volume_add(void);
+void	 volume_forget(struct volume *);
+void	 volume_reset(void);		/* forgets every volume (tests) */
+const char *volume_state_name(enum vol_state);
+void	 volume_md_name(const struct volume *, int tier, char *, size_t);
+void	 volume_dm_name(const char *vol, char *, size_t);
+void	 volume_mountpoint(const char *vol, char *, size_t);
+int	 volume_name_valid(const char *, char *why, size_t len);
+struct volume *volume_of_disk(const char *disk);
+void	 volume_refresh_state(struct volume *);
+struct json_object *volume_describe(struct volume *);
+void	 volume_set_options(const char *mount_root);
+
+/* label-io.c */
+int	 label_read_disk(const char *disk, struct label *, int *next_slot,
+	    char *err, size_t errlen);
+int	 label_write_disk(const char *disk, const struct label *, int slot,
+	    char *err, size_t errlen);
+int	 label_write_all(struct volume *, char *err, size_t errlen);
+
+/* assemble.c */
+void	 volume_scan(void);
+int	 volume_assemble(struct volume *, char *err, size_t errlen);
+int	 volume_mount(struct volume *, char *err, size_t errlen);
+int	 volume_unmount(struct volume *, char *err, size_t errlen);
+
+/* teardown.c */
+int	 volume_stop(struct volume *, char *err, size_t errlen);
+int	 volume_wipe_members(struct volume *, char *err, size_t errlen);
+
+/* create.c */
+struct create_req {
+	char		 name[LABEL_NAME_MAX];
+	enum vol_level	 level;
+	enum label_fs	 fs;
+	int		 force;
+	int		 ndisks;
+	char		 disk[PLAN_MAX_DISKS][SYS_NAME_MAX];	/* kernel names */
+};
+int	 create_check(const struct create_req *, struct plan *, int *code,
+	    char *err, size_t errlen);
+struct job *create_start(const struct create_req *, const struct plan *,
+	    char *err, size_t errlen);
+
+/* delete.c */
+int	 delete_volume(struct volume *, char *err, size_t errlen);
+
+extern const struct rpc_method volume_methods[];
+
+#endif

@@ -1,0 +1,443 @@
+/*
+ * raidd's volume logic on the simulated kernel: create, find again
+ * after a reboot, refusals that write nothing, delete, and a power cut
+ * at every mutating step of create and delete.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "raidd/system-sim.h"
+#include "raidd/volume.h"
+
+
+#define CUT_POINTS	40
+
+static struct rpc_server *srv;
+static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+
+static void
+add_disk(int bay, const char *name, uint64_t size)
+{
+	char path[128], serial[32];
+
+	snprintf(path, sizeof(path), "/sys/devices/sim/host0/target0:0:%d/0:0:%d:0", bay, bay);
+	snprintf(serial, sizeof(serial), "SER%d", bay);
+	sim_add_disk(name, size, serial, path);
+}
+
+static void
+setup(void)
+{
+	struct board b = { .nbays = 4 };
+
+	for (int i = 0; i < 4; i++)
+		snprintf(b.bay[i].path, sizeof(b.bay[i].path),
+		    "/sys/devices/sim/host0/target0:0:%d/*", i + 1);
+	log_init("test", 1, 0);
+	log_set_level(LOG_LVL_ERR);
+	sys = &sys_sim;
+	sim_reset();
+	volume_reset();
+	disk_set_board(&b);
+	add_disk(1, "sda", 4 * GIB);
+	add_disk(2, "sdb", 4 * GIB);
+	disk_refresh(0);
+	srv = rpc_server_new("raidd", "test");
+	rpc_server_add_methods(srv, disk_methods);
+	rpc_server_add_methods(srv, volume_methods);
+}
+
+static void
+teardown(void)
+{
+	rpc_server_free(srv);
+	job_reset();
+}
+
+/* Calls a method; returns the answer (caller frees). */
+static struct json_object *
+call(const char *method, const char *params)
+{
+	char req[1024], *ans;
+	struct json_object *o;
+
+	snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}",
+	    method, params);
+	ans = rpc_dispatch_text(srv, &root, req, strlen(req));
+	ck_assert_ptr_nonnull(ans);
+	o = json_tokener_parse(ans);
+	free(ans);
+	return o;
+}
+
+static int
+err_code(struct json_object *a)
+{
+	struct json_object *e, *c;
+
+	if (!json_object_object_get_ex(a, "error", &e))
+		return 0;
+	json_object_object_get_ex(e, "code", &c);
+	return json_object_get_int(c);
+}
+
+/* Runs the loop until every job has ended; returns the last job's state. */
+static enum job_state
+run_jobs(unsigned id)
+{
+	struct job *j = job_find(id);
+
+	for (int i = 0; i < 1000 && j && job_state(j) == JOB_RUNNING; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	ck_assert_ptr_nonnull(j);
+	return job_state(j);
+}
+
+static unsigned
+create(const char *params)
+{
+	struct json_object *a = call("volume.create", params), *r, *id;
+	unsigned n;
+
+	ck_assert_msg(err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "job", &id);
+	n = (unsigned)json_object_get_int(id);
+	json_object_put(a);
+	return n;
+}
+
+/* The power goes and comes back: raidd starts again from the disks. */
+static void
+reboot(void)
+{
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+}
+
+/* A cheap fingerprint of everything a disk holds where signatures live. */
+static uint64_t
+fingerprint(const char *disk, uint64_t size)
+{
+	static uint8_t buf[1 << 20];
+	uint64_t h = 1469598103934665603ULL;
+	uint64_t spots[] = { 0, 1 << 20, 2 << 20, size - (1 << 20) };
+
+	for (size_t s = 0; s < sizeof(spots) / sizeof(spots[0]); s++) {
+		ck_assert_int_eq(sys->read_at(disk, spots[s], buf, sizeof(buf)), 0);
+		for (size_t i = 0; i < sizeof(buf); i++)
+			h = (h ^ buf[i]) * 1099511628211ULL;
+	}
+	return h;
+}
+
+static const char *
+disk_state(const char *name)
+{
+	struct disk *d = disk_find(name);
+	struct json_object *o = disk_describe(d), *s;
+	static char st[32];
+
+	json_object_object_get_ex(o, "state", &s);
+	snprintf(st, sizeof(st), "%s", json_object_get_string(s));
+	json_object_put(o);
+	return st;
+}
+
+START_TEST(create_raid1_and_find_it_again)
+{
+	struct volume *v;
+	uint64_t size;
+
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"vol1\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+	v = volume_find("vol1");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	ck_assert_int_eq(v->label.generation, 2);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(sim_md_count(), 1);
+	ck_assert_int_eq(sim_dm_count(), 1);
+	ck_assert_int_eq(sim_mount_count(), 1);
+	ck_assert_str_eq(disk_state("bay1"), "member");
+	size = v->label.size;
+	ck_assert_uint_gt(size, 3 * GIB);
+
+	reboot();
+	ck_assert_int_eq(sim_mount_count(), 1);
+	v = volume_find("vol1");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	ck_assert_uint_eq(v->label.size, size);
+	ck_assert_str_eq(v->problem, "");
+}
+END_TEST
+
+START_TEST(disks_swapped_between_bays)
+{
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"vol1\",\"level\":\"raid1\","
+	    "\"disks\":[\"sda\",\"sdb\"]}")), JOB_DONE);
+	sim_power_cut();
+	/* Bay 1's disk now sits in bay 2 and the other way round. */
+	sim_swap_disks("sda", "sdb");
+	volume_reset();
+	disk_refresh(0);
+	ck_assert_str_eq(disk_find("bay1")->sys.serial, "SER2");
+	volume_scan();
+	ck_assert_int_eq(volume_count(), 1);
+	ck_assert_int_eq(volume_find("vol1")->state, VOL_CLEAN);
+	ck_assert_str_eq(volume_find("vol1")->disk[0], "sdb");
+	ck_assert_int_eq(sim_mount_count(), 1);
+}
+END_TEST
+
+START_TEST(refusals_write_nothing)
+{
+	uint64_t fa, fb;
+	struct json_object *a;
+	static const struct { const char *params; int code; } bad[] = {
+		{ "{\"name\":\"v\",\"level\":\"raid1\",\"disks\":[\"bay1\"]}", NAS_ERR_INVALID },
+		{ "{\"name\":\"v\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay1\"]}", NAS_ERR_INVALID },
+		{ "{\"name\":\"v\",\"level\":\"raid5\",\"disks\":[\"bay1\",\"bay2\"]}", NAS_ERR_INVALID },
+		{ "{\"name\":\"v\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay9\"]}", NAS_ERR_NOT_FOUND },
+		{ "{\"name\":\"Bad Name\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}", NAS_ERR_INVALID },
+		{ "{\"name\":\"v\",\"level\":\"raid7\",\"disks\":[\"bay1\",\"bay2\"]}", RPC_INVALID_PARAMS },
+		{ "{\"name\":\"v\",\"level\":\"raid1\",\"disks\":[]}", RPC_INVALID_PARAMS },
+		{ "{\"name\":\"v\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"],\"x\":1}", RPC_INVALID_PARAMS },
+	};
+
+	/* bay2 carries someone's ext4: refused without force. */
+	ck_assert_int_eq(sys->write_at("sdb", 1080, "\x53\xef", 2), 0);
+	disk_refresh(0);
+	fa = fingerprint("sda", 4 * GIB);
+	fb = fingerprint("sdb", 4 * GIB);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		a = call("volume.create", bad[i].params);
+		ck_assert_msg(err_code(a) == bad[i].code, "%s -> %s", bad[i].params,
+		    json_object_to_json_string(a));
+		json_object_put(a);
+	}
+	a = call("volume.create", "{\"name\":\"v\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}");
+	ck_assert_int_eq(err_code(a), NAS_ERR_REFUSED);
+	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(a), "ext4"));
+	json_object_put(a);
+	ck_assert_uint_eq(fingerprint("sda", 4 * GIB), fa);
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), fb);
+	ck_assert_int_eq(volume_count(), 0);
+	ck_assert_int_eq(sim_ops(), 1);	/* only the test's own write */
+
+	/* With force the foreign disk is erased and used. */
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"v\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"],\"force\":true}")), JOB_DONE);
+}
+END_TEST
+
+START_TEST(name_in_use_and_disk_in_use)
+{
+	struct json_object *a;
+
+	add_disk(3, "sdc", 4 * GIB);
+	add_disk(4, "sdd", 4 * GIB);
+	disk_refresh(0);
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"a\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+	a = call("volume.create", "{\"name\":\"a\",\"level\":\"raid1\",\"disks\":[\"bay3\",\"bay4\"]}");
+	ck_assert_int_eq(err_code(a), NAS_ERR_EXISTS);
+	json_object_put(a);
+	a = call("volume.create", "{\"name\":\"b\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay3\"],\"force\":true}");
+	ck_assert_int_eq(err_code(a), NAS_ERR_BUSY);
+	json_object_put(a);
+	a = call("disk.wipe", "{\"disk\":\"bay1\",\"confirm\":\"bay1\"}");
+	ck_assert_int_eq(err_code(a), NAS_ERR_BUSY);
+	json_object_put(a);
+}
+END_TEST
+
+START_TEST(every_level)
+{
+	static const char *const levels[] = { "single", "jbod", "raid0", "raid1", "raid5",
+		"raid10", "shr" };
+	static const int ndisks[] = { 1, 3, 2, 2, 3, 4, 4 };
+	char params[256];
+
+	add_disk(3, "sdc", 6 * GIB);
+	add_disk(4, "sdd", 8 * GIB);
+	for (int i = 0; i < 7; i++) {
+		struct volume *v;
+		struct json_object *a;
+
+		disk_refresh(0);
+		snprintf(params, sizeof(params), "{\"name\":\"v%d\",\"level\":\"%s\","
+		    "\"disks\":[\"bay1\",\"bay2\",\"bay3\",\"bay4\"]}", i, levels[i]);
+		/* Cut the disk list to the level's count. */
+		char *cut = params;
+		for (int k = 0; k < ndisks[i]; k++)
+			cut = strstr(cut, "\"bay") + 1;
+		snprintf(strchr(cut, '"') + 1, 4, "]}");
+		ck_assert_int_eq(run_jobs(create(params)), JOB_DONE);
+		snprintf(params, sizeof(params), "v%d", i);
+		v = volume_find(params);
+		ck_assert_ptr_nonnull(v);
+		ck_assert_int_eq(v->label.level, i);
+		reboot();
+		ck_assert_ptr_nonnull(volume_find(params));
+		ck_assert_int_eq(volume_find(params)->state, VOL_CLEAN);
+		snprintf(params, sizeof(params), "{\"name\":\"v%d\",\"confirm\":\"v%d\"}", i, i);
+		a = call("volume.delete", params);
+		ck_assert_msg(err_code(a) == 0, "%s", json_object_to_json_string(a));
+		json_object_put(a);
+		ck_assert_int_eq(volume_count(), 0);
+		ck_assert_int_eq(sim_md_count(), 0);
+	}
+}
+END_TEST
+
+START_TEST(shr_mixed_sizes)
+{
+	struct volume *v;
+
+	add_disk(3, "sdc", 8 * GIB);
+	add_disk(4, "sdd", 6 * GIB);
+	disk_refresh(0);
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"h\",\"level\":\"shr\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\",\"bay4\"]}")), JOB_DONE);
+	v = volume_find("h");
+	/* 4+4+8+6: total - largest = 14 GiB, less partitions and md headroom;
+	   a RAID 5 band over four disks, a RAID 1 band over two. */
+	ck_assert_uint_gt(v->label.size, 14 * GIB - 64 * (1ULL << 20));
+	ck_assert_uint_le(v->label.size, 14 * GIB);
+	ck_assert_int_eq(v->label.ntiers, 2);
+	ck_assert_int_eq(v->label.tier[0].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID1);
+}
+END_TEST
+
+START_TEST(degraded_after_a_disk_is_pulled)
+{
+	struct volume *v;
+
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"m\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+	sim_power_cut();
+	sim_remove_disk("sdb");
+	volume_reset();
+	disk_refresh(0);
+	volume_scan();
+	v = volume_find("m");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_ptr_nonnull(strstr(v->problem, "SER2"));
+	ck_assert_int_eq(sim_mount_count(), 1);
+}
+END_TEST
+
+/* Power cut after k mutating steps of a create, for every k. */
+START_TEST(power_cut_during_create)
+{
+	int total, k = _i;
+
+	/* How many steps a whole create takes. */
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"p\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+	total = sim_ops();
+	/* The loop below must reach past the last step. */
+	ck_assert_int_lt(total, CUT_POINTS);
+	ck_assert_int_gt(total, 4);
+	if (k > total)
+		return;
+	teardown();
+	setup();
+	sim_fail_after(k);
+	run_jobs(create("{\"name\":\"p\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}"));
+	reboot();
+	if (volume_find("p")) {
+		ck_assert_int_eq(volume_find("p")->state, VOL_CLEAN);
+		ck_assert_int_eq(sim_mount_count(), 1);
+	} else {
+		ck_assert_int_eq(volume_count(), 0);
+		ck_assert_str_eq(disk_state("bay1"), "free");
+		ck_assert_str_eq(disk_state("bay2"), "free");
+		ck_assert_int_eq(sim_md_count(), 0);
+	}
+}
+END_TEST
+
+START_TEST(power_cut_during_delete)
+{
+	int before, k = _i;
+	struct json_object *a;
+
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"d\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+	before = sim_ops();
+	sim_fail_after(k);
+	a = call("volume.delete", "{\"name\":\"d\",\"confirm\":\"d\"}");
+	json_object_put(a);
+	if (sim_ops() - before <= k)
+		return;		/* the delete needed fewer steps than k */
+	reboot();
+	if (volume_find("d")) {
+		ck_assert_int_eq(volume_find("d")->state, VOL_CLEAN);
+	} else {
+		ck_assert_str_eq(disk_state("bay1"), "free");
+		ck_assert_str_eq(disk_state("bay2"), "free");
+	}
+}
+END_TEST
+
+START_TEST(delete_needs_confirm)
+{
+	struct json_object *a;
+
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"c\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+	a = call("volume.delete", "{\"name\":\"c\",\"confirm\":\"x\"}");
+	ck_assert_int_eq(err_code(a), NAS_ERR_REFUSED);
+	json_object_put(a);
+	ck_assert_ptr_nonnull(volume_find("c"));
+	a = call("volume.delete", "{\"name\":\"c\",\"confirm\":\"c\"}");
+	ck_assert_int_eq(err_code(a), 0);
+	json_object_put(a);
+	ck_assert_str_eq(disk_state("bay1"), "free");
+}
+END_TEST
+
+static Suite *
+volume_suite(void)
+{
+	Suite *s = suite_create("raidd-volume");
+	TCase *tc = tcase_create("volume");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, create_raid1_and_find_it_again);
+	tcase_add_test(tc, disks_swapped_between_bays);
+	tcase_add_test(tc, refusals_write_nothing);
+	tcase_add_test(tc, name_in_use_and_disk_in_use);
+	tcase_add_test(tc, every_level);
+	tcase_add_test(tc, shr_mixed_sizes);
+	tcase_add_test(tc, degraded_after_a_disk_is_pulled);
+	tcase_add_test(tc, delete_needs_confirm);
+	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
+	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(volume_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
