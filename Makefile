@@ -42,15 +42,17 @@ KCONF_ENV := KCONFIG_CONFIG=$(O)/.config srctree=$(SRC)
 AUTOCONF := $(O)/include/generated/autoconf.h
 
 .DEFAULT_GOAL := all
-.PHONY: all deps install clean distclean menuconfig oldconfig savedefconfig \
-	check check-unit check-unit-plain check-unit-san check-host check-fuzz \
-	check-system bench image run FORCE
+# check-host, check-fuzz (tests/build.mk), image, run, boot-check and
+# check-system (board/build.mk) are defined by the fragments.
+.PHONY: all deps deps-check install clean distclean menuconfig oldconfig \
+	savedefconfig check check-unit check-unit-plain check-unit-san
 
 # ---- dependencies: installed by the build itself when missing ----
-DEPS_STAMP := $(O)/.deps-$(DEPS_TIER)
 DEPS_TIER ?= build
 deps:
 	@sh $(SRC)/scripts/install-deps.sh $(DEPS_TIER)
+deps-check:
+	@sh $(SRC)/scripts/install-deps.sh check
 
 # ---- configuration ----
 $(O)/.config:
@@ -154,8 +156,10 @@ distclean:
 # check-unit runs every suite twice: plain, then under ASan + UBSan.
 check-unit: check-unit-plain check-unit-san
 
+# Check and the sanitizer runtimes must be there before a test is compiled.
+$(call objs,$(foreach t,$(UNIT_TESTS),$($(t)_SRCS))): | deps-check
+
 check-unit-plain: $(addprefix $(O)/bin/,$(UNIT_TESTS))
-	@sh $(SRC)/scripts/install-deps.sh check
 	@sh $(SRC)/tests/run-unit.sh "plain" $(O)/bin $(UNIT_TESTS)
 
 check-unit-san:

@@ -75,8 +75,7 @@ group_id(const char *name, const char *what)
 	if (name[0] == '\0')
 		return (gid_t)-1;
 	if ((g = getgrnam(name)) == NULL) {
-		log_info("%s '%s' does not exist: only root may use those methods",
-		    what, name);
+		log_info("%s '%s' does not exist: nobody is authorised through it", what, name);
 		return (gid_t)-1;
 	}
 	return g->gr_gid;
@@ -246,11 +245,14 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 	rpc_events_init(D.srv);
 	if (d->init && d->init(D.conf) == -1)
 		fatalx("%s: initialisation failed", d->name);
-	if (!D.foreground)
-		daemonize();
-	watch_signals();
+	/* The socket first: whoever starts us learns of a failure to listen. */
 	if (open_socket(sockdir, gid) == -1)
 		return 1;
+	if (!D.foreground) {
+		daemonize();
+		ev_loop_fork(EV_DEFAULT);
+	}
+	watch_signals();
 	ev_run(EV_DEFAULT, 0);
 	if (d->fini)
 		d->fini();
