@@ -359,6 +359,13 @@ mdsb_init_tier(struct mdsb *m, const struct plan_tier *t, int role,
 	}
 	m->data_offset = t->data_offset;
 	m->data_size = t->part[role].size / 512 - t->data_offset;
+	/*
+	 * raid0 sizes itself from data_size, not size: keep it to the
+	 * planned sectors so the array is exactly the tier the dm map and
+	 * docs/recovery.md expect.
+	 */
+	if (t->kind == TIER_RAID0)
+		m->data_size = t->member_sectors;
 	m->super_offset = MDSB_SUPER_OFFSET;
 	m->dev_number = role;
 	m->resync_offset = t->redundant ? 0 : MDSB_RESYNC_CLEAN;
