@@ -26,3 +26,17 @@ test-raidd-label_LIBS =
 UNIT_TESTS += test-raidd-volume
 test-raidd-volume_SRCS := tests/unit/test-raidd-volume.c $(RAIDD_LOGIC) raidd/system-sim.c
 test-raidd-volume_LIBS = $(CHECK_LIBS)
+
+# The kernel seam on Linux (system-linux*.c); label_probe comes from label.c.
+RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c \
+	raidd/system-linux-sig.c raidd/system-linux-busy.c \
+	raidd/system-linux-part.c raidd/system-linux-md.c \
+	raidd/system-linux-mdstat.c raidd/system-linux-fs.c
+raidd_SRCS += $(RAIDD_LINUX)
+raidd_LIBS += -lblkid -lfdisk
+# raidd-sysdrv: drives sys_linux from the shell, for tests/host/raidd-sys-loop.sh
+# and the board scenario raidd-md-seam.sh; not installed by `make install`.
+PROGS += raidd-sysdrv
+raidd-sysdrv_SRCS := tests/host/sys-linux-drv.c $(RAIDD_LINUX) raidd/label.c \
+	raidd/plan.c raidd/mdsb.c
+raidd-sysdrv_LIBS := -lblkid -lfdisk

@@ -1,0 +1,221 @@
+/*
+ * Filesystems (mkfs as a child on the event loop, mount, umount) and
+ * disk hotplug from the kernel's uevent netlink socket: without udev the
+ * kernel's own messages (group 1) are what there is.
+ */
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <linux/netlink.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "system-linux.h"
+
+#define UEVENT_GROUP	1	/* the kernel's; udev rebroadcasts on 2 */
+#define UEVENT_BUF	8192
+
+/* Full paths: busybox applets of similar names come first in PATH. */
+static const char *
+mkfs_path(const char *fs)
+{
+	static char path[64];
+	const char *dir[] = { "/usr/sbin", "/sbin", NULL };
+
+	for (int i = 0; dir[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "%s/mkfs.%s", dir[i], fs);
+		if (access(path, X_OK) == 0)
+			return path;
+	}
+	return NULL;
+}
+
+int
+lnx_mkfs(const char *fs, const char *dev, const char *label, sys_done_cb cb,
+    void *arg)
+{
+	char node[PATH_MAX], lbl[256];
+	const char *prog;
+	char *argv[12];
+	int n = 0;
+
+	if (strcmp(fs, "ext4") != 0 && strcmp(fs, "btrfs") != 0) {
+		errno = EINVAL;
+		log_warnx("mkfs %s: unsupported filesystem", fs);
+		return -1;
+	}
+	if ((prog = mkfs_path(fs)) == NULL) {
+		errno = ENOENT;
+		log_warn("mkfs.%s", fs);
+		return -1;
+	}
+	if (lnx_devpath(dev, node, sizeof(node)) == -1) {
+		log_warn("mkfs %s", dev);
+		return -1;
+	}
+	snprintf(lbl, sizeof(lbl), "%s", label);
+	argv[n++] = (char *)prog;
+	argv[n++] = strcmp(fs, "ext4") == 0 ? "-F" : "-f";
+	argv[n++] = "-q";
+	argv[n++] = "-L";
+	argv[n++] = lbl;
+	if (strcmp(fs, "ext4") == 0) {
+		/* The inode tables and journal are zeroed in the background. */
+		argv[n++] = "-E";
+		argv[n++] = "lazy_itable_init=1,lazy_journal_init=1";
+	}
+	argv[n++] = node;
+	argv[n] = NULL;
+	if (nas_spawn(argv, cb, arg) == -1) {
+		log_warn("mkfs %s on %s", fs, dev);
+		return -1;
+	}
+	return 0;
+}
+
+int
+lnx_mount(const char *dev, const char *dir, const char *fs)
+{
+	char node[PATH_MAX];
+
+	if (lnx_devpath(dev, node, sizeof(node)) == -1) {
+		log_warn("mount %s", dev);
+		return -1;
+	}
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		log_warn("mount: %s", dir);
+		return -1;
+	}
+	if (mount(node, dir, fs, MS_NODEV | MS_NOSUID, NULL) == -1) {
+		log_warn("mount %s (%s) on %s", node, fs, dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* Idempotent: a directory that is not a mount point is fine. */
+int
+lnx_umount(const char *dir)
+{
+	if (umount2(dir, 0) == 0 || errno == EINVAL || errno == ENOENT)
+		return 0;
+	log_warn("umount %s", dir);
+	return -1;
+}
+
+/* mountinfo writes blanks and backslashes as \ooo. */
+static void
+unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s != '\0'; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (s[1] - '0') * 64 + (s[2] - '0') * 8 + s[3] - '0';
+			s += 3;
+		} else
+			*d++ = *s;
+	}
+	*d = '\0';
+}
+
+int
+lnx_is_mounted(const char *dir)
+{
+	char line[4096], mp[PATH_MAX], real[PATH_MAX];
+	FILE *f;
+	int found = 0;
+
+	if (realpath(dir, real) == NULL)
+		return 0;
+	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%*u %*u %*s %*s %4095s", mp) != 1)
+			continue;
+		unescape(mp);
+		found = strcmp(mp, real) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
+int
+lnx_hotplug_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
+	    .nl_groups = UEVENT_GROUP };
+	int fd;
+
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    NETLINK_KOBJECT_UEVENT);
+	if (fd == -1) {
+		log_warn("uevent socket");
+		return -1;
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		log_warn("uevent bind");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* "ACTION@DEVPATH\0KEY=VALUE\0...": a whole disk came or went? */
+static int
+disk_event(const char *msg, size_t len)
+{
+	int add_rm = 0, block = 0, disk = 0;
+	const char *p;
+
+	for (p = msg; p < msg + len; p += strlen(p) + 1) {
+		if (strcmp(p, "ACTION=add") == 0 ||
+		    strcmp(p, "ACTION=remove") == 0)
+			add_rm = 1;
+		else if (strcmp(p, "SUBSYSTEM=block") == 0)
+			block = 1;
+		else if (strcmp(p, "DEVTYPE=disk") == 0)
+			disk = 1;
+	}
+	return add_rm && block && disk;
+}
+
+int
+lnx_hotplug_read(int fd)
+{
+	char buf[UEVENT_BUF + 1];
+	struct sockaddr_nl sa;
+	struct iovec iov = { buf, UEVENT_BUF };
+	struct msghdr mh = { .msg_name = &sa, .msg_namelen = sizeof(sa),
+	    .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+	int changed = 0;
+
+	for (;;) {
+		n = recvmsg(fd, &mh, 0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			/* ENOBUFS: we missed some; a rescan catches up. */
+			if (errno == ENOBUFS)
+				changed = 1;
+			break;
+		}
+		/* Port 0 is the kernel; anyone may send on this family. */
+		if (sa.nl_pid != 0 || n == 0)
+			continue;
+		buf[n] = '\0';
+		if (disk_event(buf, n))
+			changed = 1;
+	}
+	return changed;
+}

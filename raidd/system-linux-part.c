@@ -1,0 +1,275 @@
+/*
+ * GPT partitions with libfdisk, and getting the kernel to see them.
+ * Without udev nobody settles for us: after writing the table we make
+ * the kernel re-read it (BLKRRPART; BLKPG one partition at a time if
+ * the disk is busy) and wait, bounded, for every partition's node.
+ */
+#include <sys/ioctl.h>
+
+#include <linux/blkpg.h>
+#include <linux/fs.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libfdisk/libfdisk.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "system-linux.h"
+
+#define RAID_GUID	"A19D880F-05FC-4D3B-A006-743F0F84911E"	/* Linux RAID */
+#define PART_WAIT_MS	5000
+#define PART_POLL_MS	50
+#define RRPART_TRIES	5	/* a prober may hold a partition open briefly */
+
+static int
+add_part(struct fdisk_context *cxt, const struct sys_part *p, size_t partno)
+{
+	struct fdisk_label *lb = fdisk_get_label(cxt, NULL);
+	unsigned long ss = fdisk_get_sector_size(cxt);
+	struct fdisk_partition *pa;
+	struct fdisk_parttype *type;
+	int r;
+
+	if (p->start % ss || p->size % ss || p->size == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((pa = fdisk_new_partition()) == NULL)
+		return -1;
+	type = fdisk_label_get_parttype_from_string(lb, RAID_GUID);
+	/* Exact placement: the plan has aligned it already. */
+	fdisk_partition_set_start(pa, p->start / ss);
+	fdisk_partition_set_size(pa, p->size / ss);
+	fdisk_partition_size_explicit(pa, 1);
+	fdisk_partition_set_partno(pa, partno);
+	fdisk_partition_set_name(pa, p->name);
+	if (type != NULL)
+		fdisk_partition_set_type(pa, type);
+	r = fdisk_add_partition(cxt, pa, NULL);
+	fdisk_unref_partition(pa);
+	fdisk_unref_parttype(type);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+write_gpt(const char *disk, const char *path, const struct sys_part *p, int n)
+{
+	struct fdisk_context *cxt;
+	int i, r;
+
+	if ((cxt = fdisk_new_context()) == NULL)
+		return -1;
+	fdisk_disable_dialogs(cxt, 1);
+	if ((r = fdisk_assign_device(cxt, path, 0)) < 0 ||
+	    (r = fdisk_create_disklabel(cxt, "gpt")) < 0) {
+		errno = -r;
+		log_warn("%s: new GPT", disk);
+		goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		if (add_part(cxt, &p[i], i) == -1) {
+			log_warn("%s: partition %d at %llu, %llu bytes", disk,
+			    i + 1, (unsigned long long)p[i].start,
+			    (unsigned long long)p[i].size);
+			goto fail;
+		}
+	}
+	if ((r = fdisk_write_disklabel(cxt)) < 0) {
+		errno = -r;
+		log_warn("%s: write GPT", disk);
+		goto fail;
+	}
+	/* nosync 0: fsync and close; the kernel is told below. */
+	if ((r = fdisk_deassign_device(cxt, 0)) < 0) {
+		errno = -r;
+		log_warn("%s: sync GPT", disk);
+		fdisk_unref_context(cxt);
+		return -1;
+	}
+	fdisk_unref_context(cxt);
+	return 0;
+fail:
+	/* Nothing written: unref closes the device, if it was opened. */
+	r = errno;
+	fdisk_unref_context(cxt);
+	errno = r;
+	return -1;
+}
+
+static int
+blkpg(int fd, int op, int pno, uint64_t start, uint64_t len)
+{
+	struct blkpg_partition part = { .start = start, .length = len,
+	    .pno = pno };
+	struct blkpg_ioctl_arg arg = { .op = op, .datalen = sizeof(part),
+	    .data = &part };
+
+	return ioctl(fd, BLKPG, &arg);
+}
+
+/* BLKRRPART failed as busy: drop what is not busy, add what is new. */
+static int
+blkpg_sync(int fd, const char *disk, const struct sys_part *p, int n)
+{
+	char (*old)[SYS_NAME_MAX];
+	char path[PATH_MAX];
+	uint64_t pno;
+	int i, count;
+
+	if ((old = calloc(LNX_MAX_PARTS, sizeof(*old))) == NULL)
+		return -1;
+	count = lnx_partitions(disk, old, LNX_MAX_PARTS);
+	for (i = 0; i < count; i++) {
+		snprintf(path, sizeof(path), "/sys/block/%s/%s/partition",
+		    disk, old[i]);
+		if (lnx_read_u64(path, &pno) == 0)
+			blkpg(fd, BLKPG_DEL_PARTITION, pno, 0, 0);
+	}
+	free(old);
+	for (i = 0; i < n; i++) {
+		if (blkpg(fd, BLKPG_ADD_PARTITION, i + 1, p[i].start,
+		    p[i].size) == -1 && errno != EBUSY) {
+			log_warn("%s: tell the kernel of partition %d", disk,
+			    i + 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Does the kernel show exactly the partitions of p (none if n is 0)? */
+static int
+kernel_agrees(const char *disk, const struct sys_part *p, int n)
+{
+	char (*have)[SYS_NAME_MAX];
+	char name[SYS_NAME_MAX];
+	int i, count;
+
+	if ((have = calloc(LNX_MAX_PARTS, sizeof(*have))) == NULL)
+		return 0;
+	count = lnx_partitions(disk, have, LNX_MAX_PARTS);
+	free(have);
+	if (count != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (lnx_part_dev(disk, p[i].start, name, sizeof(name)) == -1)
+			return 0;
+	return 1;
+}
+
+/*
+ * The kernel's view of the table; p == NULL: just drop old partitions.
+ * BLKRRPART can fail as busy, and some kernels answer 0 without
+ * rescanning (seen on loop devices): then BLKPG, one partition at a time.
+ */
+static int
+reread(const char *disk, const struct sys_part *p, int n)
+{
+	char path[PATH_MAX];
+	int fd, try, r = -1;
+
+	if (lnx_devpath(disk, path, sizeof(path)) == -1 ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		log_warn("%s: open", disk);
+		return -1;
+	}
+	for (try = 0; try < RRPART_TRIES; try++) {
+		if ((r = ioctl(fd, BLKRRPART)) == 0 || errno != EBUSY)
+			break;
+		lnx_sleep_ms(PART_POLL_MS * 2);
+	}
+	if (r == -1 && errno != EBUSY)
+		log_warn("%s: re-read partition table", disk);
+	else if (r == 0 && kernel_agrees(disk, p, n))
+		;
+	else if ((r = blkpg_sync(fd, disk, p, n)) == 0 &&
+	    !kernel_agrees(disk, p, n)) {
+		log_warnx("%s: the kernel keeps partitions in use", disk);
+		errno = EBUSY;
+		r = -1;
+	}
+	close(fd);
+	return r;
+}
+
+int
+lnx_reread_parts(const char *disk)
+{
+	return reread(disk, NULL, 0);
+}
+
+/* Waits until the kernel shows partition p and its node exists. */
+static int
+part_wait(const char *disk, const struct sys_part *p, int *waited)
+{
+	char name[SYS_NAME_MAX];
+
+	while (lnx_part_dev(disk, p->start, name, sizeof(name)) == -1) {
+		if (*waited >= PART_WAIT_MS) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		lnx_sleep_ms(PART_POLL_MS);
+		*waited += PART_POLL_MS;
+	}
+	return lnx_node_wait(name, PART_WAIT_MS - *waited);
+}
+
+int
+lnx_partition(const char *disk, const struct sys_part *p, int n)
+{
+	char path[PATH_MAX];
+	int i, waited = 0;
+
+	if (n < 1 || n > SYS_MAX_PARTS) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (lnx_devpath(disk, path, sizeof(path)) == -1) {
+		log_warn("%s", disk);
+		return -1;
+	}
+	if (write_gpt(disk, path, p, n) == -1 || reread(disk, p, n) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (part_wait(disk, &p[i], &waited) == -1) {
+			log_warn("%s: partition %d did not appear", disk, i + 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+lnx_part_dev(const char *disk, uint64_t start, char *out, size_t len)
+{
+	char (*part)[SYS_NAME_MAX];
+	char path[PATH_MAX];
+	uint64_t s;
+	int i, n, found = -1;
+
+	if ((part = calloc(LNX_MAX_PARTS, sizeof(*part))) == NULL)
+		return -1;
+	n = lnx_partitions(disk, part, LNX_MAX_PARTS);
+	for (i = 0; i < n && found == -1; i++) {
+		snprintf(path, sizeof(path), "/sys/block/%s/%s/start", disk,
+		    part[i]);
+		if (lnx_read_u64(path, &s) == 0 && s * 512 == start) {
+			snprintf(out, len, "%s", part[i]);
+			found = 0;
+		}
+	}
+	free(part);
+	if (found == -1)
+		errno = ENOENT;
+	return found;
+}

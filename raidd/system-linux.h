@@ -1,0 +1,64 @@
+/*
+ * The Linux side of raidd's seam (system.h), split by subject:
+ * system-linux.c (the ops table, sysfs and device-node helpers, dm),
+ * system-linux-disk.c (scan, signatures, byte I/O), system-linux-part.c
+ * (GPT), system-linux-md.c (md ioctls and sysfs), system-linux-fs.c
+ * (mkfs, mount, uevents).  Private to those files.
+ */
+#ifndef RAIDD_SYSTEM_LINUX_H
+#define RAIDD_SYSTEM_LINUX_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "system.h"
+
+/* system-linux.c */
+void	lnx_sleep_ms(long);
+int	lnx_read_file(const char *path, char *buf, size_t len);
+int	lnx_read_u64(const char *path, uint64_t *);
+void	lnx_block_attr(const char *dev, const char *rel, char *out, size_t len);
+int	lnx_write_file(const char *path, const char *val);
+int	lnx_devnum(const char *dev, dev_t *);
+int	lnx_devpath(const char *dev, char *out, size_t len);
+int	lnx_node_wait(const char *dev, int ms);
+int	lnx_partitions(const char *disk, char (*out)[SYS_NAME_MAX], int max);
+#define LNX_MAX_PARTS	128	/* GPT's usual table size */
+
+/* system-linux-disk.c */
+int	lnx_scan_disks(struct sys_disk **, int *);
+int	lnx_read_at(const char *, uint64_t, void *, size_t);
+int	lnx_write_at(const char *, uint64_t, const void *, size_t);
+int	lnx_zero_at(const char *, uint64_t, uint64_t);
+int	lnx_dev_size(const char *, uint64_t *);
+
+/* system-linux-sig.c */
+void	lnx_probe_sigs(struct sys_disk *);
+
+/* system-linux-busy.c */
+void	lnx_busy(struct sys_disk *);
+
+/* system-linux-part.c */
+int	lnx_reread_parts(const char *);
+int	lnx_partition(const char *, const struct sys_part *, int);
+int	lnx_part_dev(const char *, uint64_t, char *, size_t);
+
+/* system-linux-md.c */
+int	lnx_md_create(const struct sys_md *);
+int	lnx_md_assemble(const struct sys_md *);
+int	lnx_md_stop(const char *);
+
+/* system-linux-mdstat.c */
+int	lnx_md_status(const char *, struct sys_md_status *);
+
+/* system-linux-fs.c */
+int	lnx_mkfs(const char *, const char *, const char *, sys_done_cb, void *);
+int	lnx_mount(const char *, const char *, const char *);
+int	lnx_umount(const char *);
+int	lnx_is_mounted(const char *);
+int	lnx_hotplug_open(void);
+int	lnx_hotplug_read(int);
+
+#endif
