@@ -4,5 +4,12 @@ PROGS += nasctl
 BIN_PROGS += nasctl
 MAN1 += docs/man/nasctl.1
 endif
-nasctl_SRCS := nasctl/main.c nasctl/table.c nasctl/commands.c
+# Everything but main.c, so the unit suite links the real command table.
+nasctl_LIB_SRCS := nasctl/args.c nasctl/table.c nasctl/session.c \
+	nasctl/commands.c nasctl/jobs.c nasctl/info.c nasctl/events.c
+nasctl_SRCS := nasctl/main.c $(nasctl_LIB_SRCS)
 nasctl_LIBS :=
+
+UNIT_TESTS += test-nasctl
+test-nasctl_SRCS := tests/unit/test-nasctl.c $(nasctl_LIB_SRCS)
+test-nasctl_LIBS = $(CHECK_LIBS)

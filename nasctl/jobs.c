@@ -1,0 +1,316 @@
+/*
+ * Jobs: job ids are per daemon, so without --daemon nasctl asks every
+ * daemon (list) or finds the one daemon that has the job (status,
+ * cancel, wait). Waiting subscribes to job events before it looks at
+ * the job, so an end that comes in between cannot be missed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nasctl.h"
+
+static const struct column job_cols[] = {
+	{ "DAEMON", "daemon", NULL, 0 },
+	{ "ID", "id", NULL, 1 },
+	{ "KIND", "kind", NULL, 0 },
+	{ "TARGET", "target", NULL, 0 },
+	{ "STATE", "state", NULL, 0 },
+	{ "PROGRESS", "percent", fmt_percent, 1 },
+	{ "STEP", "step", NULL, 0 },
+	{ NULL, NULL, NULL, 0 }
+};
+
+static const char *
+local_str(struct json_object *local, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(local, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+/* The job id in a start answer: 7, {"job": 7}, {"job": {"id": 7}}, {"job_id": 7}. */
+int
+job_id_of(struct json_object *r)
+{
+	static const char *const paths[] = { "job", "job.id", "job_id", "id", NULL };
+	struct json_object *v;
+
+	if (json_object_is_type(r, json_type_int))
+		return json_object_get_int(r);
+	for (int i = 0; paths[i]; i++)
+		if ((v = json_path(r, paths[i])) && json_object_is_type(v, json_type_int))
+			return json_object_get_int(v);
+	return -1;
+}
+
+/* Every daemon's job.list, each job tagged with its daemon. */
+static int
+list_all(struct ctx *x, struct json_object *all)
+{
+	struct json_object *r, *job;
+	int rc = EXIT_OK, one;
+
+	for (int i = 0; nasctl_daemons[i]; i++) {
+		one = call_once(x, nasctl_daemons[i], "job.list", NULL, &r);
+		if (one != EXIT_OK) {
+			rc = rc == EXIT_UNREACHABLE ? rc : one;
+			continue;
+		}
+		for (size_t j = 0; j < json_object_array_length(r); j++) {
+			job = json_object_get(json_object_array_get_idx(r, j));
+			json_object_object_add(job, "daemon",
+			    json_object_new_string(nasctl_daemons[i]));
+			json_object_array_add(all, job);
+		}
+		json_object_put(r);
+	}
+	return rc;
+}
+
+int
+run_job_list(struct ctx *x, const struct command *cmd, struct json_object *params,
+    struct json_object *local)
+{
+	const char *daemon = local_str(local, "daemon");
+	struct json_object *r;
+	int rc;
+
+	(void)cmd;
+	json_object_put(params);
+	if (daemon)
+		return call_and_print(x, daemon, "job.list", NULL, job_cols + 1, NULL);
+	r = json_object_new_array();
+	rc = list_all(x, r);
+	if (x->json)
+		json_print(x->out, r);
+	else
+		table_print(x->out, job_cols, r);
+	json_object_put(r);
+	return rc;
+}
+
+/* Asks daemon about job id without printing anything: 1 has it, 0 not. */
+static int
+has_job(struct ctx *x, const char *daemon, int id, int *unreachable)
+{
+	struct rpc_client_error e = { 0 };
+	struct json_object *p = json_object_new_object(), *r = NULL;
+	struct rpc_client *c;
+	int found;
+
+	if ((c = rpc_client_open(x->sockdir, daemon, &e)) == NULL) {
+		json_object_put(p);
+		(*unreachable)++;
+		rpc_client_error_clear(&e);
+		return 0;
+	}
+	if (x->timeout_ms >= 0)
+		rpc_client_set_timeout(c, x->timeout_ms);
+	json_object_object_add(p, "id", json_object_new_int(id));
+	found = rpc_client_call(c, "job.status", p, &r, &e) == 0;
+	*unreachable += exit_code_for(e.code) == EXIT_UNREACHABLE;
+	rpc_client_error_clear(&e);
+	json_object_put(r);
+	rpc_client_close(c);
+	return found;
+}
+
+/* The daemon that has job id, or NULL with *rc set and the reason printed. */
+static const char *
+find_job(struct ctx *x, struct json_object *local, int id, int *rc)
+{
+	const char *daemon = local_str(local, "daemon"), *found = NULL;
+	int unreachable = 0, n = 0;
+
+	*rc = EXIT_OK;
+	if (daemon)
+		return daemon;
+	for (int i = 0; nasctl_daemons[i]; i++)
+		if (has_job(x, nasctl_daemons[i], id, &unreachable) && n++ == 0)
+			found = nasctl_daemons[i];
+	if (n == 1)
+		return found;
+	if (n > 1) {
+		fprintf(x->err, "nasctl: job %d exists on %d daemons: "
+		    "choose one with --daemon\n", id, n);
+		*rc = EXIT_USAGE;
+	} else {
+		fprintf(x->err, "nasctl: no daemon has job %d%s\n", id,
+		    unreachable ? " (some are unreachable)" : "");
+		*rc = unreachable ? EXIT_UNREACHABLE : EXIT_ERROR;
+	}
+	return NULL;
+}
+
+static int
+param_id(struct json_object *params)
+{
+	return json_object_get_int(json_path(params, "id"));
+}
+
+int
+run_job_one(struct ctx *x, const struct command *cmd, struct json_object *params,
+    struct json_object *local)
+{
+	const char *daemon;
+	int rc;
+
+	if ((daemon = find_job(x, local, param_id(params), &rc)) == NULL) {
+		json_object_put(params);
+		return rc;
+	}
+	return call_and_print(x, daemon, cmd->method, params, NULL, NULL);
+}
+
+static void
+show_progress(struct ctx *x, struct json_object *job)
+{
+	char pct[32];
+
+	if (x->json)
+		return;
+	fmt_percent(json_path(job, "percent"), pct, sizeof(pct));
+	fprintf(x->out, "job %d %s %s: %s %s\n", job_id_of(job), json_str(job, "kind"),
+	    json_str(job, "target"), pct, json_str(job, "step"));
+	fflush(x->out);
+}
+
+/* How a job ended, as nasctl's exit status. */
+static int
+job_ended(struct ctx *x, const char *daemon, struct json_object *job)
+{
+	const char *state = json_str(job, "state");
+	struct json_object *res = json_path(job, "result");
+
+	if (strcmp(state, "done") == 0) {
+		if (x->json)
+			json_print(x->out, job);
+		else if (res && json_object_is_type(res, json_type_object))
+			object_print(x->out, res, 0);
+		return EXIT_OK;
+	}
+	if (x->json)
+		json_print(x->out, job);
+	if (strcmp(state, "failed") == 0)
+		fprintf(x->err, "nasctl: %s: job %d failed: %s (code %d)\n", daemon,
+		    job_id_of(job), json_str(job, "error.message"),
+		    json_object_get_int(json_path(job, "error.code")));
+	else
+		fprintf(x->err, "nasctl: %s: job %d %s\n", daemon, job_id_of(job), state);
+	return EXIT_ERROR;
+}
+
+static int
+is_running(struct json_object *job)
+{
+	return strcmp(json_str(job, "state"), "running") == 0;
+}
+
+/* The next event about job id; -1 when the connection is lost. */
+static int
+next_job_event(struct rpc_client *c, int id, struct json_object **job)
+{
+	struct json_object *ev;
+	char *method;
+	int mine;
+
+	for (;;) {
+		if (rpc_client_next_event(c, -1, &method, &ev) != 1)
+			return -1;
+		mine = strncmp(method, "job.", 4) == 0 && job_id_of(ev) == id;
+		free(method);
+		if (mine) {
+			*job = ev;
+			return 0;
+		}
+		json_object_put(ev);
+	}
+}
+
+/* Follows job id on c (already subscribed to "job") until it ends. */
+static int
+follow(struct ctx *x, struct rpc_client *c, const char *daemon, int id)
+{
+	struct json_object *p = json_object_new_object(), *job;
+	int rc;
+
+	json_object_object_add(p, "id", json_object_new_int(id));
+	if ((rc = session_call(x, c, daemon, "job.status", p, &job)) != EXIT_OK)
+		return rc;
+	show_progress(x, job);
+	while (is_running(job)) {
+		json_object_put(job);
+		if (next_job_event(c, id, &job) == -1) {
+			fprintf(x->err, "nasctl: %s: unreachable: connection lost\n", daemon);
+			return EXIT_UNREACHABLE;
+		}
+		if (is_running(job))
+			show_progress(x, job);
+	}
+	rc = job_ended(x, daemon, job);
+	json_object_put(job);
+	return rc;
+}
+
+static int
+subscribe_jobs(struct ctx *x, struct rpc_client *c, const char *daemon)
+{
+	struct json_object *p = json_object_new_object(), *t = json_object_new_array(), *r;
+	int rc;
+
+	json_object_array_add(t, json_object_new_string("job"));
+	json_object_object_add(p, "topics", t);
+	rc = session_call(x, c, daemon, "events.subscribe", p, &r);
+	json_object_put(r);
+	return rc;
+}
+
+int
+run_job_wait(struct ctx *x, const struct command *cmd, struct json_object *params,
+    struct json_object *local)
+{
+	int id = param_id(params), rc;
+	struct rpc_client *c;
+	const char *daemon;
+
+	(void)cmd;
+	json_object_put(params);
+	if ((daemon = find_job(x, local, id, &rc)) == NULL)
+		return rc;
+	if ((c = session_open(x, daemon, &rc)) == NULL)
+		return rc;
+	if ((rc = subscribe_jobs(x, c, daemon)) == EXIT_OK)
+		rc = follow(x, c, daemon, id);
+	rpc_client_close(c);
+	return rc;
+}
+
+/* A method that starts a job (volume.create): call, then follow the job. */
+int
+run_started_job(struct ctx *x, const struct command *cmd, struct json_object *params,
+    struct json_object *local)
+{
+	int wait = json_path(local, "no_wait") == NULL, rc, id;
+	struct json_object *r = NULL;
+	struct rpc_client *c;
+
+	if ((c = session_open(x, cmd->daemon, &rc)) == NULL) {
+		json_object_put(params);
+		return rc;
+	}
+	if (wait && (rc = subscribe_jobs(x, c, cmd->daemon)) != EXIT_OK) {
+		json_object_put(params);
+		goto out;
+	}
+	if ((rc = session_call(x, c, cmd->daemon, cmd->method, params, &r)) != EXIT_OK)
+		goto out;
+	if (!wait || (id = job_id_of(r)) < 0) {
+		print_result(x, cmd->cols, cmd->rows, r);
+		goto out;
+	}
+	rc = follow(x, c, cmd->daemon, id);
+out:
+	json_object_put(r);
+	rpc_client_close(c);
+	return rc;
+}

@@ -1,0 +1,154 @@
+/*
+ * nasctl: the command-line client of every daemon's API.
+ *   main.c      global options, command lookup, usage
+ *   args.c      command-line arguments -> JSON-RPC params
+ *   table.c     human output: tables, key/value listings, sizes
+ *   session.c   one call to one daemon, errors and exit codes
+ *   commands.c  the command table and the generic call-and-render
+ *   jobs.c      job list/status/cancel/wait, waiting for a started job
+ *   info.c      call, version, methods
+ *   events.c    events: subscribe to several daemons and stream
+ */
+#ifndef NASCTL_H
+#define NASCTL_H
+
+#include <stdio.h>
+#include <json-c/json.h>
+
+#include "client.h"
+
+/* Exit status, documented in nasctl(1). */
+#define EXIT_OK			0
+#define EXIT_ERROR		1	/* the daemon answered with an error */
+#define EXIT_USAGE		2
+#define EXIT_UNREACHABLE	3	/* socket missing, refused, timed out */
+
+#define NASCTL_NDAEMONS		4
+extern const char *const nasctl_daemons[NASCTL_NDAEMONS + 1];
+
+enum arg_type { ARG_STRING, ARG_INT, ARG_BOOL, ARG_LIST, ARG_JSON };
+
+#define ARG_REQUIRED	0x01	/* an --option that must be given */
+#define ARG_OPTIONAL	0x02	/* a positional that may be left out */
+#define ARG_REPEAT	0x04	/* collects every occurrence into an array */
+#define ARG_LOCAL	0x08	/* for nasctl itself, never sent */
+
+/*
+ * One argument of a command: a positional ("NAME") or an option
+ * ("--level"); key is the JSON parameter it becomes. A list ends with
+ * .name == NULL.
+ */
+struct arg {
+	const char	*name;
+	const char	*key;
+	enum arg_type	 type;
+	unsigned	 flags;
+	const char	*meta;		/* value in usage; NULL: upper-cased key */
+};
+
+typedef void (*fmt_fn)(struct json_object *, char *buf, size_t len);
+
+/* One column of a table; a list ends with .header == NULL. */
+struct column {
+	const char	*header;
+	const char	*path;		/* member, or dotted path "a.b" */
+	fmt_fn		 fmt;		/* NULL: fmt_plain */
+	int		 right;		/* right-aligned (numbers, sizes) */
+};
+
+struct ctx {
+	const char	*sockdir;
+	int		 json;
+	int		 timeout_ms;	/* per call; < 0: client default */
+	FILE		*out, *err;
+};
+
+struct command;
+/* Takes params (what would be sent); local stays the caller's. */
+typedef int (*run_fn)(struct ctx *, const struct command *,
+	    struct json_object *params, struct json_object *local);
+
+/* One command; the table ends with .noun == NULL. */
+struct command {
+	const char		*noun;
+	const char		*verb;		/* NULL: a one-word command */
+	const char		*daemon;	/* NULL: chosen by the run function */
+	const char		*method;
+	const struct arg	*args;
+	const struct column	*cols;		/* list result: one row each */
+	const char		*rows;		/* member holding the rows, if any */
+	run_fn			 run;		/* NULL: run_generic */
+	const char		*help;
+};
+
+/* commands.c */
+extern const struct command nasctl_commands[];
+const struct command *command_find(const char *noun, const char *verb, int *words);
+int	noun_known(const char *);
+int	run_generic(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
+/* Prints a result: JSON with --json, else a table of cols when it is a
+ * list (or has one in member key), else a key/value listing. */
+void	print_result(struct ctx *, const struct column *cols, const char *key,
+	    struct json_object *);
+int	call_and_print(struct ctx *, const char *daemon, const char *method,
+	    struct json_object *params, const struct column *cols, const char *key);
+
+/* args.c */
+/* Fills *params (sent) and *local; 0, or -1 with a message in why. */
+int	args_parse(const struct arg *, int argc, char **argv,
+	    struct json_object **params, struct json_object **local,
+	    char *why, size_t whylen);
+void	args_usage(FILE *, const struct command *);
+
+/* table.c */
+void	humanise_bytes(long long, char *buf, size_t len);
+void	fmt_plain(struct json_object *, char *, size_t);
+void	fmt_size(struct json_object *, char *, size_t);
+void	fmt_yesno(struct json_object *, char *, size_t);
+void	fmt_percent(struct json_object *, char *, size_t);
+void	fmt_list(struct json_object *, char *, size_t);
+void	fmt_join(struct json_object *, char *, size_t, const char *sep, fmt_fn);
+struct json_object *json_path(struct json_object *, const char *path);
+const char *json_str(struct json_object *, const char *path);
+void	table_print(FILE *, const struct column *, struct json_object *rows);
+void	object_print(FILE *, struct json_object *, int indent);
+void	json_print(FILE *, struct json_object *);
+
+/* session.c */
+int	exit_code_for(int client_code);
+struct rpc_client *session_open(struct ctx *, const char *daemon, int *rc);
+/* Calls and reports errors on ctx->err; returns an exit code. */
+int	session_call(struct ctx *, struct rpc_client *, const char *daemon,
+	    const char *method, struct json_object *params,
+	    struct json_object **result);
+int	call_once(struct ctx *, const char *daemon, const char *method,
+	    struct json_object *params, struct json_object **result);
+
+/* jobs.c */
+int	run_job_list(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
+int	run_job_one(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
+int	run_job_wait(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
+int	run_started_job(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
+int	job_id_of(struct json_object *result);
+
+/* info.c */
+int	run_call(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
+int	run_version(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
+int	run_methods(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
+void	fmt_params(struct json_object *, char *, size_t);
+
+/* events.c */
+int	run_events(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
+void	event_line(FILE *, long long when, const char *daemon, const char *method,
+	    struct json_object *params, int json);
+
+#endif

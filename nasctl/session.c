@@ -1,0 +1,78 @@
+/*
+ * Talking to one daemon: open its socket, call, and turn what went
+ * wrong into the message and exit status nasctl(1) promises.
+ */
+#include "nasctl.h"
+
+const char *const nasctl_daemons[NASCTL_NDAEMONS + 1] = {
+	"raidd", "cryptd", "netd", "powerd", NULL
+};
+
+/* Transport failures mean the daemon is not there to answer. */
+int
+exit_code_for(int client_code)
+{
+	if (client_code == 0)
+		return EXIT_OK;
+	if (client_code == RPC_CLIENT_UNREACHABLE || client_code == RPC_CLIENT_IO)
+		return EXIT_UNREACHABLE;
+	return EXIT_ERROR;
+}
+
+static int
+report(struct ctx *x, const char *daemon, struct rpc_client_error *e)
+{
+	int rc = exit_code_for(e->code);
+
+	if (rc == EXIT_UNREACHABLE)
+		fprintf(x->err, "nasctl: %s: unreachable: %s\n", daemon, e->message);
+	else
+		fprintf(x->err, "nasctl: %s: %s (code %d)\n", daemon, e->message, e->code);
+	rpc_client_error_clear(e);
+	return rc;
+}
+
+struct rpc_client *
+session_open(struct ctx *x, const char *daemon, int *rc)
+{
+	struct rpc_client_error e = { 0 };
+	struct rpc_client *c;
+
+	if ((c = rpc_client_open(x->sockdir, daemon, &e)) == NULL) {
+		*rc = report(x, daemon, &e);
+		return NULL;
+	}
+	if (x->timeout_ms >= 0)
+		rpc_client_set_timeout(c, x->timeout_ms);
+	*rc = EXIT_OK;
+	return c;
+}
+
+int
+session_call(struct ctx *x, struct rpc_client *c, const char *daemon,
+    const char *method, struct json_object *params, struct json_object **result)
+{
+	struct rpc_client_error e = { 0 };
+
+	if (rpc_client_call(c, method, params, result, &e) == -1)
+		return report(x, daemon, &e);
+	return EXIT_OK;
+}
+
+/* Opens, calls once, closes. */
+int
+call_once(struct ctx *x, const char *daemon, const char *method,
+    struct json_object *params, struct json_object **result)
+{
+	struct rpc_client *c;
+	int rc;
+
+	*result = NULL;
+	if ((c = session_open(x, daemon, &rc)) == NULL) {
+		json_object_put(params);
+		return rc;
+	}
+	rc = session_call(x, c, daemon, method, params, result);
+	rpc_client_close(c);
+	return rc;
+}

@@ -1,0 +1,647 @@
+/*
+ * Unit tests for nasctl: arguments -> params for every argument type and
+ * every command of the table, rendering (golden strings), sizes, and the
+ * mapping of failures to exit codes.
+ */
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <signal.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nasctl/nasctl.h"
+
+/* ---- helpers ---- */
+
+static char *membuf;
+static size_t memlen;
+
+static FILE *
+mem_open(void)
+{
+	free(membuf);
+	membuf = NULL;
+	return open_memstream(&membuf, &memlen);
+}
+
+static const char *
+mem_close(FILE *f)
+{
+	fclose(f);
+	return membuf;
+}
+
+static const char *
+plain(struct json_object *o)
+{
+	return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+static struct json_object *P, *L;
+static char why[256];
+
+/* Parses a NULL-terminated argument list against args; 0 or -1. */
+static int
+parse(const struct arg *args, const char *const *argv)
+{
+	int argc = 0;
+
+	json_object_put(P);
+	json_object_put(L);
+	while (argv[argc])
+		argc++;
+	why[0] = '\0';
+	return args_parse(args, argc, (char **)argv, &P, &L, why, sizeof(why));
+}
+
+static const struct command *
+cmd(const char *noun, const char *verb)
+{
+	int words;
+	const struct command *c = command_find(noun, verb, &words);
+
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
+/* ---- argument types ---- */
+
+static const struct arg all_types[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--count", "count", ARG_INT, 0, NULL },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	{ "--disks", "disks", ARG_LIST, 0, NULL },
+	{ "--extra", "extra", ARG_JSON, 0, NULL },
+	{ "--tag", "tags", ARG_STRING, ARG_REPEAT, NULL },
+	{ "--quiet", "quiet", ARG_BOOL, ARG_LOCAL, NULL },
+	{ "--need", "need", ARG_STRING, ARG_REQUIRED, NULL },
+	{ NULL, NULL, 0, 0, NULL }
+};
+
+START_TEST(each_type_becomes_its_json)
+{
+	const char *argv[] = { "--need", "x", "v1", "--count=-12", "--force",
+	    "--disks", "bay1,sdb", "--extra", "{\"a\":[1]}", "--tag", "a",
+	    "--tag=b", "--quiet", NULL };
+
+	ck_assert_int_eq(parse(all_types, argv), 0);
+	ck_assert_str_eq(plain(P), "{\"need\":\"x\",\"name\":\"v1\",\"count\":-12,"
+	    "\"force\":true,\"disks\":[\"bay1\",\"sdb\"],\"extra\":{\"a\":[1]},"
+	    "\"tags\":[\"a\",\"b\"]}");
+	ck_assert_str_eq(plain(L), "{\"quiet\":true}");
+}
+END_TEST
+
+START_TEST(absent_options_are_not_sent)
+{
+	const char *argv[] = { "v1", "--need", "x", NULL };
+
+	ck_assert_int_eq(parse(all_types, argv), 0);
+	ck_assert_str_eq(plain(P), "{\"name\":\"v1\",\"need\":\"x\"}");
+	ck_assert_str_eq(plain(L), "{}");
+}
+END_TEST
+
+static const struct {
+	const char	*argv[6];
+	const char	*why;
+} bad_args[] = {
+	{ { "v1", NULL }, "--need is required" },
+	{ { "--need", "x", NULL }, "missing NAME" },
+	{ { "v1", "--need", "x", "--count", "12a", NULL }, "--count: '12a' is not a number" },
+	{ { "v1", "--need", "x", "--count", "", NULL }, "--count: '' is not a number" },
+	{ { "v1", "--need", "x", "--disks", "a,,b", NULL }, "--disks: empty element in 'a,,b'" },
+	{ { "v1", "--need", "x", "--disks", "a,", NULL }, "--disks: empty element in 'a,'" },
+	{ { "v1", "--need", "x", "--extra", "{", NULL }, NULL },
+	{ { "v1", "--need", "x", "--bogus", NULL }, "unknown option --bogus" },
+	{ { "v1", "--need", "x", "--bogus=1", NULL }, "unknown option --bogus" },
+	{ { "v1", "--need", "x", "-x", NULL }, "unknown option -x" },
+	{ { "v1", "v2", "--need", "x", NULL }, "unexpected argument 'v2'" },
+	{ { "v1", "--need", NULL }, "--need needs a value" },
+	{ { "v1", "--need", "x", "--force=yes", NULL }, "--force takes no value" },
+	{ { "v1", "--need", "x", "--need", "y", NULL }, "--need given twice" },
+};
+
+START_TEST(bad_arguments_are_refused)
+{
+	ck_assert_int_eq(parse(all_types, bad_args[_i].argv), -1);
+	ck_assert_ptr_null(P);
+	ck_assert_ptr_null(L);
+	if (bad_args[_i].why)
+		ck_assert_str_eq(why, bad_args[_i].why);
+	else
+		ck_assert_str_ne(why, "");
+}
+END_TEST
+
+START_TEST(double_dash_ends_options)
+{
+	const char *argv[] = { "--need", "x", "--", "--force", NULL };
+
+	ck_assert_int_eq(parse(all_types, argv), 0);
+	ck_assert_str_eq(plain(P), "{\"need\":\"x\",\"name\":\"--force\"}");
+}
+END_TEST
+
+START_TEST(negative_number_is_a_value)
+{
+	static const struct arg id[] = {
+		{ "ID", "id", ARG_INT, 0, NULL }, { NULL, NULL, 0, 0, NULL } };
+	const char *argv[] = { "-3", NULL };
+
+	ck_assert_int_eq(parse(id, argv), 0);
+	ck_assert_str_eq(plain(P), "{\"id\":-3}");
+}
+END_TEST
+
+/* ---- the command table ---- */
+
+START_TEST(volume_create_maps_to_its_params)
+{
+	const char *argv[] = { "v1", "--level", "raid1", "--disks", "bay1,bay2",
+	    "--fs", "btrfs", "--force", "--no-wait", NULL };
+
+	ck_assert_int_eq(parse(cmd("volume", "create")->args, argv), 0);
+	ck_assert_str_eq(plain(P), "{\"name\":\"v1\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"],\"fs\":\"btrfs\",\"force\":true}");
+	ck_assert_str_eq(plain(L), "{\"no_wait\":true}");
+	ck_assert_str_eq(cmd("volume", "create")->method, "volume.create");
+}
+END_TEST
+
+START_TEST(confirm_and_disk_names_pass_through)
+{
+	const char *wipe[] = { "bay2", "--confirm", "bay2", NULL };
+	const char *del[] = { "v1", "--confirm=v1", NULL };
+	const char *nowipe[] = { "bay2", NULL };
+
+	ck_assert_int_eq(parse(cmd("disk", "wipe")->args, wipe), 0);
+	ck_assert_str_eq(plain(P), "{\"disk\":\"bay2\",\"confirm\":\"bay2\"}");
+	ck_assert_int_eq(parse(cmd("volume", "delete")->args, del), 0);
+	ck_assert_str_eq(plain(P), "{\"name\":\"v1\",\"confirm\":\"v1\"}");
+	ck_assert_int_eq(parse(cmd("disk", "wipe")->args, nowipe), -1);
+	ck_assert_str_eq(why, "--confirm is required");
+}
+END_TEST
+
+START_TEST(job_daemon_is_local)
+{
+	const char *argv[] = { "12", "--daemon", "raidd", NULL };
+
+	ck_assert_int_eq(parse(cmd("job", "status")->args, argv), 0);
+	ck_assert_str_eq(plain(P), "{\"id\":12}");
+	ck_assert_str_eq(plain(L), "{\"daemon\":\"raidd\"}");
+}
+END_TEST
+
+START_TEST(events_collects_daemons_and_topics)
+{
+	const char *argv[] = { "raidd", "--topic", "job", "netd", "--topic", "disk", NULL };
+	const char *none[] = { NULL };
+
+	ck_assert_int_eq(parse(cmd("events", NULL)->args, argv), 0);
+	ck_assert_str_eq(plain(L), "{\"daemons\":[\"raidd\",\"netd\"],"
+	    "\"topics\":[\"job\",\"disk\"]}");
+	ck_assert_int_eq(parse(cmd("events", NULL)->args, none), 0);
+	ck_assert_str_eq(plain(L), "{}");
+}
+END_TEST
+
+START_TEST(call_takes_json_params)
+{
+	const char *argv[] = { "raidd", "job.status", "{\"id\": 3}", NULL };
+	const char *bare[] = { "raidd", "system.version", NULL };
+
+	ck_assert_int_eq(parse(cmd("call", NULL)->args, argv), 0);
+	ck_assert_str_eq(plain(L), "{\"daemon\":\"raidd\",\"method\":\"job.status\","
+	    "\"params\":{\"id\":3}}");
+	ck_assert_int_eq(parse(cmd("call", NULL)->args, bare), 0);
+	ck_assert_ptr_null(json_path(L, "params"));
+}
+END_TEST
+
+/*
+ * Every entry: the minimal command line (each positional and required
+ * option given "x1", a number for ints) parses, and leaving out any one
+ * required piece is a usage error.
+ */
+static int
+minimal_argv(const struct arg *args, const char **argv, int skip)
+{
+	int n = 0, k = 0;
+
+	for (const struct arg *a = args; a && a->name; a++, k++) {
+		int opt = a->name[0] == '-';
+
+		if (opt ? !(a->flags & ARG_REQUIRED) : (a->flags & ARG_OPTIONAL))
+			continue;
+		if (k == skip)
+			continue;
+		if (opt)
+			argv[n++] = a->name;
+		argv[n++] = a->type == ARG_INT ? "7" : "x1";
+	}
+	argv[n] = NULL;
+	return n;
+}
+
+START_TEST(every_command_parses_and_needs_its_arguments)
+{
+	const char *argv[32];
+	char usage[512];
+	FILE *f;
+	int k;
+
+	for (const struct command *c = nasctl_commands; c->noun; c++) {
+		minimal_argv(c->args, argv, -1);
+		ck_assert_msg(parse(c->args, argv) == 0, "%s %s: %s", c->noun,
+		    c->verb ? c->verb : "", why);
+		ck_assert_ptr_nonnull(c->help);
+		ck_assert_msg(c->run || (c->daemon && c->method), "%s has nothing to run",
+		    c->noun);
+		k = 0;
+		for (const struct arg *a = c->args; a->name; a++, k++) {
+			int opt = a->name[0] == '-';
+
+			if (opt ? !(a->flags & ARG_REQUIRED) : (a->flags & ARG_OPTIONAL))
+				continue;
+			minimal_argv(c->args, argv, k);
+			ck_assert_msg(parse(c->args, argv) == -1, "%s %s without %s",
+			    c->noun, c->verb ? c->verb : "", a->name);
+		}
+		f = mem_open();
+		args_usage(f, c);
+		snprintf(usage, sizeof(usage), "%s", mem_close(f));
+		ck_assert_msg(strncmp(usage, "nasctl ", 7) == 0, "%s", usage);
+	}
+}
+END_TEST
+
+START_TEST(lookup_and_aliases)
+{
+	int words = 0;
+
+	ck_assert_ptr_eq(command_find("system", "version", &words)->run, run_version);
+	ck_assert_int_eq(words, 2);
+	ck_assert_ptr_eq(command_find("version", NULL, &words)->run, run_version);
+	ck_assert_int_eq(words, 1);
+	ck_assert_ptr_nonnull(command_find("volume", "unmount", &words));
+	ck_assert_ptr_null(command_find("volume", "frob", &words));
+	ck_assert_ptr_null(command_find("volume", NULL, &words));
+	ck_assert_int_eq(noun_known("volume"), 1);
+	ck_assert_int_eq(noun_known("frob"), 0);
+}
+END_TEST
+
+START_TEST(usage_line_mirrors_the_spec)
+{
+	FILE *f = mem_open();
+
+	args_usage(f, cmd("volume", "create"));
+	args_usage(f, cmd("events", NULL));
+	ck_assert_str_eq(mem_close(f),
+	    "nasctl volume create NAME --level LEVEL --disks D1,D2[,...] "
+	    "[--fs ext4|btrfs|none] [--force] [--no-wait]\n"
+	    "nasctl events [DAEMON ...] [--topic PREFIX] ...\n");
+}
+END_TEST
+
+/* ---- sizes and formatters ---- */
+
+static const struct {
+	long long	 n;
+	const char	*s;
+} sizes[] = {
+	{ 0, "0 B" }, { 999, "999 B" }, { 1000, "1.0 kB" }, { 1500, "1.5 kB" },
+	{ 999949, "999.9 kB" }, { 999950, "1.0 MB" }, { 1800000000000LL, "1.8 TB" },
+	{ 2000398934016LL, "2.0 TB" }, { 4000787030016LL, "4.0 TB" },
+	{ 500107862016LL, "500.1 GB" }, { LLONG_MAX, "9.2 EB" },
+};
+
+START_TEST(sizes_in_powers_of_1000)
+{
+	char buf[32];
+
+	humanise_bytes(sizes[_i].n, buf, sizeof(buf));
+	ck_assert_str_eq(buf, sizes[_i].s);
+}
+END_TEST
+
+START_TEST(formatters)
+{
+	struct json_object *o = json_tokener_parse("{\"p\":42,\"q\":12.25,\"b\":true,"
+	    "\"l\":[\"a\",\"b\"],\"e\":[],\"s\":\"x\",\"n\":null,"
+	    "\"params\":[{\"name\":\"id\",\"type\":\"integer\",\"required\":true},"
+	    "{\"name\":\"force\",\"type\":\"boolean\",\"required\":false}]}");
+	char buf[128];
+
+	fmt_percent(json_path(o, "p"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "42%");
+	fmt_percent(json_path(o, "q"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "12.2%");
+	fmt_yesno(json_path(o, "b"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "yes");
+	fmt_list(json_path(o, "l"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "a,b");
+	fmt_list(json_path(o, "e"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "-");
+	fmt_plain(json_path(o, "missing"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "-");
+	fmt_size(json_path(o, "s"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "x");
+	fmt_params(json_path(o, "params"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "id:integer [force:boolean]");
+	fmt_params(json_path(o, "e"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "-");
+	json_object_put(o);
+}
+END_TEST
+
+/* ---- rendering ---- */
+
+START_TEST(table_golden)
+{
+	struct json_object *rows = json_tokener_parse("[{\"name\":\"v1\",\"level\":"
+	    "\"raid1\",\"size_bytes\":1800000000000,\"disks\":[\"bay1\",\"bay2\"],"
+	    "\"state\":\"clean\",\"fs\":\"ext4\",\"mountpoint\":\"/srv/v1\"},"
+	    "{\"name\":\"scratch\",\"level\":\"single\",\"size_bytes\":999,"
+	    "\"disks\":[\"sdb\"],\"state\":\"degraded\"}]");
+	FILE *f = mem_open();
+
+	table_print(f, cmd("volume", "list")->cols, rows);
+	ck_assert_str_eq(mem_close(f),
+	    "NAME     LEVEL   STATE       SIZE  FS    MOUNTPOINT  DISKS\n"
+	    "v1       raid1   clean     1.8 TB  ext4  /srv/v1     bay1,bay2\n"
+	    "scratch  single  degraded   999 B  -     -           sdb\n");
+	json_object_put(rows);
+}
+END_TEST
+
+START_TEST(empty_table_has_its_header)
+{
+	struct json_object *rows = json_object_new_array();
+	FILE *f = mem_open();
+
+	table_print(f, cmd("disk", "list")->cols, rows);
+	ck_assert_str_eq(mem_close(f), "BAY  DISK  SIZE  TYPE  MODEL  SERIAL  VOLUME\n");
+	json_object_put(rows);
+}
+END_TEST
+
+START_TEST(list_answer_wrapped_in_an_object)
+{
+	struct json_object *r = json_tokener_parse("{\"disks\":[{\"bay\":\"bay1\","
+	    "\"name\":\"sda\",\"size_bytes\":4000787030016,\"rotational\":true,"
+	    "\"model\":\"WDC WD40\",\"serial\":\"WX1\"}]}");
+	struct ctx x = { "/nonexistent", 0, -1, NULL, stderr };
+
+	x.out = mem_open();
+	print_result(&x, cmd("disk", "list")->cols, "disks", r);
+	ck_assert_str_eq(mem_close(x.out),
+	    "BAY   DISK    SIZE  TYPE  MODEL     SERIAL  VOLUME\n"
+	    "bay1  sda   4.0 TB  hdd   WDC WD40  WX1     -\n");
+	x.json = 1;
+	x.out = mem_open();
+	print_result(&x, cmd("disk", "list")->cols, "disks", r);
+	ck_assert_ptr_nonnull(strstr(mem_close(x.out), "\"size_bytes\": 4000787030016"));
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(object_golden)
+{
+	struct json_object *o = json_tokener_parse("{\"name\":\"v1\",\"state\":\"resyncing\","
+	    "\"size_bytes\":1800000000000,\"mountpoint\":null,\"encrypted\":false,"
+	    "\"tiers\":[{\"md\":\"md/v1-0\",\"size_bytes\":1000,\"members\":[\"bay1\",\"bay2\"]}],"
+	    "\"label\":{\"generation\":4}}");
+	FILE *f = mem_open();
+
+	object_print(f, o, 0);
+	ck_assert_str_eq(mem_close(f),
+	    "name:       v1\n"
+	    "state:      resyncing\n"
+	    "size:       1.8 TB\n"
+	    "mountpoint: -\n"
+	    "encrypted:  no\n"
+	    "tiers:\n"
+	    "  MD         SIZE  MEMBERS\n"
+	    "  md/v1-0  1.0 kB  bay1,bay2\n"
+	    "label:\n"
+	    "  generation: 4\n");
+	json_object_put(o);
+}
+END_TEST
+
+START_TEST(event_line_golden)
+{
+	struct json_object *p = json_tokener_parse("{\"id\":3,\"state\":\"running\","
+	    "\"step\":\"making partitions\",\"percent\":12.5,\"daemon\":\"raidd\"}");
+	FILE *f = mem_open();
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	event_line(f, 86400, "fallback", "job.progress", p, 0);
+	event_line(f, 86400, "fallback", "job.progress", p, 1);
+	ck_assert_str_eq(mem_close(f),
+	    "1970-01-02T00:00:00 raidd job.progress id=3 state=running "
+	    "step=\"making partitions\" percent=12.5\n"
+	    "{\"method\":\"job.progress\",\"params\":{\"id\":3,\"state\":\"running\","
+	    "\"step\":\"making partitions\",\"percent\":12.5,\"daemon\":\"raidd\"}}\n");
+	json_object_put(p);
+}
+END_TEST
+
+START_TEST(job_ids_in_start_answers)
+{
+	static const char *const answers[] = { "7", "{\"job\":7}", "{\"job\":{\"id\":7}}",
+	    "{\"job_id\":7}", "{\"id\":7,\"state\":\"running\"}" };
+	struct json_object *o;
+
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		o = json_tokener_parse(answers[i]);
+		ck_assert_int_eq(job_id_of(o), 7);
+		json_object_put(o);
+	}
+	o = json_tokener_parse("{\"name\":\"v1\"}");
+	ck_assert_int_eq(job_id_of(o), -1);
+	json_object_put(o);
+}
+END_TEST
+
+/* ---- exit codes ---- */
+
+START_TEST(exit_codes)
+{
+	ck_assert_int_eq(exit_code_for(0), EXIT_OK);
+	ck_assert_int_eq(exit_code_for(RPC_CLIENT_UNREACHABLE), EXIT_UNREACHABLE);
+	ck_assert_int_eq(exit_code_for(RPC_CLIENT_IO), EXIT_UNREACHABLE);
+	ck_assert_int_eq(exit_code_for(-32601), EXIT_ERROR);
+	ck_assert_int_eq(exit_code_for(-32003), EXIT_ERROR);
+}
+END_TEST
+
+static char sockdir[] = "/tmp/test-nasctl.XXXXXX";
+
+/* Reads up to the request's newline: the client sends it separately. */
+static ssize_t
+read_line(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len && (n = read(fd, buf + got, len - got)) > 0) {
+		got += (size_t)n;
+		if (memchr(buf, '\n', got))
+			return (ssize_t)got;
+	}
+	return -1;
+}
+
+/* A one-shot daemon: reads one request, writes reply and, when the reply
+ * is no complete line, keeps the connection open without finishing it. */
+static pid_t
+fake_daemon(const char *reply)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char buf[4096];
+	int s, c;
+	pid_t pid;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/raidd.sock", sockdir);
+	unlink(sun.sun_path);
+	ck_assert_int_ne(s = socket(AF_UNIX, SOCK_STREAM, 0), -1);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(listen(s, 1), 0);
+	if ((pid = fork()) == 0) {
+		if ((c = accept(s, NULL, NULL)) != -1 && read_line(c, buf, sizeof(buf)) > 0 &&
+		    reply && write(c, reply, strlen(reply)) > 0 &&
+		    reply[strlen(reply) - 1] != '\n')
+			sleep(5);
+		_exit(0);
+	}
+	close(s);
+	return pid;
+}
+
+/* call_once to raidd; returns the exit code, what went to stderr in err. */
+static int
+call_raidd(int timeout_ms, char *err, size_t errlen)
+{
+	struct ctx x = { sockdir, 0, timeout_ms, NULL, NULL };
+	struct json_object *r;
+	char *ebuf = NULL;
+	size_t elen = 0;
+	int rc;
+
+	x.out = mem_open();
+	x.err = open_memstream(&ebuf, &elen);
+	rc = call_once(&x, "raidd", "disk.list", NULL, &r);
+	fclose(x.err);
+	mem_close(x.out);
+	snprintf(err, errlen, "%s", ebuf);
+	free(ebuf);
+	json_object_put(r);
+	return rc;
+}
+
+static int
+call_fake(const char *reply, char *err, size_t errlen, int timeout_ms)
+{
+	pid_t pid = fake_daemon(reply);
+	int rc = call_raidd(timeout_ms, err, errlen);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return rc;
+}
+
+START_TEST(answers_map_to_exit_codes)
+{
+	char err[512], path[128];
+
+	ck_assert_ptr_nonnull(mkdtemp(sockdir));
+	ck_assert_int_eq(call_fake("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[]}\n",
+	    err, sizeof(err), -1), EXIT_OK);
+	ck_assert_str_eq(err, "");
+	ck_assert_int_eq(call_fake("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
+	    "-32601,\"message\":\"no method disk.list\"}}\n", err, sizeof(err), -1),
+	    EXIT_ERROR);
+	ck_assert_str_eq(err, "nasctl: raidd: no method disk.list (code -32601)\n");
+	/* Hangs up without answering. */
+	ck_assert_int_eq(call_fake(NULL, err, sizeof(err), -1), EXIT_UNREACHABLE);
+	/* Starts an answer and never ends it. */
+	ck_assert_int_eq(call_fake("{\"jsonrpc\"", err, sizeof(err), 200), EXIT_UNREACHABLE);
+	ck_assert_ptr_nonnull(strstr(err, "nasctl: raidd: unreachable: "));
+	ck_assert_ptr_nonnull(strstr(err, "timed out"));
+	/* No socket at all. */
+	snprintf(path, sizeof(path), "%s/raidd.sock", sockdir);
+	unlink(path);
+	ck_assert_int_eq(call_raidd(-1, err, sizeof(err)), EXIT_UNREACHABLE);
+	ck_assert_ptr_nonnull(strstr(err, "No such file or directory"));
+	rmdir(sockdir);
+}
+END_TEST
+
+static Suite *
+nasctl_suite(void)
+{
+	Suite *s = suite_create("nasctl");
+	TCase *t = tcase_create("args");
+
+	tcase_add_test(t, each_type_becomes_its_json);
+	tcase_add_test(t, absent_options_are_not_sent);
+	tcase_add_loop_test(t, bad_arguments_are_refused, 0,
+	    sizeof(bad_args) / sizeof(bad_args[0]));
+	tcase_add_test(t, double_dash_ends_options);
+	tcase_add_test(t, negative_number_is_a_value);
+	suite_add_tcase(s, t);
+	t = tcase_create("table");
+	tcase_add_test(t, volume_create_maps_to_its_params);
+	tcase_add_test(t, confirm_and_disk_names_pass_through);
+	tcase_add_test(t, job_daemon_is_local);
+	tcase_add_test(t, events_collects_daemons_and_topics);
+	tcase_add_test(t, call_takes_json_params);
+	tcase_add_test(t, every_command_parses_and_needs_its_arguments);
+	tcase_add_test(t, lookup_and_aliases);
+	tcase_add_test(t, usage_line_mirrors_the_spec);
+	suite_add_tcase(s, t);
+	t = tcase_create("render");
+	tcase_add_loop_test(t, sizes_in_powers_of_1000, 0, sizeof(sizes) / sizeof(sizes[0]));
+	tcase_add_test(t, formatters);
+	tcase_add_test(t, table_golden);
+	tcase_add_test(t, empty_table_has_its_header);
+	tcase_add_test(t, list_answer_wrapped_in_an_object);
+	tcase_add_test(t, object_golden);
+	tcase_add_test(t, event_line_golden);
+	tcase_add_test(t, job_ids_in_start_answers);
+	suite_add_tcase(s, t);
+	t = tcase_create("exit");
+	tcase_add_test(t, exit_codes);
+	tcase_add_test(t, answers_map_to_exit_codes);
+	tcase_set_timeout(t, 10);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *r = srunner_create(nasctl_suite());
+	int failed;
+
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	json_object_put(P);
+	json_object_put(L);
+	free(membuf);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
