@@ -6,6 +6,7 @@
 #include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <iniparser.h>
 
@@ -50,7 +51,8 @@ board_load(const char *path, struct board *b, char *err, size_t errlen)
 	int rc = -1;
 
 	memset(b, 0, sizeof(*b));
-	if ((d = iniparser_load(path)) == NULL) {
+	/* iniparser would print its own complaint on stderr. */
+	if (access(path, R_OK) == -1 || (d = iniparser_load(path)) == NULL) {
 		snprintf(err, errlen, "%s: cannot read the board description", path);
 		return -1;
 	}

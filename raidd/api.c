@@ -120,6 +120,7 @@ raidd_init(const struct conf *c)
 {
 	int fd;
 
+	sys = &sys_linux;
 	if (getenv("RAIDD_SIMULATE"))
 		simulate(getenv("RAIDD_SIMULATE"));
 	load_board(conf_str(c, "raidd", "board"));
