@@ -127,7 +127,7 @@ if [ -n "$(find "$stage/lib" -name 'libc.so.6' 2>/dev/null)" ]; then
 	printf '/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n' >"$stage/etc/ld.so.conf"
 fi
 echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
-echo "root:x:0:" >"$stage/etc/group"
+printf "root:x:0:\nnas:x:100:\nnasadmin:x:101:\n" >"$stage/etc/group"
 
 # ---- pack ----
 img=$out/$name-$variant.cpio.zst
