@@ -83,14 +83,30 @@ static const struct arg methods_args[] = {
 	END_ARGS
 };
 
+/* The kinds of signature found: "gpt,ext4". */
+static void
+fmt_sig_type(struct json_object *v, char *buf, size_t len)
+{
+	fmt_plain(json_object_is_type(v, json_type_object) ? json_path(v, "type") : v,
+	    buf, len);
+}
+
+static void
+fmt_sigs(struct json_object *v, char *buf, size_t len)
+{
+	fmt_join(v, buf, len, ",", fmt_sig_type);
+}
+
+/* Keys as raidd's disk_describe() and volume_describe() write them. */
 static const struct column disk_cols[] = {
-	{ "BAY", "bay", NULL, 0 },
 	{ "DISK", "name", NULL, 0 },
+	{ "DEVICE", "device", NULL, 0 },
 	{ "SIZE", "size_bytes", fmt_size, 1 },
 	{ "TYPE", "rotational", fmt_media, 0 },
 	{ "MODEL", "model", NULL, 0 },
 	{ "SERIAL", "serial", NULL, 0 },
-	{ "VOLUME", "volume", NULL, 0 },
+	{ "STATE", "state", NULL, 0 },
+	{ "SIGNATURES", "signatures", fmt_sigs, 0 },
 	END_COLS
 };
 
@@ -101,7 +117,7 @@ static const struct column volume_cols[] = {
 	{ "SIZE", "size_bytes", fmt_size, 1 },
 	{ "FS", "fs", NULL, 0 },
 	{ "MOUNTPOINT", "mountpoint", NULL, 0 },
-	{ "DISKS", "disks", fmt_list, 0 },
+	{ "PROBLEM", "problem", NULL, 0 },
 	END_COLS
 };
 

@@ -31,6 +31,7 @@ humanise_bytes(long long n, char *buf, size_t len)
 	snprintf(buf, len, "%.1f %s", v, units[u]);
 }
 
+/* A value as text; "-" for absent, null or empty. */
 void
 fmt_plain(struct json_object *v, char *buf, size_t len)
 {
@@ -49,6 +50,9 @@ fmt_plain(struct json_object *v, char *buf, size_t len)
 	snprintf(buf, len, "%s", json_object_is_type(v, json_type_object) ?
 	    json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) :
 	    json_object_get_string(v));
+	/* An empty cell would shift the eye to the next column. */
+	if (buf[0] == '\0')
+		snprintf(buf, len, "-");
 }
 
 void

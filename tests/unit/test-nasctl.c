@@ -338,7 +338,7 @@ END_TEST
 START_TEST(formatters)
 {
 	struct json_object *o = json_tokener_parse("{\"p\":42,\"q\":12.25,\"b\":true,"
-	    "\"l\":[\"a\",\"b\"],\"e\":[],\"s\":\"x\",\"n\":null,"
+	    "\"l\":[\"a\",\"b\"],\"e\":[],\"s\":\"x\",\"z\":\"\",\"n\":null,"
 	    "\"params\":[{\"name\":\"id\",\"type\":\"integer\",\"required\":true},"
 	    "{\"name\":\"force\",\"type\":\"boolean\",\"required\":false}]}");
 	char buf[128];
@@ -355,6 +355,8 @@ START_TEST(formatters)
 	ck_assert_str_eq(buf, "-");
 	fmt_plain(json_path(o, "missing"), buf, sizeof(buf));
 	ck_assert_str_eq(buf, "-");
+	fmt_plain(json_path(o, "z"), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "-");
 	fmt_size(json_path(o, "s"), buf, sizeof(buf));
 	ck_assert_str_eq(buf, "x");
 	fmt_params(json_path(o, "params"), buf, sizeof(buf));
@@ -370,17 +372,17 @@ END_TEST
 START_TEST(table_golden)
 {
 	struct json_object *rows = json_tokener_parse("[{\"name\":\"v1\",\"level\":"
-	    "\"raid1\",\"size_bytes\":1800000000000,\"disks\":[\"bay1\",\"bay2\"],"
-	    "\"state\":\"clean\",\"fs\":\"ext4\",\"mountpoint\":\"/srv/v1\"},"
+	    "\"raid1\",\"size_bytes\":1800000000000,\"state\":\"clean\",\"fs\":\"ext4\","
+	    "\"mountpoint\":\"/srv/v1\",\"problem\":null},"
 	    "{\"name\":\"scratch\",\"level\":\"single\",\"size_bytes\":999,"
-	    "\"disks\":[\"sdb\"],\"state\":\"degraded\"}]");
+	    "\"state\":\"failed\",\"problem\":\"missing bay2\"}]");
 	FILE *f = mem_open();
 
 	table_print(f, cmd("volume", "list")->cols, rows);
 	ck_assert_str_eq(mem_close(f),
-	    "NAME     LEVEL   STATE       SIZE  FS    MOUNTPOINT  DISKS\n"
-	    "v1       raid1   clean     1.8 TB  ext4  /srv/v1     bay1,bay2\n"
-	    "scratch  single  degraded   999 B  -     -           sdb\n");
+	    "NAME     LEVEL   STATE     SIZE  FS    MOUNTPOINT  PROBLEM\n"
+	    "v1       raid1   clean   1.8 TB  ext4  /srv/v1     -\n"
+	    "scratch  single  failed   999 B  -     -           missing bay2\n");
 	json_object_put(rows);
 }
 END_TEST
@@ -391,23 +393,32 @@ START_TEST(empty_table_has_its_header)
 	FILE *f = mem_open();
 
 	table_print(f, cmd("disk", "list")->cols, rows);
-	ck_assert_str_eq(mem_close(f), "BAY  DISK  SIZE  TYPE  MODEL  SERIAL  VOLUME\n");
+	ck_assert_str_eq(mem_close(f),
+	    "DISK  DEVICE  SIZE  TYPE  MODEL  SERIAL  STATE  SIGNATURES\n");
 	json_object_put(rows);
 }
 END_TEST
 
-START_TEST(list_answer_wrapped_in_an_object)
+/* As raidd answers disk.list; a wrapping object works the same. */
+START_TEST(disk_list_golden)
 {
-	struct json_object *r = json_tokener_parse("{\"disks\":[{\"bay\":\"bay1\","
-	    "\"name\":\"sda\",\"size_bytes\":4000787030016,\"rotational\":true,"
-	    "\"model\":\"WDC WD40\",\"serial\":\"WX1\"}]}");
+	static const char *const answers[] = {
+		"[{\"name\":\"bay1\",\"device\":\"sda\",\"bay\":1,"
+		"\"size_bytes\":4000787030016,\"rotational\":true,\"model\":\"WDC WD40\","
+		"\"serial\":\"WX1\",\"state\":\"in-use\",\"signatures\":[{\"type\":\"gpt\","
+		"\"on\":\"sda\",\"offset\":512},{\"type\":\"raidd\",\"on\":\"sda\",\"offset\":0}]}]",
+		"{\"disks\":[{\"name\":\"bay1\",\"device\":\"sda\",\"size_bytes\":4000787030016,"
+		"\"rotational\":true,\"model\":\"WDC WD40\",\"serial\":\"WX1\","
+		"\"state\":\"in-use\",\"signatures\":[\"gpt\",\"raidd\"]}]}",
+	};
 	struct ctx x = { "/nonexistent", 0, -1, NULL, stderr };
+	struct json_object *r = json_tokener_parse(answers[_i]);
 
 	x.out = mem_open();
 	print_result(&x, cmd("disk", "list")->cols, "disks", r);
 	ck_assert_str_eq(mem_close(x.out),
-	    "BAY   DISK    SIZE  TYPE  MODEL     SERIAL  VOLUME\n"
-	    "bay1  sda   4.0 TB  hdd   WDC WD40  WX1     -\n");
+	    "DISK  DEVICE    SIZE  TYPE  MODEL     SERIAL  STATE   SIGNATURES\n"
+	    "bay1  sda     4.0 TB  hdd   WDC WD40  WX1     in-use  gpt,raidd\n");
 	x.json = 1;
 	x.out = mem_open();
 	print_result(&x, cmd("disk", "list")->cols, "disks", r);
@@ -618,7 +629,7 @@ nasctl_suite(void)
 	tcase_add_test(t, formatters);
 	tcase_add_test(t, table_golden);
 	tcase_add_test(t, empty_table_has_its_header);
-	tcase_add_test(t, list_answer_wrapped_in_an_object);
+	tcase_add_loop_test(t, disk_list_golden, 0, 2);
 	tcase_add_test(t, object_golden);
 	tcase_add_test(t, event_line_golden);
 	tcase_add_test(t, job_ids_in_start_answers);
