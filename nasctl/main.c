@@ -136,6 +136,8 @@ dispatch(struct ctx *x, int n, char **rest)
 		help(x->out, n > 1 ? rest[1] : NULL);
 		return EXIT_OK;
 	}
+	if (rest[0][0] == '-')
+		return usage_error(NULL, "unknown option %s", rest[0]);
 	if ((c = command_find(rest[0], n > 1 ? rest[1] : NULL, &words)) != NULL)
 		return run(x, c, n - words, rest + words);
 	if (!noun_known(rest[0]))
