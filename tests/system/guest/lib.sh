@@ -39,3 +39,5 @@ finish() {
 }
 # all_ok: true while no check has failed
 all_ok() { [ "$failures" -eq 0 ]; }
+# nasctl with a time bound, so a daemon that hangs fails a check, not the run
+nasctl() { timeout "${NASCTL_TIMEOUT:-60}" /usr/bin/nasctl "$@"; }
