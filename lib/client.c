@@ -246,6 +246,7 @@ rpc_client_call(struct rpc_client *c, const char *method,
 	struct json_object *req = json_object_new_object(), *m;
 	long long id = c->next_id++, deadline;
 	const char *text;
+	char *line;
 	size_t len;
 	int rc;
 
@@ -256,7 +257,13 @@ rpc_client_call(struct rpc_client *c, const char *method,
 		json_object_object_add(req, "params", params);
 	json_object_object_add(req, "id", json_object_new_int64(id));
 	text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
-	rc = send_all(c->fd, text, len) == -1 || send_all(c->fd, "\n", 1) == -1;
+	/* One write: a server may answer an error and close after a line. */
+	if ((line = malloc(len + 1)) != NULL) {
+		memcpy(line, text, len);
+		line[len] = '\n';
+	}
+	rc = line == NULL || send_all(c->fd, line, len + 1) == -1;
+	free(line);
 	json_object_put(req);
 	if (rc) {
 		set_err(err, RPC_CLIENT_IO, "sending %s: %s", method);
