@@ -314,6 +314,7 @@ dm_remove(const char *name)
 	/* Gone already: only a stale node may be left. */
 	if (errno == ENXIO) {
 		node_remove(name);
+		errno = ENXIO;
 		return -1;
 	}
 	log_warn("dm: remove %s", name);
