@@ -81,6 +81,27 @@ lnx_mkfs(const char *fs, const char *dev, const char *label, sys_done_cb cb,
 	return 0;
 }
 
+/* The mount point and its parents (/volumes may not exist yet). */
+static int
+mkdir_p(const char *dir)
+{
+	char path[PATH_MAX], *p;
+
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (p = path + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		if (mkdir(path, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(path, 0755) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
 int
 lnx_mount(const char *dev, const char *dir, const char *fs)
 {
@@ -90,7 +111,7 @@ lnx_mount(const char *dev, const char *dir, const char *fs)
 		log_warn("mount %s", dev);
 		return -1;
 	}
-	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+	if (mkdir_p(dir) == -1) {
 		log_warn("mount: %s", dir);
 		return -1;
 	}
