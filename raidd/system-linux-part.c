@@ -187,20 +187,26 @@ reread(const char *disk, const struct sys_part *p, int n)
 			break;
 		lnx_sleep_ms(PART_POLL_MS * 2);
 	}
-	if (r == -1 && errno != EBUSY)
+	if (r == -1 && errno != EBUSY) {
 		log_warn("%s: re-read partition table", disk);
-	else if (r == 0 && kernel_agrees(disk, p, n))
-		;
-	else if ((r = blkpg_sync(fd, disk, p, n)) == 0 &&
-	    !kernel_agrees(disk, p, n)) {
+		close(fd);
+		return -1;
+	}
+	if (r == -1 || !kernel_agrees(disk, p, n))
+		r = blkpg_sync(fd, disk, p, n);
+	close(fd);
+	if (r == 0 && !kernel_agrees(disk, p, n)) {
 		log_warnx("%s: the kernel keeps partitions in use", disk);
 		errno = EBUSY;
-		r = -1;
+		return -1;
 	}
-	close(fd);
 	return r;
 }
 
+/*
+ * For wiped disks: afterwards the kernel shows no partition at all, even
+ * if it had to be told one by one (BLKPG) because it did not rescan.
+ */
 int
 lnx_reread_parts(const char *disk)
 {

@@ -1,9 +1,9 @@
 /*
  * The Linux side of raidd's seam (system.h), split by subject:
- * system-linux.c (the ops table, sysfs and device-node helpers, dm),
- * system-linux-disk.c (scan, signatures, byte I/O), system-linux-part.c
- * (GPT), system-linux-md.c (md ioctls and sysfs), system-linux-fs.c
- * (mkfs, mount, uevents).  Private to those files.
+ * system-linux.c (the ops table, sysfs and device-node helpers, dm-linear),
+ * system-linux-disk.c (scan, byte I/O), -sig.c (libblkid signatures),
+ * -busy.c (holders, mounts), -part.c (GPT), -md.c (md ioctls), -mdstat.c
+ * (md sysfs), -fs.c (mkfs, mount, uevents).  Private to those files.
  */
 #ifndef RAIDD_SYSTEM_LINUX_H
 #define RAIDD_SYSTEM_LINUX_H
