@@ -16,7 +16,9 @@ for v in prod test; do
 		exit 1
 	}
 done
-ready() { sed -n 's/.*daemons answering \([0-9.]*\) s after qemu start (guest uptime \([0-9.]*\) s).*/\1 s (guest uptime \2 s)/p' "$tmp/$1.err" | head -n 1; }
+ready() {
+	sed -n 's/.*daemons answering \([0-9.]*\) s after qemu start (guest uptime \([0-9.]*\) s)\(; NOT answering: \(.*\)\)\{0,1\}$/\1 s (guest uptime \2 s)\3/p' "$tmp/$1.err" | head -n 1
+}
 size() { stat -c %s "$1" | awk '{printf "%.1f MB (%d bytes)", $1 / 1e6, $1}'; }
 unpacked() { du -sk "$img/stage-$1" | awk '{printf "%.1f MB", $1 * 1024 / 1e6}'; }
 {
@@ -30,7 +32,7 @@ unpacked() { du -sk "$img/stage-$1" | awk '{printf "%.1f MB", $1 * 1024 / 1e6}';
 	echo "| initramfs, unpacked | $(unpacked prod) | $(unpacked test) |"
 	echo "| kernel (vmlinuz, $(cat "$img/kernel-version")) | $(size "$img/vmlinuz") | same |"
 	for d in raidd cryptd netd powerd; do
-		echo "| $d RSS on the board | $(awk -v d="$d" '$1 == "rss" && $2 == d {print $3 " KiB"}' "$tmp/prod.out") | $(awk -v d="$d" '$1 == "rss" && $2 == d {print $3 " KiB"}' "$tmp/test.out") |"
+		echo "| $d RSS on the board | $(awk -v d="$d" '$1 == "rss" && $2 == d {$1 = $2 = ""; print substr($0, 3) " KiB"}' "$tmp/prod.out") | $(awk -v d="$d" '$1 == "rss" && $2 == d {$1 = $2 = ""; print substr($0, 3) " KiB"}' "$tmp/test.out") |"
 	done
 	echo
 	echo "MB = 10^6 bytes. Measured by \`make bench-board\` (scripts/image/bench-board.sh)."
