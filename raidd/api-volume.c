@@ -54,6 +54,21 @@ parse_create(struct rpc_call *c, struct json_object *params, struct create_req *
 	return 0;
 }
 
+/* md for any array tier, device-mapper always: say so before writing. */
+static int
+kernel_lacks(struct rpc_call *c, const struct plan *plan)
+{
+	int arrays = 0;
+
+	if (sys == &sys_sim)
+		return 0;
+	for (int t = 0; t < plan->ntiers; t++)
+		arrays += plan->tier[t].kind != TIER_NONE;
+	if (arrays && nas_feature_require(c, &raidd_features[0]) == -1)
+		return 1;
+	return nas_feature_require(c, &raidd_features[1]) == -1;
+}
+
 static void
 volume_create(struct rpc_call *c, struct json_object *params)
 {
@@ -71,6 +86,8 @@ volume_create(struct rpc_call *c, struct json_object *params)
 		rpc_error(c, code, "%s: nothing was written", err);
 		return;
 	}
+	if (kernel_lacks(c, &plan))
+		return;
 	if ((j = create_start(&r, &plan, err, sizeof(err))) == NULL) {
 		rpc_error(c, NAS_ERR_LIMIT, "%s", err);
 		return;

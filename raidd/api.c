@@ -12,15 +12,6 @@
 
 #define MONITOR_SECONDS	5
 
-static const char *const md_paths[] = { "/proc/mdstat", NULL };
-static const char *const dm_paths[] = { "/dev/mapper/control", "/sys/module/dm_mod", NULL };
-
-const struct nas_feature raidd_features[] = {
-	{ "md", md_paths, "load md_mod" },
-	{ "device-mapper", dm_paths, "load dm_mod" },
-	{ NULL, NULL, NULL }
-};
-
 static const struct conf_key raidd_conf[] = {
 	{ "raidd", "board", CONF_STRING, "/etc/board.ini", 1, 255, NULL,
 	  "board description: bays and the firmware's flash device" },

@@ -10,7 +10,8 @@ raidd_LIBS :=
 # The logic above the kernel seam (system.h).
 RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/label-io.c raidd/assemble.c raidd/teardown.c raidd/create.c \
-	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/mdsb.c raidd/label.c
+	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/mdsb.c raidd/label.c \
+	raidd/features.c
 raidd_SRCS += $(RAIDD_LOGIC) raidd/system-sim.c
 
 # Unit suites of raidd's pure-logic modules (no kernel, no disk I/O).

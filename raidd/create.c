@@ -1,10 +1,11 @@
 /*
  * volume.create: checked in full before anything is written, then run
- * as a job of small steps on the event loop. The first write is each
- * disk's label with the intent "creating"; the volume exists only once
- * the labels say "none" one generation later. A power cut in between
- * is rolled back at the next start (assemble.c), so the disks end up
- * either a whole volume or free.
+ * as a job of small steps on the event loop. The chosen disks are first
+ * erased (the caller agreed to that: they were free, or force was
+ * given), then each gets its label with the intent "creating"; the
+ * volume exists only once the labels say "none" one generation later.
+ * A power cut in between is rolled back at the next start (assemble.c),
+ * so the disks end up either a whole volume or free.
  */
 #include <sys/random.h>
 
