@@ -129,8 +129,8 @@ volume_scan(void)
 		if (d->flash || volume_of_disk(d->sys.name))
 			continue;
 		rc = label_read_disk(d->sys.name, &l, &next, err, sizeof(err));
-		if (rc == -1)
-			log_warnx("%s", err);
+		if (rc == -1 || rc == 2)
+			log_warnx("%s: %s: not assembled", d->sys.name, err);
 		if (rc == 0)
 			collect(d, &l, next);
 	}

@@ -52,10 +52,10 @@ add_label_sig(struct disk *d)
 	if (d->flash || s->nsigs == SYS_MAX_SIGS)
 		return;
 	rc = label_read_disk(s->name, &l, &next, err, sizeof(err));
-	if (rc == 1)
-		return;
-	if (rc == -1)
-		log_warnx("%s", err);
+	if (rc == 1 || rc == -1)
+		return;		/* scan_disks already said it is unreadable */
+	if (rc == 2)
+		log_warnx("%s: damaged raidd label: %s", s->name, err);
 	snprintf(s->sig[s->nsigs].type, sizeof(s->sig[0].type), "%s",
 	    rc == 0 ? "raidd" : "raidd (damaged)");
 	memcpy(s->sig[s->nsigs].where, s->name, sizeof(s->sig[0].where));

@@ -17,7 +17,7 @@ blank(const uint8_t *s0, const uint8_t *s1)
 	return memcmp(s0, LABEL_MAGIC, 8) != 0 && memcmp(s1, LABEL_MAGIC, 8) != 0;
 }
 
-/* 0 found, 1 no label, -1 unreadable or corrupt (err says which). */
+/* 0 found, 1 no label, 2 a damaged label, -1 unreadable (err says why). */
 int
 label_read_disk(const char *disk, struct label *l, int *next_slot,
     char *err, size_t errlen)
@@ -31,7 +31,7 @@ label_read_disk(const char *disk, struct label *l, int *next_slot,
 	}
 	if (blank(s0, s1))
 		return 1;
-	return label_choose(s0, s1, sizeof(s0), l, next_slot, err, errlen) == 0 ? 0 : -1;
+	return label_choose(s0, s1, sizeof(s0), l, next_slot, err, errlen) == 0 ? 0 : 2;
 }
 
 int

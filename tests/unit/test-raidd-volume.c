@@ -238,6 +238,24 @@ START_TEST(refusals_write_nothing)
 }
 END_TEST
 
+START_TEST(damaged_label_is_not_free)
+{
+	static uint8_t junk[LABEL_SLOT_SIZE];
+	struct json_object *a;
+
+	memcpy(junk, LABEL_MAGIC, 8);
+	memset(junk + 8, 0x5a, sizeof(junk) - 8);
+	ck_assert_int_eq(sys->write_at("sda", LABEL_SLOT0, junk, sizeof(junk)), 0);
+	disk_refresh(0);
+	volume_scan();
+	ck_assert_int_eq(volume_count(), 0);
+	ck_assert_str_eq(disk_state("bay1"), "foreign");
+	a = call("volume.create", "{\"name\":\"v\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}");
+	ck_assert_int_eq(err_code(a), NAS_ERR_REFUSED);
+	json_object_put(a);
+}
+END_TEST
+
 START_TEST(name_in_use_and_disk_in_use)
 {
 	struct json_object *a;
@@ -420,6 +438,7 @@ volume_suite(void)
 	tcase_add_test(tc, disks_swapped_between_bays);
 	tcase_add_test(tc, refusals_write_nothing);
 	tcase_add_test(tc, name_in_use_and_disk_in_use);
+	tcase_add_test(tc, damaged_label_is_not_free);
 	tcase_add_test(tc, every_level);
 	tcase_add_test(tc, shr_mixed_sizes);
 	tcase_add_test(tc, degraded_after_a_disk_is_pulled);
