@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "raidd.h"
+#include "volume.h"
 
 static struct disk *
 find_or_fail(struct rpc_call *c, const char *spec)
@@ -45,6 +45,8 @@ wipe_refusal(const struct disk *d, int *code)
 	if (d->flash)
 		return "is the firmware's own device";
 	*code = NAS_ERR_BUSY;
+	if (volume_of_disk(d->sys.name))
+		return "belongs to a volume: delete the volume instead";
 	if (d->sys.busy[0])
 		return d->sys.busy;
 	return NULL;

@@ -15,10 +15,14 @@ find_or_fail(struct rpc_call *c, struct json_object *params)
 	const char *name = rpc_param_str(params, "name", "");
 	struct volume *v = volume_find(name);
 
-	if (v == NULL)
+	if (v == NULL) {
 		rpc_error(c, NAS_ERR_NOT_FOUND, "no volume %s", name);
-	else if (v->job)
+		return NULL;
+	}
+	if (v->job) {
 		rpc_error(c, NAS_ERR_BUSY, "volume %s: job %u is running", name, job_id(v->job));
+		return NULL;
+	}
 	return v;
 }
 

@@ -12,18 +12,35 @@
 #include "job.h"
 #include "volume.h"
 
+/*
+ * The volume a label belongs to (by uuid). Names come from disks that
+ * may have been anywhere: one that is not valid, or that another volume
+ * here already has, gets a unique placeholder and is never assembled -
+ * its md and dm names would be someone else's.
+ */
 static struct volume *
 volume_for_label(const struct label *l)
 {
 	struct volume *v;
+	char why[128];
+	int clash;
 
 	for (int i = 0; (v = volume_at(i)) != NULL; i++)
 		if (memcmp(v->label.volume_uuid, l->volume_uuid, 16) == 0)
 			return v;
+	clash = volume_find(l->name) != NULL;
 	if ((v = volume_add()) == NULL)
 		return NULL;
-	snprintf(v->name, sizeof(v->name), "%s", l->name);
 	v->label = *l;
+	snprintf(v->name, sizeof(v->name), "%.*s", VOL_NAME_MAX, l->name);
+	if (!clash && volume_name_valid(l->name, why, sizeof(why)))
+		return v;
+	snprintf(v->name, sizeof(v->name), "%.16s~%02x%02x%02x%02x", clash ? l->name : "invalid",
+	    l->volume_uuid[0], l->volume_uuid[1], l->volume_uuid[2], l->volume_uuid[3]);
+	snprintf(v->problem, sizeof(v->problem), clash ?
+	    "another volume here is named %s too: not assembled" :
+	    "the name in its labels (%s) is not valid: not assembled", l->name);
+	v->held = 1;
 	return v;
 }
 
@@ -48,20 +65,6 @@ collect(const struct disk *d, const struct label *l, int next_slot)
 	v->next_slot[m] = next_slot;
 	if (l->generation > v->label.generation)
 		v->label = *l;
-}
-
-static void
-note_missing(struct volume *v)
-{
-	size_t n;
-
-	for (int m = 0; m < v->label.ndisks; m++) {
-		if (v->disk[m][0])
-			continue;
-		n = strlen(v->problem);
-		snprintf(v->problem + n, sizeof(v->problem) - n, "%smember %d (serial %s) is missing",
-		    n ? "; " : "", m + 1, v->label.member[m].serial);
-	}
 }
 
 /* An interrupted create is undone, an interrupted delete finished. */
@@ -135,13 +138,12 @@ volume_scan(void)
 			collect(d, &l, next);
 	}
 	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
-		if (v->assembled || v->job)
+		if (v->assembled || v->job || v->held)
 			continue;
 		if (recover_intent(v)) {
 			i--;
 			continue;
 		}
-		note_missing(v);
 		repair_labels(v);
 		if (volume_assemble(v, err, sizeof(err)) == -1 ||
 		    volume_mount(v, err, sizeof(err)) == -1) {

@@ -40,6 +40,7 @@ struct create {
 	enum create_step	 step;
 	ev_timer		 timer;
 	uint8_t			 array_uuid[PLAN_MAX_TIERS][16];
+	char			 serial[PLAN_MAX_DISKS][64];	/* the disks as checked */
 };
 
 static int
@@ -118,11 +119,30 @@ create_check(const struct create_req *r, struct plan *plan, int *code,
 
 /* ---- the steps ---- */
 
+/*
+ * The disk a step works on, if it is still the one that was checked:
+ * a hot-plug between steps may give its kernel name to another disk.
+ */
+static const struct disk *
+job_disk(const struct create *c, int i, char *err, size_t errlen)
+{
+	const struct disk *d = disk_find(c->req.disk[i]);
+
+	if (d == NULL || strcmp(d->sys.serial, c->serial[i]) != 0) {
+		snprintf(err, errlen, "disk %s (serial %s) went away", c->req.disk[i],
+		    c->serial[i]);
+		return NULL;
+	}
+	return d;
+}
+
 static int
 step_wipe(struct create *c, char *err, size_t errlen)
 {
+	const struct disk *d;
+
 	for (int i = 0; i < c->req.ndisks; i++)
-		if (wipe_disk(disk_find(c->req.disk[i]), err, errlen) == -1)
+		if ((d = job_disk(c, i, err, errlen)) == NULL || wipe_disk(d, err, errlen) == -1)
 			return -1;
 	return 0;
 }
@@ -139,8 +159,10 @@ make_labels(struct create *c, char *err, size_t errlen)
 	    getrandom(c->array_uuid, sizeof(c->array_uuid), 0) != sizeof(c->array_uuid))
 		return snprintf(err, errlen, "no random numbers: %s", strerror(errno)), -1;
 	for (int i = 0; i < c->req.ndisks; i++) {
-		const struct disk *d = disk_find(c->req.disk[i]);
+		const struct disk *d = job_disk(c, i, err, errlen);
 
+		if (d == NULL)
+			return -1;
 		if (getrandom(mem[i].uuid, 16, 0) != 16)
 			return snprintf(err, errlen, "no random numbers"), -1;
 		snprintf(mem[i].serial, sizeof(mem[i].serial), "%.*s", LABEL_SERIAL_MAX - 1, d->sys.serial);
@@ -176,6 +198,8 @@ step_partition(struct create *c, char *err, size_t errlen)
 		struct sys_part parts[SYS_MAX_PARTS];
 		int n = 0;
 
+		if (job_disk(c, i, err, errlen) == NULL)
+			return -1;
 		for (int t = 0; t < c->plan.ntiers; t++) {
 			const struct plan_tier *pt = &c->plan.tier[t];
 
@@ -277,18 +301,35 @@ step_mount(struct create *c, char *err, size_t errlen)
 
 static void advance(struct create *);
 
-/* Undo after a failed step: the disks end up free, as after a power cut. */
+/*
+ * Undo after a failed step: the disks end up free, as after a power
+ * cut. Once the labels are committed the volume exists: a failed mount
+ * leaves it listed, unmounted, rather than erasing it.
+ */
 static void
 roll_back(struct create *c, const char *why)
 {
+	struct volume *v = c->vol;
 	char err[256];
 
+	v->job = NULL;
+	if (c->step > STEP_COMMIT) {
+		snprintf(v->problem, sizeof(v->problem), "created, not mounted: %.200s", why);
+		v->state = VOL_CLEAN;
+		volume_refresh_state(v);
+		job_fail(c->job, NAS_ERR_FAILED, "volume %s was created but %s", v->name, why);
+		return;
+	}
 	log_warnx("volume %s: %s: rolling back", c->req.name, why);
-	if (c->step > STEP_WIPE && (volume_stop(c->vol, err, sizeof(err)) == -1 ||
-	    volume_wipe_members(c->vol, err, sizeof(err)) == -1))
-		log_warnx("volume %s: roll-back incomplete, finished at next start: %s",
-		    c->req.name, err);
-	volume_forget(c->vol);
+	if (c->step > STEP_WIPE && (volume_stop(v, err, sizeof(err)) == -1 ||
+	    volume_wipe_members(v, err, sizeof(err)) == -1)) {
+		/* Keep it listed: its arrays may run, its labels say "creating". */
+		snprintf(v->problem, sizeof(v->problem),
+		    "creation failed and could not be undone (%.150s): undone at the next start", err);
+		v->state = VOL_FAILED;
+	} else {
+		volume_forget(v);
+	}
 	disk_refresh(1);
 	job_fail(c->job, NAS_ERR_FAILED, "%s while %s", why, step_names[c->step]);
 }
@@ -408,8 +449,10 @@ create_start(const struct create_req *r, const struct plan *plan, char *err,
 	c->vol->label.fs = (uint8_t)r->fs;
 	c->vol->label.size = plan->size;
 	c->vol->state = VOL_CREATING;
-	for (int i = 0; i < r->ndisks; i++)
+	for (int i = 0; i < r->ndisks; i++) {
 		snprintf(c->vol->disk[i], sizeof(c->vol->disk[i]), "%s", r->disk[i]);
+		snprintf(c->serial[i], sizeof(c->serial[i]), "%s", disk_find(r->disk[i])->sys.serial);
+	}
 	c->vol->label.ndisks = (uint8_t)r->ndisks;
 	ev_timer_init(&c->timer, step_timer, 0., 0.);
 	c->timer.data = c;

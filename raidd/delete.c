@@ -1,7 +1,9 @@
 /*
- * volume.delete: the labels first say "deleting", then the volume is
- * stopped and its members erased, label last. A power cut anywhere in
- * between is finished at the next start (assemble.c).
+ * volume.delete: the volume is stopped first - a share holding a file
+ * open refuses, and then nothing has changed. Only then do the labels
+ * say "deleting" and the members get erased, label last. A power cut
+ * after the labels is finished at the next start (assemble.c); one
+ * before them finds the volume whole.
  */
 #include <stdio.h>
 
@@ -13,16 +15,27 @@ delete_volume(struct volume *v, char *err, size_t errlen)
 	struct json_object *ev;
 	char name[LABEL_NAME_MAX];
 
+	char again[256];
+
+	if (volume_stop(v, err, errlen) == -1) {
+		/* Put back what was stopped before the refusal. */
+		if (volume_assemble(v, again, sizeof(again)) == -1 ||
+		    volume_mount(v, again, sizeof(again)) == -1)
+			log_warnx("volume %s: %s", v->name, again);
+		return -1;
+	}
 	if (label_bump(&v->label, err, errlen) == -1)
 		return -1;
 	v->label.intent.op = LABEL_OP_DELETING;
 	v->label.intent.target = v->label.generation + 1;
-	if (label_write_all(v, err, errlen) == -1)
-		return -1;
 	v->state = VOL_DELETING;
-	if (volume_stop(v, err, errlen) == -1 ||
-	    volume_wipe_members(v, err, errlen) == -1)
+	/* From here on the next start finishes what this one could not. */
+	if (label_write_all(v, err, errlen) == -1 ||
+	    volume_wipe_members(v, err, errlen) == -1) {
+		snprintf(v->problem, sizeof(v->problem),
+		    "deletion stopped (%.180s): it is finished at the next start", err);
 		return -1;
+	}
 	snprintf(name, sizeof(name), "%s", v->name);
 	volume_forget(v);
 	disk_refresh(1);

@@ -120,6 +120,7 @@ disk_refresh(int announce_changes)
 	free(disks);
 	disks = next;
 	ndisks = n;
+	volume_sync_disks();
 	return 0;
 }
 

@@ -142,8 +142,23 @@ volume_name_valid(const char *s, char *why, size_t len)
 	return 1;
 }
 
+/* What keeps a volume from being whole: the stored problem and the
+   members missing now. */
+static void
+describe_problem(const struct volume *v, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "%s", v->problem);
+
+	for (int m = 0; m < v->label.ndisks && n < len; m++) {
+		if (v->disk[m][0] || v->state == VOL_CREATING)
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%smember %d (serial %s) is missing",
+		    n ? "; " : "", m + 1, v->label.member[m].serial);
+	}
+}
+
 static struct json_object *
-describe_tier(struct volume *v, int t)
+describe_tier(const struct volume *v, int t)
 {
 	const struct label_tier *lt = &v->label.tier[t];
 	struct json_object *o = json_object_new_object(), *mem = json_object_new_array();
@@ -182,25 +197,25 @@ describe_tier(struct volume *v, int t)
 }
 
 struct json_object *
-volume_describe(struct volume *v)
+volume_describe(const struct volume *v)
 {
 	struct json_object *o = json_object_new_object(), *tiers = json_object_new_array();
-	char dm[SYS_NAME_MAX], dev[SYS_NAME_MAX + 16], mp[256];
+	char dm[SYS_NAME_MAX], dev[SYS_NAME_MAX + 16], mp[256], problem[512];
 
-	volume_refresh_state(v);
+	describe_problem(v, problem, sizeof(problem));
 	volume_dm_name(v->name, dm, sizeof(dm));
 	snprintf(dev, sizeof(dev), "/dev/mapper/%s", dm);
 	volume_mountpoint(v->name, mp, sizeof(mp));
 	json_object_object_add(o, "name", json_object_new_string(v->name));
 	json_object_object_add(o, "level", json_object_new_string(plan_level_name(v->label.level)));
-	json_object_object_add(o, "state", json_object_new_string(state_names[v->state]));
+	json_object_object_add(o, "state", json_object_new_string(state_names[volume_state_now(v)]));
 	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)v->label.size));
 	json_object_object_add(o, "fs", json_object_new_string(fs_names[v->label.fs]));
 	json_object_object_add(o, "device", v->assembled ? json_object_new_string(dev) : NULL);
 	json_object_object_add(o, "mountpoint", sys->is_mounted(mp) ?
 	    json_object_new_string(mp) : NULL);
 	json_object_object_add(o, "generation", json_object_new_int64((int64_t)v->label.generation));
-	json_object_object_add(o, "problem", v->problem[0] ? json_object_new_string(v->problem) : NULL);
+	json_object_object_add(o, "problem", problem[0] ? json_object_new_string(problem) : NULL);
 	if (v->job)
 		json_object_object_add(o, "job", json_object_new_int((int)job_id(v->job)));
 	for (int t = 0; t < v->label.ntiers; t++)
@@ -209,33 +224,63 @@ volume_describe(struct volume *v)
 	return o;
 }
 
-/* State from the arrays as the kernel sees them now. */
-void
-volume_refresh_state(struct volume *v)
+/* State from the arrays as the kernel sees them now; changes nothing. */
+enum vol_state
+volume_state_now(const struct volume *v)
 {
 	struct sys_md_status st;
 	char md[SYS_NAME_MAX];
 	enum vol_state s = VOL_CLEAN;
 
 	if (v->state == VOL_CREATING || v->state == VOL_DELETING)
-		return;
-	if (!v->assembled) {
-		v->state = v->problem[0] ? VOL_FAILED : VOL_INCOMPLETE;
-		return;
-	}
+		return v->state;
+	if (!v->assembled)
+		return v->problem[0] ? VOL_FAILED : VOL_INCOMPLETE;
 	for (int t = 0; t < v->label.ntiers; t++) {
 		if (v->label.tier[t].kind == TIER_NONE)
 			continue;
 		volume_md_name(v, t, md, sizeof(md));
-		if (sys->md_status(md, &st) == -1) {
-			s = VOL_FAILED;
-			break;
-		}
+		if (sys->md_status(md, &st) == -1)
+			return VOL_FAILED;
 		if (st.degraded > 0)
 			s = VOL_DEGRADED;
 		else if (s == VOL_CLEAN && strcmp(st.sync_action, "idle") != 0 &&
 		    st.sync_action[0])
 			s = VOL_RESYNCING;
 	}
-	v->state = s;
+	return s;
 }
+
+/* Stored state: only the monitor and raidd's own changes call this, so
+   every change it sees is announced once. */
+void
+volume_refresh_state(struct volume *v)
+{
+	v->state = volume_state_now(v);
+}
+
+/*
+ * After a rescan, a member's kernel name may belong to another disk:
+ * keep a name only while the disk there has the member's serial.
+ */
+void
+volume_sync_disks(void)
+{
+	for (int i = 0; i < MAX_VOLUMES; i++) {
+		struct volume *v = &volumes[i];
+
+		if (v->name[0] == '\0' || v->job)
+			continue;
+		for (int m = 0; m < v->label.ndisks; m++) {
+			const struct disk *d;
+
+			if (v->disk[m][0] == '\0')
+				continue;
+			d = disk_find(v->disk[m]);
+			if (d == NULL || strncmp(d->sys.serial, v->label.member[m].serial,
+			    LABEL_SERIAL_MAX - 1) != 0)
+				v->disk[m][0] = '\0';
+		}
+	}
+}
+

@@ -23,6 +23,7 @@ struct volume {
 	enum vol_state	 state;
 	char		 problem[256];		/* why it is not (fully) usable */
 	int		 assembled;		/* arrays and map are up */
+	int		 held;			/* never assembled: see problem */
 	struct job	*job;			/* create/delete in flight */
 };
 
@@ -40,7 +41,9 @@ void	 volume_mountpoint(const char *vol, char *, size_t);
 int	 volume_name_valid(const char *, char *why, size_t len);
 struct volume *volume_of_disk(const char *disk);
 void	 volume_refresh_state(struct volume *);
-struct json_object *volume_describe(struct volume *);
+enum vol_state volume_state_now(const struct volume *);
+void	 volume_sync_disks(void);
+struct json_object *volume_describe(const struct volume *);
 void	 volume_set_options(const char *mount_root);
 
 /* label-io.c */

@@ -10,7 +10,7 @@ libiniparser-dev libnl-3-dev libnl-route-3-dev libblkid-dev libfdisk-dev \
 liburing-dev libssl-dev libargon2-dev libatasmart-dev"
 check="check socat jq clang libclang-rt-14-dev python3 mandoc"
 image="qemu-system-x86 busybox-static cpio xz-utils zstd kmod python3 e2fsprogs \
-mdadm cryptsetup-bin dmsetup fio iperf3 jq socat util-linux iproute2 strace"
+mdadm cryptsetup-bin dmsetup fio iperf3 jq socat util-linux iproute2 strace btrfs-progs"
 
 case "$tier" in
 build) want="$build" ;;

@@ -16,6 +16,10 @@ TEST_TOOLS="/usr/sbin/mdadm /usr/sbin/cryptsetup /usr/sbin/dmsetup /usr/bin/fio 
 /usr/bin/iperf3 /usr/bin/jq /usr/bin/socat /usr/sbin/blkid /usr/sbin/wipefs \
 /usr/sbin/mkfs.ext4 /usr/sbin/e2fsck /usr/bin/lsblk /usr/sbin/ip /usr/bin/strace"
 
+# What the firmware itself runs (raidd makes filesystems): in both variants,
+# as /usr/sbin/<name>, copied from the build host's Debian packages.
+FW_TOOLS="/sbin/mkfs.ext4 /sbin/mkfs.btrfs"
+
 variant='' board='' rootfs='' dl='' out='' name=''
 while getopts v:b:r:d:o:n: opt; do
 	case $opt in
@@ -88,7 +92,16 @@ for ini in "$board"/board*.ini; do
 done
 echo "$name" >"$stage/etc/board-name"
 
+for t in $FW_TOOLS; do
+	[ -x "$t" ] || { echo "mkimage.sh: firmware tool $t missing on the build host" >&2; exit 1; }
+	cp -L "$t" "$stage/usr/sbin/$(basename "$t")"
+done
+
 if [ "$variant" = test ]; then
+	# Test programs of the project's own (TEST_EXTRA: paths to copy to /usr/bin).
+	for t in ${TEST_EXTRA:-}; do
+		cp "$t" "$stage/usr/bin/"
+	done
 	for t in $TEST_TOOLS; do
 		if [ -x "$t" ]; then
 			cp "$t" "$stage/usr/${t#/usr/}"

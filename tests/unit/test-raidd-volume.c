@@ -338,6 +338,7 @@ END_TEST
 
 START_TEST(degraded_after_a_disk_is_pulled)
 {
+	struct json_object *o;
 	struct volume *v;
 
 	ck_assert_int_eq(run_jobs(create("{\"name\":\"m\",\"level\":\"raid1\","
@@ -350,7 +351,9 @@ START_TEST(degraded_after_a_disk_is_pulled)
 	v = volume_find("m");
 	ck_assert_ptr_nonnull(v);
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
-	ck_assert_ptr_nonnull(strstr(v->problem, "SER2"));
+	o = volume_describe(v);
+	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(o), "member 2 (serial SER2) is missing"));
+	json_object_put(o);
 	ck_assert_int_eq(sim_mount_count(), 1);
 }
 END_TEST
