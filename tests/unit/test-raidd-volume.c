@@ -429,6 +429,77 @@ START_TEST(delete_needs_confirm)
 }
 END_TEST
 
+
+START_TEST(delete_while_creating_is_refused)
+{
+	struct json_object *a;
+	unsigned id = create("{\"name\":\"c\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}");
+
+	a = call("volume.delete", "{\"name\":\"c\",\"confirm\":\"c\"}");
+	ck_assert_int_eq(err_code(a), NAS_ERR_BUSY);
+	json_object_put(a);
+	ck_assert_int_eq(run_jobs(id), JOB_DONE);
+	ck_assert_int_eq(volume_find("c")->state, VOL_CLEAN);
+}
+END_TEST
+
+/* A pulled member's kernel name given to another disk: that disk is not touched. */
+START_TEST(stale_member_name_is_not_erased)
+{
+	struct json_object *a;
+	uint64_t before;
+
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"s\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+	sim_remove_disk("sdb");
+	sim_add_disk("sdb", 4 * GIB, "STRANGER", "/sys/devices/sim/host0/target0:0:9/0:0:9:0");
+	ck_assert_int_eq(sys->write_at("sdb", 1080, "\x53\xef", 2), 0);
+	disk_refresh(1);
+	ck_assert_str_eq(volume_find("s")->disk[1], "");
+	ck_assert_str_eq(disk_state("sdb"), "foreign");
+	before = fingerprint("sdb", 4 * GIB);
+	a = call("volume.delete", "{\"name\":\"s\",\"confirm\":\"s\"}");
+	ck_assert_int_eq(err_code(a), 0);
+	json_object_put(a);
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+}
+END_TEST
+
+/* Disks from another unit carry a volume of the same name. */
+START_TEST(same_name_from_another_unit_is_held)
+{
+	int held = 0;
+
+	add_disk(3, "sdc", 4 * GIB);
+	add_disk(4, "sdd", 4 * GIB);
+	disk_refresh(0);
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"a\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+	sim_power_cut();
+	sim_swap_disks("sda", "sdc");
+	sim_swap_disks("sdb", "sdd");
+	volume_reset();
+	disk_refresh(0);
+	/* The other unit's disks are not scanned yet: a second "a" is made. */
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"a\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+	reboot();
+	ck_assert_int_eq(volume_count(), 2);
+	ck_assert_int_eq(sim_md_count(), 1);
+	ck_assert_int_eq(sim_dm_count(), 1);
+	for (int i = 0; i < 2; i++) {
+		struct volume *v = volume_at(i);
+
+		if (v->held) {
+			held++;
+			ck_assert_ptr_nonnull(strstr(v->problem, "another volume"));
+			ck_assert_ptr_nonnull(strchr(v->name, '~'));
+		}
+	}
+	ck_assert_int_eq(held, 1);
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -446,6 +517,9 @@ volume_suite(void)
 	tcase_add_test(tc, shr_mixed_sizes);
 	tcase_add_test(tc, degraded_after_a_disk_is_pulled);
 	tcase_add_test(tc, delete_needs_confirm);
+	tcase_add_test(tc, delete_while_creating_is_refused);
+	tcase_add_test(tc, stale_member_name_is_not_erased);
+	tcase_add_test(tc, same_name_from_another_unit_is_held);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
