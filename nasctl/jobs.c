@@ -232,20 +232,31 @@ static int
 follow(struct ctx *x, struct rpc_client *c, const char *daemon, int id)
 {
 	struct json_object *p = json_object_new_object(), *job;
+	char step[128];
+	double last, pct;
 	int rc;
 
 	json_object_object_add(p, "id", json_object_new_int(id));
 	if ((rc = session_call(x, c, daemon, "job.status", p, &job)) != EXIT_OK)
 		return rc;
 	show_progress(x, job);
+	last = json_object_get_double(json_path(job, "percent"));
+	snprintf(step, sizeof(step), "%s", json_str(job, "step"));
 	while (is_running(job)) {
 		json_object_put(job);
 		if (next_job_event(c, id, &job) == -1) {
 			fprintf(x->err, "nasctl: %s: unreachable: connection lost\n", daemon);
 			return EXIT_UNREACHABLE;
 		}
-		if (is_running(job))
-			show_progress(x, job);
+		/* Events queued before job.status answered repeat or precede it. */
+		pct = json_object_get_double(json_path(job, "percent"));
+		if (!is_running(job) || pct < last ||
+		    (pct == last && strcmp(step, json_str(job, "step")) == 0) ||
+		    strcmp(json_str(job, "step"), "starting") == 0)
+			continue;
+		show_progress(x, job);
+		last = pct;
+		snprintf(step, sizeof(step), "%s", json_str(job, "step"));
 	}
 	rc = job_ended(x, daemon, job);
 	json_object_put(job);

@@ -32,6 +32,29 @@ humanise_bytes(long long n, char *buf, size_t len)
 }
 
 /* A value as text; "-" for absent, null or empty. */
+/*
+ * An object inside a table cell (a tier's member, say): its values
+ * joined with '/', nulls as '-', e.g. "0/NAS1-0001/sda".
+ */
+static void
+fmt_object_cell(struct json_object *o, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	json_object_object_foreach(o, key, val) {
+		(void)key;
+		if (n >= len)
+			break;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "/" : "",
+		    val == NULL ? "-" : json_object_is_type(val, json_type_object) ||
+		    json_object_is_type(val, json_type_array) ? "..." :
+		    json_object_get_string(val));
+	}
+	if (buf[0] == '\0')
+		snprintf(buf, len, "-");
+}
+
 void
 fmt_plain(struct json_object *v, char *buf, size_t len)
 {
@@ -47,9 +70,11 @@ fmt_plain(struct json_object *v, char *buf, size_t len)
 		fmt_yesno(v, buf, len);
 		return;
 	}
-	snprintf(buf, len, "%s", json_object_is_type(v, json_type_object) ?
-	    json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) :
-	    json_object_get_string(v));
+	if (json_object_is_type(v, json_type_object)) {
+		fmt_object_cell(v, buf, len);
+		return;
+	}
+	snprintf(buf, len, "%s", json_object_get_string(v));
 	/* An empty cell would shift the eye to the next column. */
 	if (buf[0] == '\0')
 		snprintf(buf, len, "-");
