@@ -41,3 +41,10 @@ finish() {
 all_ok() { [ "$failures" -eq 0 ]; }
 # nasctl with a time bound, so a daemon that hangs fails a check, not the run
 nasctl() { timeout "${NASCTL_TIMEOUT:-60}" /usr/bin/nasctl "$@"; }
+# json_ok FILTER CMD...: CMD must succeed and print JSON for which the jq
+# FILTER is true (jq alone accepts empty input, so a failed CMD would pass)
+json_ok() {
+	_jf=$1; shift
+	"$@" > /tmp/.json_ok 2>/dev/null || return 1
+	[ -s /tmp/.json_ok ] && jq -e "$_jf" /tmp/.json_ok >/dev/null
+}
