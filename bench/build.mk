@@ -3,6 +3,10 @@ PROGS += rpc-bench
 rpc-bench_SRCS := bench/rpc-bench.c
 rpc-bench_LIBS :=
 
+# The board figures first (they boot the virtual NAS), then the host's.
 .PHONY: bench
-bench: all
+bench: all image
+	@rm -f $(O)/bench-board.md
+	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) bench-board
+	@sh $(SRC)/bench/raidd-board.sh $(SRC) $(O) $(IMAGE_DIR)
 	@sh $(SRC)/bench/run.sh $(O) $(SRC)/docs/benchmarks.md

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "system-sim.h"
 #include "volume.h"
@@ -22,11 +23,26 @@ static const struct conf_key raidd_conf[] = {
 
 static ev_io hotplug_w;
 static ev_timer monitor_w;
+static double assembly_seconds;	/* start-up: labels read, volumes up */
 
 static void
 raidd_info(struct json_object *r)
 {
+	struct json_object *a = json_object_new_object();
+
 	nas_feature_report(raidd_features, r);
+	json_object_object_add(a, "volumes", json_object_new_int(volume_count()));
+	json_object_object_add(a, "seconds", json_object_new_double(assembly_seconds));
+	json_object_object_add(r, "assembly", a);
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* A disk came or went: rescan, and assemble what may now be complete. */
@@ -109,6 +125,7 @@ simulate(const char *spec)
 static int
 raidd_init(const struct conf *c)
 {
+	double t0;
 	int fd;
 
 	sys = &sys_linux;
@@ -116,11 +133,15 @@ raidd_init(const struct conf *c)
 		simulate(getenv("RAIDD_SIMULATE"));
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
+	t0 = now();
 	disk_refresh(0);
 	if (sys == &sys_sim || (nas_feature_present(&raidd_features[0]) &&
-	    nas_feature_present(&raidd_features[1])))
+	    nas_feature_present(&raidd_features[1]))) {
 		volume_scan();
-	else
+		assembly_seconds = now() - t0;
+		log_info("%d volume(s) found and assembled in %.3f s", volume_count(),
+		    assembly_seconds);
+	} else
 		log_warnx("no md or device-mapper in this kernel: volumes are not assembled");
 	if ((fd = sys->hotplug_open()) != -1) {
 		ev_io_init(&hotplug_w, hotplug_cb, fd, EV_READ);
