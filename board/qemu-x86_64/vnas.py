@@ -109,13 +109,15 @@ class Bay:
 
     @property
     def serial(self):
-        return "NAS%d-%04d" % (self.index, self.gen)
+        # The serial belongs to the disk: it moves with it in disk-swap.
+        return self.disk_serial
 
     def new_disk(self, size=None):
         """A fresh blank sparse disk in this bay."""
         self.gen += 1
         self.size = size or self.size
         self.path = os.path.join(self.workdir, "bay%d-%d.img" % (self.index, self.gen))
+        self.disk_serial = "NAS%d-%04d" % (self.index, self.gen)
         with open(self.path, "wb") as f:
             f.truncate(self.size)
         self.present = True
@@ -170,6 +172,7 @@ class VNAS:
         self.qmp = None
         self.boots = 0
         self.started = None
+        self.pending_swaps = []
 
     def _make_flash(self):
         with open(self.flash, "wb") as f:
@@ -248,6 +251,7 @@ class VNAS:
     def start(self, console, channels=("vmctl", "scenario"), append=""):
         """Boot; returns {channel: accepted socket}.  QMP is always connected."""
         self.boots += 1
+        self.apply_swaps()
         listeners, sockets = {}, []
         for name in ("qmp",) + tuple(channels):
             path = os.path.join(self.workdir, name + ".sock")
@@ -307,6 +311,21 @@ class VNAS:
         for node in bay.blockdev_args():
             self.qmp.cmd("blockdev-add", **node)
         self.qmp.cmd("device_add", **bay.device_args())
+
+    def disk_swap(self, a, b):
+        """The disks of bays a and b trade places at the next boot."""
+        x, y = self.bay(a), self.bay(b)
+        if x is y:
+            raise QMPError("disk-swap needs two different bays")
+        self.pending_swaps.append((x, y))
+
+    def apply_swaps(self):
+        for x, y in self.pending_swaps:
+            for attr in ("path", "gen", "size", "error", "present", "disk_serial"):
+                vx, vy = getattr(x, attr), getattr(y, attr)
+                setattr(x, attr, vy)
+                setattr(y, attr, vx)
+        self.pending_swaps = []
 
     def disk_error(self, arg):
         """From now on every read, write and flush of the bay's disk fails (EIO)."""
