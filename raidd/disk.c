@@ -3,6 +3,7 @@
  * is rebuilt from the seam on start-up and on every hotplug event;
  * differences become disk.added / disk.removed events.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,26 +41,37 @@ disk_at(int i)
 	return i >= 0 && i < ndisks ? &disks[i] : NULL;
 }
 
-/* raidd's own label is a signature blkid does not know. */
+/*
+ * raidd's own label is a signature blkid does not know; the seam finds
+ * its magic, this checks it: a label that does not decode is "damaged".
+ */
 static void
-add_label_sig(struct disk *d)
+check_label_sig(struct disk *d)
 {
 	struct sys_disk *s = &d->sys;
+	struct sys_sig *sig = NULL;
 	struct label l;
 	char err[160];
 	int next, rc;
 
-	if (d->flash || s->nsigs == SYS_MAX_SIGS)
+	for (int i = 0; i < s->nsigs; i++)
+		if (strcmp(s->sig[i].type, "raidd") == 0)
+			sig = &s->sig[i];
+	if (d->flash)
 		return;
 	rc = label_read_disk(s->name, &l, &next, err, sizeof(err));
-	if (rc == 1 || rc == -1)
-		return;		/* scan_disks already said it is unreadable */
-	if (rc == 2)
+	if (rc == 2) {
 		log_warnx("%s: damaged raidd label: %s", s->name, err);
-	snprintf(s->sig[s->nsigs].type, sizeof(s->sig[0].type), "%s",
-	    rc == 0 ? "raidd" : "raidd (damaged)");
-	memcpy(s->sig[s->nsigs].where, s->name, sizeof(s->sig[0].where));
-	s->sig[s->nsigs++].offset = LABEL_SLOT0;
+		if (sig)
+			snprintf(sig->type, sizeof(sig->type), "raidd (damaged)");
+	}
+	if (sig || (rc != 0 && rc != 2) || s->nsigs == SYS_MAX_SIGS)
+		return;
+	/* A seam that does not look for the magic (the simulator). */
+	sig = &s->sig[s->nsigs++];
+	snprintf(sig->type, sizeof(sig->type), "%s", rc == 0 ? "raidd" : "raidd (damaged)");
+	memcpy(sig->where, s->name, sizeof(sig->where));
+	sig->offset = LABEL_SLOT0;
 }
 
 /* The same disk across rescans: same kernel name and serial. */
@@ -106,7 +118,7 @@ disk_refresh(int announce_changes)
 		next[i].sys = found[i];
 		next[i].bay = board_bay_of(&board, found[i].syspath);
 		next[i].flash = board_is_flash(&board, found[i].syspath, found[i].name);
-		add_label_sig(&next[i]);
+		check_label_sig(&next[i]);
 	}
 	free(found);
 	if (announce_changes) {
@@ -121,6 +133,8 @@ disk_refresh(int announce_changes)
 	disks = next;
 	ndisks = n;
 	volume_sync_disks();
+	/* libblkid's probe buffers are freed but would stay in the heap. */
+	malloc_trim(0);
 	return 0;
 }
 

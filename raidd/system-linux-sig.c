@@ -78,22 +78,22 @@ probe(struct sys_disk *d, const char *dev, uint64_t base)
 	blkid_free_probe(pr);
 }
 
-/* raidd's label sits in the disk's head, below the first partition. */
+/*
+ * raidd's label: its two slots sit just below the first partition. Only
+ * they are read (8 KiB): reading the whole first MiB of every disk at
+ * every scan cost a daemon-lifetime MiB of heap.
+ */
 static void
 probe_label(struct sys_disk *d)
 {
-	uint64_t off = 0;
-	size_t len = PLAN_HEAD;
-	void *head;
+	uint8_t slots[2 * LABEL_SLOT_SIZE];
 
-	if (len > d->size)
-		len = d->size;
-	if ((head = malloc(len)) == NULL)
+	if (d->size < PLAN_HEAD || lnx_read_at(d->name, LABEL_SLOT0, slots, sizeof(slots)) == -1)
 		return;
-	if (lnx_read_at(d->name, 0, head, len) == 0 &&
-	    label_probe(head, len, &off) == 1)
-		sig_add(d, "raidd", d->name, off);
-	free(head);
+	if (memcmp(slots, LABEL_MAGIC, 8) == 0)
+		sig_add(d, "raidd", d->name, LABEL_SLOT0);
+	else if (memcmp(slots + LABEL_SLOT_SIZE, LABEL_MAGIC, 8) == 0)
+		sig_add(d, "raidd", d->name, LABEL_SLOT1);
 }
 
 void
