@@ -22,12 +22,13 @@ done
 
 median() { sort -n | sed -n 2p; }
 
-# run LABEL ARGS...: three rpc-bench runs against raidd, median per column.
+# rpc_row LABEL CLIENTS SECONDS [OPTION...]: three rpc-bench runs against
+# raidd, median per column.
 rpc_row() {
-	label=$1; shift
+	label=$1 clients=$2 secs=$3; shift 3
 	: > "$tmp/runs"
 	for _ in 1 2 3; do
-		"$bin/rpc-bench" "$@" "$tmp/raidd.sock" >> "$tmp/runs"
+		"$bin/rpc-bench" "$@" "$tmp/raidd.sock" "$clients" "$secs" >> "$tmp/runs"
 	done
 	rate=$(awk '{print $4}' "$tmp/runs" | median)
 	p50=$(awk '{print $5}' "$tmp/runs" | median)
@@ -67,7 +68,7 @@ rss_row() {
 	echo "|---|---|---|---|---|"
 	rpc_row "1 client, closed loop" 1 3
 	rpc_row "64 clients, closed loop" 64 3
-	rpc_row "64 clients, paced 20,000/s" -r 20000 64 3
+	rpc_row "64 clients, paced 20,000/s" 64 3 -r 20000
 	echo
 	echo "## Daemons at rest"
 	echo

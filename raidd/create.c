@@ -223,18 +223,22 @@ step_partition(struct create *c, char *err, size_t errlen)
 	return 0;
 }
 
-/* Superblock and bitmap of role r of tier t, then the array. */
+/* What one tier's members get written before the array starts. */
+struct tier_blocks {
+	uint8_t	sb[SYS_MAX_MEMBERS][MDSB_BLOCK];
+	uint8_t	bm[SYS_MAX_MEMBERS][MDSB_BITMAP_ROOM * 512];
+};
+
+/* Superblock and bitmap of every role of tier t, and its partition. */
 static int
-create_array(struct create *c, int t, char *err, size_t errlen)
+tier_members(struct create *c, int t, struct sys_md *md, struct tier_blocks *tb,
+    char *err, size_t errlen)
 {
-	static uint8_t sb[SYS_MAX_MEMBERS][MDSB_BLOCK], bm[SYS_MAX_MEMBERS][MDSB_BITMAP_ROOM * 512];
 	const struct plan_tier *pt = &c->plan.tier[t];
-	struct sys_md md = { .raid_disks = pt->nmembers, .nmembers = pt->nmembers };
 	struct mdsb s;
 	struct mdsb_bitmap b;
 	char set_name[MDSB_NAME_MAX + 1];
 
-	volume_md_name(c->vol, t, md.name, sizeof(md.name));
 	snprintf(set_name, sizeof(set_name), "%.*s-t%d", VOL_NAME_MAX, c->req.name, t + 1);
 	for (int r = 0; r < pt->nmembers; r++) {
 		const char *disk = c->req.disk[pt->part[r].disk];
@@ -242,26 +246,44 @@ create_array(struct create *c, int t, char *err, size_t errlen)
 		if (mdsb_init_tier(&s, pt, r, c->array_uuid[t], set_name,
 		    (uint64_t)time(NULL), err, errlen) == -1 ||
 		    getrandom(s.device_uuid, sizeof(s.device_uuid), 0) != sizeof(s.device_uuid) ||
-		    mdsb_encode(&s, sb[r], sizeof(sb[r]), err, errlen) == -1)
+		    mdsb_encode(&s, tb->sb[r], sizeof(tb->sb[r]), err, errlen) == -1)
 			return -1;
-		md.member[r].role = r;
-		md.member[r].sb = sb[r];
-		md.member[r].sb_len = sizeof(sb[r]);
+		md->member[r].role = r;
+		md->member[r].sb = tb->sb[r];
+		md->member[r].sb_len = sizeof(tb->sb[r]);
 		if (s.feature_map & MD_FEATURE_BITMAP_OFFSET) {
 			if (mdsb_bitmap_init(&b, &s, err, errlen) == -1 ||
-			    mdsb_bitmap_encode(&b, 1, bm[r], sizeof(bm[r]), err, errlen) == -1)
+			    mdsb_bitmap_encode(&b, 1, tb->bm[r], sizeof(tb->bm[r]), err, errlen) == -1)
 				return -1;
-			md.member[r].bitmap = bm[r];
-			md.member[r].bitmap_len = mdsb_bitmap_bytes(&b);
+			md->member[r].bitmap = tb->bm[r];
+			md->member[r].bitmap_len = mdsb_bitmap_bytes(&b);
 		}
-		if (sys->part_dev(disk, pt->part[r].start, md.member[r].dev,
-		    sizeof(md.member[r].dev)) == -1)
+		if (sys->part_dev(disk, pt->part[r].start, md->member[r].dev,
+		    sizeof(md->member[r].dev)) == -1)
 			return snprintf(err, errlen, "%s: no partition at %llu", disk,
 			    (unsigned long long)pt->part[r].start), -1;
 	}
-	if (sys->md_create(&md) == -1)
-		return snprintf(err, errlen, "creating %s: %s", md.name, strerror(errno)), -1;
 	return 0;
+}
+
+/* The blocks are allocated for the call only: 1 MiB an idle daemon need not keep. */
+static int
+create_array(struct create *c, int t, char *err, size_t errlen)
+{
+	struct sys_md md = { .raid_disks = c->plan.tier[t].nmembers,
+	    .nmembers = c->plan.tier[t].nmembers };
+	struct tier_blocks *tb;
+	int rc = -1;
+
+	if ((tb = calloc(1, sizeof(*tb))) == NULL)
+		return snprintf(err, errlen, "out of memory"), -1;
+	volume_md_name(c->vol, t, md.name, sizeof(md.name));
+	if (tier_members(c, t, &md, tb, err, errlen) == 0) {
+		if ((rc = sys->md_create(&md)) == -1)
+			snprintf(err, errlen, "creating %s: %s", md.name, strerror(errno));
+	}
+	free(tb);
+	return rc;
 }
 
 static int

@@ -283,7 +283,7 @@ lnx_write_at(const char *dev, uint64_t off, const void *buf, size_t len)
 int
 lnx_zero_at(const char *dev, uint64_t off, uint64_t len)
 {
-	static const char zero[ZERO_CHUNK];
+	static char zero[ZERO_CHUNK];	/* .bss, not 1 MiB of .rodata in the file */
 	size_t chunk;
 	int fd;
 

@@ -354,7 +354,7 @@ sim_write_at(const char *name, uint64_t off, const void *buf, size_t len)
 static int
 sim_zero_at(const char *name, uint64_t off, uint64_t len)
 {
-	static const uint8_t zeros[CHUNK];
+	static uint8_t zeros[CHUNK];	/* .bss: never written */
 	struct dev *d = find(name);
 
 	if (d == NULL)
