@@ -152,12 +152,14 @@ raidd_init(const struct conf *c)
 	return 0;
 }
 
+/* SIGHUP: the board file and the disks again; what became whole is assembled. */
 static int
 raidd_reload(const struct conf *c)
 {
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
 	disk_refresh(1);
+	volume_scan();
 	return 0;
 }
 
