@@ -326,6 +326,8 @@ conn_read_cb(struct ev_loop *l, ev_io *w, int revents)
 		return;
 	}
 	process(c, buf, (size_t)n);
+	/* The raw bytes may hold a passphrase: leave none on the stack. */
+	explicit_bzero(buf, (size_t)n);
 	if (c->closing && c->out_off == c->out_len)
 		conn_kill(c);
 }
