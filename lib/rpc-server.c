@@ -106,8 +106,8 @@ conn_queue(struct rpc_conn *c, const char *s, size_t len)
 	if (c->closing == 2)
 		return -1;
 	if (pending + len + 1 > c->srv->limits.output_limit) {
-		log_warnx("client pid %d cut off: %zu bytes it does not read",
-		    (int)c->peer.pid, pending);
+		log_warnx("client pid %d cut off: %zu bytes of output would wait for it",
+		    (int)c->peer.pid, pending + len + 1);
 		conn_kill(c);
 		return -1;
 	}
