@@ -118,6 +118,54 @@ repair_labels(struct volume *v)
 	}
 }
 
+/* 1 when dev serves tier array md in a state other than faulty. */
+static int
+in_array(const struct sys_md_status *st, const char *dev)
+{
+	for (int i = 0; i < st->nmembers; i++)
+		if (strcmp(st->member[i].dev, dev) == 0 && !strstr(st->member[i].state, "faulty"))
+			return 1;
+	return 0;
+}
+
+/*
+ * A member pulled from a running volume and put back (its label says
+ * it is this volume's) rejoins its arrays; md resyncs what it missed.
+ */
+static void
+readd_members(struct volume *v)
+{
+	struct sys_md_status st;
+	struct json_object *ev;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+
+	for (int t = 0; t < v->label.ntiers; t++) {
+		const struct label_tier *lt = &v->label.tier[t];
+
+		volume_md_name(v, t, md, sizeof(md));
+		if (lt->kind == TIER_NONE || sys->md_status(md, &st) == -1)
+			continue;
+		for (int r = 0; r < lt->nmembers; r++) {
+			int m = lt->member[r];
+
+			if (v->disk[m][0] == '\0' || sys->part_dev(v->disk[m],
+			    v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1 ||
+			    in_array(&st, dev))
+				continue;
+			if (sys->md_readd(md, dev, r) == -1) {
+				log_warn("volume %s: %s could not rejoin %s", v->name, dev, md);
+				continue;
+			}
+			log_info("volume %s: %s (member %d) rejoined %s", v->name, dev, m + 1, md);
+			ev = json_object_new_object();
+			json_object_object_add(ev, "name", json_object_new_string(v->name));
+			json_object_object_add(ev, "disk", json_object_new_string(v->disk[m]));
+			json_object_object_add(ev, "md_device", json_object_new_string(md));
+			nas_event("volume.member_rejoined", ev);
+		}
+	}
+}
+
 void
 volume_scan(void)
 {
@@ -138,8 +186,12 @@ volume_scan(void)
 			collect(d, &l, next);
 	}
 	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
-		if (v->assembled || v->job || v->held)
+		if (v->job || v->held)
 			continue;
+		if (v->assembled) {
+			readd_members(v);
+			continue;
+		}
 		if (recover_intent(v)) {
 			i--;
 			continue;

@@ -13,6 +13,7 @@
 #include <linux/raid/md_p.h>
 #include <linux/raid/md_u.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -293,4 +294,46 @@ lnx_md_stop(const char *name)
 	snprintf(path, sizeof(path), "/dev/%s", name);
 	unlink(path);
 	return 0;
+}
+
+/* Members md marked faulty (a pulled disk) leave the array's slots free. */
+static void
+remove_faulty(const char *name)
+{
+	char path[PATH_MAX], state[64];
+	struct dirent *e;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/md", name);
+	if ((dir = opendir(path)) == NULL)
+		return;
+	while ((e = readdir(dir)) != NULL) {
+		if (strncmp(e->d_name, "dev-", 4) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/md/%s/state", name, e->d_name);
+		if (lnx_read_file(path, state, sizeof(state)) == 0 && strstr(state, "faulty") &&
+		    lnx_write_file(path, "remove") == -1)
+			log_warn("md %s: removing faulty %s", name, e->d_name + 4);
+	}
+	closedir(dir);
+}
+
+int
+lnx_md_readd(const char *name, const char *dev, int role)
+{
+	char path[PATH_MAX];
+	int fd, r;
+
+	remove_faulty(name);
+	snprintf(path, sizeof(path), "/dev/%s", name);
+	if ((fd = open(path, O_RDWR | O_CLOEXEC)) == -1) {
+		log_warn("md %s: open", name);
+		return -1;
+	}
+	/* In its old role when the bitmap covers what it missed; else as a
+	   spare that md rebuilds in full into the free slot. */
+	if ((r = add_member(fd, name, dev, role)) == -1)
+		r = add_member(fd, name, dev, -1);
+	close(fd);
+	return r;
 }

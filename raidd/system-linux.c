@@ -262,6 +262,7 @@ const struct sys_ops sys_linux = {
 	.md_create = lnx_md_create,
 	.md_assemble = lnx_md_assemble,
 	.md_stop = lnx_md_stop,
+	.md_readd = lnx_md_readd,
 	.md_status = lnx_md_status,
 	.dm_create = join_create,
 	.dm_remove = join_remove,

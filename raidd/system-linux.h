@@ -49,6 +49,7 @@ int	lnx_part_dev(const char *, uint64_t, char *, size_t);
 int	lnx_md_create(const struct sys_md *);
 int	lnx_md_assemble(const struct sys_md *);
 int	lnx_md_stop(const char *);
+int	lnx_md_readd(const char *, const char *, int);
 
 /* system-linux-mdstat.c */
 int	lnx_md_status(const char *, struct sys_md_status *);

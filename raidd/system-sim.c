@@ -38,6 +38,8 @@ struct dev {
 	struct sys_seg	 seg[SYS_MAX_SEGS];
 	struct sys_md	 md;		/* md: members (sb pointers unused) */
 	char		 fs[16];	/* set by mkfs */
+	int		 pulled;	/* disks: out of their bay, data kept */
+	int		 faulty[SYS_MAX_MEMBERS];	/* md: a member md gave up on */
 	char		 mounted[128];
 };
 
@@ -78,13 +80,54 @@ md_store(const char *name)
 	return &stores[free_slot].chunks;
 }
 
+/* A pulled disk and its partitions are not there for the kernel. */
+static int
+gone(const struct dev *d)
+{
+	return d->pulled || (d->kind == DEV_PART && devs[d->parent].pulled);
+}
+
 static struct dev *
 find(const char *name)
 {
 	for (int i = 0; i < ndevs; i++)
-		if (devs[i].name[0] && strcmp(devs[i].name, name) == 0)
+		if (devs[i].name[0] && !gone(&devs[i]) && strcmp(devs[i].name, name) == 0)
 			return &devs[i];
 	return NULL;
+}
+
+static struct dev *
+find_pulled(const char *name)
+{
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].name[0] && devs[i].pulled && strcmp(devs[i].name, name) == 0)
+			return &devs[i];
+	return NULL;
+}
+
+void
+sim_pull_disk(const char *name)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL || d->kind != DEV_DISK)
+		return;
+	d->pulled = 1;
+	/* md fails the member at once and keeps it failed until re-added. */
+	for (int i = 0; i < ndevs; i++)
+		for (int m = 0; devs[i].name[0] && devs[i].kind == DEV_MD &&
+		    m < devs[i].md.nmembers; m++)
+			if (find(devs[i].md.member[m].dev) == NULL)
+				devs[i].faulty[m] = 1;
+}
+
+void
+sim_push_disk(const char *name)
+{
+	struct dev *d = find_pulled(name);
+
+	if (d)
+		d->pulled = 0;
 }
 
 static struct dev *
@@ -445,7 +488,7 @@ sim_scan_disks(struct sys_disk **out, int *n)
 	if ((*out = calloc(MAX_DEVS, sizeof(**out))) == NULL)
 		return -1;
 	for (int i = 0; i < ndevs; i++)
-		if (devs[i].name[0] && devs[i].kind == DEV_DISK)
+		if (devs[i].name[0] && devs[i].kind == DEV_DISK && !devs[i].pulled)
 			fill_disk(i, &(*out)[(*n)++]);
 	return 0;
 }
@@ -581,6 +624,27 @@ sim_md_stop(const char *name)
 }
 
 static int
+sim_md_readd(const char *name, const char *dev, int role)
+{
+	struct dev *d = find(name);
+	int n = 0;
+
+	if (d == NULL || d->kind != DEV_MD || find(dev) == NULL)
+		return errno = ENODEV, -1;
+	if (step() == -1)
+		return -1;
+	/* Faulty members leave; the returning one takes its role. */
+	for (int i = 0; i < d->md.nmembers; i++)
+		if (!d->faulty[i] && d->md.member[i].role != role)
+			d->md.member[n++] = d->md.member[i];
+	snprintf(d->md.member[n].dev, sizeof(d->md.member[n].dev), "%s", dev);
+	d->md.member[n].role = role;
+	d->md.nmembers = n + 1;
+	memset(d->faulty, 0, sizeof(d->faulty));
+	return 0;
+}
+
+static int
 sim_md_status(const char *name, struct sys_md_status *st)
 {
 	struct dev *d = find(name);
@@ -591,13 +655,17 @@ sim_md_status(const char *name, struct sys_md_status *st)
 	snprintf(st->array_state, sizeof(st->array_state), "clean");
 	snprintf(st->sync_action, sizeof(st->sync_action), "idle");
 	st->raid_disks = d->md.raid_disks;
-	st->degraded = d->md.raid_disks - d->md.nmembers;
+	st->degraded = d->md.raid_disks;
 	st->size = d->size;
 	st->nmembers = d->md.nmembers;
 	for (int i = 0; i < d->md.nmembers; i++) {
+		int here = !d->faulty[i] && find(d->md.member[i].dev) != NULL;
+
 		snprintf(st->member[i].dev, sizeof(st->member[i].dev), "%s", d->md.member[i].dev);
 		st->member[i].slot = d->md.member[i].role;
-		snprintf(st->member[i].state, sizeof(st->member[i].state), "in_sync");
+		snprintf(st->member[i].state, sizeof(st->member[i].state), "%s",
+		    here ? "in_sync" : "faulty");
+		st->degraded -= here;
 	}
 	return 0;
 }
@@ -761,6 +829,7 @@ const struct sys_ops sys_sim = {
 	.md_create = sim_md_create,
 	.md_assemble = sim_md_assemble,
 	.md_stop = sim_md_stop,
+	.md_readd = sim_md_readd,
 	.md_status = sim_md_status,
 	.dm_create = sim_dm_create,
 	.dm_remove = sim_dm_remove,

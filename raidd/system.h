@@ -102,6 +102,12 @@ struct sys_ops {
 	/* Starts an array from members that carry superblocks (degraded ok). */
 	int	(*md_assemble)(const struct sys_md *);
 	int	(*md_stop)(const char *name);
+	/*
+	 * A member back after it was pulled (it carries the array's
+	 * superblock) rejoins a running array in its role: faulty leftovers
+	 * are removed first, md recovers what the bitmap marks, or all of it.
+	 */
+	int	(*md_readd)(const char *name, const char *dev, int role);
 	int	(*md_status)(const char *name, struct sys_md_status *);
 	int	(*dm_create)(const char *name, const char *uuid,
 		    const struct sys_seg *, int n);

@@ -303,6 +303,18 @@ class VNAS:
             self.qmp.cmd("blockdev-del", **{"node-name": node["node-name"]})
         bay.present = False
 
+    def disk_reinsert(self, arg):
+        """The disk last pulled from the bay goes back in, data and serial intact."""
+        bay = self.bay(arg)
+        if bay.present:
+            raise QMPError("bay %d holds a disk; pull it first" % bay.index)
+        if not bay.path or not os.path.exists(bay.path):
+            raise QMPError("bay %d has no pulled disk to put back" % bay.index)
+        bay.present = True
+        for node in bay.blockdev_args():
+            self.qmp.cmd("blockdev-add", **node)
+        self.qmp.cmd("device_add", **bay.device_args())
+
     def disk_insert(self, arg, size=None):
         bay = self.bay(arg)
         if bay.present:

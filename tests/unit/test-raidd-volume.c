@@ -500,6 +500,30 @@ START_TEST(same_name_from_another_unit_is_held)
 }
 END_TEST
 
+/* A member pulled from a running RAID 1 and put back rejoins it. */
+START_TEST(pulled_member_rejoins)
+{
+	struct volume *v;
+
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"r\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+	sim_pull_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	v = volume_find("r");
+	ck_assert_int_eq(volume_state_now(v), VOL_DEGRADED);
+	ck_assert_str_eq(v->disk[1], "");
+	sim_push_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	ck_assert_str_eq(v->disk[1], "sdb");
+	ck_assert_int_eq(volume_state_now(v), VOL_CLEAN);
+	/* Nothing else changed: the same volume, mounted, one array. */
+	ck_assert_int_eq(sim_md_count(), 1);
+	ck_assert_int_eq(sim_mount_count(), 1);
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -520,6 +544,7 @@ volume_suite(void)
 	tcase_add_test(tc, delete_while_creating_is_refused);
 	tcase_add_test(tc, stale_member_name_is_not_erased);
 	tcase_add_test(tc, same_name_from_another_unit_is_held);
+	tcase_add_test(tc, pulled_member_rejoins);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
