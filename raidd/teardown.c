@@ -59,11 +59,14 @@ erase_member(const struct volume *v, int m)
 
 	for (int t = 0; t < l->ntiers; t++) {
 		const struct label_tier *lt = &l->tier[t];
-		uint64_t end = lt->start + lt->size;
+		uint64_t end = lt->start + lt->size, head = ERASE_HEAD;
 
 		if (lt->size == 0)
 			continue;
-		if (erase(disk, lt->start, ERASE_HEAD, end) == -1 ||
+		/* The filesystem's own superblock sits past md's data offset. */
+		if (lt->kind != TIER_NONE)
+			head += plan_data_offset(lt->size / 512, lt->chunk) * 512;
+		if (erase(disk, lt->start, head, end) == -1 ||
 		    erase(disk, end > ERASE_TAIL ? end - ERASE_TAIL : 0, ERASE_TAIL, end) == -1)
 			return -1;
 	}

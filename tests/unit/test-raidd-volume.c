@@ -524,6 +524,35 @@ START_TEST(pulled_member_rejoins)
 }
 END_TEST
 
+/* On large members md's data starts ~129 MiB in: delete erases the
+   filesystem superblock there too, not just the first 16 MiB. */
+START_TEST(delete_erases_past_the_data_offset)
+{
+	uint8_t got[2];
+	uint64_t at;
+	struct json_object *a;
+	struct volume *v;
+
+	sim_reset();
+	add_disk(1, "sda", 300 * GIB);
+	add_disk(2, "sdb", 300 * GIB);
+	disk_refresh(0);
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"big\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+	v = volume_find("big");
+	at = v->mlabel[0].tier[0].start +
+	    plan_data_offset(v->mlabel[0].tier[0].size / 512, v->mlabel[0].tier[0].chunk) * 512;
+	ck_assert_uint_gt(at, 100ULL << 20);
+	/* ext4's magic where md's data begins on the member */
+	ck_assert_int_eq(sys->write_at("sda", at + 1080, "\x53\xef", 2), 0);
+	a = call("volume.delete", "{\"name\":\"big\",\"confirm\":\"big\"}");
+	ck_assert_int_eq(err_code(a), 0);
+	json_object_put(a);
+	ck_assert_int_eq(sys->read_at("sda", at + 1080, got, 2), 0);
+	ck_assert_int_eq(got[0] | got[1], 0);
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -545,6 +574,7 @@ volume_suite(void)
 	tcase_add_test(tc, stale_member_name_is_not_erased);
 	tcase_add_test(tc, same_name_from_another_unit_is_held);
 	tcase_add_test(tc, pulled_member_rejoins);
+	tcase_add_test(tc, delete_erases_past_the_data_offset);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
