@@ -170,20 +170,14 @@ void
 volume_scan(void)
 {
 	struct volume *v;
-	struct label l;
 	char err[256];
-	int next, rc;
 
+	/* The labels disk_refresh() read; damaged ones it reported. */
 	for (int i = 0; i < disk_count(); i++) {
 		struct disk *d = disk_at(i);
 
-		if (d->flash || volume_of_disk(d->sys.name))
-			continue;
-		rc = label_read_disk(d->sys.name, &l, &next, err, sizeof(err));
-		if (rc == -1 || rc == 2)
-			log_warnx("%s: %s: not assembled", d->sys.name, err);
-		if (rc == 0)
-			collect(d, &l, next);
+		if (d->label_rc == 0 && !d->flash && !volume_of_disk(d->sys.name))
+			collect(d, &d->label, d->label_next);
 	}
 	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
 		if (v->job || v->held)

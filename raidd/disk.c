@@ -42,36 +42,30 @@ disk_at(int i)
 }
 
 /*
- * raidd's own label is a signature blkid does not know; the seam finds
- * its magic, this checks it: a label that does not decode is "damaged".
+ * raidd's own label: the seam reports its magic like any signature;
+ * here it is read once per scan and decoded. Disks without the magic
+ * are not read again, and volume_scan() uses what was read here.
  */
 static void
-check_label_sig(struct disk *d)
+read_label(struct disk *d)
 {
 	struct sys_disk *s = &d->sys;
 	struct sys_sig *sig = NULL;
-	struct label l;
 	char err[160];
-	int next, rc;
 
+	d->label_rc = 1;
 	for (int i = 0; i < s->nsigs; i++)
 		if (strcmp(s->sig[i].type, "raidd") == 0)
 			sig = &s->sig[i];
-	if (d->flash)
+	if (sig == NULL || d->flash)
 		return;
-	rc = label_read_disk(s->name, &l, &next, err, sizeof(err));
-	if (rc == 2) {
-		log_warnx("%s: damaged raidd label: %s", s->name, err);
-		if (sig)
-			snprintf(sig->type, sizeof(sig->type), "raidd (damaged)");
-	}
-	if (sig || (rc != 0 && rc != 2) || s->nsigs == SYS_MAX_SIGS)
+	d->label_rc = label_read_disk(s->name, &d->label, &d->label_next, err, sizeof(err));
+	if (d->label_rc == 0)
 		return;
-	/* A seam that does not look for the magic (the simulator). */
-	sig = &s->sig[s->nsigs++];
-	snprintf(sig->type, sizeof(sig->type), "%s", rc == 0 ? "raidd" : "raidd (damaged)");
-	memcpy(sig->where, s->name, sizeof(sig->where));
-	sig->offset = LABEL_SLOT0;
+	log_warnx("%s: %s raidd label: %s", s->name,
+	    d->label_rc == 2 ? "damaged" : "unreadable", err);
+	if (d->label_rc == 2)
+		snprintf(sig->type, sizeof(sig->type), "raidd (damaged)");
 }
 
 /* The same disk across rescans: same kernel name and serial. */
@@ -118,7 +112,7 @@ disk_refresh(int announce_changes)
 		next[i].sys = found[i];
 		next[i].bay = board_bay_of(&board, found[i].syspath);
 		next[i].flash = board_is_flash(&board, found[i].syspath, found[i].name);
-		check_label_sig(&next[i]);
+		read_label(&next[i]);
 	}
 	free(found);
 	if (announce_changes) {

@@ -7,6 +7,7 @@
 #include "board.h"
 #include "daemon.h"
 #include "feature.h"
+#include "label.h"
 #include "system.h"
 
 /* One disk raidd sees, with where it sits on the board. */
@@ -14,6 +15,10 @@ struct disk {
 	struct sys_disk	 sys;
 	int		 bay;		/* 1-based; 0: not in a bay */
 	int		 flash;		/* the firmware's own device */
+	/* Its raidd label, read once per scan: label_read_disk()'s answer. */
+	int		 label_rc;
+	int		 label_next;
+	struct label	 label;
 };
 
 /* api.c */

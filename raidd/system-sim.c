@@ -11,6 +11,7 @@
 
 #include <ev.h>
 
+#include "label.h"
 #include "system.h"
 #include "system-sim.h"
 
@@ -452,6 +453,16 @@ probe(struct dev *d, uint64_t base, struct sys_disk *s)
 		add_sig(s, "crypto_LUKS", d->name, base);
 }
 
+/* raidd's label magic, as the Linux seam reports it (system-linux-sig.c). */
+static void
+probe_label(struct dev *d, struct sys_disk *s)
+{
+	if (has_bytes(d, LABEL_SLOT0, LABEL_MAGIC, 8))
+		add_sig(s, "raidd", d->name, LABEL_SLOT0);
+	else if (has_bytes(d, LABEL_SLOT1, LABEL_MAGIC, 8))
+		add_sig(s, "raidd", d->name, LABEL_SLOT1);
+}
+
 static void
 fill_disk(int idx, struct sys_disk *s)
 {
@@ -466,6 +477,7 @@ fill_disk(int idx, struct sys_disk *s)
 	s->rotational = 1;
 	s->logical_block = s->physical_block = 512;
 	probe(d, 0, s);
+	probe_label(d, s);
 	for (int i = 0; i < ndevs; i++) {
 		struct dev *p = &devs[i];
 
