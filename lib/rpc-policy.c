@@ -4,6 +4,7 @@
  * so handlers only ever see well-typed, in-range, known parameters.
  * Error messages name parameters, never their values (one may be secret).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,10 +39,16 @@ type_ok(enum rpc_type t, struct json_object *v)
 	return 0;
 }
 
+static int fail(char *, size_t, const char *, ...) __attribute__((format(printf, 3, 4)));
+
 static int
-fail(char *err, size_t len, const char *fmt, const char *name, const char *what)
+fail(char *err, size_t len, const char *fmt, ...)
 {
-	snprintf(err, len, fmt, name, what);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
@@ -106,18 +113,18 @@ rpc_policy_check(const struct rpc_param *policy, struct json_object *params,
 	struct json_object *v;
 
 	if (params && !json_object_is_type(params, json_type_object))
-		return fail(err, len, "%s%s", "params must be an object", "");
+		return fail(err, len, "params must be an object");
 	if (params) {
 		json_object_object_foreach(params, key, val) {
 			(void)val;
 			if (find_param(policy, key) == NULL)
-				return fail(err, len, "unknown parameter '%s'%s", key, "");
+				return fail(err, len, "unknown parameter '%s'", key);
 		}
 	}
 	for (p = policy; p && p->name; p++) {
 		if (params == NULL || !json_object_object_get_ex(params, p->name, &v)) {
 			if (p->flags & RPC_REQUIRED)
-				return fail(err, len, "missing parameter '%s'%s", p->name, "");
+				return fail(err, len, "missing parameter '%s'", p->name);
 			continue;
 		}
 		if (!type_ok(p->type, v))

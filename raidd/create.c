@@ -12,6 +12,7 @@
 #include <linux/raid/md_p.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +44,18 @@ struct create {
 	char			 serial[PLAN_MAX_DISKS][64];	/* the disks as checked */
 };
 
+static int fail_check(int *, int, char *, size_t, const char *, ...)
+    __attribute__((format(printf, 5, 6)));
+
 static int
-fail_check(int *code, int c, char *err, size_t errlen, const char *fmt,
-    const char *a, const char *b)
+fail_check(int *code, int c, char *err, size_t errlen, const char *fmt, ...)
 {
+	va_list ap;
+
 	*code = c;
-	snprintf(err, errlen, fmt, a, b);
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
@@ -74,8 +81,8 @@ check_disk(const struct create_req *r, const struct disk *d, int *code,
 	for (int i = 0; i < d->sys.nsigs; i++) {
 		if (strcmp(d->sys.sig[i].type, "raidd") == 0)
 			return fail_check(code, NAS_ERR_REFUSED, err, errlen,
-			    "%s carries a raidd label of another volume%s: pass force to erase it",
-			    name, "");
+			    "%s carries a raidd label of another volume: pass force to erase it",
+			    name);
 	}
 	if (disk_has_foreign(d, why, sizeof(why)))
 		return fail_check(code, NAS_ERR_REFUSED, err, errlen,
@@ -91,26 +98,26 @@ create_check(const struct create_req *r, struct plan *plan, int *code,
 	char why[128];
 
 	if (!volume_name_valid(r->name, why, sizeof(why)))
-		return fail_check(code, NAS_ERR_INVALID, err, errlen, "%s%s", why, "");
+		return fail_check(code, NAS_ERR_INVALID, err, errlen, "%s", why);
 	if (volume_find(r->name))
 		return fail_check(code, NAS_ERR_EXISTS, err, errlen,
-		    "a volume named %s exists%s", r->name, "");
+		    "a volume named %s exists", r->name);
 	for (int i = 0; i < r->ndisks; i++) {
 		const struct disk *d = disk_find(r->disk[i]);
 
 		for (int j = 0; j < i; j++)
 			if (strcmp(r->disk[i], r->disk[j]) == 0)
 				return fail_check(code, NAS_ERR_INVALID, err, errlen,
-				    "%s is listed twice%s", r->disk[i], "");
+				    "%s is listed twice", r->disk[i]);
 		if (d == NULL)
 			return fail_check(code, NAS_ERR_NOT_FOUND, err, errlen,
-			    "no disk %s%s", r->disk[i], "");
+			    "no disk %s", r->disk[i]);
 		snprintf(pd[i].id, sizeof(pd[i].id), "%s", d->sys.name);
 		pd[i].size = d->sys.size;
 	}
 	/* What cannot work at all is said before what the disks hold. */
 	if (plan_make(r->level, pd, r->ndisks, plan, why, sizeof(why)) == -1)
-		return fail_check(code, NAS_ERR_INVALID, err, errlen, "%s%s", why, "");
+		return fail_check(code, NAS_ERR_INVALID, err, errlen, "%s", why);
 	for (int i = 0; i < r->ndisks; i++)
 		if (check_disk(r, disk_find(r->disk[i]), code, err, errlen) == -1)
 			return -1;
