@@ -45,28 +45,13 @@ now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A disk came or went: rescan, and assemble what may now be complete. */
+/* Stored states against the arrays now; each change is announced once. */
 static void
-hotplug_cb(struct ev_loop *l, ev_io *w, int revents)
-{
-	(void)l;
-	(void)revents;
-	if (sys->hotplug_read(w->fd) <= 0)
-		return;
-	disk_refresh(1);
-	volume_scan();
-}
-
-/* md changes state on its own (a member fails, a resync ends). */
-static void
-monitor_cb(struct ev_loop *l, ev_timer *w, int revents)
+check_states(void)
 {
 	struct json_object *ev;
 	struct volume *v;
 
-	(void)l;
-	(void)w;
-	(void)revents;
 	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
 		enum vol_state old = v->state;
 
@@ -81,6 +66,33 @@ monitor_cb(struct ev_loop *l, ev_timer *w, int revents)
 		json_object_object_add(ev, "previous", json_object_new_string(volume_state_name(old)));
 		nas_event("volume.state", ev);
 	}
+}
+
+/*
+ * A disk came or went: rescan, assemble what may now be complete, and
+ * say at once what changed (a member pulled for a moment would
+ * otherwise fall between two monitor ticks).
+ */
+static void
+hotplug_cb(struct ev_loop *l, ev_io *w, int revents)
+{
+	(void)l;
+	(void)revents;
+	if (sys->hotplug_read(w->fd) <= 0)
+		return;
+	disk_refresh(1);
+	volume_scan();
+	check_states();
+}
+
+/* md changes state on its own too (a member fails, a resync ends). */
+static void
+monitor_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	(void)l;
+	(void)w;
+	(void)revents;
+	check_states();
 }
 
 static void
