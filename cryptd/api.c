@@ -30,5 +30,7 @@ static const struct rpc_method *const cryptd_tables[] = { cryptd_methods, NULL }
 const struct nas_daemon cryptd_daemon = {
 	.name = "cryptd",
 	.methods = cryptd_tables,
+	/* Passphrases and key material: more room than the others need. */
+	.max_request = 131072,
 	.info = cryptd_info,
 };

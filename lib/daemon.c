@@ -26,12 +26,24 @@ const struct conf_key nas_common_conf[] = {
 	  "group allowed to call read-only methods; owns the socket" },
 	{ "api", "max_clients", CONF_INT, NAS_STR(CONFIG_NAS_MAX_CLIENTS), 1, 4096, NULL,
 	  "connections served at once; more are refused" },
+	{ "api", "max_clients_per_uid", CONF_INT, NAS_STR(CONFIG_NAS_MAX_CLIENTS_PER_UID),
+	  1, 4096, NULL, "connections one user may hold at once" },
+	{ "api", "reserved_clients", CONF_INT, NAS_STR(CONFIG_NAS_RESERVED_CLIENTS),
+	  0, 4095, NULL, "last places of max_clients (at most half) kept for root "
+	  "and the admin group" },
+	/* The default is the daemon's own when it sets one (struct nas_daemon). */
 	{ "api", "max_request_bytes", CONF_INT, NAS_STR(CONFIG_NAS_MAX_REQUEST),
 	  1024, 16777216, NULL, "largest request line" },
 	{ "api", "client_timeout_ms", CONF_INT, NAS_STR(CONFIG_NAS_CLIENT_TIMEOUT_MS),
 	  100, 600000, NULL, "time allowed to finish sending a started request" },
 	{ "api", "output_limit_bytes", CONF_INT, NAS_STR(CONFIG_NAS_OUTPUT_LIMIT),
 	  65536, 67108864, NULL, "unread output after which a client is cut off" },
+	{ "api", "write_timeout_ms", CONF_INT, NAS_STR(CONFIG_NAS_WRITE_TIMEOUT_MS),
+	  100, 3600000, NULL, "time queued output may wait unread before the client "
+	  "is cut off" },
+	{ "api", "memory_budget_bytes", CONF_INT, NAS_STR(CONFIG_NAS_MEMORY_BUDGET),
+	  1048576, 1073741824, NULL, "memory for requests being read and queued output, "
+	  "all clients together" },
 	{ "log", "level", CONF_ENUM, "info", 0, 0, log_levels,
 	  "error, warning, info or debug" },
 	{ "log", "syslog", CONF_BOOL, "yes", 0, 0, NULL, "also log to syslog" },
@@ -40,6 +52,8 @@ const struct conf_key nas_common_conf[] = {
 
 static struct {
 	const struct nas_daemon	*d;
+	struct conf_key		 common[32];	/* nas_common_conf with the daemon's defaults */
+	char			 max_request_def[24];
 	struct rpc_server	*srv;
 	struct conf		*conf;
 	char			 conf_path[512];
@@ -81,10 +95,29 @@ group_id(const char *name, const char *what)
 	return g->gr_gid;
 }
 
+/* The common keys, with the defaults this daemon gives some of them. */
+static void
+common_schema(void)
+{
+	size_t i;
+
+	for (i = 0; nas_common_conf[i].section; i++) {
+		if (i + 1 >= sizeof(D.common) / sizeof(D.common[0]))
+			fatalx("too many common configuration keys");
+		D.common[i] = nas_common_conf[i];
+		if (D.d->max_request && strcmp(D.common[i].key, "max_request_bytes") == 0) {
+			snprintf(D.max_request_def, sizeof(D.max_request_def), "%zu",
+			    D.d->max_request);
+			D.common[i].def = D.max_request_def;
+		}
+	}
+	D.common[i] = nas_common_conf[i];
+}
+
 static struct conf *
 load_conf(char *err, size_t errlen)
 {
-	const struct conf_key *schemas[] = { nas_common_conf, D.d->conf, NULL };
+	const struct conf_key *schemas[] = { D.common, D.d->conf, NULL };
 
 	if (D.d->conf == NULL)
 		schemas[1] = NULL;
@@ -109,6 +142,10 @@ apply_common(const struct conf *c)
 	lim.max_request = (size_t)conf_int(c, "api", "max_request_bytes");
 	lim.client_timeout_ms = (int)conf_int(c, "api", "client_timeout_ms");
 	lim.output_limit = (size_t)conf_int(c, "api", "output_limit_bytes");
+	lim.max_clients_per_uid = (int)conf_int(c, "api", "max_clients_per_uid");
+	lim.reserved_clients = (int)conf_int(c, "api", "reserved_clients");
+	lim.write_timeout_ms = (int)conf_int(c, "api", "write_timeout_ms");
+	lim.memory_budget = (size_t)conf_int(c, "api", "memory_budget_bytes");
 	rpc_server_set_limits(D.srv, &lim);
 	return auth.read_gid != (gid_t)-1 ? auth.read_gid : auth.admin_gid;
 }
@@ -210,6 +247,7 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 	gid_t gid;
 
 	D.d = d;
+	common_schema();
 	snprintf(D.conf_path, sizeof(D.conf_path), "%s/%s.ini", CONFIG_NAS_CONFIG_DIR, d->name);
 	while ((ch = getopt(argc, argv, "c:dfnS:")) != -1) {
 		switch (ch) {

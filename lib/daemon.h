@@ -16,6 +16,8 @@ struct nas_daemon {
 	/* Its own API: method tables, NULL-terminated. */
 	const struct rpc_method	*const *methods;
 	const struct conf_key	*conf;		/* its own config keys */
+	/* Default of [api] max_request_bytes; 0: CONFIG_NAS_MAX_REQUEST. */
+	size_t			 max_request;
 	/* Called once the config is loaded, before the socket opens. */
 	int	(*init)(const struct conf *);
 	/* SIGHUP with a valid new config. */

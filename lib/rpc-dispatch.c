@@ -4,6 +4,8 @@
  * order matters: nothing a handler does can happen for a request that
  * fails an earlier step.
  */
+#include <sys/resource.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -35,12 +37,18 @@ rpc_server_new(const char *daemon, const char *version)
 	s->daemon = daemon;
 	s->version = version;
 	s->lfd = -1;
+	s->spare_fd = -1;
+	s->hup_fd = -1;
 	s->auth.admin_gid = (gid_t)-1;
 	s->auth.read_gid = (gid_t)-1;
 	s->limits.max_request = CONFIG_NAS_MAX_REQUEST;
 	s->limits.max_clients = CONFIG_NAS_MAX_CLIENTS;
 	s->limits.client_timeout_ms = CONFIG_NAS_CLIENT_TIMEOUT_MS;
 	s->limits.output_limit = CONFIG_NAS_OUTPUT_LIMIT;
+	s->limits.max_clients_per_uid = CONFIG_NAS_MAX_CLIENTS_PER_UID;
+	s->limits.reserved_clients = CONFIG_NAS_RESERVED_CLIENTS;
+	s->limits.write_timeout_ms = CONFIG_NAS_WRITE_TIMEOUT_MS;
+	s->limits.memory_budget = CONFIG_NAS_MEMORY_BUDGET;
 	rpc_server_add_methods(s, system_method_table);
 	rpc_server_add_methods(s, rpc_event_methods);
 	rpc_server_add_methods(s, job_methods);
@@ -70,10 +78,46 @@ rpc_server_set_auth(struct rpc_server *s, const struct rpc_auth *a)
 	s->auth = *a;
 }
 
+/* Descriptors a daemon needs besides its clients: listener, spare, logs, children. */
+#define RPC_FD_RESERVE	32
+
+/*
+ * Every client holds a descriptor: a limit the process cannot reach
+ * would only turn into EMFILE in accept. Raise the soft limit when the
+ * hard one allows, else serve fewer clients.
+ */
+static void
+clamp_clients(struct rpc_limits *l)
+{
+	rlim_t need = (rlim_t)l->max_clients + RPC_FD_RESERVE;
+	struct rlimit rl;
+	int fit;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
+		rl.rlim_cur = need;
+		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+			return;
+	}
+	fit = rl.rlim_cur > RPC_FD_RESERVE + 1 ? (int)(rl.rlim_cur - RPC_FD_RESERVE) : 1;
+	log_warnx("max_clients %d lowered to %d: only %llu descriptors (RLIMIT_NOFILE)",
+	    l->max_clients, fit, (unsigned long long)rl.rlim_cur);
+	l->max_clients = fit;
+}
+
 void
 rpc_server_set_limits(struct rpc_server *s, const struct rpc_limits *l)
 {
 	s->limits = *l;
+	clamp_clients(&s->limits);
+}
+
+const struct rpc_limits *
+rpc_server_limits(const struct rpc_server *s)
+{
+	return &s->limits;
 }
 
 void
@@ -204,6 +248,15 @@ rpc_make_error(struct json_object *id, int code, const char *msg,
 	return r;
 }
 
+struct json_object *
+rpc_batch_too_large(void)
+{
+	char msg[64];
+
+	snprintf(msg, sizeof(msg), "batch too large: at most %d requests", RPC_MAX_BATCH);
+	return rpc_make_error(NULL, RPC_INVALID_REQUEST, msg, NULL);
+}
+
 static struct json_object *
 make_result(struct json_object *id, struct json_object *result)
 {
@@ -321,6 +374,33 @@ dispatch_one(struct rpc_server *s, struct rpc_conn *conn,
 	return answer;
 }
 
+/*
+ * A batch on a connection: each answer is queued as soon as it is made,
+ * so a client that does not read is cut off at the output limit and the
+ * rest of the batch does not run; no answer array is built.
+ */
+static void
+dispatch_batch_conn(struct rpc_server *s, struct rpc_conn *conn,
+    const struct rpc_peer *peer, struct json_object *req, size_t n)
+{
+	struct json_object *a;
+	const char *text;
+	size_t len, sent = 0;
+	int cut = 0;
+
+	for (size_t i = 0; i < n && !cut; i++) {
+		if ((a = dispatch_one(s, conn, peer, json_object_array_get_idx(req, i))) == NULL)
+			continue;
+		text = json_object_to_json_string_length(a, JSON_C_TO_STRING_PLAIN, &len);
+		cut = rpc_conn_write(conn, sent ? "," : "[", 1) == -1 ||
+		    rpc_conn_write(conn, text, len) == -1;
+		json_object_put(a);
+		sent++;
+	}
+	if (sent && !cut)
+		rpc_conn_write(conn, "]\n", 2);
+}
+
 struct json_object *
 rpc_dispatch(struct rpc_server *s, struct rpc_conn *conn,
     const struct rpc_peer *peer, struct json_object *req)
@@ -332,6 +412,12 @@ rpc_dispatch(struct rpc_server *s, struct rpc_conn *conn,
 		return dispatch_one(s, conn, peer, req);
 	if ((n = json_object_array_length(req)) == 0)
 		return rpc_make_error(NULL, RPC_INVALID_REQUEST, "empty batch", NULL);
+	if (n > RPC_MAX_BATCH)
+		return rpc_batch_too_large();
+	if (conn) {
+		dispatch_batch_conn(s, conn, peer, req, n);
+		return NULL;
+	}
 	answers = json_object_new_array();
 	for (size_t i = 0; i < n; i++)
 		if ((a = dispatch_one(s, conn, peer, json_object_array_get_idx(req, i))))

@@ -14,9 +14,15 @@ struct rpc_conn {
 	struct rpc_peer		 peer;
 	ev_io			 rio, wio;
 	ev_timer		 timer;		/* started with a request's first byte */
+	ev_timer		 wtimer;	/* queued output that makes no progress */
 	struct json_tokener	*tok;
 	size_t			 req_bytes;	/* bytes of the request being read */
 	int			 in_request;	/* a request has started */
+	/* What json-c will build of this request, counted before it does. */
+	int			 in_string, escaped, depth, batch;
+	int			 containers, items, elements;
+	size_t			 req_mem;	/* its share of the memory budget */
+	int			 hup_watched;	/* half-closed, in srv->hup_fd */
 	int			 skip_line;	/* discarding the rest of a bad line */
 	char			*out;		/* unsent output */
 	size_t			 out_len, out_off, out_cap;
@@ -39,8 +45,19 @@ struct rpc_server {
 	ev_io			 lio;
 	struct rpc_conn		*conns;
 	int			 nconns;
+	size_t			 mem_used;	/* of limits.memory_budget */
+	int			 spare_fd;	/* given up to refuse at EMFILE */
+	ev_timer		 accept_pause;
+	ev_tstamp		 starved_logged;
+	unsigned		 starved_refused;
+	int			 hup_fd;	/* epoll: half-closed subscribers */
+	ev_io			 hio;
 };
 
 void	rpc_conn_free(struct rpc_conn *);
+/* The one error for a batch of more than RPC_MAX_BATCH elements. */
+struct json_object *rpc_batch_too_large(void);
+/* Queues bytes as they are (no newline); -1 when the client was cut off. */
+int	rpc_conn_write(struct rpc_conn *, const char *, size_t);
 
 #endif

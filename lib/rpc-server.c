@@ -4,13 +4,16 @@
  * arrive, answers queued per client. A client that sends too much, too
  * slowly, or reads nothing is cut off: the daemon never blocks on one.
  */
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +21,14 @@
 #include "rpc-private.h"
 
 #define READ_CHUNK	65536
+/* An output buffer larger than this is given back once it drains. */
+#define OUT_KEEP	16384
+/* While accept has no descriptor to give: pause, and log once per period. */
+#define ACCEPT_PAUSE	0.2
+#define STARVED_LOG_EVERY 10.0
+/* Bytes json-c holds per { or [ and per value, measured (json-c 0.16). */
+#define MEM_PER_CONTAINER 1024
+#define MEM_PER_ITEM	128
 
 static void conn_read_cb(struct ev_loop *, ev_io *, int);
 static void conn_write_cb(struct ev_loop *, ev_io *, int);
@@ -33,6 +44,38 @@ int
 rpc_server_nconns(const struct rpc_server *s)
 {
 	return s->nconns;
+}
+
+size_t
+rpc_server_mem_used(const struct rpc_server *s)
+{
+	return s->mem_used;
+}
+
+/*
+ * Whether more bytes fit the memory budget of all clients. The read
+ * group may take three quarters of it: an administrator is still served
+ * while the web UI's user exhausts its share.
+ */
+static int
+budget_allows(const struct rpc_conn *c, size_t more)
+{
+	size_t b = c->srv->limits.memory_budget;
+
+	if (b == 0)
+		return 1;
+	if (!rpc_peer_may(c->srv, &c->peer, RPC_MUTATES))
+		b -= b / 4;
+	return c->srv->mem_used <= b && more <= b - c->srv->mem_used;
+}
+
+static void
+hup_unwatch(struct rpc_conn *c)
+{
+	if (!c->hup_watched)
+		return;
+	epoll_ctl(c->srv->hup_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	c->hup_watched = 0;
 }
 
 void
@@ -51,10 +94,14 @@ rpc_conn_free(struct rpc_conn *c)
 	ev_io_stop(loop(), &c->rio);
 	ev_io_stop(loop(), &c->wio);
 	ev_timer_stop(loop(), &c->timer);
+	ev_timer_stop(loop(), &c->wtimer);
+	hup_unwatch(c);
+	s->mem_used -= c->req_mem + c->out_cap;
 	close(c->fd);
 	json_tokener_free(c->tok);
 	json_object_put(c->topics);
 	free(c->out);
+	free(c->peer.groups);
 	free(c);
 }
 
@@ -65,13 +112,47 @@ conn_kill(struct rpc_conn *c)
 	c->closing = 2;
 	ev_io_stop(loop(), &c->rio);
 	ev_timer_stop(loop(), &c->timer);
+	ev_timer_stop(loop(), &c->wtimer);
 	ev_feed_event(loop(), &c->wio, EV_CUSTOM);
+}
+
+/*
+ * Output waiting for the client must make progress within
+ * write_timeout_ms: the clock starts again at every byte it takes.
+ */
+static void
+write_deadline(struct rpc_conn *c, int progress)
+{
+	int ms = c->srv->limits.write_timeout_ms;
+
+	if (ms <= 0 || c->out_off == c->out_len) {
+		ev_timer_stop(loop(), &c->wtimer);
+		return;
+	}
+	if (progress || !ev_is_active(&c->wtimer)) {
+		ev_timer_stop(loop(), &c->wtimer);
+		ev_timer_set(&c->wtimer, ms / 1000.0, 0.);
+		ev_timer_start(loop(), &c->wtimer);
+	}
+}
+
+/* A large buffer that drained goes back, and with it its share of the budget. */
+static void
+out_release(struct rpc_conn *c)
+{
+	if (c->out_cap <= OUT_KEEP)
+		return;
+	c->srv->mem_used -= c->out_cap;
+	free(c->out);
+	c->out = NULL;
+	c->out_cap = 0;
 }
 
 static void
 conn_flush(struct rpc_conn *c)
 {
 	ssize_t n;
+	int progress = 0;
 
 	if (c->closing == 2)
 		return;
@@ -86,9 +167,12 @@ conn_flush(struct rpc_conn *c)
 			return;
 		}
 		c->out_off += (size_t)n;
+		progress = 1;
 	}
+	write_deadline(c, progress);
 	if (c->out_off == c->out_len) {
 		c->out_off = c->out_len = 0;
+		out_release(c);
 		ev_io_stop(loop(), &c->wio);
 		if (c->closing)
 			conn_kill(c);
@@ -97,40 +181,58 @@ conn_flush(struct rpc_conn *c)
 	}
 }
 
+/* Queues len bytes, and a newline when nl; the client is cut off past a limit. */
 static int
-conn_queue(struct rpc_conn *c, const char *s, size_t len)
+conn_queue(struct rpc_conn *c, const char *s, size_t len, int nl)
 {
-	size_t pending = c->out_len - c->out_off, cap;
+	size_t pending = c->out_len - c->out_off, need = len + (nl ? 1 : 0), cap;
 	char *p;
 
 	if (c->closing == 2)
 		return -1;
-	if (pending + len + 1 > c->srv->limits.output_limit) {
+	if (pending + need > c->srv->limits.output_limit) {
 		log_warnx("client pid %d cut off: %zu bytes of output would wait for it",
-		    (int)c->peer.pid, pending + len + 1);
+		    (int)c->peer.pid, pending + need);
 		conn_kill(c);
 		return -1;
 	}
-	if (c->out_off > 0 && c->out_len + len + 1 > c->out_cap) {
+	if (c->out_off > 0 && c->out_len + need > c->out_cap) {
 		memmove(c->out, c->out + c->out_off, pending);
 		c->out_len = pending;
 		c->out_off = 0;
 	}
-	if (c->out_len + len + 1 > c->out_cap) {
-		cap = (c->out_len + len + 1) * 2;
+	if (c->out_len + need > c->out_cap) {
+		cap = (c->out_len + need) * 2;
+		/* Never more than the limit: pending + need fit in it. */
+		if (cap > c->srv->limits.output_limit)
+			cap = c->srv->limits.output_limit;
+		if (!budget_allows(c, cap - c->out_cap)) {
+			log_warnx("client pid %d cut off: output over the memory budget "
+			    "of %zu bytes", (int)c->peer.pid, c->srv->limits.memory_budget);
+			conn_kill(c);
+			return -1;
+		}
 		if ((p = realloc(c->out, cap)) == NULL) {
 			conn_kill(c);
 			return -1;
 		}
+		c->srv->mem_used += cap - c->out_cap;
 		c->out = p;
 		c->out_cap = cap;
 	}
 	memcpy(c->out + c->out_len, s, len);
-	c->out[c->out_len + len] = '\n';
-	c->out_len += len + 1;
+	if (nl)
+		c->out[c->out_len + len] = '\n';
+	c->out_len += need;
 	if (!ev_is_active(&c->wio))
 		conn_flush(c);
 	return 0;
+}
+
+int
+rpc_conn_write(struct rpc_conn *c, const char *s, size_t len)
+{
+	return conn_queue(c, s, len, 0);
 }
 
 int
@@ -139,7 +241,7 @@ rpc_conn_send(struct rpc_conn *c, struct json_object *o)
 	size_t len;
 	const char *s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
 
-	return conn_queue(c, s, len);
+	return conn_queue(c, s, len, 1);
 }
 
 void
@@ -170,7 +272,108 @@ request_reset(struct rpc_conn *c)
 	json_tokener_reset(c->tok);
 	c->in_request = 0;
 	c->req_bytes = 0;
+	c->in_string = c->escaped = c->depth = c->batch = 0;
+	c->containers = c->items = c->elements = 0;
+	c->srv->mem_used -= c->req_mem;
+	c->req_mem = 0;
 	ev_timer_stop(loop(), &c->timer);
+}
+
+/* A request that will not be read to its end: answered, then the connection closed. */
+static void
+request_refuse(struct rpc_conn *c, struct json_object *e)
+{
+	rpc_conn_send(c, e);
+	json_object_put(e);
+	c->closing = 1;
+	ev_io_stop(loop(), &c->rio);
+}
+
+static struct json_object *
+too_complex(const char *what, int max)
+{
+	char msg[96];
+
+	snprintf(msg, sizeof(msg), "request too complex: more than %d %s", max, what);
+	return rpc_make_error(NULL, RPC_INVALID_REQUEST, msg, NULL);
+}
+
+/*
+ * Counts what json-c will build from these bytes before it sees them:
+ * objects and arrays, values, a batch's elements. Strings (escapes
+ * included) are skipped, whatever chunks they arrive in. Returns the
+ * error for a cap that is passed, or NULL.
+ */
+static struct json_object *
+scan(struct rpc_conn *c, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (c->in_string) {
+			if (c->escaped)
+				c->escaped = 0;
+			else if (p[i] == '\\')
+				c->escaped = 1;
+			else if (p[i] == '"')
+				c->in_string = 0;
+			continue;
+		}
+		switch (p[i]) {
+		case '"':
+			c->in_string = 1;
+			break;
+		case '[':
+			if (c->containers == 0)
+				c->batch = 1;
+			/* FALLTHROUGH */
+		case '{':
+			c->containers++;
+			c->depth++;
+			break;
+		case ']':
+		case '}':
+			c->depth--;
+			break;
+		case ',':
+			c->items++;
+			if (c->batch && c->depth == 1)
+				c->elements++;
+			break;
+		}
+	}
+	/* elements counts the commas between them. */
+	if (c->elements >= RPC_MAX_BATCH)
+		return rpc_batch_too_large();
+	if (c->containers > RPC_MAX_CONTAINERS)
+		return too_complex("objects and arrays", RPC_MAX_CONTAINERS);
+	if (c->items > RPC_MAX_ITEMS)
+		return too_complex("values", RPC_MAX_ITEMS);
+	return NULL;
+}
+
+/* json-c's copy of the bytes (a string may sit in its buffer and its object) and its objects. */
+static size_t
+request_mem(const struct rpc_conn *c)
+{
+	return c->req_bytes * 3 + (size_t)c->containers * MEM_PER_CONTAINER +
+	    (size_t)c->items * MEM_PER_ITEM;
+}
+
+/* Takes this request's growth from the memory budget; -1 when it does not fit. */
+static int
+request_charge(struct rpc_conn *c)
+{
+	size_t mem = request_mem(c);
+
+	if (mem <= c->req_mem)
+		return 0;
+	if (!budget_allows(c, mem - c->req_mem)) {
+		log_warnx("client pid %d cut off: request over the memory budget of %zu bytes",
+		    (int)c->peer.pid, c->srv->limits.memory_budget);
+		return -1;
+	}
+	c->srv->mem_used += mem - c->req_mem;
+	c->req_mem = mem;
+	return 0;
 }
 
 static void
@@ -219,7 +422,7 @@ finish_value(struct rpc_conn *c, struct json_object *v, const char *p, size_t of
 static size_t
 feed(struct rpc_conn *c, const char *p, size_t n)
 {
-	struct json_object *v;
+	struct json_object *v, *e;
 	enum json_tokener_error err;
 	size_t used;
 
@@ -239,6 +442,15 @@ feed(struct rpc_conn *c, const char *p, size_t n)
 		send_error(c, RPC_INVALID_REQUEST, "request too large");
 		c->closing = 1;
 		ev_io_stop(loop(), &c->rio);
+		return n;
+	}
+	if ((e = scan(c, p, n)) != NULL) {
+		request_refuse(c, e);
+		return n;
+	}
+	if (request_charge(c) == -1) {
+		request_refuse(c, rpc_make_error(NULL, NAS_ERR_LIMIT,
+		    "server busy: request over the memory budget", NULL));
 		return n;
 	}
 	v = json_tokener_parse_ex(c->tok, p, (int)n);
@@ -288,6 +500,53 @@ peer_gone(int fd)
 	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR));
 }
 
+/* A half-closed subscriber hung up at last: its place is free at once. */
+static void
+hup_cb(struct ev_loop *l, ev_io *w, int revents)
+{
+	struct rpc_server *s = w->data;
+	struct epoll_event evs[32];
+	int n;
+
+	(void)l;
+	(void)revents;
+	n = epoll_wait(s->hup_fd, evs, 32, 0);
+	for (int i = 0; i < n; i++) {
+		struct rpc_conn *c = evs[i].data.ptr;
+
+		hup_unwatch(c);
+		conn_kill(c);
+	}
+}
+
+/*
+ * Its read side is at EOF, so EV_READ would fire for ever: an epoll set
+ * of our own asks for no event at all, and still reports the hang-up
+ * (EPOLLHUP) of a peer that closes entirely.
+ */
+static int
+hup_watch(struct rpc_conn *c)
+{
+	struct rpc_server *s = c->srv;
+	struct epoll_event ev = { .events = 0, .data.ptr = c };
+
+	if (s->hup_fd == -1) {
+		if ((s->hup_fd = epoll_create1(EPOLL_CLOEXEC)) == -1) {
+			log_warn("epoll_create1");
+			return -1;
+		}
+		ev_io_init(&s->hio, hup_cb, s->hup_fd, EV_READ);
+		s->hio.data = s;
+		ev_io_start(loop(), &s->hio);
+	}
+	if (epoll_ctl(s->hup_fd, EPOLL_CTL_ADD, c->fd, &ev) == -1) {
+		log_warn("epoll_ctl");
+		return -1;
+	}
+	c->hup_watched = 1;
+	return 0;
+}
+
 static void
 conn_eof(struct rpc_conn *c)
 {
@@ -302,8 +561,8 @@ conn_eof(struct rpc_conn *c)
 			send_error(c, RPC_PARSE_ERROR, "parse error: request ends early");
 	}
 	request_reset(c);
-	/* A subscriber that half-closes still wants its events. */
-	if (c->topics && !peer_gone(c->fd))
+	/* A subscriber that half-closes still wants its events, until it hangs up. */
+	if (c->topics && !peer_gone(c->fd) && hup_watch(c) == 0)
 		return;
 	c->closing = 1;
 	conn_flush(c);
@@ -362,6 +621,44 @@ conn_timeout_cb(struct ev_loop *l, ev_timer *w, int revents)
 }
 
 static void
+conn_write_timeout_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct rpc_conn *c = w->data;
+
+	(void)l;
+	(void)revents;
+	log_warnx("client pid %d cut off: its output waited %d ms unread",
+	    (int)c->peer.pid, c->srv->limits.write_timeout_ms);
+	conn_kill(c);
+}
+
+/*
+ * All the caller's groups, however many: the kernel says how much room
+ * it needs (ERANGE) and may be asked again, the groups having changed.
+ */
+static void
+read_groups(int fd, struct rpc_peer *p)
+{
+	socklen_t len = 64 * sizeof(gid_t);
+	gid_t *g = NULL, *ng;
+
+	for (int tries = 0; tries < 4; tries++) {
+		if ((ng = realloc(g, len ? len : 1)) == NULL)
+			break;
+		g = ng;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) == 0) {
+			p->groups = g;
+			p->ngroups = (int)(len / sizeof(gid_t));
+			return;
+		}
+		if (errno != ERANGE)
+			break;
+	}
+	log_warn("client pid %d: its groups are unknown", (int)p->pid);
+	free(g);
+}
+
+static void
 read_peer(int fd, struct rpc_peer *p)
 {
 	struct ucred cr;
@@ -375,43 +672,124 @@ read_peer(int fd, struct rpc_peer *p)
 		p->uid = cr.uid;
 		p->gid = cr.gid;
 	}
-	len = sizeof(p->groups);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, p->groups, &len) == 0)
-		p->ngroups = (int)(len / sizeof(gid_t));
+	read_groups(fd, p);
 }
 
 static void
-refuse(int fd)
+refuse(int fd, const char *why)
 {
-	static const char msg[] = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32007,"
-	    "\"message\":\"too many connections\"},\"id\":null}\n";
+	char msg[256];
+	int len;
 
+	len = snprintf(msg, sizeof(msg), "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":%d,"
+	    "\"message\":\"%s\"},\"id\":null}\n", NAS_ERR_LIMIT, why);
 	/* Best effort: the socket is new, so its buffer has room. */
-	if (write(fd, msg, sizeof(msg) - 1) < 0)
+	if (write(fd, msg, (size_t)len) < 0)
 		log_debug("refused client went away");
 	close(fd);
+}
+
+static int
+uid_conns(const struct rpc_server *s, uid_t uid)
+{
+	int n = 0;
+
+	for (const struct rpc_conn *c = s->conns; c; c = c->next)
+		n += c->peer.uid == uid;
+	return n;
+}
+
+/*
+ * Why a new client gets no place, or NULL. The last places (at most
+ * half) are kept for root and the admin group, and no user may take
+ * more than its share: the read group cannot lock the admins out.
+ */
+static const char *
+no_room(const struct rpc_server *s, const struct rpc_peer *p)
+{
+	const struct rpc_limits *l = &s->limits;
+	int reserved = l->reserved_clients < l->max_clients / 2 ?
+	    l->reserved_clients : l->max_clients / 2;
+
+	if (s->nconns >= l->max_clients)
+		return "too many connections";
+	if (s->nconns >= l->max_clients - reserved && !rpc_peer_may(s, p, RPC_MUTATES))
+		return "too many connections: the last are kept for administrators";
+	if (l->max_clients_per_uid > 0 && uid_conns(s, p->uid) >= l->max_clients_per_uid)
+		return "too many connections from this user";
+	return NULL;
+}
+
+static void
+accept_resume_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct rpc_server *s = w->data;
+
+	(void)revents;
+	if (s->lfd != -1)
+		ev_io_start(l, &s->lio);
+}
+
+/*
+ * Out of descriptors (EMFILE, ENFILE): the pending client would make
+ * the loop spin. The spare descriptor makes room to take it and close
+ * it at once; then the listener rests a while and the log gets one
+ * line per period, not one per attempt.
+ */
+static void
+accept_starved(struct rpc_server *s, int err)
+{
+	ev_tstamp now = ev_now(loop());
+	int fd;
+
+	if (s->spare_fd != -1) {
+		close(s->spare_fd);
+		fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd != -1)
+			refuse(fd, "out of file descriptors");
+		s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	s->starved_refused++;
+	if (s->starved_logged == 0 || now - s->starved_logged >= STARVED_LOG_EVERY) {
+		log_warnx("accept: %s: %u clients refused, listening paused",
+		    strerror(err), s->starved_refused);
+		s->starved_logged = now;
+		s->starved_refused = 0;
+	}
+	ev_io_stop(loop(), &s->lio);
+	ev_timer_stop(loop(), &s->accept_pause);
+	ev_timer_set(&s->accept_pause, ACCEPT_PAUSE, 0.);
+	ev_timer_start(loop(), &s->accept_pause);
 }
 
 static void
 accept_cb(struct ev_loop *l, ev_io *w, int revents)
 {
 	struct rpc_server *s = w->data;
+	struct rpc_peer peer;
 	struct rpc_conn *c;
+	const char *why;
 	int fd;
 
 	(void)revents;
 	fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd == -1) {
-		if (errno != EAGAIN && errno != EINTR)
+		if (errno == EMFILE || errno == ENFILE)
+			accept_starved(s, errno);
+		else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 			log_warn("accept");
 		return;
 	}
-	if (s->nconns >= s->limits.max_clients) {
-		log_warnx("connection refused: limit of %d reached", s->limits.max_clients);
-		refuse(fd);
+	read_peer(fd, &peer);
+	if ((why = no_room(s, &peer)) != NULL) {
+		log_warnx("connection of uid %u refused: %s (%d of %d places taken)",
+		    (unsigned)peer.uid, why, s->nconns, s->limits.max_clients);
+		free(peer.groups);
+		refuse(fd, why);
 		return;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL || (c->tok = json_tokener_new()) == NULL) {
+		free(peer.groups);
 		free(c);
 		close(fd);
 		return;
@@ -419,15 +797,26 @@ accept_cb(struct ev_loop *l, ev_io *w, int revents)
 	json_tokener_set_flags(c->tok, JSON_TOKENER_STRICT);
 	c->srv = s;
 	c->fd = fd;
-	read_peer(fd, &c->peer);
+	c->peer = peer;
 	ev_io_init(&c->rio, conn_read_cb, fd, EV_READ);
 	ev_io_init(&c->wio, conn_write_cb, fd, EV_WRITE);
 	ev_timer_init(&c->timer, conn_timeout_cb, 0., 0.);
-	c->rio.data = c->wio.data = c->timer.data = c;
+	ev_timer_init(&c->wtimer, conn_write_timeout_cb, 0., 0.);
+	c->rio.data = c->wio.data = c->timer.data = c->wtimer.data = c;
 	ev_io_start(l, &c->rio);
 	c->next = s->conns;
 	s->conns = c;
 	s->nconns++;
+}
+
+/* What accept needs to survive running out of descriptors. */
+static void
+accept_prepare(struct rpc_server *s)
+{
+	ev_timer_init(&s->accept_pause, accept_resume_cb, 0., 0.);
+	s->accept_pause.data = s;
+	if (s->spare_fd == -1 && (s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+		log_warn("spare descriptor");
 }
 
 /* A socket file that nobody answers on is stale and may be replaced. */
@@ -477,6 +866,7 @@ rpc_server_listen(struct rpc_server *s, const char *path, gid_t gid)
 	ev_io_init(&s->lio, accept_cb, fd, EV_READ);
 	s->lio.data = s;
 	ev_io_start(loop(), &s->lio);
+	accept_prepare(s);
 	return 0;
 }
 
@@ -485,8 +875,18 @@ rpc_server_close(struct rpc_server *s)
 {
 	while (s->conns)
 		rpc_conn_free(s->conns);
+	if (s->hup_fd != -1) {
+		ev_io_stop(loop(), &s->hio);
+		close(s->hup_fd);
+		s->hup_fd = -1;
+	}
+	if (s->spare_fd != -1) {
+		close(s->spare_fd);
+		s->spare_fd = -1;
+	}
 	if (s->lfd == -1)
 		return;
+	ev_timer_stop(loop(), &s->accept_pause);
 	ev_io_stop(loop(), &s->lio);
 	close(s->lfd);
 	s->lfd = -1;

@@ -69,7 +69,7 @@ struct rpc_peer {
 	uid_t	uid;
 	gid_t	gid;
 	int	ngroups;
-	gid_t	groups[64];
+	gid_t	*groups;	/* supplementary groups, as many as the caller has */
 };
 
 struct rpc_conn;
@@ -113,18 +113,35 @@ struct rpc_auth {
 	gid_t	admin_gid;	/* (gid_t)-1: root only */
 	gid_t	read_gid;	/* (gid_t)-1: root and admin only */
 };
+/*
+ * Per request, whatever the byte limit: json-c builds a hash table of
+ * about 800 bytes for every {} and about 100 bytes for every value, so
+ * the framing layer counts them before json-c sees them.
+ */
+#define RPC_MAX_BATCH		64	/* elements of a batch */
+#define RPC_MAX_CONTAINERS	512	/* objects and arrays */
+#define RPC_MAX_ITEMS		4096	/* values separated by commas */
+
+/* A field left 0 is not enforced (except max_request and max_clients). */
 struct rpc_limits {
 	size_t	max_request;	/* bytes in one request line */
 	int	max_clients;
 	int	client_timeout_ms;	/* to finish a started request */
 	size_t	output_limit;	/* unsent bytes before a client is cut off */
+	int	max_clients_per_uid;
+	int	reserved_clients;	/* of max_clients, kept for root and admins */
+	int	write_timeout_ms;	/* queued output without progress: cut off */
+	size_t	memory_budget;	/* requests being read plus queued output, all
+				   clients together */
 };
 
 struct rpc_server *rpc_server_new(const char *daemon, const char *version);
 void	rpc_server_free(struct rpc_server *);
 void	rpc_server_add_methods(struct rpc_server *, const struct rpc_method *);
 void	rpc_server_set_auth(struct rpc_server *, const struct rpc_auth *);
+/* Lowers max_clients to what RLIMIT_NOFILE allows (logged). */
 void	rpc_server_set_limits(struct rpc_server *, const struct rpc_limits *);
+const struct rpc_limits *rpc_server_limits(const struct rpc_server *);
 /* Extra members of the system.version answer (e.g. kernel features). */
 void	rpc_server_set_info(struct rpc_server *,
 	    void (*fill)(struct json_object *, void *), void *arg);
@@ -146,6 +163,8 @@ struct json_object *rpc_make_error(struct json_object *id, int code,
 int	rpc_server_listen(struct rpc_server *, const char *path, gid_t sock_gid);
 void	rpc_server_close(struct rpc_server *);
 int	rpc_server_nconns(const struct rpc_server *);
+/* Bytes of the memory budget in use: requests being read, queued output. */
+size_t	rpc_server_mem_used(const struct rpc_server *);
 /* Queues a JSON value as one line; cuts the client off past the limit. */
 int	rpc_conn_send(struct rpc_conn *, struct json_object *);
 void	rpc_conn_set_subscription(struct rpc_conn *, struct json_object *topics);

@@ -84,12 +84,12 @@ static const struct rpc_method methods[] = {
 static const struct rpc_peer root = { .pid = 1, .uid = 0, .gid = 0 };
 static const struct rpc_peer admin_primary = { .pid = 2, .uid = 1001, .gid = ADMIN_GID };
 static const struct rpc_peer admin_supp = { .pid = 3, .uid = 1002, .gid = 100,
-	.ngroups = 3, .groups = { 100, 4711, ADMIN_GID } };
+	.ngroups = 3, .groups = (gid_t []){ 100, 4711, ADMIN_GID } };
 static const struct rpc_peer reader_primary = { .pid = 4, .uid = 1003, .gid = READ_GID };
 static const struct rpc_peer reader_supp = { .pid = 5, .uid = 1004, .gid = 100,
-	.ngroups = 2, .groups = { 100, READ_GID } };
+	.ngroups = 2, .groups = (gid_t []){ 100, READ_GID } };
 static const struct rpc_peer nobody = { .pid = 6, .uid = 65534, .gid = 65534,
-	.ngroups = 1, .groups = { 65534 } };
+	.ngroups = 1, .groups = (gid_t []){ 65534 } };
 /* What read_peer leaves when SO_PEERCRED fails. */
 static const struct rpc_peer unknown = { .uid = (uid_t)-1, .gid = (gid_t)-1 };
 
