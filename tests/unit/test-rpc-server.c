@@ -2,6 +2,7 @@
  * Unit tests for lib/rpc-server.c over a real socket in a temporary
  * directory; the test drives the libev default loop itself.
  */
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -10,7 +11,9 @@
 #include <check.h>
 #include <ev.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,11 +73,20 @@ static const struct rpc_method methods[] = {
 	{ NULL, NULL, NULL, 0, NULL }
 };
 
-static void
-setup(void)
+/* The limits of setup(); the other fields 0: not enforced. */
+static struct rpc_limits
+base_limits(void)
 {
 	struct rpc_limits lim = { .max_request = 1024, .max_clients = 4,
 	    .client_timeout_ms = 200, .output_limit = 65536 };
+
+	return lim;
+}
+
+static void
+setup(void)
+{
+	struct rpc_limits lim = base_limits();
 
 	dir = unit_tmpdir();
 	snprintf(path, sizeof(path), "%s/t.sock", dir);
@@ -475,6 +487,590 @@ START_TEST(client_goes_away)
 }
 END_TEST
 
+/* ---- bounded resources (issue 7) ---- */
+
+#define ELEM	"{\"jsonrpc\":\"2.0\",\"method\":\"thing.get\",\"id\":1}"
+#define BLOB(n)	"{\"jsonrpc\":\"2.0\",\"method\":\"thing.blob\",\"params\":{\"size\":" #n "},\"id\":2}"
+
+/* head, then n copies of piece separated by sep, then tail (caller frees). */
+static char *
+repeat(const char *head, const char *piece, const char *sep, int n, const char *tail)
+{
+	size_t len = strlen(head) + (strlen(piece) + strlen(sep)) * (size_t)n + strlen(tail) + 1;
+	char *s = malloc(len);
+
+	ck_assert_ptr_nonnull(s);
+	strcpy(s, head);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			strcat(s, sep);
+		strcat(s, piece);
+	}
+	strcat(s, tail);
+	return s;
+}
+
+static void
+set_limits(size_t max_request, size_t output_limit, size_t budget)
+{
+	struct rpc_limits lim = base_limits();
+
+	lim.max_request = max_request;
+	lim.output_limit = output_limit;
+	lim.memory_budget = budget;
+	rpc_server_set_limits(srv, &lim);
+}
+
+/* Runs the loop until the server holds n connections; false after a bound. */
+static int
+pump_until_nconns(int n)
+{
+	for (int i = 0; i < 4000 && rpc_server_nconns(srv) != n; i++) {
+		unit_pump();
+		usleep(1000);
+	}
+	return rpc_server_nconns(srv) == n;
+}
+
+START_TEST(batch_cap)
+{
+	char *big = repeat("[", ELEM, ",", RPC_MAX_BATCH + 1, "]\n");
+	char *full = repeat("[", ELEM, ",", RPC_MAX_BATCH, "]\n"), *got;
+	struct json_object *a;
+	int fd;
+
+	set_limits(65536, 65536, 0);
+	fd = unit_connect(path);
+	unit_send(fd, big, strlen(big));
+	expect_error_msg(fd, RPC_INVALID_REQUEST, "batch too large: at most 64 requests");
+	unit_read_to_eof(fd);
+	close(fd);
+	ck_assert_int_eq(calls, 0);
+	/* 64 are fine. */
+	fd = unit_connect(path);
+	unit_send(fd, full, strlen(full));
+	ck_assert_ptr_nonnull(got = unit_read_line(fd));
+	a = unit_json(got);
+	ck_assert(json_object_is_type(a, json_type_array));
+	ck_assert_uint_eq(json_object_array_length(a), RPC_MAX_BATCH);
+	ck_assert_int_eq(calls, RPC_MAX_BATCH);
+	json_object_put(a);
+	free(got);
+	close(fd);
+	free(big);
+	free(full);
+}
+END_TEST
+
+/* The same cap without a socket (rpc_dispatch_text, the fuzz targets). */
+START_TEST(batch_cap_text)
+{
+	struct rpc_peer root = { .uid = 0 };
+	char *big = repeat("[", ELEM, ",", RPC_MAX_BATCH + 1, "]");
+	char *ans = rpc_dispatch_text(srv, &root, big, strlen(big));
+	struct json_object *a = unit_json(ans);
+
+	ck_assert_int_eq(unit_err_code(a), RPC_INVALID_REQUEST);
+	ck_assert_int_eq(calls, 0);
+	json_object_put(a);
+	free(ans);
+	free(big);
+}
+END_TEST
+
+/* Counted before json-c builds them; braces in strings do not count. */
+START_TEST(object_cap)
+{
+	char *deep = repeat("{\"jsonrpc\":\"2.0\",\"method\":\"thing.get\",\"id\":1,"
+	    "\"params\":{\"a\":[", "[]", ",", RPC_MAX_CONTAINERS, "]}}\n");
+	char *wide = repeat("{\"jsonrpc\":\"2.0\",\"method\":\"thing.get\",\"id\":1,"
+	    "\"params\":{\"a\":[", "0", ",", RPC_MAX_ITEMS + 1, "]}}\n");
+	static const char open_str[] = "{\"jsonrpc\":\"2.0\",\"method\":\"thing.get\","
+	    "\"id\":1,\"params\":{\"a\":\"x\\";
+	char *quoted = repeat("\"{{{{[[[[,,,,", "{[,", "", 1000, "\"}}\n");
+	int fd;
+
+	set_limits(65536, 65536, 0);
+	fd = unit_connect(path);
+	unit_send(fd, deep, strlen(deep));
+	expect_error_msg(fd, RPC_INVALID_REQUEST,
+	    "request too complex: more than 512 objects and arrays");
+	unit_read_to_eof(fd);
+	close(fd);
+	fd = unit_connect(path);
+	unit_send(fd, wide, strlen(wide));
+	expect_error_msg(fd, RPC_INVALID_REQUEST, "request too complex: more than 4096 values");
+	unit_read_to_eof(fd);
+	close(fd);
+	/* An escaped quote cut from its backslash does not end the string. */
+	fd = unit_connect(path);
+	unit_send(fd, open_str, strlen(open_str));
+	unit_send(fd, quoted, strlen(quoted));
+	free(expect_error(fd, RPC_INVALID_PARAMS));
+	close(fd);
+	ck_assert_int_eq(calls, 0);
+	free(deep);
+	free(wide);
+	free(quoted);
+}
+END_TEST
+
+/* Past the output limit a batch stops: the rest does not run. */
+START_TEST(batch_stops_at_output_limit)
+{
+	static const char batch[] = "[" BLOB(100000) "," ELEM "," ELEM "]\n";
+	int fd = unit_connect(path);
+
+	unit_send(fd, batch, strlen(batch));
+	unit_read_to_eof(fd);
+	ck_assert_int_eq(calls, 0);
+	ck_assert(pump_until_nconns(0));
+	close(fd);
+}
+END_TEST
+
+/* Streamed: a client that reads gets a batch answer larger than the limit. */
+START_TEST(batch_streamed)
+{
+	static const char batch[] = "[" BLOB(20000) "," BLOB(20000) "," BLOB(20000) ","
+	    BLOB(20000) "," BLOB(20000) "]\n";
+	int fd = unit_connect(path);
+	struct json_object *a;
+	char *got;
+
+	unit_send(fd, batch, strlen(batch));
+	ck_assert_ptr_nonnull(got = unit_read_line(fd));
+	ck_assert_uint_gt(strlen(got), 65536);
+	a = unit_json(got);
+	ck_assert_uint_eq(json_object_array_length(a), 5);
+	json_object_put(a);
+	free(got);
+	close(fd);
+}
+END_TEST
+
+/* Half-sent requests of all clients together are held to the budget. */
+START_TEST(memory_budget_requests)
+{
+	char *head = repeat("{\"jsonrpc\":\"2.0\",\"method\":\"thing.get\",\"id\":1,"
+	    "\"params\":{\"a\":[", "0", ",", 1000, ",");
+	int a, b, c;
+
+	set_limits(65536, 65536, 200000);
+	a = unit_connect(path);
+	b = unit_connect(path);
+	unit_send(a, head, strlen(head));
+	unit_send(b, head, strlen(head));
+	expect_error_msg(b, NAS_ERR_LIMIT, "server busy: request over the memory budget");
+	unit_read_to_eof(b);
+	close(b);
+	unit_send(a, "0]}}\n", 5);
+	free(expect_error(a, RPC_INVALID_PARAMS));
+	/* What was used is given back. */
+	c = unit_connect(path);
+	unit_send(c, head, strlen(head));
+	unit_send(c, "0]}}\n", 5);
+	free(expect_error(c, RPC_INVALID_PARAMS));
+	close(a);
+	close(c);
+	ck_assert(pump_until_nconns(0));
+	ck_assert_uint_eq(rpc_server_mem_used(srv), 0);
+	free(head);
+}
+END_TEST
+
+/* Queued output counts too: an answer that would pass the budget cuts its client. */
+START_TEST(memory_budget_output)
+{
+	static const char blob[] = BLOB(40000) "\n";
+	int fd, other;
+
+	set_limits(1024, 65536, 50000);
+	fd = unit_connect(path);
+	other = unit_connect(path);
+	unit_send(fd, blob, strlen(blob));
+	ck_assert_uint_eq(unit_read_to_eof(fd), 0);
+	close(fd);
+	unit_send(other, REQ, strlen(REQ));
+	expect_answer(other, 1);
+	close(other);
+	ck_assert(pump_until_nconns(0));
+	ck_assert_uint_eq(rpc_server_mem_used(srv), 0);
+}
+END_TEST
+
+/*
+ * What socat does with the README's events one-liner: half-close, keep
+ * reading events, then close. The place is free without an event.
+ */
+START_TEST(half_closed_subscriber)
+{
+	static const char sub[] = "{\"jsonrpc\":\"2.0\",\"method\":\"events.subscribe\",\"id\":1}\n";
+	int fd = unit_connect(path);
+	char *got;
+
+	unit_send(fd, sub, strlen(sub));
+	free(unit_read_line(fd));
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 20; i++)
+		unit_pump();
+	ck_assert_int_eq(rpc_server_nconns(srv), 1);
+	nas_event("test.ping", json_object_new_object());
+	ck_assert_ptr_nonnull(got = unit_read_line(fd));
+	ck_assert_ptr_nonnull(strstr(got, "test.ping"));
+	free(got);
+	close(fd);
+	ck_assert_msg(pump_until_nconns(0), "closed subscriber still holds its place");
+}
+END_TEST
+
+/* A client whose queued answers make no progress is cut off after write_timeout_ms. */
+START_TEST(write_timeout)
+{
+	static const char blob[] = BLOB(60000) "\n";
+	struct rpc_limits lim = base_limits();
+	int fd;
+
+	lim.output_limit = 1 << 20;
+	lim.write_timeout_ms = 200;
+	rpc_server_set_limits(srv, &lim);
+	fd = unit_connect(path);
+	/* More than the socket buffer holds, less than the output limit. */
+	for (int i = 0; i < 12; i++)
+		unit_send(fd, blob, strlen(blob));
+	ck_assert_msg(pump_until_nconns(0), "a client that reads nothing is never cut off");
+	ck_assert_uint_gt(unit_read_to_eof(fd), 0);
+	close(fd);
+}
+END_TEST
+
+/* A connection as nobody: the socket in nobody's group, readable by it. */
+static void
+listen_for_nobody(const struct rpc_limits *lim)
+{
+	struct rpc_auth auth = { .admin_gid = (gid_t)-1, .read_gid = 65534 };
+
+	rpc_server_close(srv);
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	rpc_server_set_auth(srv, &auth);
+	rpc_server_set_limits(srv, lim);
+	ck_assert_int_eq(rpc_server_listen(srv, path, 65534), 0);
+}
+
+/* A blocking client for children (the test's helpers would run the loop). */
+static int
+raw_call(const char *p, int *fdp)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char buf[512];
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	strcpy(sun.sun_path, p);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    write(fd, REQ, strlen(REQ)) != (ssize_t)strlen(REQ))
+		return -1;
+	while (len < sizeof(buf) - 1 && memchr(buf, '\n', len) == NULL) {
+		if ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) <= 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*fdp = fd;
+	if (strstr(buf, "\"result\""))
+		return 1;
+	return strstr(buf, "-32007") ? 0 : -1;
+}
+
+/*
+ * As nobody, opens n connections, holds them, tells the parent how many
+ * were served (a byte on ready), and waits until release closes.
+ */
+static int
+child_connections(int n, int ready, int release)
+{
+	int fds[64], served = 0, r;
+	char byte;
+
+	if (setgroups(0, NULL) == -1 || setgid(65534) == -1 || setuid(65534) == -1)
+		return 10;
+	for (int i = 0; i < n; i++) {
+		if ((r = raw_call(path, &fds[i])) == -1)
+			return 11;
+		served += r;
+	}
+	byte = (char)served;
+	if (write(ready, &byte, 1) != 1)
+		return 12;
+	if (read(release, &byte, 1) == -1)
+		return 13;
+	return 0;
+}
+
+static int child_status = -1;
+
+static void
+child_cb(struct ev_loop *l, ev_child *w, int revents)
+{
+	(void)revents;
+	ev_child_stop(l, w);
+	child_status = w->rstatus;
+}
+
+/* Runs the loop until the child exits; asserts it exited 0. */
+static void
+wait_child(pid_t pid)
+{
+	ev_child cw;
+
+	child_status = -1;
+	/* libev reaps every child of the default loop: ask it for the status. */
+	ev_child_init(&cw, child_cb, pid, 0);
+	ev_child_start(EV_DEFAULT, &cw);
+	for (int i = 0; i < 100000 && child_status == -1; i++) {
+		unit_pump();
+		if (child_status == -1)
+			usleep(1000);
+	}
+	ck_assert_msg(WIFEXITED(child_status) && WEXITSTATUS(child_status) == 0,
+	    "child status %d", child_status);
+}
+
+/* Nobody opens n connections; returns how many were served. The child holds them. */
+static int
+nobody_holds(int n, pid_t *pid, int *release)
+{
+	int ready[2], rel[2];
+	char byte = -1;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_eq(pipe(rel), 0);
+	ck_assert_int_ne(*pid = fork(), -1);
+	if (*pid == 0) {
+		close(ready[0]);
+		close(rel[1]);
+		_exit(child_connections(n, ready[1], rel[0]));
+	}
+	close(ready[1]);
+	close(rel[0]);
+	fcntl(ready[0], F_SETFL, O_NONBLOCK);
+	for (int i = 0; i < 20000 && read(ready[0], &byte, 1) != 1; i++) {
+		unit_pump();
+		usleep(1000);
+	}
+	close(ready[0]);
+	*release = rel[1];
+	return byte;
+}
+
+/* The read group fills its share; root still connects. */
+START_TEST(reserved_for_admins)
+{
+	struct rpc_limits lim = base_limits();
+	int fds[3], release;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		return;
+	lim.reserved_clients = 2;
+	listen_for_nobody(&lim);
+	ck_assert_int_eq(nobody_holds(4, &pid, &release), 2);
+	for (int i = 0; i < 2; i++) {
+		fds[i] = unit_connect(path);
+		unit_send(fds[i], REQ, strlen(REQ));
+		expect_answer(fds[i], 3 + i);
+	}
+	ck_assert_int_eq(rpc_server_nconns(srv), 4);
+	fds[2] = unit_connect(path);
+	expect_error_msg(fds[2], NAS_ERR_LIMIT, "too many connections");
+	close(release);
+	wait_child(pid);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+}
+END_TEST
+
+START_TEST(per_uid_cap)
+{
+	struct rpc_limits lim = base_limits();
+	int fd, release;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		return;
+	lim.max_clients = 8;
+	lim.max_clients_per_uid = 3;
+	listen_for_nobody(&lim);
+	ck_assert_int_eq(nobody_holds(4, &pid, &release), 3);
+	fd = unit_connect(path);
+	unit_send(fd, REQ, strlen(REQ));
+	expect_answer(fd, 4);
+	close(release);
+	wait_child(pid);
+	close(fd);
+}
+END_TEST
+
+/* A caller in more than 64 groups: its read group is the last of 100. */
+static int
+child_many_groups(void)
+{
+	struct rpc_client_error err = { 0 };
+	struct rpc_client *cl;
+	struct json_object *r;
+	gid_t groups[100];
+
+	for (int i = 0; i < 99; i++)
+		groups[i] = (gid_t)(3000 + i);
+	groups[99] = 65534;
+	if (setgroups(100, groups) == -1 || setgid(3000) == -1 || setuid(65534) == -1)
+		return 10;
+	if ((cl = rpc_client_open_path(path, &err)) == NULL)
+		return 11;
+	if (rpc_client_call(cl, "thing.get", NULL, &r, &err) == -1)
+		return 12;
+	json_object_put(r);
+	rpc_client_close(cl);
+	return 0;
+}
+
+START_TEST(many_groups)
+{
+	struct rpc_limits lim = base_limits();
+	pid_t pid;
+
+	if (geteuid() != 0)
+		return;
+	listen_for_nobody(&lim);
+	ck_assert_int_ne(pid = fork(), -1);
+	if (pid == 0)
+		_exit(child_many_groups());
+	wait_child(pid);
+	ck_assert_int_eq(calls, 1);
+}
+END_TEST
+
+/* Runs the loop (of a child) until fd is readable; 0 when it never is. */
+static int
+child_pump_until_readable(int fd, double seconds)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	for (int i = 0; i < seconds * 1000; i++) {
+		ev_run(EV_DEFAULT, EVRUN_NOWAIT);
+		if (poll(&pfd, 1, 1) == 1)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Out of descriptors: the pending client is taken with the spare
+ * descriptor and refused (not left to spin the loop), and once
+ * descriptors are free again new clients are served.
+ */
+static int
+child_emfile(void)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct rlimit rl;
+	char buf[512] = "";
+	int pending, fill[256], nfill = 0, fd;
+
+	/* The loop makes its descriptors again after a fork: before they run out. */
+	ev_loop_fork(EV_DEFAULT);
+	ev_run(EV_DEFAULT, EVRUN_NOWAIT);
+	strcpy(sun.sun_path, path);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = 64;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return 10;
+	if ((pending = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+	    connect(pending, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+		return 11;
+	while (nfill < 256 && (fd = dup(0)) != -1)
+		fill[nfill++] = fd;
+	if (errno != EMFILE)
+		return 12;
+	if (!child_pump_until_readable(pending, 10) || read(pending, buf, sizeof(buf) - 1) <= 0)
+		return 13;
+	if (strstr(buf, "out of file descriptors") == NULL)
+		return 14;
+	while (nfill > 0)
+		close(fill[--nfill]);
+	/* The listener rests a while, then serves again. */
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    write(fd, REQ, strlen(REQ)) != (ssize_t)strlen(REQ))
+		return 15;
+	memset(buf, 0, sizeof(buf));
+	if (!child_pump_until_readable(fd, 10) || read(fd, buf, sizeof(buf) - 1) <= 0 ||
+	    strstr(buf, "\"result\"") == NULL)
+		return 16;
+	return 0;
+}
+
+static int
+fork_and_wait(int (*fn)(void))
+{
+	int status;
+	pid_t pid;
+
+	ck_assert_int_ne(pid = fork(), -1);
+	if (pid == 0)
+		_exit(fn());
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+START_TEST(accept_emfile)
+{
+	ck_assert_int_eq(fork_and_wait(child_emfile), 0);
+}
+END_TEST
+
+/* max_clients never exceeds what RLIMIT_NOFILE allows, the hard limit being raised to if it can. */
+static int
+child_clamp(void)
+{
+	struct rpc_limits lim = base_limits();
+	struct rlimit rl = { 64, 64 };
+
+	lim.max_clients = 128;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return 10;
+	rpc_server_set_limits(srv, &lim);
+	if (rpc_server_limits(srv)->max_clients != 64 - 32)
+		return 11;
+	lim.max_clients = 16;
+	rpc_server_set_limits(srv, &lim);
+	return rpc_server_limits(srv)->max_clients == 16 ? 0 : 12;
+}
+
+static int
+child_clamp_raise(void)
+{
+	struct rpc_limits lim = base_limits();
+	struct rlimit rl = { 64, 1024 };
+
+	lim.max_clients = 128;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return 10;
+	rpc_server_set_limits(srv, &lim);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	return rpc_server_limits(srv)->max_clients == 128 && rl.rlim_cur >= 160 ? 0 : 11;
+}
+
+START_TEST(clients_clamped_to_nofile)
+{
+	ck_assert_int_eq(fork_and_wait(child_clamp), 0);
+	ck_assert_int_eq(fork_and_wait(child_clamp_raise), 0);
+}
+END_TEST
+
 START_TEST(socket_mode)
 {
 	struct stat st;
@@ -572,16 +1168,6 @@ child_as_nobody(void)
 	return rc == -1 && err.code == NAS_ERR_DENIED ? 0 : 13;
 }
 
-static int child_status = -1;
-
-static void
-child_cb(struct ev_loop *l, ev_child *w, int revents)
-{
-	(void)revents;
-	ev_child_stop(l, w);
-	child_status = w->rstatus;
-}
-
 START_TEST(peer_credentials)
 {
 	struct rpc_auth auth = { .admin_gid = (gid_t)-1, .read_gid = 65534 };
@@ -643,6 +1229,20 @@ server_suite(void)
 	tcase_add_test(tl, slow_subscriber_cut_off);
 	tcase_add_test(tl, client_goes_away);
 	tcase_add_test(tl, closed_subscriber_freed);
+	tcase_add_test(tl, batch_cap);
+	tcase_add_test(tl, batch_cap_text);
+	tcase_add_test(tl, object_cap);
+	tcase_add_test(tl, batch_stops_at_output_limit);
+	tcase_add_test(tl, batch_streamed);
+	tcase_add_test(tl, memory_budget_requests);
+	tcase_add_test(tl, memory_budget_output);
+	tcase_add_test(tl, half_closed_subscriber);
+	tcase_add_test(tl, write_timeout);
+	tcase_add_test(tl, reserved_for_admins);
+	tcase_add_test(tl, per_uid_cap);
+	tcase_add_test(tl, many_groups);
+	tcase_add_test(tl, accept_emfile);
+	tcase_add_test(tl, clients_clamped_to_nofile);
 	suite_add_tcase(s, tl);
 	tcase_add_checked_fixture(ts, setup, teardown);
 	tcase_add_test(ts, socket_mode);
