@@ -9,12 +9,25 @@
  * hide its stall by delaying the next request (coordinated omission).
  * Usage: rpc-bench [-r RATE] [-m METHOD] SOCKET CLIENTS SECONDS
  * Prints: clients requests seconds req_per_s p50_us p99_us max_us errors
+ *
+ * With -a SHAPE it attacks instead, for the daemon's peak RSS (read by
+ * bench/run.sh): each of CLIENTS connections sends the worst request of
+ * that shape, SIZE bytes (-s), and holds it SECONDS without reading:
+ *   objects  [{},{},...]            json-c's ~800-byte hash table per {}
+ *   values   params {"a":[0,0,...]}  ~100 bytes per value
+ *   mixed    all a request may hold under the caps: 500 {}, 3500 values,
+ *            then a string to the size
+ *   batch    64 x system.methods, as often as the socket takes, unread
+ * -H sends all of it but the last bytes: a half-sent request, held.
+ * Prints: clients bytes_sent
  */
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,8 +115,109 @@ take_answers(struct client *c, unsigned long *errors)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: rpc-bench [-r rate] [-m method] socket clients seconds\n");
+	fprintf(stderr, "usage: rpc-bench [-r rate] [-m method] socket clients seconds\n"
+	    "       rpc-bench -a objects|values|mixed|batch [-H] [-s size] socket clients seconds\n");
 	exit(2);
+}
+
+static void
+put(char *b, size_t *n, const char *s)
+{
+	size_t len = strlen(s);
+
+	memcpy(b + *n, s, len);
+	*n += len;
+}
+
+/* The attack's request text, about size bytes, newline-terminated. */
+static char *
+attack_text(const char *shape, size_t size, size_t *len)
+{
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"method\":\"system.version\","
+	    "\"id\":1,\"params\":{\"a\":[";
+	char *b = malloc(size + 4096);
+	size_t n = 0;
+
+	if (b == NULL)
+		exit(1);
+	if (strcmp(shape, "objects") == 0) {
+		put(b, &n, "[{}");
+		while (n + 5 < size)
+			put(b, &n, ",{}");
+		put(b, &n, "]\n");
+	} else if (strcmp(shape, "values") == 0) {
+		put(b, &n, head);
+		put(b, &n, "0");
+		while (n + 8 < size)
+			put(b, &n, ",0");
+		put(b, &n, "]}}\n");
+	} else if (strcmp(shape, "mixed") == 0) {
+		put(b, &n, head);
+		for (int i = 0; i < 500 && n + 16 < size; i++)
+			put(b, &n, "{},");
+		for (int i = 0; i < 3500 && n + 16 < size; i++)
+			put(b, &n, "0,");
+		put(b, &n, "0],\"b\":\"");
+		while (n + 5 < size)
+			put(b, &n, "x");
+		put(b, &n, "\"}}\n");
+	} else if (strcmp(shape, "batch") == 0) {
+		put(b, &n, "[");
+		for (int i = 0; i < 64; i++) {
+			put(b, &n, i ? "," : "");
+			put(b, &n, "{\"jsonrpc\":\"2.0\",\"method\":\"system.methods\",\"id\":1}");
+		}
+		put(b, &n, "]\n");
+	} else {
+		usage();
+	}
+	*len = n;
+	return b;
+}
+
+/* Writes what the socket takes without blocking; 0 once it takes no more. */
+static size_t
+write_some(int fd, const char *p, size_t len)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < len && (n = write(fd, p + off, len - off)) > 0)
+		off += (size_t)n;
+	return off;
+}
+
+static int
+attack(const char *path, const char *shape, int clients, double secs, size_t size,
+    int hold)
+{
+	static int fds[MAX_CLIENTS];
+	static size_t offs[MAX_CLIENTS];
+	int batch = strcmp(shape, "batch") == 0;
+	size_t len, sent = 0, want;
+	char *text = attack_text(shape, size, &len);
+	double end;
+
+	signal(SIGPIPE, SIG_IGN);
+	want = hold ? len - 3 : len;
+	for (int i = 0; i < clients; i++) {
+		fds[i] = connect_to(path);
+		fcntl(fds[i], F_SETFL, O_NONBLOCK);
+	}
+	/* Round after round: a daemon that reads slowly still gets all of it. */
+	for (end = now() + secs; now() < end; usleep(10000)) {
+		for (int i = 0; i < clients; i++) {
+			if (offs[i] == want && batch)
+				offs[i] = 0;
+			size_t n = write_some(fds[i], text + offs[i], want - offs[i]);
+
+			offs[i] += n;
+			sent += n;
+		}
+	}
+	printf("%d %zu\n", clients, sent);
+	free(text);
+	return 0;
 }
 
 /* Paced mode: sends what is due; returns ms until the next is due. */
@@ -131,14 +245,19 @@ main(int argc, char **argv)
 	static struct client cl[MAX_CLIENTS];
 	struct epoll_event ev, evs[64];
 	unsigned long total = 0, errors = 0, max_us = 0;
-	const char *method = "system.version";
+	const char *method = "system.version", *shape = NULL;
+	size_t size = 1 << 20;
+	int hold = 0;
 	double start, end, rate = 0, interval = 0;
 	char req[256];
 	size_t rlen;
 	int n, ep, ch, wait_ms;
 
-	while ((ch = getopt(argc, argv, "m:r:")) != -1) {
+	while ((ch = getopt(argc, argv, "a:Hm:r:s:")) != -1) {
 		switch (ch) {
+		case 'a': shape = optarg; break;
+		case 'H': hold = 1; break;
+		case 's': size = (size_t)atol(optarg); break;
 		case 'm': method = optarg; break;
 		case 'r': rate = atof(optarg); break;
 		default: usage();
@@ -149,6 +268,8 @@ main(int argc, char **argv)
 	n = atoi(argv[optind + 1]);
 	if (n < 1 || n > MAX_CLIENTS)
 		return fprintf(stderr, "rpc-bench: 1..%d clients\n", MAX_CLIENTS), 2;
+	if (shape)
+		return attack(argv[optind], shape, n, atof(argv[optind + 2]), size, hold);
 	rlen = (size_t)snprintf(req, sizeof(req),
 	    "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"id\":1}\n", method);
 	ep = epoll_create1(0);

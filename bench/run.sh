@@ -49,6 +49,27 @@ rss_row() {
 	printf '| %s | %s | %s | %s | %s |\n' "$1" "$rss" "$pss" "$anon" "$size"
 }
 
+# attack_row LABEL CLIENTS OPTION...: a fresh raidd attacked by
+# rpc-bench -a for 3 s; its peak RSS (VmHWM, KiB) at rest and after.
+attack_row() {
+	label=$1 clients=$2; shift 2
+	adir=$tmp/attack
+	mkdir -p "$adir"
+	"$bin/raidd" -f -S "$adir" -c /dev/null 2>>"$tmp/attack.log" &
+	apid=$!
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[ -S "$adir/raidd.sock" ] && break
+		sleep 0.2
+	done
+	base=$(awk '/^VmHWM/ {print $2}' "/proc/$apid/status")
+	"$bin/rpc-bench" "$@" "$adir/raidd.sock" "$clients" 3 >/dev/null
+	peak=$(awk '/^VmHWM/ {print $2}' "/proc/$apid/status" 2>/dev/null)
+	kill -TERM "$apid" 2>/dev/null
+	wait "$apid" || true
+	rm -f "$adir/raidd.sock"
+	printf '| %s | %s | %s |\n' "$label" "$base" "${peak:-died}"
+}
+
 {
 	echo "# Benchmarks"
 	echo
@@ -82,6 +103,28 @@ rss_row() {
 	for d in $daemons; do rss_row "$d"; done
 	strip -o "$tmp/nasctl.stripped" "$bin/nasctl" 2>/dev/null &&
 	    printf '| nasctl | - | - | - | %s |\n' "$(stat -c %s "$tmp/nasctl.stripped")"
+	max=$("$bin/raidd" -n -c /dev/null | awk -F' = ' '$1 == "max_request_bytes" {print $2}')
+	size=$((max - 64))
+	echo
+	echo "## API under attack: raidd's peak RSS"
+	echo
+	echo "A fresh raidd (default configuration: max_request_bytes $max) gets the worst"
+	echo "requests a client may send (bench/rpc-bench.c -a), for 3 s; peak RSS is VmHWM,"
+	echo "in KiB. The client runs as root, which has more room than the read group (the"
+	echo "whole memory budget and the reserved places). Target: < 16 MiB."
+	echo "Before the limits (0e08639, 1 MiB requests, no caps): one \`[{},{},...]\`"
+	echo "request took raidd from 3412 to 220020 KiB; 4 clients holding half-sent ones"
+	echo "to 381976 KiB, so 128 would have needed about 12 GiB."
+	echo
+	echo "| attack | at rest KiB | peak KiB |"
+	echo "|---|---|---|"
+	attack_row "1 request \`[{},{},...]\` of $size bytes" 1 -a objects -s "$size"
+	attack_row "1 request of $size bytes: params \`[0,0,...]\`" 1 -a values -s "$size"
+	attack_row "1 request of $size bytes: 500 {}, 3,500 values, a string" 1 -a mixed -s "$size"
+	attack_row "128 clients each holding a half-sent \`[{},{},...]\`" 128 -a objects -H -s "$size"
+	attack_row "128 clients each holding a half-sent 500 {}, 3,500 values, a string" 128 \
+	    -a mixed -H -s "$size"
+	attack_row "128 clients sending batches of 64 system.methods, reading nothing" 128 -a batch
 	if [ -f "$O/bench-board.md" ]; then
 		echo
 		cat "$O/bench-board.md"

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,13 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 	gid_t gid;
 
 	D.d = d;
+	/*
+	 * Client buffers grow to megabytes and shrink again: mapped apart
+	 * (and grown with mremap), they go back to the system when freed
+	 * instead of fragmenting the heap. A fixed threshold also stops
+	 * glibc from raising it after the first large free.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	common_schema();
 	snprintf(D.conf_path, sizeof(D.conf_path), "%s/%s.ini", CONFIG_NAS_CONFIG_DIR, d->name);
 	while ((ch = getopt(argc, argv, "c:dfnS:")) != -1) {
