@@ -388,6 +388,7 @@ dispatch_batch_conn(struct rpc_server *s, struct rpc_conn *conn,
 	size_t len, sent = 0;
 	int cut = 0;
 
+	rpc_conn_batch(conn, 1);
 	for (size_t i = 0; i < n && !cut; i++) {
 		if ((a = dispatch_one(s, conn, peer, json_object_array_get_idx(req, i))) == NULL)
 			continue;
@@ -399,6 +400,7 @@ dispatch_batch_conn(struct rpc_server *s, struct rpc_conn *conn,
 	}
 	if (sent && !cut)
 		rpc_conn_write(conn, "]\n", 2);
+	rpc_conn_batch(conn, 0);
 }
 
 struct json_object *

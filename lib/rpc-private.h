@@ -27,6 +27,8 @@ struct rpc_conn {
 	char			*out;		/* unsent output */
 	size_t			 out_len, out_off, out_cap;
 	struct json_object	*topics;	/* NULL: not subscribed */
+	int			 batching;	/* a batch answer is being written */
+	struct json_object	*deferred;	/* notifications held until it ends */
 	int			 closing;	/* close once output is flushed */
 	struct rpc_conn		*next;
 };
@@ -59,5 +61,7 @@ void	rpc_conn_free(struct rpc_conn *);
 struct json_object *rpc_batch_too_large(void);
 /* Queues bytes as they are (no newline); -1 when the client was cut off. */
 int	rpc_conn_write(struct rpc_conn *, const char *, size_t);
+/* Around a batch answer: notifications wait until its last byte is queued. */
+void	rpc_conn_batch(struct rpc_conn *, int on);
 
 #endif

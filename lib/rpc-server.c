@@ -100,6 +100,7 @@ rpc_conn_free(struct rpc_conn *c)
 	close(c->fd);
 	json_tokener_free(c->tok);
 	json_object_put(c->topics);
+	json_object_put(c->deferred);
 	free(c->out);
 	free(c->peer.groups);
 	free(c);
@@ -239,9 +240,34 @@ int
 rpc_conn_send(struct rpc_conn *c, struct json_object *o)
 {
 	size_t len;
-	const char *s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
+	const char *s;
 
+	/* An event raised by a batch element must not land inside the answer array. */
+	if (c->batching) {
+		if (c->deferred == NULL)
+			c->deferred = json_object_new_array();
+		json_object_array_add(c->deferred, json_object_get(o));
+		return 0;
+	}
+	s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len);
 	return conn_queue(c, s, len, 1);
+}
+
+void
+rpc_conn_batch(struct rpc_conn *c, int on)
+{
+	struct json_object *held = c->deferred;
+	size_t n;
+
+	c->batching = on;
+	if (on || held == NULL)
+		return;
+	c->deferred = NULL;
+	n = json_object_array_length(held);
+	for (size_t i = 0; i < n; i++)
+		if (rpc_conn_send(c, json_object_array_get_idx(held, i)) == -1)
+			break;
+	json_object_put(held);
 }
 
 void

@@ -66,7 +66,16 @@ static const struct rpc_param blob_params[] = {
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 
+static void
+thing_emit(struct rpc_call *c, struct json_object *params)
+{
+	(void)params;
+	nas_event("test.emitted", json_object_new_object());
+	rpc_result(c, json_object_new_boolean(1));
+}
+
 static const struct rpc_method methods[] = {
+	{ "thing.emit", thing_emit, NULL, 0, "raises an event" },
 	{ "thing.get", thing_get, NULL, 0, "read" },
 	{ "thing.set", thing_set, NULL, RPC_MUTATES, "write" },
 	{ "thing.blob", thing_blob, blob_params, 0, "a large answer" },
@@ -612,6 +621,29 @@ START_TEST(object_cap)
 	free(deep);
 	free(wide);
 	free(quoted);
+}
+END_TEST
+
+/* An event raised inside a batch comes after its answer, not inside the array. */
+START_TEST(batch_event_after_answer)
+{
+	static const char batch[] = "[{\"jsonrpc\":\"2.0\",\"method\":\"events.subscribe\",\"id\":1},"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"thing.emit\",\"id\":2}]\n";
+	int fd = unit_connect(path);
+	struct json_object *a;
+	char *got;
+
+	unit_send(fd, batch, strlen(batch));
+	ck_assert_ptr_nonnull(got = unit_read_line(fd));
+	a = unit_json(got);
+	ck_assert(json_object_is_type(a, json_type_array));
+	ck_assert_uint_eq(json_object_array_length(a), 2);
+	json_object_put(a);
+	free(got);
+	ck_assert_ptr_nonnull(got = unit_read_line(fd));
+	ck_assert_ptr_nonnull(strstr(got, "\"method\":\"test.emitted\""));
+	free(got);
+	close(fd);
 }
 END_TEST
 
@@ -1231,6 +1263,7 @@ server_suite(void)
 	tcase_add_test(tl, object_cap);
 	tcase_add_test(tl, batch_stops_at_output_limit);
 	tcase_add_test(tl, batch_streamed);
+	tcase_add_test(tl, batch_event_after_answer);
 	tcase_add_test(tl, memory_budget_requests);
 	tcase_add_test(tl, memory_budget_output);
 	tcase_add_test(tl, half_closed_subscriber);
