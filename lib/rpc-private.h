@@ -8,6 +8,12 @@
 
 #define RPC_MAX_TABLES	8
 
+/* A log line that a client could repeat at will: once per period, with a count. */
+struct rpc_ratelog {
+	ev_tstamp	 last;
+	unsigned	 count;		/* events since the last line */
+};
+
 struct rpc_conn {
 	struct rpc_server	*srv;
 	int			 fd;
@@ -50,8 +56,8 @@ struct rpc_server {
 	size_t			 mem_used;	/* of limits.memory_budget */
 	int			 spare_fd;	/* given up to refuse at EMFILE */
 	ev_timer		 accept_pause;
-	ev_tstamp		 starved_logged;
-	unsigned		 starved_refused;
+	struct rpc_ratelog	 starved_log;	/* out of descriptors */
+	struct rpc_ratelog	 refused_log;	/* no place for a client */
 	int			 hup_fd;	/* epoll: half-closed subscribers */
 	ev_io			 hio;
 };

@@ -26,6 +26,7 @@
 /* While accept has no descriptor to give: pause, and log once per period. */
 #define ACCEPT_PAUSE	0.2
 #define STARVED_LOG_EVERY 10.0
+#define REFUSED_LOG_EVERY 1.0
 /* Bytes json-c holds per { or [ and per value, measured (json-c 0.16). */
 #define MEM_PER_CONTAINER 1024
 #define MEM_PER_ITEM	128
@@ -715,6 +716,22 @@ refuse(int fd, const char *why)
 	close(fd);
 }
 
+/* Counts an event; returns how many to report now, 0 while within the period. */
+static unsigned
+ratelog(struct rpc_ratelog *r, ev_tstamp every)
+{
+	ev_tstamp now = ev_now(loop());
+	unsigned n;
+
+	r->count++;
+	if (r->last != 0 && now - r->last < every)
+		return 0;
+	n = r->count;
+	r->last = now;
+	r->count = 0;
+	return n;
+}
+
 static int
 uid_conns(const struct rpc_server *s, uid_t uid)
 {
@@ -765,7 +782,7 @@ accept_resume_cb(struct ev_loop *l, ev_timer *w, int revents)
 static void
 accept_starved(struct rpc_server *s, int err)
 {
-	ev_tstamp now = ev_now(loop());
+	unsigned n;
 	int fd;
 
 	if (s->spare_fd != -1) {
@@ -775,13 +792,9 @@ accept_starved(struct rpc_server *s, int err)
 			refuse(fd, "out of file descriptors");
 		s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	}
-	s->starved_refused++;
-	if (s->starved_logged == 0 || now - s->starved_logged >= STARVED_LOG_EVERY) {
+	if ((n = ratelog(&s->starved_log, STARVED_LOG_EVERY)) > 0)
 		log_warnx("accept: %s: %u clients refused, listening paused",
-		    strerror(err), s->starved_refused);
-		s->starved_logged = now;
-		s->starved_refused = 0;
-	}
+		    strerror(err), n);
 	ev_io_stop(loop(), &s->lio);
 	ev_timer_stop(loop(), &s->accept_pause);
 	ev_timer_set(&s->accept_pause, ACCEPT_PAUSE, 0.);
@@ -795,6 +808,7 @@ accept_cb(struct ev_loop *l, ev_io *w, int revents)
 	struct rpc_peer peer;
 	struct rpc_conn *c;
 	const char *why;
+	unsigned n;
 	int fd;
 
 	(void)revents;
@@ -808,8 +822,10 @@ accept_cb(struct ev_loop *l, ev_io *w, int revents)
 	}
 	read_peer(fd, &peer);
 	if ((why = no_room(s, &peer)) != NULL) {
-		log_warnx("connection of uid %u refused: %s (%d of %d places taken)",
-		    (unsigned)peer.uid, why, s->nconns, s->limits.max_clients);
+		if ((n = ratelog(&s->refused_log, REFUSED_LOG_EVERY)) > 0)
+			log_warnx("connection of uid %u refused: %s (%d of %d places "
+			    "taken; %u refused since the last such line)", (unsigned)peer.uid,
+			    why, s->nconns, s->limits.max_clients, n);
 		free(peer.groups);
 		refuse(fd, why);
 		return;
