@@ -96,11 +96,12 @@ clamp_clients(struct rpc_limits *l)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur == RLIM_INFINITY ||
 	    rl.rlim_cur >= need)
 		return;
-	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need) {
-		rl.rlim_cur = need;
-		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-			return;
-	}
+	/* As far as the hard limit goes; then it is either enough or all there is. */
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur >= need)
+		return;
 	fit = rl.rlim_cur > RPC_FD_RESERVE + 1 ? (int)(rl.rlim_cur - RPC_FD_RESERVE) : 1;
 	log_warnx("max_clients %d lowered to %d: only %llu descriptors (RLIMIT_NOFILE)",
 	    l->max_clients, fit, (unsigned long long)rl.rlim_cur);

@@ -1091,7 +1091,10 @@ child_clamp(void)
 	/* The raise first: a hard limit once lowered stays. */
 	if (clamped(1024, &soft) != 128 || soft < 128 + 32)
 		return 11;
-	return clamped(64, &soft) == 64 - 32 && soft == 64 ? 0 : 12;
+	/* Soft 64, hard 100: raised to 100, still short. */
+	if (clamped(100, &soft) != 100 - 32 || soft != 100)
+		return 12;
+	return clamped(64, &soft) == 64 - 32 && soft == 64 ? 0 : 13;
 }
 
 START_TEST(clients_clamped_to_nofile)
