@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rpc-private.h"
+#include "secret.h"
 
 #define READ_CHUNK	65536
 
@@ -52,7 +53,7 @@ rpc_conn_free(struct rpc_conn *c)
 	ev_io_stop(loop(), &c->wio);
 	ev_timer_stop(loop(), &c->timer);
 	close(c->fd);
-	json_tokener_free(c->tok);
+	secret_tokener_free(c->tok);
 	json_object_put(c->topics);
 	free(c->out);
 	free(c);
@@ -167,7 +168,7 @@ send_error(struct rpc_conn *c, int code, const char *msg)
 static void
 request_reset(struct rpc_conn *c)
 {
-	json_tokener_reset(c->tok);
+	secret_tokener_reset(c->tok);
 	c->in_request = 0;
 	c->req_bytes = 0;
 	ev_timer_stop(loop(), &c->timer);
