@@ -373,6 +373,7 @@ rpc_dispatch_text(struct rpc_server *s, const struct rpc_peer *peer,
 		out = strdup(json_object_to_json_string_ext(ans, JSON_C_TO_STRING_PLAIN));
 		json_object_put(ans);
 	}
+	secret_scrub_stack();
 	return out;
 }
 

@@ -324,11 +324,13 @@ conn_read_cb(struct ev_loop *l, ev_io *w, int revents)
 		return;
 	if (n <= 0) {
 		conn_eof(c);
+		secret_scrub_stack();
 		return;
 	}
 	process(c, buf, (size_t)n);
 	/* The raw bytes may hold a passphrase: leave none on the stack. */
 	explicit_bzero(buf, (size_t)n);
+	secret_scrub_stack();
 	if (c->closing && c->out_off == c->out_len)
 		conn_kill(c);
 }

@@ -28,6 +28,7 @@
 
 #define SECRET_MAX	(1 << 20)	/* a passphrase or key file, not data */
 #define PARSER_BUF_KEPT	4096		/* a bigger parser buffer is given back */
+#define STACK_SCRUB	65536		/* deeper than a request's handling goes */
 
 #ifndef __has_feature
 #define __has_feature(x) 0
@@ -183,6 +184,16 @@ secret_no_core_dumps(void)
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
 		rc = -1;
 	return rc;
+}
+
+__attribute__((noinline)) void
+secret_scrub_stack(void)
+{
+	char pad[STACK_SCRUB];
+
+	explicit_bzero(pad, sizeof(pad));
+	/* pad is dead after the wipe: keep the compiler from dropping it. */
+	__asm__ volatile("" : : "r"(pad) : "memory");
 }
 
 /* The text of the last string or number parsed stays in tok->pb. */

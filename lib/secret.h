@@ -31,6 +31,13 @@ int	secret_equal(const void *, const void *, size_t len);
 int	secret_no_core_dumps(void);
 
 /*
+ * Zeroes the stack below the caller's frame, where the parser, the
+ * dispatcher and a handler ran: their dead frames (locals, saved vector
+ * registers) may hold request bytes.
+ */
+void	secret_scrub_stack(void);
+
+/*
  * The request parser keeps the text of the last string it read in its
  * own buffer: these wipe it (and reset or free the parser).
  */
