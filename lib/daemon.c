@@ -17,6 +17,7 @@
 
 #include "daemon.h"
 #include "job.h"
+#include "secret.h"
 
 static const char *const log_levels[] = { "error", "warning", "info", "debug", NULL };
 
@@ -247,6 +248,13 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 	int ch, check_only = 0;
 	gid_t gid;
 
+	/*
+	 * Before anything is read: any daemon may be handed a passphrase
+	 * (every request passes through libnas), and a core dump or a
+	 * ptrace by another process of our uid would read it back.
+	 */
+	if (secret_no_core_dumps() == -1)
+		fatal("cannot turn core dumps off");
 	D.d = d;
 	/*
 	 * Client buffers grow to megabytes and shrink again: mapped apart

@@ -24,6 +24,7 @@ struct job {
 	char			 step[128];
 	time_t			 started, ended;
 	struct json_object	*result;
+	int			 sensitive;	/* result only for root and admins */
 	int			 err_code;
 	char			 err_msg[256];
 	const struct job_ops	*ops;
@@ -83,8 +84,12 @@ prune(void)
 	}
 }
 
-struct json_object *
-job_describe(const struct job *j)
+/*
+ * The read group may list jobs and subscribe to their events, so a
+ * sensitive result goes only into answers to callers who may mutate.
+ */
+static struct json_object *
+describe(const struct job *j, int show_sensitive)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -97,7 +102,9 @@ job_describe(const struct job *j)
 	json_object_object_add(o, "started", json_object_new_int64(j->started));
 	if (j->state != JOB_RUNNING)
 		json_object_object_add(o, "ended", json_object_new_int64(j->ended));
-	if (j->result)
+	if (j->sensitive)
+		json_object_object_add(o, "sensitive", json_object_new_boolean(1));
+	if (j->result && (!j->sensitive || show_sensitive))
 		json_object_object_add(o, "result", json_object_get(j->result));
 	if (j->state == JOB_FAILED) {
 		struct json_object *e = json_object_new_object();
@@ -107,6 +114,19 @@ job_describe(const struct job *j)
 		json_object_object_add(o, "error", e);
 	}
 	return o;
+}
+
+struct json_object *
+job_describe(const struct job *j)
+{
+	return describe(j, 0);
+}
+
+/* What this caller of job.status or job.list may see. */
+static struct json_object *
+describe_for(struct rpc_call *c, const struct job *j)
+{
+	return describe(j, rpc_peer_may(c->srv, c->peer, RPC_MUTATES));
 }
 
 static void
@@ -189,6 +209,14 @@ job_done(struct job *j, struct json_object *result)
 }
 
 void
+job_done_sensitive(struct job *j, struct json_object *result)
+{
+	if (j->state == JOB_RUNNING)
+		j->sensitive = 1;
+	job_done(j, result);
+}
+
+void
 job_fail(struct job *j, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -250,7 +278,7 @@ job_list(struct rpc_call *c, struct json_object *params)
 
 	(void)params;
 	for (struct job *j = jobs; j; j = j->next)
-		json_object_array_add(a, job_describe(j));
+		json_object_array_add(a, describe_for(c, j));
 	rpc_result(c, a);
 }
 
@@ -271,7 +299,7 @@ job_status(struct rpc_call *c, struct json_object *params)
 	struct job *j = job_param(c, params);
 
 	if (j)
-		rpc_result(c, job_describe(j));
+		rpc_result(c, describe_for(c, j));
 }
 
 static void

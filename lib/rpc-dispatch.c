@@ -15,6 +15,7 @@
 
 #include "job.h"
 #include "rpc-private.h"
+#include "secret.h"
 
 static void system_version(struct rpc_call *, struct json_object *);
 static void system_methods(struct rpc_call *, struct json_object *);
@@ -456,11 +457,12 @@ rpc_dispatch_text(struct rpc_server *s, const struct rpc_peer *peer,
 	else
 		ans = rpc_dispatch(s, NULL, peer, req);
 	json_object_put(req);
-	json_tokener_free(tok);
+	secret_tokener_free(tok);
 	if (ans) {
 		out = strdup(json_object_to_json_string_ext(ans, JSON_C_TO_STRING_PLAIN));
 		json_object_put(ans);
 	}
+	secret_scrub_stack();
 	return out;
 }
 

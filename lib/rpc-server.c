@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "rpc-private.h"
+#include "secret.h"
 
 #define READ_CHUNK	65536
 /* An output buffer larger than this is given back once it drains. */
@@ -99,7 +100,7 @@ rpc_conn_free(struct rpc_conn *c)
 	hup_unwatch(c);
 	s->mem_used -= c->req_mem + c->out_cap;
 	close(c->fd);
-	json_tokener_free(c->tok);
+	secret_tokener_free(c->tok);
 	json_object_put(c->topics);
 	json_object_put(c->deferred);
 	free(c->out);
@@ -296,7 +297,7 @@ send_error(struct rpc_conn *c, int code, const char *msg)
 static void
 request_reset(struct rpc_conn *c)
 {
-	json_tokener_reset(c->tok);
+	secret_tokener_reset(c->tok);
 	c->in_request = 0;
 	c->req_bytes = 0;
 	c->in_string = c->escaped = c->depth = c->batch = 0;
@@ -609,11 +610,13 @@ conn_read_cb(struct ev_loop *l, ev_io *w, int revents)
 		return;
 	if (n <= 0) {
 		conn_eof(c);
+		secret_scrub_stack();
 		return;
 	}
 	process(c, buf, (size_t)n);
 	/* The raw bytes may hold a passphrase: leave none on the stack. */
 	explicit_bzero(buf, (size_t)n);
+	secret_scrub_stack();
 	if (c->closing && c->out_off == c->out_len)
 		conn_kill(c);
 }

@@ -123,6 +123,13 @@ for d in $daemons; do
 		continue
 	fi
 	ok "$d starts and creates $run/$d.sock"
+	# A passphrase in memory must not reach a core file.
+	check "$d runs with a core size limit of 0" \
+		grep -Eq '^Max core file size +0 +0 ' "/proc/$pid/limits"
+	if [ "$(id -u)" -ne 0 ]; then
+		# Not dumpable: the kernel gives its /proc files to root.
+		check "$d is not dumpable" test "$(stat -c %u "/proc/$pid/mem")" -eq 0
+	fi
 	check "$d socket is mode 0660" test "$(mode_of "$run/$d.sock")" = 660
 	check "$d system.version names $d" answer "$d" \
 		'{"jsonrpc":"2.0","method":"system.version","id":1}' \

@@ -502,6 +502,128 @@ START_TEST(half_closed_subscriber)
 }
 END_TEST
 
+static const struct rpc_peer reader = { .uid = 1000, .gid = 100 };
+static const struct rpc_peer admin = { .uid = 1001, .gid = 1001, .ngroups = 1,
+    .groups = { 200 } };
+
+static struct json_object *
+call_as(const struct rpc_peer *peer, const char *method, const char *params)
+{
+	char req[256], *out;
+	struct json_object *a;
+
+	snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",%s%s%s\"id\":1}",
+	    method, params ? "\"params\":" : "", params ? params : "", params ? "," : "");
+	ck_assert_ptr_nonnull(out = rpc_dispatch_text(srv, peer, req, strlen(req)));
+	a = unit_json(out);
+	free(out);
+	return a;
+}
+
+static void
+set_groups(void)
+{
+	struct rpc_auth auth = { .admin_gid = 200, .read_gid = 100 };
+
+	rpc_server_set_auth(srv, &auth);
+}
+
+/* The result of the only job in d (a job or a job.list array); NULL: none shown. */
+static const char *
+shown_key(struct json_object *d)
+{
+	struct json_object *r, *k;
+
+	if (json_object_is_type(d, json_type_array))
+		d = json_object_array_get_idx(d, 0);
+	ck_assert_str_eq(member_str(d, "state"), "done");
+	if (!json_object_object_get_ex(d, "result", &r))
+		return NULL;
+	ck_assert(json_object_object_get_ex(r, "key", &k));
+	return json_object_get_string(k);
+}
+
+static void
+finish_with_key(int sensitive)
+{
+	struct json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "key", json_object_new_string("K-1234"));
+	if (sensitive)
+		job_done_sensitive(job_start("keygen", "vol1", NULL, NULL), r);
+	else
+		job_done(job_start("keygen", "vol1", NULL, NULL), r);
+}
+
+/* Only root and the admin group see a sensitive result, in status and list. */
+START_TEST(sensitive_result_hidden_from_read_group)
+{
+	static const char *const methods[] = { "job.status", "job.list" };
+	struct json_object *a, *d;
+
+	set_groups();
+	finish_with_key(1);
+	for (int m = 0; m < 2; m++) {
+		const char *params = m == 0 ? "{\"id\":1}" : NULL;
+
+		a = call_as(&reader, methods[m], params);
+		ck_assert_ptr_null(shown_key(result_of(a)));
+		d = result_of(a);
+		if (json_object_is_type(d, json_type_array))
+			d = json_object_array_get_idx(d, 0);
+		ck_assert_str_eq(member_str(d, "sensitive"), "true");
+		json_object_put(a);
+		a = call_as(&admin, methods[m], params);
+		ck_assert_str_eq(shown_key(result_of(a)), "K-1234");
+		json_object_put(a);
+		a = call_as(&root, methods[m], params);
+		ck_assert_str_eq(shown_key(result_of(a)), "K-1234");
+		json_object_put(a);
+	}
+	d = job_describe(job_find(1));
+	ck_assert_ptr_null(shown_key(d));
+	json_object_put(d);
+}
+END_TEST
+
+/* An ordinary result stays readable by the read group. */
+START_TEST(plain_result_shown_to_read_group)
+{
+	struct json_object *a;
+
+	set_groups();
+	finish_with_key(0);
+	a = call_as(&reader, "job.status", "{\"id\":1}");
+	ck_assert_str_eq(shown_key(result_of(a)), "K-1234");
+	ck_assert(!json_object_object_get_ex(result_of(a), "sensitive", NULL));
+	json_object_put(a);
+	a = call_as(&reader, "job.list", NULL);
+	ck_assert_str_eq(shown_key(result_of(a)), "K-1234");
+	json_object_put(a);
+}
+END_TEST
+
+/* Subscribers may be in the read group: job.finished never carries it. */
+START_TEST(sensitive_result_not_in_event)
+{
+	int fd = subscriber("[\"job.finished\"]");
+	struct json_object *p;
+
+	finish_with_key(1);
+	unit_pump();
+	p = expect_event(fd, "job.finished");
+	ck_assert_ptr_null(shown_key(p));
+	ck_assert_str_eq(member_str(p, "sensitive"), "true");
+	json_object_put(p);
+	finish_with_key(0);
+	unit_pump();
+	p = expect_event(fd, "job.finished");
+	ck_assert_str_eq(shown_key(p), "K-1234");
+	json_object_put(p);
+	close(fd);
+}
+END_TEST
+
 static Suite *
 events_jobs_suite(void)
 {
@@ -517,6 +639,8 @@ events_jobs_suite(void)
 	tcase_add_test(tj, prune_keeps_32_finished);
 	tcase_add_test(tj, cancel_now_with_full_history);
 	tcase_add_test(tj, topic_matching);
+	tcase_add_test(tj, sensitive_result_hidden_from_read_group);
+	tcase_add_test(tj, plain_result_shown_to_read_group);
 	suite_add_tcase(s, tj);
 	tcase_add_checked_fixture(te, listen_setup, teardown);
 	tcase_add_test(te, events_by_topic);
@@ -525,6 +649,7 @@ events_jobs_suite(void)
 	tcase_add_test(te, bad_topics);
 	tcase_add_test(te, job_events);
 	tcase_add_test(te, half_closed_subscriber);
+	tcase_add_test(te, sensitive_result_not_in_event);
 	suite_add_tcase(s, te);
 	return s;
 }
