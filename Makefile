@@ -77,6 +77,9 @@ savedefconfig: $(O)/.config
 
 $(AUTOCONF) $(O)/include/config/auto.conf: $(O)/.config $(shell find $(SRC) -name Kconfig -not -path '$(O)/*')
 	@mkdir -p $(O)/include/config $(O)/include/generated
+	@# A symbol added since the .config was made takes its default: the
+	@# build never stops to ask (make menuconfig changes it).
+	@cd $(O) && $(KCONF_ENV) kconfig-conf --olddefconfig $(SRC)/Kconfig >/dev/null
 	@cd $(O) && $(KCONF_ENV) kconfig-conf --silentoldconfig $(SRC)/Kconfig
 
 -include $(O)/include/config/auto.conf

@@ -504,7 +504,7 @@ END_TEST
 
 static const struct rpc_peer reader = { .uid = 1000, .gid = 100 };
 static const struct rpc_peer admin = { .uid = 1001, .gid = 1001, .ngroups = 1,
-    .groups = { 200 } };
+    .groups = (gid_t []){ 200 } };
 
 static struct json_object *
 call_as(const struct rpc_peer *peer, const char *method, const char *params)
