@@ -224,7 +224,8 @@ print_result(struct ctx *x, const struct column *cols, const char *key,
 	if (r == NULL)
 		return;
 	fmt_plain(r, buf, sizeof(buf));
-	fprintf(x->out, "%s\n", buf);
+	text_print(x->out, buf);
+	fputc('\n', x->out);
 }
 
 /* Calls, then shows the answer: a table of cols when it is a list. */

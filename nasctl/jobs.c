@@ -170,8 +170,13 @@ show_progress(struct ctx *x, struct json_object *job)
 	if (x->json)
 		return;
 	fmt_percent(json_path(job, "percent"), pct, sizeof(pct));
-	fprintf(x->out, "job %d %s %s: %s %s\n", job_id_of(job), json_str(job, "kind"),
-	    json_str(job, "target"), pct, json_str(job, "step"));
+	fprintf(x->out, "job %d ", job_id_of(job));
+	text_print(x->out, json_str(job, "kind"));
+	fputc(' ', x->out);
+	text_print(x->out, json_str(job, "target"));
+	fprintf(x->out, ": %s ", pct);
+	text_print(x->out, json_str(job, "step"));
+	fputc('\n', x->out);
 	fflush(x->out);
 }
 
@@ -179,9 +184,11 @@ show_progress(struct ctx *x, struct json_object *job)
 static int
 job_ended(struct ctx *x, const char *daemon, struct json_object *job)
 {
-	const char *state = json_str(job, "state");
 	struct json_object *res = json_path(job, "result");
+	char state[TEXT_MAX], msg[TEXT_MAX];
 
+	text_escape(json_str(job, "state"), state, sizeof(state));
+	text_escape(json_str(job, "error.message"), msg, sizeof(msg));
 	if (strcmp(state, "done") == 0) {
 		if (x->json)
 			json_print(x->out, job);
@@ -193,7 +200,7 @@ job_ended(struct ctx *x, const char *daemon, struct json_object *job)
 		json_print(x->out, job);
 	if (strcmp(state, "failed") == 0)
 		fprintf(x->err, "nasctl: %s: job %d failed: %s (code %d)\n", daemon,
-		    job_id_of(job), json_str(job, "error.message"),
+		    job_id_of(job), msg,
 		    json_object_get_int(json_path(job, "error.code")));
 	else
 		fprintf(x->err, "nasctl: %s: job %d %s\n", daemon, job_id_of(job), state);

@@ -155,6 +155,7 @@ main(int argc, char **argv)
 
 	if (env && *env)
 		x.sockdir = env;
+	text_init_locale();
 	if ((rest = calloc((size_t)argc + 1, sizeof(*rest))) == NULL)
 		return EXIT_ERROR;
 	if ((bad = global_options(&x, argc, argv, rest, &n)) != NULL)

@@ -8,6 +8,8 @@
  *   jobs.c      job list/status/cancel/wait, waiting for a started job
  *   info.c      call, version, methods
  *   events.c    events: subscribe to several daemons and stream
+ *   text.c      daemon strings made safe for the terminal
+ *   secret.c    secrets and params read from the terminal, stdin or files
  */
 #ifndef NASCTL_H
 #define NASCTL_H
@@ -100,6 +102,20 @@ int	args_parse(const struct arg *, int argc, char **argv,
 	    struct json_object **params, struct json_object **local,
 	    char *why, size_t whylen);
 void	args_usage(FILE *, const struct command *);
+
+/* text.c */
+#define TEXT_MAX	2048	/* an escaped message or value, at most */
+/* Whether non-ASCII UTF-8 may be printed as is; from the locale. */
+extern int text_utf8;
+void	text_init_locale(void);
+/* s with controls, DEL, bidi overrides, backslash and bytes that are not
+ * UTF-8 escaped (\n, \x1b, \u009b); returns its width in columns. */
+size_t	text_escape(const char *s, char *buf, size_t len);
+size_t	text_width(const char *);
+void	text_print(FILE *, const char *);
+/* JSON text (json-c's output) with DEL, C1 and bidi controls as \u
+ * escapes and bytes that are not UTF-8 as \ufffd. */
+void	json_safe_print(FILE *, const char *);
 
 /* table.c */
 void	humanise_bytes(long long, char *buf, size_t len);

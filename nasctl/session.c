@@ -23,11 +23,14 @@ static int
 report(struct ctx *x, const char *daemon, struct rpc_client_error *e)
 {
 	int rc = exit_code_for(e->code);
+	char msg[TEXT_MAX];
 
+	/* The message is the daemon's: it may not drive the terminal. */
+	text_escape(e->message, msg, sizeof(msg));
 	if (rc == EXIT_UNREACHABLE)
-		fprintf(x->err, "nasctl: %s: unreachable: %s\n", daemon, e->message);
+		fprintf(x->err, "nasctl: %s: unreachable: %s\n", daemon, msg);
 	else
-		fprintf(x->err, "nasctl: %s: %s (code %d)\n", daemon, e->message, e->code);
+		fprintf(x->err, "nasctl: %s: %s (code %d)\n", daemon, msg, e->code);
 	rpc_client_error_clear(e);
 	return rc;
 }

@@ -487,6 +487,176 @@ START_TEST(job_ids_in_start_answers)
 }
 END_TEST
 
+/* ---- what a daemon says cannot drive the terminal ---- */
+
+static const struct {
+	int		 utf8;
+	const char	*in, *out;
+	size_t		 width;
+} escapes[] = {
+	{ 1, "WDC WD40", "WDC WD40", 8 },
+	{ 1, "\x1b[2J\x1b]0;owned\x07", "\\x1b[2J\\x1b]0;owned\\x07", 23 },
+	{ 1, "a\nb\rc\td\\e", "a\\nb\\rc\\td\\\\e", 13 },
+	{ 1, "del\x7f", "del\\x7f", 7 },
+	/* C1 CSI as UTF-8, and as a lone byte (not UTF-8). */
+	{ 1, "x\xc2\x9b" "31m", "x\\u009b31m", 10 },
+	{ 1, "x\x9b" "31m", "x\\x9b31m", 8 },
+	{ 1, "\xff\xfe", "\\xff\\xfe", 8 },
+	/* Overlong "/", a surrogate, a sequence cut short. */
+	{ 1, "\xc0\xaf", "\\xc0\\xaf", 8 },
+	{ 1, "\xed\xa0\x80", "\\xed\\xa0\\x80", 12 },
+	{ 1, "\xe2\x82", "\\xe2\\x82", 8 },
+	/* Right-to-left override; ordinary UTF-8 is kept on a UTF-8 terminal. */
+	{ 1, "abc\xe2\x80\xae" "fdp.exe", "abc\\u202efdp.exe", 16 },
+	{ 1, "caf\xc3\xa9", "caf\xc3\xa9", 4 },
+	{ 0, "caf\xc3\xa9", "caf\\u00e9", 9 },
+	{ 0, "\xc3\x9b", "\\u00db", 6 },
+};
+
+START_TEST(escapes_controls)
+{
+	char buf[128];
+	size_t w;
+
+	text_utf8 = escapes[_i].utf8;
+	w = text_escape(escapes[_i].in, buf, sizeof(buf));
+	ck_assert_str_eq(buf, escapes[_i].out);
+	ck_assert_uint_eq(w, escapes[_i].width);
+	text_utf8 = 0;
+}
+END_TEST
+
+START_TEST(escape_never_cuts_an_escape)
+{
+	char buf[6];
+
+	text_escape("ab\x1b" "cd", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "ab");
+	text_utf8 = 1;
+	text_escape("abcd\xc3\xa9", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "abcd");
+	text_utf8 = 0;
+}
+END_TEST
+
+/* No byte that a terminal acts on: C0 but \n (and \t, \r for JSON), DEL, C1. */
+static int
+has_control(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p < 0x20 && *p != '\n') || *p == 0x7f)
+			return 1;
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			return 1;
+		if (*p >= 0x80 && !text_utf8)
+			return 1;
+	}
+	return 0;
+}
+
+#define HOSTILE "\x1b]0;pwned\x07\x1b[2J\x7f\xc2\x9b" "1m\xff"
+
+START_TEST(tables_escape_disk_strings)
+{
+	struct json_object *r = json_tokener_parse("[{\"name\":\"bay1\",\"device\":\"sda\","
+	    "\"size_bytes\":1000,\"rotational\":false,\"model\":\"\\u001b[31mEVIL\\u0007\","
+	    "\"serial\":\"S\\u009b1\",\"state\":\"free\",\"signatures\":[\"gpt\\u001b\"]}]");
+	struct ctx x = { "/nonexistent", 0, -1, NULL, stderr };
+	const char *out;
+
+	text_utf8 = 1;
+	x.out = mem_open();
+	print_result(&x, cmd("disk", "list")->cols, "disks", r);
+	out = mem_close(x.out);
+	ck_assert_str_eq(out,
+	    "DISK  DEVICE    SIZE  TYPE  MODEL             SERIAL    STATE  SIGNATURES\n"
+	    "bay1  sda     1.0 kB  ssd   \\x1b[31mEVIL\\x07  S\\u009b1  free   gpt\\x1b\n");
+	text_utf8 = 0;
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(listings_escape_keys_and_values)
+{
+	struct json_object *o = json_object_new_object();
+	FILE *f;
+	const char *out;
+
+	json_object_object_add(o, "name\x1b[1m", json_object_new_string(HOSTILE));
+	json_object_object_add(o, "tiers", json_tokener_parse(
+	    "[{\"md\\u0007\":\"md\\u001bx\"}]"));
+	f = mem_open();
+	object_print(f, o, 0);
+	out = mem_close(f);
+	ck_assert_msg(!has_control(out), "%s", out);
+	ck_assert_str_eq(out, "name\\x1b[1m: \\x1b]0;pwned\\x07\\x1b[2J\\x7f\\u009b1m\\xff\n"
+	    "tiers:\n"
+	    "  MD\\x07\n"
+	    "  md\\x1bx\n");
+	f = mem_open();
+	print_result(&(struct ctx){ "/", 0, -1, f, stderr }, NULL, NULL,
+	    json_object_object_get(o, "name\x1b[1m"));
+	ck_assert_str_eq(mem_close(f), "\\x1b]0;pwned\\x07\\x1b[2J\\x7f\\u009b1m\\xff\n");
+	json_object_put(o);
+}
+END_TEST
+
+START_TEST(json_output_escapes_everything)
+{
+	struct json_object *o = json_object_new_object();
+	FILE *f;
+	const char *out;
+
+	json_object_object_add(o, "model", json_object_new_string(HOSTILE "\xe2\x80\xae"
+	    "caf\xc3\xa9"));
+	for (int utf8 = 0; utf8 <= 1; utf8++) {
+		text_utf8 = utf8;
+		f = mem_open();
+		json_print(f, o);
+		out = mem_close(f);
+		ck_assert_msg(!has_control(out), "%s", out);
+		ck_assert_str_eq(out, utf8 ?
+		    "{\n  \"model\": \"\\u001b]0;pwned\\u0007\\u001b[2J\\u007f\\u009b1m\\ufffd"
+		    "\\u202ecaf\xc3\xa9\"\n}\n" :
+		    "{\n  \"model\": \"\\u001b]0;pwned\\u0007\\u001b[2J\\u007f\\u009b1m\\ufffd"
+		    "\\u202ecaf\\u00e9\"\n}\n");
+		/* Still JSON, and the same string but for the bytes that were not UTF-8. */
+		json_object *back = json_tokener_parse(out);
+		ck_assert_ptr_nonnull(back);
+		json_object_put(back);
+	}
+	text_utf8 = 0;
+	json_object_put(o);
+}
+END_TEST
+
+START_TEST(events_escape_everything)
+{
+	struct json_object *p = json_object_new_object();
+	FILE *f;
+	const char *out;
+
+	json_object_object_add(p, "daemon", json_object_new_string("raidd\x1b[8m"));
+	json_object_object_add(p, "model", json_object_new_string(HOSTILE));
+	json_object_object_add(p, "k\x07", json_object_new_string("plain"));
+	json_object_object_add(p, "slash", json_object_new_string("a\\b"));
+	setenv("TZ", "UTC", 1);
+	tzset();
+	f = mem_open();
+	event_line(f, 0, "raidd", "disk.added\x1b[0m", p, 0);
+	event_line(f, 0, "raidd", "disk.added\x1b[0m", p, 1);
+	out = mem_close(f);
+	ck_assert_msg(!has_control(out), "%s", out);
+	ck_assert_str_eq(out, "1970-01-01T00:00:00 raidd\\x1b[8m disk.added\\x1b[0m "
+	    "model=\"\\u001b]0;pwned\\u0007\\u001b[2J\\u007f\\u009b1m\\ufffd\" "
+	    "k\\x07=plain slash=\"a\\\\b\"\n"
+	    "{\"method\":\"disk.added\\u001b[0m\",\"params\":{\"daemon\":\"raidd\\u001b[8m\","
+	    "\"model\":\"\\u001b]0;pwned\\u0007\\u001b[2J\\u007f\\u009b1m\\ufffd\","
+	    "\"k\\u0007\":\"plain\",\"slash\":\"a\\\\b\"}}\n");
+	json_object_put(p);
+}
+END_TEST
+
 /* ---- exit codes ---- */
 
 START_TEST(exit_codes)
@@ -586,6 +756,11 @@ START_TEST(answers_map_to_exit_codes)
 	    "-32601,\"message\":\"no method disk.list\"}}\n", err, sizeof(err), -1),
 	    EXIT_ERROR);
 	ck_assert_str_eq(err, "nasctl: raidd: no method disk.list (code -32601)\n");
+	/* The daemon's message is escaped. */
+	ck_assert_int_eq(call_fake("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":"
+	    "-32000,\"message\":\"\\u001b[2Jdisk \\u009bsaid\\u0007\"}}\n", err, sizeof(err), -1),
+	    EXIT_ERROR);
+	ck_assert_str_eq(err, "nasctl: raidd: \\x1b[2Jdisk \\u009bsaid\\x07 (code -32000)\n");
 	/* Hangs up without answering. */
 	ck_assert_int_eq(call_fake(NULL, err, sizeof(err), -1), EXIT_UNREACHABLE);
 	/* Starts an answer and never ends it. */
@@ -633,6 +808,14 @@ nasctl_suite(void)
 	tcase_add_test(t, object_golden);
 	tcase_add_test(t, event_line_golden);
 	tcase_add_test(t, job_ids_in_start_answers);
+	suite_add_tcase(s, t);
+	t = tcase_create("escape");
+	tcase_add_loop_test(t, escapes_controls, 0, sizeof(escapes) / sizeof(escapes[0]));
+	tcase_add_test(t, escape_never_cuts_an_escape);
+	tcase_add_test(t, tables_escape_disk_strings);
+	tcase_add_test(t, listings_escape_keys_and_values);
+	tcase_add_test(t, json_output_escapes_everything);
+	tcase_add_test(t, events_escape_everything);
 	suite_add_tcase(s, t);
 	t = tcase_create("exit");
 	tcase_add_test(t, exit_codes);
