@@ -2,6 +2,8 @@
  * Talking to one daemon: open its socket, call, and turn what went
  * wrong into the message and exit status nasctl(1) promises.
  */
+#include <string.h>
+
 #include "nasctl.h"
 
 const char *const nasctl_daemons[NASCTL_NDAEMONS + 1] = {
@@ -55,11 +57,44 @@ int
 session_call(struct ctx *x, struct rpc_client *c, const char *daemon,
     const char *method, struct json_object *params, struct json_object **result)
 {
-	struct rpc_client_error e = { 0 };
+	const char *text = NULL;
+	size_t len = 0;
+	int rc;
 
-	if (rpc_client_call(c, method, params, result, &e) == -1)
-		return report(x, daemon, &e);
-	return EXIT_OK;
+	if (params)
+		text = json_object_to_json_string_length(params, JSON_C_TO_STRING_PLAIN, &len);
+	rc = session_call_text(x, c, daemon, method, text, len, result);
+	json_object_put(params);
+	return rc;
+}
+
+/*
+ * The secrets go only with the call of their method (not with the
+ * events.subscribe or job.status around it), spliced into the text in a
+ * locked buffer wiped at once.
+ */
+int
+session_call_text(struct ctx *x, struct rpc_client *c, const char *daemon,
+    const char *method, const char *params, size_t len, struct json_object **result)
+{
+	struct rpc_client_error e = { 0 };
+	struct locked line = { 0 };
+	int rc;
+
+	if (x->secrets && x->secrets->n > 0 && strcmp(method, x->secrets->method) == 0) {
+		if (secrets_splice(x->secrets, params, len, &line) == -1) {
+			locked_free(&line);
+			*result = NULL;
+			fprintf(x->err, "nasctl: %s: params with secrets must be an object\n",
+			    method);
+			return EXIT_USAGE;
+		}
+		params = line.p;
+		len = line.len;
+	}
+	rc = rpc_client_call_text(c, method, params, len, result, &e);
+	locked_free(&line);
+	return rc == -1 ? report(x, daemon, &e) : EXIT_OK;
 }
 
 /* Opens, calls once, closes. */

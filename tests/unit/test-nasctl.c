@@ -215,14 +215,17 @@ START_TEST(events_collects_daemons_and_topics)
 }
 END_TEST
 
+/* PARAMS-JSON stays text: run_call checks it and sends it as it is. */
 START_TEST(call_takes_json_params)
 {
-	const char *argv[] = { "raidd", "job.status", "{\"id\": 3}", NULL };
+	const char *argv[] = { "raidd", "job.status", "{\"id\": 3}", "--secret", "pw",
+	    "--params-file=-", NULL };
 	const char *bare[] = { "raidd", "system.version", NULL };
 
 	ck_assert_int_eq(parse(cmd("call", NULL)->args, argv), 0);
 	ck_assert_str_eq(plain(L), "{\"daemon\":\"raidd\",\"method\":\"job.status\","
-	    "\"params\":{\"id\":3}}");
+	    "\"params\":\"{\\\"id\\\": 3}\",\"secrets\":[\"pw\"],\"params_file\":\"-\"}");
+	ck_assert_str_eq(plain(P), "{}");
 	ck_assert_int_eq(parse(cmd("call", NULL)->args, bare), 0);
 	ck_assert_ptr_null(json_path(L, "params"));
 }
@@ -411,7 +414,7 @@ START_TEST(disk_list_golden)
 		"\"rotational\":true,\"model\":\"WDC WD40\",\"serial\":\"WX1\","
 		"\"state\":\"in-use\",\"signatures\":[\"gpt\",\"raidd\"]}]}",
 	};
-	struct ctx x = { "/nonexistent", 0, -1, NULL, stderr };
+	struct ctx x = { "/nonexistent", 0, -1, NULL, stderr, 0, NULL };
 	struct json_object *r = json_tokener_parse(answers[_i]);
 
 	x.out = mem_open();
@@ -561,7 +564,7 @@ START_TEST(tables_escape_disk_strings)
 	struct json_object *r = json_tokener_parse("[{\"name\":\"bay1\",\"device\":\"sda\","
 	    "\"size_bytes\":1000,\"rotational\":false,\"model\":\"\\u001b[31mEVIL\\u0007\","
 	    "\"serial\":\"S\\u009b1\",\"state\":\"free\",\"signatures\":[\"gpt\\u001b\"]}]");
-	struct ctx x = { "/nonexistent", 0, -1, NULL, stderr };
+	struct ctx x = { "/nonexistent", 0, -1, NULL, stderr, 0, NULL };
 	const char *out;
 
 	text_utf8 = 1;
@@ -594,7 +597,7 @@ START_TEST(listings_escape_keys_and_values)
 	    "  MD\\x07\n"
 	    "  md\\x1bx\n");
 	f = mem_open();
-	print_result(&(struct ctx){ "/", 0, -1, f, stderr }, NULL, NULL,
+	print_result(&(struct ctx){ "/", 0, -1, f, stderr, 0, NULL }, NULL, NULL,
 	    json_object_object_get(o, "name\x1b[1m"));
 	ck_assert_str_eq(mem_close(f), "\\x1b]0;pwned\\x07\\x1b[2J\\x7f\\u009b1m\\xff\n");
 	json_object_put(o);
@@ -716,7 +719,7 @@ fake_daemon(const char *reply)
 static int
 call_raidd(int timeout_ms, char *err, size_t errlen)
 {
-	struct ctx x = { sockdir, 0, timeout_ms, NULL, NULL };
+	struct ctx x = { sockdir, 0, timeout_ms, NULL, NULL, 0, NULL };
 	struct json_object *r;
 	char *ebuf = NULL;
 	size_t elen = 0;
