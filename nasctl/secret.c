@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,11 +134,15 @@ say(int fd, const char *s)
 /*
  * One line from fd into b (which must be empty), without its newline,
  * byte by byte so nothing past it is consumed and no stdio buffer holds
- * a copy. 0, -1 on a read error or EINTR, -2 when too long.
+ * a copy. With mask, the signals are blocked but while ppoll waits: one
+ * that comes any time ends the read (a plain read would miss one that
+ * came just before it). 0, -1 on a read error or a signal, -2 when too
+ * long.
  */
 static int
-read_line(int fd, struct locked *b, int *eof)
+read_line(int fd, const sigset_t *mask, struct locked *b, int *eof)
 {
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	char ch;
 	ssize_t n;
 	int rc = 0;
@@ -146,6 +151,10 @@ read_line(int fd, struct locked *b, int *eof)
 	if (locked_reserve(b, SECRET_MAX + 1) == -1)
 		return -1;
 	for (;;) {
+		if (mask && ppoll(&pfd, 1, NULL, mask) == -1) {
+			rc = -1;
+			break;
+		}
 		if ((n = read(fd, &ch, 1)) == -1) {
 			rc = -1;
 			break;
@@ -179,6 +188,7 @@ tty_read(int fd, const char *prompt, struct locked *b, int *eof)
 {
 	struct sigaction sa, saved[NTTYSIG];
 	struct termios old, quiet;
+	sigset_t block, mask;
 	int rc, restart, err;
 
 again:
@@ -188,7 +198,11 @@ again:
 		return -1;
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_signal;	/* no SA_RESTART: read() returns EINTR */
+	sigemptyset(&block);
+	sa.sa_handler = on_signal;
+	for (int i = 0; i < NTTYSIG; i++)
+		sigaddset(&block, tty_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, &mask);
 	for (int i = 0; i < NTTYSIG; i++)
 		sigaction(tty_signals[i], &sa, &saved[i]);
 	quiet = old;
@@ -196,7 +210,7 @@ again:
 	quiet.c_lflag |= ICANON;
 	if ((rc = tcsetattr(fd, TCSAFLUSH, &quiet)) == 0) {
 		say(fd, prompt);
-		rc = read_line(fd, b, eof);
+		rc = read_line(fd, &mask, b, eof);
 		say(fd, "\n");		/* the newline typed was not echoed */
 	}
 	err = errno;
@@ -205,6 +219,7 @@ again:
 		continue;
 	for (int i = 0; i < NTTYSIG; i++)
 		sigaction(tty_signals[i], &saved[i], NULL);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	restart = 0;
 	for (int i = 0; i < NTTYSIG; i++) {
 		if (!caught[tty_signals[i]])
@@ -267,7 +282,7 @@ secret_read(int fd, const char *key, int twice, struct locked *b, char *why, siz
 	int rc, eof;
 
 	if (!isatty(fd)) {
-		rc = read_line(fd, b, &eof);
+		rc = read_line(fd, NULL, b, &eof);
 		return checked(b, key, rc, eof, why, len);
 	}
 	prompt_for(key, "", prompt, sizeof(prompt));
@@ -446,17 +461,25 @@ struct jcheck {
 	const char		*what;
 	const char *const	*reserved;
 	const char		*dup;		/* the reserved name found */
+	int			 line;
+	size_t			 bol;		/* where line begins */
 };
 
 #define JDEPTH	64
 
 static int value(struct jcheck *);
 
+/* Newlines only occur here (not in strings): count them for errors. */
 static void
 skip_ws(struct jcheck *j)
 {
-	while (j->pos < j->len && strchr(" \t\r\n", j->s[j->pos]) && j->s[j->pos])
+	while (j->pos < j->len && strchr(" \t\r\n", j->s[j->pos]) && j->s[j->pos]) {
+		if (j->s[j->pos] == '\n') {
+			j->line++;
+			j->bol = j->pos + 1;
+		}
 		j->pos++;
+	}
 }
 
 static int
@@ -641,24 +664,12 @@ value(struct jcheck *j)
 	return number(j);
 }
 
-/* Line and column of byte pos, for the error. */
-static void
-where(const char *s, size_t pos, int *line, int *col)
-{
-	*line = 1;
-	*col = 1;
-	for (size_t i = 0; i < pos; i++, (*col)++)
-		if (s[i] == '\n') {
-			(*line)++;
-			*col = 0;
-		}
-}
-
 int
 params_check(struct locked *b, const char *const *reserved, char *why, size_t len)
 {
-	struct jcheck j = { b->p, 0, 0, b->len, 0, NULL, reserved, NULL };
-	int line, col, rc;
+	struct jcheck j = { b->p, 0, 0, b->len, 0, NULL, reserved, NULL, 1, 0 };
+	size_t col;
+	int rc;
 
 	skip_ws(&j);
 	if (j.pos >= j.len || j.s[j.pos] != '{')
@@ -670,11 +681,11 @@ params_check(struct locked *b, const char *const *reserved, char *why, size_t le
 	}
 	if (rc == -1) {
 		/* The text itself is never quoted: it may hold a secret. */
-		where(b->p, j.pos, &line, &col);
+		col = j.pos - j.bol + 1;
 		if (j.dup)
-			return why_fail(why, len, "line %d, column %d: %s is given by --secret too",
-			    line, col, j.dup);
-		return why_fail(why, len, "line %d, column %d: expected %s", line, col, j.what);
+			return why_fail(why, len, "line %d, column %zu: %s is given by --secret too",
+			    j.line, col, j.dup);
+		return why_fail(why, len, "line %d, column %zu: expected %s", j.line, col, j.what);
 	}
 	explicit_bzero(b->p + j.out, b->len - j.out);
 	b->len = j.out;

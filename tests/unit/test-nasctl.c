@@ -8,7 +8,11 @@
 #include <sys/wait.h>
 
 #include <check.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <termios.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -689,6 +693,20 @@ read_line(int fd, char *buf, size_t len)
 	return -1;
 }
 
+/* What the fake daemon was sent, saved for the test to look at. */
+static void
+save_request(const char *buf, ssize_t n)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/request", sockdir);
+	if ((f = fopen(path, "w")) != NULL) {
+		fwrite(buf, 1, (size_t)n, f);
+		fclose(f);
+	}
+}
+
 /* A one-shot daemon: reads one request, writes reply and, when the reply
  * is no complete line, keeps the connection open without finishing it. */
 static pid_t
@@ -696,6 +714,7 @@ fake_daemon(const char *reply)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char buf[4096];
+	ssize_t n = 0;
 	int s, c;
 	pid_t pid;
 
@@ -705,8 +724,8 @@ fake_daemon(const char *reply)
 	ck_assert_int_eq(bind(s, (struct sockaddr *)&sun, sizeof(sun)), 0);
 	ck_assert_int_eq(listen(s, 1), 0);
 	if ((pid = fork()) == 0) {
-		if ((c = accept(s, NULL, NULL)) != -1 && read_line(c, buf, sizeof(buf)) > 0 &&
-		    reply && write(c, reply, strlen(reply)) > 0 &&
+		if ((c = accept(s, NULL, NULL)) != -1 && (n = read_line(c, buf, sizeof(buf))) > 0 &&
+		    (save_request(buf, n), reply) && write(c, reply, strlen(reply)) > 0 &&
 		    reply[strlen(reply) - 1] != '\n')
 			sleep(5);
 		_exit(0);
@@ -779,6 +798,570 @@ START_TEST(answers_map_to_exit_codes)
 }
 END_TEST
 
+/* ---- params text ---- */
+
+static const struct {
+	const char	*in, *out, *why;
+} params_texts[] = {
+	{ "{}", "{}", NULL },
+	{ " {\n  \"device\" : \"/dev/md0\",\n\t\"n\": [1, -2.5e+3, 0, true, false, null],"
+	  " \"o\": {\"a b\": \"c \\\" \\\\ \\u00e9\"} }\n",
+	  "{\"device\":\"/dev/md0\",\"n\":[1,-2.5e+3,0,true,false,null],"
+	  "\"o\":{\"a b\":\"c \\\" \\\\ \\u00e9\"}}", NULL },
+	{ "", NULL, "line 1, column 1: expected a JSON object" },
+	{ "[1]", NULL, "line 1, column 1: expected a JSON object" },
+	{ "\"x\"", NULL, "line 1, column 1: expected a JSON object" },
+	{ "{\"a\":1", NULL, "line 1, column 7: expected ',' or '}'" },
+	{ "{\"a\":1}\n{}", NULL, "line 2, column 1: expected nothing after the object" },
+	{ "{\n\"a\":01}", NULL, "line 2, column 5: expected a value" },
+	{ "{\"a\":'x'}", NULL, "line 1, column 6: expected a value" },
+	{ "{\"a\":1,}", NULL, "line 1, column 8: expected a string" },
+	{ "{\"a\":\"x\ty\"}", NULL, "line 1, column 8: expected no control character in a string" },
+	{ "{\"a\":\"\\x\"}", NULL, "line 1, column 7: expected an escape "
+	  "(\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)" },
+	{ "{\"a\":\"\\u12g4\"}", NULL, "line 1, column 7: expected four hex digits after \\u" },
+	{ "{\"a\":\"abc", NULL, "line 1, column 10: expected the end of the string" },
+	{ "{\"a\":tru}", NULL, "line 1, column 6: expected a value" },
+	{ "{\"a\":1.}", NULL, "line 1, column 8: expected a digit after '.'" },
+	{ "{\"a\" 1}", NULL, "line 1, column 6: expected ':'" },
+	{ "{\"a\":[1 2]}", NULL, "line 1, column 9: expected ',' or ']'" },
+	{ "{\"a\":\"x\"}\0{}", NULL, NULL },
+	/* --secret pw: the same member from the text is refused, escaped or not. */
+	{ "{\"p\\u0077\":\"x\"}", NULL, "line 1, column 11: pw is given by --secret too" },
+	{ "{\"o\":{\"pw\":\"x\"}}", "{\"o\":{\"pw\":\"x\"}}", NULL },
+};
+
+START_TEST(params_text_is_checked_and_compacted)
+{
+	static const char *const reserved[] = { "pw", NULL };
+	struct locked b = { 0 };
+	const char *in = params_texts[_i].in;
+	size_t n = strlen(in);
+	int rc;
+
+	if (params_texts[_i].out == NULL && params_texts[_i].why == NULL)
+		n += 3;		/* a NUL and what follows it */
+	ck_assert_int_eq(locked_add(&b, in, n), 0);
+	why[0] = '\0';
+	rc = params_check(&b, reserved, why, sizeof(why));
+	if (params_texts[_i].out) {
+		ck_assert_msg(rc == 0, "%s", why);
+		ck_assert_str_eq(b.p, params_texts[_i].out);
+		ck_assert_uint_eq(b.len, strlen(params_texts[_i].out));
+	} else {
+		ck_assert_int_eq(rc, -1);
+		if (params_texts[_i].why)
+			ck_assert_str_eq(why, params_texts[_i].why);
+	}
+	locked_free(&b);
+	ck_assert_ptr_null(b.p);
+}
+END_TEST
+
+START_TEST(deep_nesting_is_refused)
+{
+	struct locked b = { 0 };
+
+	locked_add(&b, "{\"a\":", 5);
+	for (int i = 0; i < 100; i++)
+		locked_add(&b, "[", 1);
+	ck_assert_int_eq(params_check(&b, NULL, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "line 1, column 69: expected at most 64 levels of nesting");
+	locked_free(&b);
+}
+END_TEST
+
+static void
+add_secret(struct secrets *set, const char *key, const char *val)
+{
+	struct secret *s = &set->s[set->n++];
+
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	ck_assert_int_eq(locked_add(&s->val, val, strlen(val)), 0);
+}
+
+START_TEST(secrets_are_spliced_into_the_text)
+{
+	struct secrets set = { .method = "m" };
+	struct locked out = { 0 };
+
+	add_secret(&set, "passphrase", "a\"b\\c\x01\xc3\xa9");
+	ck_assert_int_eq(secrets_splice(&set, NULL, 0, &out), 0);
+	ck_assert_str_eq(out.p, "{\"passphrase\":\"a\\\"b\\\\c\\u0001\xc3\xa9\"}");
+	locked_free(&out);
+	add_secret(&set, "new_passphrase", "x");
+	ck_assert_int_eq(secrets_splice(&set, "{\"device\":\"sda\"}", 16, &out), 0);
+	ck_assert_str_eq(out.p, "{\"device\":\"sda\",\"passphrase\":\"a\\\"b\\\\c\\u0001\xc3\xa9\","
+	    "\"new_passphrase\":\"x\"}");
+	locked_free(&out);
+	ck_assert_int_eq(secrets_splice(&set, "[1]", 3, &out), -1);
+	locked_free(&out);
+	secrets_free(&set);
+	ck_assert_int_eq(set.n, 0);
+}
+END_TEST
+
+/* ---- secrets from standard input and files ---- */
+
+static int
+pipe_with(const char *text)
+{
+	int p[2];
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(write(p[1], text, strlen(text)), (ssize_t)strlen(text));
+	close(p[1]);
+	return p[0];
+}
+
+START_TEST(secrets_are_lines_of_stdin)
+{
+	struct locked a = { 0 }, b = { 0 }, c = { 0 };
+	int fd = pipe_with("first secret\nsecond\n\n");
+
+	ck_assert_int_eq(secret_read(fd, "passphrase", 1, &a, why, sizeof(why)), 0);
+	ck_assert_str_eq(a.p, "first secret");
+	/* One line each, nothing past it consumed. */
+	ck_assert_int_eq(secret_read(fd, "new_passphrase", 1, &b, why, sizeof(why)), 0);
+	ck_assert_str_eq(b.p, "second");
+	ck_assert_int_eq(secret_read(fd, "passphrase", 0, &c, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "passphrase: empty");
+	locked_free(&c);
+	ck_assert_int_eq(secret_read(fd, "passphrase", 0, &c, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "passphrase: nothing to read");
+	close(fd);
+	locked_free(&a);
+	locked_free(&b);
+	locked_free(&c);
+}
+END_TEST
+
+START_TEST(bad_secrets_are_refused_unquoted)
+{
+	char big[SECRET_MAX + 8];
+	struct locked a = { 0 };
+	int fd, fd_pair[2];
+
+	memset(big, 'k', sizeof(big) - 2);
+	big[sizeof(big) - 2] = '\n';
+	big[sizeof(big) - 1] = '\0';
+	fd = pipe_with(big);
+	ck_assert_int_eq(secret_read(fd, "passphrase", 0, &a, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "passphrase: longer than 1024 bytes");
+	close(fd);
+	locked_free(&a);
+	ck_assert_int_eq(pipe(fd_pair), 0);
+	ck_assert_int_eq(write(fd_pair[1], "ab\0cd\n", 6), 6);
+	close(fd_pair[1]);
+	ck_assert_int_eq(secret_read(fd_pair[0], "passphrase", 0, &a, why, sizeof(why)), -1);
+	ck_assert_str_eq(why, "passphrase: holds a NUL byte");
+	close(fd_pair[0]);
+	locked_free(&a);
+	ck_assert_int_eq(secret_read_file("/nonexistent/pw", -1, "passphrase", &a, why,
+	    sizeof(why)), -1);
+	ck_assert_str_eq(why, "passphrase: /nonexistent/pw: No such file or directory");
+	locked_free(&a);
+}
+END_TEST
+
+/* ---- secrets from a terminal ---- */
+
+/* Reads the pty master until want has been seen; all that came in got. */
+static void
+pty_expect(int master, const char *want, char *got, size_t len)
+{
+	struct pollfd p = { .fd = master, .events = POLLIN };
+	size_t n = strlen(got);
+	ssize_t r;
+
+	while (strstr(got, want) == NULL) {
+		ck_assert_msg(poll(&p, 1, 5000) == 1, "no '%s' in '%s'", want, got);
+		ck_assert_int_gt(r = read(master, got + n, len - n - 1), 0);
+		n += (size_t)r;
+		got[n] = '\0';
+	}
+}
+
+static int
+echo_on(int fd)
+{
+	struct termios t;
+
+	ck_assert_int_eq(tcgetattr(fd, &t), 0);
+	return (t.c_lflag & ECHO) != 0;
+}
+
+/* A child asks on the pty slave; it reports "rc:secret-or-why" on a pipe. */
+static pid_t
+tty_asker(int slave, int twice, int *report)
+{
+	struct locked b = { 0 };
+	char msg[512];
+	int p[2], rc;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		close(p[0]);
+		/* As in nasctl: Check's own handlers would signal the whole test. */
+		for (int s = 1; s < NSIG; s++)
+			signal(s, SIG_DFL);
+		rc = secret_read(slave, "new_passphrase", twice, &b, why, sizeof(why));
+		snprintf(msg, sizeof(msg), "%d:%s", rc, rc == 0 ? b.p : why);
+		if (write(p[1], msg, strlen(msg)) == -1)
+			_exit(2);
+		_exit(0);
+	}
+	close(p[1]);
+	*report = p[0];
+	return pid;
+}
+
+static void
+child_report(int fd, char *buf, size_t len)
+{
+	ssize_t n = read(fd, buf, len - 1);
+
+	buf[n > 0 ? n : 0] = '\0';
+	close(fd);
+}
+
+START_TEST(terminal_is_asked_twice_without_echo)
+{
+	char out[1024] = "", rep[256];
+	int master, slave, report, st;
+	pid_t pid;
+
+	ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(echo_on(slave), 1);
+	pid = tty_asker(slave, 1, &report);
+	pty_expect(master, "New passphrase: ", out, sizeof(out));
+	ck_assert_int_eq(echo_on(slave), 0);
+	ck_assert_int_eq(write(master, "tr0ub4dor\n", 10), 10);
+	pty_expect(master, "Repeat new passphrase: ", out, sizeof(out));
+	ck_assert_int_eq(write(master, "tr0ub4dor\n", 10), 10);
+	child_report(report, rep, sizeof(rep));
+	ck_assert_str_eq(rep, "0:tr0ub4dor");
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(echo_on(slave), 1);
+	pty_expect(master, "Repeat new passphrase: \r\n", out, sizeof(out));
+	ck_assert_ptr_null(strstr(out, "tr0ub4dor"));
+
+	/* Two entries that differ. */
+	pid = tty_asker(slave, 1, &report);
+	pty_expect(master, "Repeat new passphrase: \r\nNew passphrase: ", out, sizeof(out));
+	ck_assert_int_eq(write(master, "one\n", 4), 4);
+	pty_expect(master, "Repeat new passphrase: \r\nNew passphrase: \r\n"
+	    "Repeat new passphrase: ", out, sizeof(out));
+	ck_assert_int_eq(write(master, "two\n", 4), 4);
+	child_report(report, rep, sizeof(rep));
+	ck_assert_str_eq(rep, "-1:new_passphrase: the two entries differ");
+	waitpid(pid, &st, 0);
+	ck_assert_int_eq(echo_on(slave), 1);
+	close(master);
+	close(slave);
+}
+END_TEST
+
+/* Killed while it asks, the terminal gets its echo back. */
+static const int kill_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+START_TEST(terminal_is_restored_on_a_signal)
+{
+	char out[1024] = "", rep[256];
+	int master, slave, report, st;
+	pid_t pid;
+
+	ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, NULL), 0);
+	pid = tty_asker(slave, 0, &report);
+	pty_expect(master, "New passphrase: ", out, sizeof(out));
+	ck_assert_int_eq(echo_on(slave), 0);
+	ck_assert_int_eq(write(master, "half", 4), 4);
+	kill(pid, kill_signals[_i]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st));
+	ck_assert_int_eq(WTERMSIG(st), kill_signals[_i]);
+	ck_assert_int_eq(echo_on(slave), 1);
+	child_report(report, rep, sizeof(rep));
+	ck_assert_str_eq(rep, "");
+	close(master);
+	close(slave);
+}
+END_TEST
+
+/* ---- a command with a secret, end to end ---- */
+
+#define PASSPHRASE "correct horse 7f3e"
+
+static const struct arg unlock_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--passphrase-file", "passphrase", ARG_STRING, ARG_SECRET | ARG_REQUIRED, "FILE" },
+	{ NULL, NULL, 0, 0, NULL }
+};
+
+static const struct command unlock = { "volume", "unlock", "raidd", "volume.unlock",
+	unlock_args, NULL, NULL, NULL, "unlock (a test)" };
+
+static void
+fake_dir(void)
+{
+	ck_assert_ptr_nonnull(mkdtemp(sockdir));
+}
+
+static void
+fake_done(pid_t pid)
+{
+	char path[128];
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	snprintf(path, sizeof(path), "%s/request", sockdir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/raidd.sock", sockdir);
+	unlink(path);
+	rmdir(sockdir);
+}
+
+/* The request the fake daemon got. */
+static const char *
+request(void)
+{
+	static char buf[4096];
+	char path[128];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/request", sockdir);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Whether needle is anywhere in this process's writable memory. */
+static int
+in_memory(const char *needle)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	int mem = open("/proc/self/mem", O_RDONLY), found = 0;
+	char line[512], perms[8];
+	unsigned long lo, hi;
+	char *buf;
+	ssize_t n;
+
+	ck_assert_ptr_nonnull(maps);
+	ck_assert_int_ne(mem, -1);
+	while (!found && fgets(line, sizeof(line), maps)) {
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[1] != 'w' ||
+		    perms[0] != 'r' || hi - lo > (64ul << 20) || strstr(line, "[v"))
+			continue;
+		if ((buf = malloc(hi - lo)) == NULL)
+			continue;
+		if ((n = pread(mem, buf, hi - lo, (off_t)lo)) > 0)
+			found = memmem(buf, (size_t)n, needle, strlen(needle)) != NULL;
+		explicit_bzero(buf, hi - lo);
+		free(buf);
+	}
+	fclose(maps);
+	close(mem);
+	return found;
+}
+
+static int
+exec_unlock(struct ctx *x, const char *const *argv)
+{
+	int argc = 0;
+
+	while (argv[argc])
+		argc++;
+	return command_exec(x, &unlock, argc, (char **)argv);
+}
+
+START_TEST(secret_option_reads_stdin_and_is_wiped)
+{
+	const char *argv[] = { "v1", NULL };
+	struct ctx x = { sockdir, 0, -1, NULL, stderr, -1, NULL };
+	char *marker = malloc(32);
+	pid_t pid;
+
+	fake_dir();
+	pid = fake_daemon("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"state\":\"unlocked\"}}\n");
+	x.in = pipe_with(PASSPHRASE "\n");
+	x.out = mem_open();
+	ck_assert_int_eq(exec_unlock(&x, argv), EXIT_OK);
+	ck_assert_str_eq(mem_close(x.out), "state: unlocked\n");
+	ck_assert_ptr_null(x.secrets);
+	/* The scan finds what is there; the passphrase is no longer anywhere. */
+	snprintf(marker, 32, "marker-%d", 4242);
+	ck_assert_int_eq(in_memory("marker-4242"), 1);
+	ck_assert_int_eq(in_memory(PASSPHRASE), 0);
+	ck_assert_str_eq(request(), "{\"jsonrpc\":\"2.0\",\"method\":\"volume.unlock\","
+	    "\"params\":{\"name\":\"v1\",\"passphrase\":\"" PASSPHRASE "\"},\"id\":1}\n");
+	close(x.in);
+	free(marker);
+	fake_done(pid);
+}
+END_TEST
+
+START_TEST(secret_option_reads_a_file_never_argv)
+{
+	const char *file[] = { "v1", "--passphrase-file", NULL, NULL };
+	const char *argv[] = { "v1", "--passphrase", PASSPHRASE, NULL };
+	struct ctx x = { sockdir, 0, -1, NULL, NULL, -1, NULL };
+	char path[128], *ebuf = NULL;
+	size_t elen;
+	FILE *f;
+	pid_t pid;
+
+	fake_dir();
+	snprintf(path, sizeof(path), "%s/pw", sockdir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs(PASSPHRASE "\nsecond line\n", f);
+	fclose(f);
+	file[2] = path;
+	pid = fake_daemon("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}\n");
+	x.out = mem_open();
+	x.err = open_memstream(&ebuf, &elen);
+	ck_assert_int_eq(exec_unlock(&x, file), EXIT_OK);
+	ck_assert_ptr_nonnull(strstr(request(), "\"params\":{\"name\":\"v1\",\"passphrase\":\""
+	    PASSPHRASE "\"}"));
+	/* On argv it is an unknown option, its value not repeated. */
+	ck_assert_int_eq(exec_unlock(&x, argv), EXIT_USAGE);
+	fclose(x.err);
+	mem_close(x.out);
+	ck_assert_ptr_nonnull(strstr(ebuf, "unknown option --passphrase\n"));
+	ck_assert_ptr_null(strstr(ebuf, PASSPHRASE));
+	ck_assert_ptr_nonnull(strstr(ebuf, "[--passphrase-file FILE]"));
+	free(ebuf);
+	unlink(path);
+	fake_done(pid);
+}
+END_TEST
+
+START_TEST(no_secret_no_call)
+{
+	const char *argv[] = { "v1", NULL };
+	struct ctx x = { sockdir, 0, -1, NULL, NULL, -1, NULL };
+	char *ebuf = NULL;
+	size_t elen;
+	pid_t pid;
+
+	fake_dir();
+	pid = fake_daemon(NULL);
+	x.in = pipe_with("");
+	x.err = open_memstream(&ebuf, &elen);
+	ck_assert_int_eq(exec_unlock(&x, argv), EXIT_USAGE);
+	fclose(x.err);
+	ck_assert_str_eq(ebuf, "nasctl: passphrase: nothing to read\n");
+	free(ebuf);
+	close(x.in);
+	fake_done(pid);
+}
+END_TEST
+
+/* Only the call of the secret's method carries it. */
+START_TEST(secrets_go_only_with_their_method)
+{
+	struct secrets set = { .method = "volume.unlock" };
+	struct ctx x = { sockdir, 0, -1, NULL, stderr, -1, &set };
+	struct json_object *r;
+	pid_t pid;
+
+	fake_dir();
+	add_secret(&set, "passphrase", PASSPHRASE);
+	pid = fake_daemon("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}\n");
+	ck_assert_int_eq(call_once(&x, "raidd", "events.subscribe", NULL, &r), EXIT_OK);
+	ck_assert_str_eq(request(), "{\"jsonrpc\":\"2.0\",\"method\":\"events.subscribe\","
+	    "\"id\":1}\n");
+	secrets_free(&set);
+	fake_done(pid);
+}
+END_TEST
+
+/* nasctl call: --secret, then the params from standard input. */
+START_TEST(call_reads_secret_then_params_from_stdin)
+{
+	const char *argv[] = { "raidd", "crypt.open", "--secret", "passphrase",
+	    "--params-file", "-", NULL };
+	struct ctx x = { sockdir, 0, -1, NULL, stderr, -1, NULL };
+	pid_t pid;
+
+	fake_dir();
+	pid = fake_daemon("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"ok\":true}}\n");
+	x.in = pipe_with(PASSPHRASE "\n{\n  \"device\": \"/dev/md0\",\n  \"name\": \"c\"\n}\n");
+	x.out = mem_open();
+	ck_assert_int_eq(command_exec(&x, cmd("call", NULL), 6, (char **)argv), EXIT_OK);
+	ck_assert_str_eq(mem_close(x.out), "{\n  \"ok\": true\n}\n");
+	ck_assert_int_eq(in_memory(PASSPHRASE), 0);
+	ck_assert_str_eq(request(), "{\"jsonrpc\":\"2.0\",\"method\":\"crypt.open\","
+	    "\"params\":{\"device\":\"/dev/md0\",\"name\":\"c\",\"passphrase\":\""
+	    PASSPHRASE "\"},\"id\":1}\n");
+	close(x.in);
+	fake_done(pid);
+}
+END_TEST
+
+/* A secret inside the params file is wiped just the same. */
+START_TEST(call_params_file_is_wiped)
+{
+	const char *argv[] = { "raidd", "crypt.open", "--params-file", "-", NULL };
+	struct ctx x = { sockdir, 0, -1, NULL, stderr, -1, NULL };
+	pid_t pid;
+
+	fake_dir();
+	pid = fake_daemon("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"ok\":true}}\n");
+	x.in = pipe_with("{\"passphrase\": \"" PASSPHRASE "\"}");
+	x.out = mem_open();
+	ck_assert_int_eq(command_exec(&x, cmd("call", NULL), 4, (char **)argv), EXIT_OK);
+	mem_close(x.out);
+	ck_assert_int_eq(in_memory(PASSPHRASE), 0);
+	ck_assert_ptr_nonnull(strstr(request(), "\"params\":{\"passphrase\":\"" PASSPHRASE "\"}"));
+	close(x.in);
+	fake_done(pid);
+}
+END_TEST
+
+static const struct {
+	const char	*argv[6];
+	const char	*in, *err;
+} call_errors[] = {
+	{ { "raidd", "m", "{\"a\":", NULL }, "",
+	  "nasctl: call: PARAMS-JSON: line 1, column 6: expected a value\n" },
+	{ { "raidd", "m", "--params-file", "-", NULL }, "[1, 2]",
+	  "nasctl: call: standard input: line 1, column 1: expected a JSON object\n" },
+	{ { "raidd", "m", "{}", "--params-file", "-", NULL }, "{}",
+	  "nasctl: call: PARAMS-JSON and --params-file: give one\n" },
+	{ { "raidd", "m", "--params-file", "/nonexistent/p", NULL }, "",
+	  "nasctl: call: /nonexistent/p: No such file or directory\n" },
+	{ { "raidd", "m", "--secret", "pw", NULL }, "",
+	  "nasctl: call: pw: nothing to read\n" },
+	{ { "raidd", "m", "--secret", "pw", "{\"pw\":\"on argv\"}", NULL }, "x\n",
+	  "nasctl: call: PARAMS-JSON: line 1, column 6: pw is given by --secret too\n" },
+};
+
+START_TEST(call_input_errors_are_usage_errors)
+{
+	struct ctx x = { sockdir, 0, -1, NULL, NULL, -1, NULL };
+	char *ebuf = NULL;
+	size_t elen;
+	int argc = 0;
+
+	while (call_errors[_i].argv[argc])
+		argc++;
+	x.in = pipe_with(call_errors[_i].in);
+	x.out = mem_open();
+	x.err = open_memstream(&ebuf, &elen);
+	ck_assert_int_eq(command_exec(&x, cmd("call", NULL), argc,
+	    (char **)call_errors[_i].argv), EXIT_USAGE);
+	fclose(x.err);
+	ck_assert_str_eq(mem_close(x.out), "");
+	ck_assert_str_eq(ebuf, call_errors[_i].err);
+	free(ebuf);
+	close(x.in);
+}
+END_TEST
+
 static Suite *
 nasctl_suite(void)
 {
@@ -824,6 +1407,26 @@ nasctl_suite(void)
 	tcase_add_test(t, exit_codes);
 	tcase_add_test(t, answers_map_to_exit_codes);
 	tcase_set_timeout(t, 10);
+	suite_add_tcase(s, t);
+	t = tcase_create("secrets");
+	tcase_add_loop_test(t, params_text_is_checked_and_compacted, 0,
+	    sizeof(params_texts) / sizeof(params_texts[0]));
+	tcase_add_test(t, deep_nesting_is_refused);
+	tcase_add_test(t, secrets_are_spliced_into_the_text);
+	tcase_add_test(t, secrets_are_lines_of_stdin);
+	tcase_add_test(t, bad_secrets_are_refused_unquoted);
+	tcase_add_test(t, terminal_is_asked_twice_without_echo);
+	tcase_add_loop_test(t, terminal_is_restored_on_a_signal, 0,
+	    sizeof(kill_signals) / sizeof(kill_signals[0]));
+	tcase_add_test(t, secret_option_reads_stdin_and_is_wiped);
+	tcase_add_test(t, secret_option_reads_a_file_never_argv);
+	tcase_add_test(t, no_secret_no_call);
+	tcase_add_test(t, secrets_go_only_with_their_method);
+	tcase_add_test(t, call_reads_secret_then_params_from_stdin);
+	tcase_add_test(t, call_params_file_is_wiped);
+	tcase_add_loop_test(t, call_input_errors_are_usage_errors, 0,
+	    sizeof(call_errors) / sizeof(call_errors[0]));
+	tcase_set_timeout(t, 20);
 	suite_add_tcase(s, t);
 	return s;
 }
