@@ -328,6 +328,10 @@ secret_add(struct secrets *set, const char *key, char *why, size_t len)
 			why_fail(why, len, "secret %s named twice", key);
 			return NULL;
 		}
+	if (*key == '\0') {
+		why_fail(why, len, "a secret needs a name");
+		return NULL;
+	}
 	if (set->n == SECRETS_MAX || strlen(key) >= sizeof(s->key)) {
 		why_fail(why, len, "%s: at most %d secrets, names of at most %zu bytes",
 		    key, SECRETS_MAX, sizeof(s->key) - 1);

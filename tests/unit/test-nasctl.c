@@ -248,7 +248,8 @@ minimal_argv(const struct arg *args, const char **argv, int skip)
 	for (const struct arg *a = args; a && a->name; a++, k++) {
 		int opt = a->name[0] == '-';
 
-		if (opt ? !(a->flags & ARG_REQUIRED) : (a->flags & ARG_OPTIONAL))
+		if (opt ? !(a->flags & ARG_REQUIRED) || (a->flags & ARG_SECRET) :
+		    (a->flags & ARG_OPTIONAL))
 			continue;
 		if (k == skip)
 			continue;
@@ -278,7 +279,8 @@ START_TEST(every_command_parses_and_needs_its_arguments)
 		for (const struct arg *a = c->args; a->name; a++, k++) {
 			int opt = a->name[0] == '-';
 
-			if (opt ? !(a->flags & ARG_REQUIRED) : (a->flags & ARG_OPTIONAL))
+			if (opt ? !(a->flags & ARG_REQUIRED) || (a->flags & ARG_SECRET) :
+			    (a->flags & ARG_OPTIONAL))
 				continue;
 			minimal_argv(c->args, argv, k);
 			ck_assert_msg(parse(c->args, argv) == -1, "%s %s without %s",
@@ -1089,6 +1091,34 @@ START_TEST(terminal_is_restored_on_a_signal)
 }
 END_TEST
 
+/* Stopped while it asks (^Z): echo is back meanwhile, then it asks again. */
+START_TEST(terminal_is_restored_while_stopped)
+{
+	char out[1024] = "", rep[256];
+	int master, slave, report, st;
+	pid_t pid;
+
+	ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, NULL), 0);
+	pid = tty_asker(slave, 0, &report);
+	pty_expect(master, "New passphrase: ", out, sizeof(out));
+	ck_assert_int_eq(write(master, "lost", 4), 4);
+	kill(pid, SIGTSTP);
+	ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
+	ck_assert(WIFSTOPPED(st));
+	ck_assert_int_eq(echo_on(slave), 1);
+	kill(pid, SIGCONT);
+	pty_expect(master, "New passphrase: \r\nNew passphrase: ", out, sizeof(out));
+	ck_assert_int_eq(echo_on(slave), 0);
+	ck_assert_int_eq(write(master, "kept\n", 5), 5);
+	child_report(report, rep, sizeof(rep));
+	ck_assert_str_eq(rep, "0:kept");
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_int_eq(echo_on(slave), 1);
+	close(master);
+	close(slave);
+}
+END_TEST
+
 /* ---- a command with a secret, end to end ---- */
 
 #define PASSPHRASE "correct horse 7f3e"
@@ -1323,7 +1353,7 @@ START_TEST(call_params_file_is_wiped)
 END_TEST
 
 static const struct {
-	const char	*argv[6];
+	const char	*argv[8];
 	const char	*in, *err;
 } call_errors[] = {
 	{ { "raidd", "m", "{\"a\":", NULL }, "",
@@ -1336,6 +1366,10 @@ static const struct {
 	  "nasctl: call: /nonexistent/p: No such file or directory\n" },
 	{ { "raidd", "m", "--secret", "pw", NULL }, "",
 	  "nasctl: call: pw: nothing to read\n" },
+	{ { "raidd", "m", "--secret", "", NULL }, "x\n",
+	  "nasctl: call: a secret needs a name\n" },
+	{ { "raidd", "m", "--secret", "pw", "--secret", "pw", NULL }, "x\ny\n",
+	  "nasctl: call: secret pw named twice\n" },
 	{ { "raidd", "m", "--secret", "pw", "{\"pw\":\"on argv\"}", NULL }, "x\n",
 	  "nasctl: call: PARAMS-JSON: line 1, column 6: pw is given by --secret too\n" },
 };
@@ -1418,6 +1452,7 @@ nasctl_suite(void)
 	tcase_add_test(t, terminal_is_asked_twice_without_echo);
 	tcase_add_loop_test(t, terminal_is_restored_on_a_signal, 0,
 	    sizeof(kill_signals) / sizeof(kill_signals[0]));
+	tcase_add_test(t, terminal_is_restored_while_stopped);
 	tcase_add_test(t, secret_option_reads_stdin_and_is_wiped);
 	tcase_add_test(t, secret_option_reads_a_file_never_argv);
 	tcase_add_test(t, no_secret_no_call);
