@@ -1065,6 +1065,20 @@ START_TEST(terminal_is_asked_twice_without_echo)
 }
 END_TEST
 
+/* A child asking once on a new pty, its prompt shown, echo off, typed typed. */
+static pid_t
+asking(int *master, int *slave, int *report, char *out, size_t len, const char *typed)
+{
+	pid_t pid;
+
+	ck_assert_int_eq(openpty(master, slave, NULL, NULL, NULL), 0);
+	pid = tty_asker(*slave, 0, report);
+	pty_expect(*master, "New passphrase: ", out, len);
+	ck_assert_int_eq(echo_on(*slave), 0);
+	ck_assert_int_eq(write(*master, typed, strlen(typed)), (ssize_t)strlen(typed));
+	return pid;
+}
+
 /* Killed while it asks, the terminal gets its echo back. */
 static const int kill_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
@@ -1072,13 +1086,8 @@ START_TEST(terminal_is_restored_on_a_signal)
 {
 	char out[1024] = "", rep[256];
 	int master, slave, report, st;
-	pid_t pid;
+	pid_t pid = asking(&master, &slave, &report, out, sizeof(out), "half");
 
-	ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, NULL), 0);
-	pid = tty_asker(slave, 0, &report);
-	pty_expect(master, "New passphrase: ", out, sizeof(out));
-	ck_assert_int_eq(echo_on(slave), 0);
-	ck_assert_int_eq(write(master, "half", 4), 4);
 	kill(pid, kill_signals[_i]);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFSIGNALED(st));
@@ -1096,12 +1105,8 @@ START_TEST(terminal_is_restored_while_stopped)
 {
 	char out[1024] = "", rep[256];
 	int master, slave, report, st;
-	pid_t pid;
+	pid_t pid = asking(&master, &slave, &report, out, sizeof(out), "lost");
 
-	ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, NULL), 0);
-	pid = tty_asker(slave, 0, &report);
-	pty_expect(master, "New passphrase: ", out, sizeof(out));
-	ck_assert_int_eq(write(master, "lost", 4), 4);
 	kill(pid, SIGTSTP);
 	ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
 	ck_assert(WIFSTOPPED(st));
