@@ -208,6 +208,7 @@ again:
 	quiet = old;
 	quiet.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
 	quiet.c_lflag |= ICANON;
+	quiet.c_iflag |= ICRNL;	/* Enter ends the line whatever the mode was */
 	if ((rc = tcsetattr(fd, TCSAFLUSH, &quiet)) == 0) {
 		say(fd, prompt);
 		rc = read_line(fd, &mask, b, eof);

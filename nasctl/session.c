@@ -81,7 +81,8 @@ session_call_text(struct ctx *x, struct rpc_client *c, const char *daemon,
 	struct locked line = { 0 };
 	int rc;
 
-	if (x->secrets && x->secrets->n > 0 && strcmp(method, x->secrets->method) == 0) {
+	if (x->secrets && x->secrets->n > 0 && x->secrets->method &&
+	    strcmp(method, x->secrets->method) == 0) {
 		if (secrets_splice(x->secrets, params, len, &line) == -1) {
 			locked_free(&line);
 			*result = NULL;
