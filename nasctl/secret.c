@@ -470,7 +470,7 @@ struct jcheck {
 	size_t			 bol;		/* where line begins */
 };
 
-#define JDEPTH	64
+#define JDEPTH	31	/* the daemons' json-c nests 32 deep, the request object included */
 
 static int value(struct jcheck *);
 
@@ -609,7 +609,7 @@ members(struct jcheck *j, char open, char close)
 	size_t key;
 
 	if (++j->depth > JDEPTH)
-		return expect(j, "at most 64 levels of nesting");
+		return expect(j, "at most 31 levels of nesting");
 	emit(j, 1);
 	skip_ws(j);
 	if (j->pos < j->len && j->s[j->pos] == close) {

@@ -860,15 +860,29 @@ START_TEST(params_text_is_checked_and_compacted)
 }
 END_TEST
 
+/* As deep as the daemons' json-c takes in a request ({"params": ...}), no deeper. */
 START_TEST(deep_nesting_is_refused)
 {
+	struct json_object *req;
 	struct locked b = { 0 };
+	char line[128];
 
+	locked_add(&b, "{\"a\":", 5);
+	for (int i = 0; i < 30; i++)
+		locked_add(&b, "[", 1);
+	for (int i = 0; i < 30; i++)
+		locked_add(&b, "]", 1);
+	locked_add(&b, "}", 1);
+	ck_assert_int_eq(params_check(&b, NULL, why, sizeof(why)), 0);
+	snprintf(line, sizeof(line), "{\"params\":%s}", b.p);
+	ck_assert_ptr_nonnull(req = json_tokener_parse(line));
+	json_object_put(req);
+	locked_free(&b);
 	locked_add(&b, "{\"a\":", 5);
 	for (int i = 0; i < 100; i++)
 		locked_add(&b, "[", 1);
 	ck_assert_int_eq(params_check(&b, NULL, why, sizeof(why)), -1);
-	ck_assert_str_eq(why, "line 1, column 69: expected at most 64 levels of nesting");
+	ck_assert_str_eq(why, "line 1, column 36: expected at most 31 levels of nesting");
 	locked_free(&b);
 }
 END_TEST
