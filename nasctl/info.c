@@ -85,6 +85,41 @@ call_inputs(struct ctx *x, struct json_object *local, struct secrets *set,
 	return 0;
 }
 
+/*
+ * Members of params given on argv that system.methods marks secret: the
+ * harm is done (argv is public), but the user learns how to avoid it.
+ */
+static void
+warn_secret_on_argv(struct ctx *x, const char *daemon, const char *method,
+    const char *text)
+{
+	struct json_object *given = json_tokener_parse(text), *r, *m, *params;
+	char name[TEXT_MAX];
+	const char *k;
+
+	if (given == NULL || call_quiet(x, daemon, "system.methods", NULL, &r) != 0) {
+		json_object_put(given);
+		return;
+	}
+	for (size_t i = 0; i < json_object_array_length(r); i++) {
+		m = json_object_array_get_idx(r, i);
+		if (strcmp(json_str(m, "name"), method) != 0 ||
+		    (params = json_path(m, "params")) == NULL)
+			continue;
+		for (size_t j = 0; j < json_object_array_length(params); j++) {
+			k = json_str(json_object_array_get_idx(params, j), "name");
+			if (!json_object_get_boolean(json_path(json_object_array_get_idx(params,
+			    j), "secret")) || !json_object_object_get_ex(given, k, NULL))
+				continue;
+			text_escape(k, name, sizeof(name));
+			fprintf(x->err, "nasctl: call: %s is a secret, and the command line "
+			    "is not: use --secret %s or --params-file\n", name, name);
+		}
+	}
+	json_object_put(r);
+	json_object_put(given);
+}
+
 /* The params never go through json-c: they may hold a secret. */
 int
 run_call(struct ctx *x, const struct command *cmd, struct json_object *params,
@@ -99,8 +134,9 @@ run_call(struct ctx *x, const struct command *cmd, struct json_object *params,
 
 	(void)cmd;
 	json_object_put(params);
-	if ((rc = call_inputs(x, local, &set, &p)) == 0 &&
-	    (c = session_open(x, daemon, &rc)) != NULL) {
+	if ((rc = call_inputs(x, local, &set, &p)) == 0 && json_path(local, "params"))
+		warn_secret_on_argv(x, daemon, set.method, json_str(local, "params"));
+	if (rc == 0 && (c = session_open(x, daemon, &rc)) != NULL) {
 		x->secrets = &set;
 		rc = session_call_text(x, c, daemon, set.method, p.p, p.len, &r);
 		x->secrets = saved;

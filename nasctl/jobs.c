@@ -93,26 +93,14 @@ run_job_list(struct ctx *x, const struct command *cmd, struct json_object *param
 static int
 has_job(struct ctx *x, const char *daemon, int id, int *unreachable)
 {
-	struct rpc_client_error e = { 0 };
 	struct json_object *p = json_object_new_object(), *r = NULL;
-	struct rpc_client *c;
-	int found;
+	int code;
 
-	if ((c = rpc_client_open(x->sockdir, daemon, &e)) == NULL) {
-		json_object_put(p);
-		(*unreachable)++;
-		rpc_client_error_clear(&e);
-		return 0;
-	}
-	if (x->timeout_ms >= 0)
-		rpc_client_set_timeout(c, x->timeout_ms);
 	json_object_object_add(p, "id", json_object_new_int(id));
-	found = rpc_client_call(c, "job.status", p, &r, &e) == 0;
-	*unreachable += exit_code_for(e.code) == EXIT_UNREACHABLE;
-	rpc_client_error_clear(&e);
+	code = call_quiet(x, daemon, "job.status", p, &r);
+	*unreachable += exit_code_for(code) == EXIT_UNREACHABLE;
 	json_object_put(r);
-	rpc_client_close(c);
-	return found;
+	return code == 0;
 }
 
 /* The daemon that has job id, or NULL with *rc set and the reason printed. */

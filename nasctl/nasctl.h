@@ -210,6 +210,8 @@ int	session_call_text(struct ctx *, struct rpc_client *, const char *daemon,
 	    struct json_object **result);
 int	call_once(struct ctx *, const char *daemon, const char *method,
 	    struct json_object *params, struct json_object **result);
+int	call_quiet(struct ctx *, const char *daemon, const char *method,
+	    struct json_object *params, struct json_object **result);
 
 /* jobs.c */
 int	run_job_list(struct ctx *, const struct command *, struct json_object *,

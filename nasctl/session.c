@@ -98,6 +98,30 @@ session_call_text(struct ctx *x, struct rpc_client *c, const char *daemon,
 	return rc == -1 ? report(x, daemon, &e) : EXIT_OK;
 }
 
+/* Opens, calls once, closes, reports nothing: 0 or the client's code. */
+int
+call_quiet(struct ctx *x, const char *daemon, const char *method,
+    struct json_object *params, struct json_object **result)
+{
+	struct rpc_client_error e = { 0 };
+	struct rpc_client *c;
+	int code;
+
+	*result = NULL;
+	if ((c = rpc_client_open(x->sockdir, daemon, &e)) == NULL) {
+		json_object_put(params);
+		rpc_client_error_clear(&e);
+		return RPC_CLIENT_UNREACHABLE;
+	}
+	if (x->timeout_ms >= 0)
+		rpc_client_set_timeout(c, x->timeout_ms);
+	rpc_client_call(c, method, params, result, &e);
+	code = e.code;
+	rpc_client_error_clear(&e);
+	rpc_client_close(c);
+	return code;
+}
+
 /* Opens, calls once, closes. */
 int
 call_once(struct ctx *x, const char *daemon, const char *method,

@@ -187,11 +187,20 @@ status 0 "nasctl version exits 0 with the daemons running" nasctl version
 
 # ---- nasctl against a daemon that lies: hostile strings, secrets ----
 # socat serves $fake/raidd.sock: each connection's first line is kept in
-# requests, the answer is the file answer (a result, then maybe an event).
+# requests, the answer is the file answer (a result, then maybe an event),
+# or the file methods for system.methods.
 fake=$tmp/fake
 mkdir -p "$fake"
-printf '#!/bin/sh\nIFS= read -r line\nprintf "%%s\\n" "$line" >> "%s/requests"\ncat "%s/answer"\n' \
-	"$fake" "$fake" > "$fake/serve.sh"
+cat > "$fake/serve.sh" <<'EOF'
+#!/bin/sh
+IFS= read -r line
+dir=$(dirname "$0")
+printf '%s\n' "$line" >> "$dir/requests"
+case $line in
+*'"method":"system.methods"'*) cat "$dir/methods" ;;
+*) cat "$dir/answer" ;;
+esac
+EOF
 chmod +x "$fake/serve.sh"
 socat UNIX-LISTEN:"$fake/raidd.sock",fork EXEC:"$fake/serve.sh" 2>/dev/null &
 pids="$pids $!"
@@ -235,6 +244,14 @@ check "nasctl call --secret sends it as a member, escaped" grep -qxF \
 	"$fake/requests"
 status 2 "nasctl call --secret with nothing on stdin exits 2" sh -c \
 	"'$bin/nasctl' -S '$fake' call raidd crypt.open --secret passphrase < /dev/null"
+check "nasctl call --secret does not look up system.methods" \
+	test "$(grep -c system.methods "$fake/requests")" = 0
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":[{"name":"crypt.open","params":[{"name":"device","type":"string","required":true},{"name":"passphrase","type":"string","required":true,"secret":true}]}]}' > "$fake/methods"
+status 0 "nasctl call with a secret on the command line still calls" \
+	fakectl call raidd crypt.open '{"device": "/dev/md0", "passphrase": "seen by ps"}'
+check "nasctl call warns when system.methods marks a param on argv secret" grep -qxF \
+	"nasctl: call: passphrase is a secret, and the command line is not: use --secret passphrase or --params-file" \
+	"$tmp/last"
 
 # ---- SIGTERM: a clean stop that removes the socket ----
 for d in $daemons; do
