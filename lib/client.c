@@ -243,29 +243,64 @@ rpc_client_call(struct rpc_client *c, const char *method,
     struct json_object *params, struct json_object **result,
     struct rpc_client_error *err)
 {
-	struct json_object *req = json_object_new_object(), *m;
+	const char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (params)
+		text = json_object_to_json_string_length(params, JSON_C_TO_STRING_PLAIN, &len);
+	rc = rpc_client_call_text(c, method, text, len, result, err);
+	json_object_put(params);
+	return rc;
+}
+
+/*
+ * The request as one line, made by hand so that params (which may hold
+ * a secret) is copied once, into a buffer wiped after the write.
+ */
+static int
+send_request(struct rpc_client *c, const char *method, const char *params,
+    size_t plen, long long id)
+{
+	struct json_object *m = json_object_new_string(method);
+	const char *mtext = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN);
+	char tail[64], *line;
+	size_t len, n;
+	int rc;
+
+	snprintf(tail, sizeof(tail), "\"id\":%lld}\n", id);
+	len = strlen("{\"jsonrpc\":\"2.0\",\"method\":") + strlen(mtext) + 1 +
+	    (params ? strlen("\"params\":") + plen + 1 : 0) + strlen(tail);
+	if ((line = malloc(len + 1)) == NULL) {
+		json_object_put(m);
+		return -1;
+	}
+	n = (size_t)sprintf(line, "{\"jsonrpc\":\"2.0\",\"method\":%s,", mtext);
+	json_object_put(m);
+	if (params) {
+		n += (size_t)sprintf(line + n, "\"params\":");
+		memcpy(line + n, params, plen);
+		n += plen;
+		line[n++] = ',';
+	}
+	memcpy(line + n, tail, strlen(tail));
+	/* One write: a server may answer an error and close after a line. */
+	rc = send_all(c->fd, line, len);
+	explicit_bzero(line, len);
+	free(line);
+	return rc;
+}
+
+int
+rpc_client_call_text(struct rpc_client *c, const char *method, const char *params,
+    size_t plen, struct json_object **result, struct rpc_client_error *err)
+{
+	struct json_object *m;
 	long long id = c->next_id++, deadline;
-	const char *text;
-	char *line;
-	size_t len;
 	int rc;
 
 	*result = NULL;
-	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
-	json_object_object_add(req, "method", json_object_new_string(method));
-	if (params)
-		json_object_object_add(req, "params", params);
-	json_object_object_add(req, "id", json_object_new_int64(id));
-	text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
-	/* One write: a server may answer an error and close after a line. */
-	if ((line = malloc(len + 1)) != NULL) {
-		memcpy(line, text, len);
-		line[len] = '\n';
-	}
-	rc = line == NULL || send_all(c->fd, line, len + 1) == -1;
-	free(line);
-	json_object_put(req);
-	if (rc) {
+	if (send_request(c, method, params, plen, id) == -1) {
 		set_err(err, RPC_CLIENT_IO, "sending %s: %s", method);
 		return -1;
 	}

@@ -32,6 +32,14 @@ int	rpc_client_call(struct rpc_client *, const char *method,
 	    struct json_object *params, struct json_object **result,
 	    struct rpc_client_error *err);
 /*
+ * The same with params given as JSON text of plen bytes (an object, not
+ * checked; NULL for none) that stays the caller's. The request line made
+ * of it is wiped once written, so params may hold a secret.
+ */
+int	rpc_client_call_text(struct rpc_client *, const char *method,
+	    const char *params, size_t plen, struct json_object **result,
+	    struct rpc_client_error *err);
+/*
  * Waits for the next notification (timeout_ms < 0: forever). Returns 1
  * with *method and *params set (caller frees *params), 0 on timeout, -1 on
  * error or end of stream.

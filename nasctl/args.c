@@ -11,8 +11,8 @@
 
 #include "nasctl.h"
 
-static int
-fail(char *why, size_t len, const char *fmt, ...)
+int
+why_fail(char *why, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -65,7 +65,7 @@ split_list(struct json_object *into, const char *s, const char *name,
 		comma = strchr(s, ',');
 		n = comma ? (size_t)(comma - s) : strlen(s);
 		if (n == 0)
-			return fail(why, len, "%s: empty element in '%s'", name, whole);
+			return why_fail(why, len, "%s: empty element in '%s'", name, whole);
 		json_object_array_add(into, json_object_new_string_len(s, (int)n));
 		if (comma == NULL)
 			return 0;
@@ -86,13 +86,13 @@ convert(const struct arg *a, const char *v, char *why, size_t len)
 		errno = 0;
 		n = strtoll(v, &end, 10);
 		if (*v == '\0' || *end != '\0' || errno) {
-			fail(why, len, "%s: '%s' is not a number", a->name, v);
+			why_fail(why, len, "%s: '%s' is not a number", a->name, v);
 			return NULL;
 		}
 		return json_object_new_int64(n);
 	case ARG_JSON:
 		if ((o = json_tokener_parse_verbose(v, &jerr)) == NULL)
-			fail(why, len, "%s: not valid JSON: %s", a->name,
+			why_fail(why, len, "%s: not valid JSON: %s", a->name,
 			    json_tokener_error_desc(jerr));
 		return o;
 	case ARG_BOOL:
@@ -111,7 +111,7 @@ store(const struct arg *a, const char *v, struct json_object *dst,
 
 	if (a->type != ARG_LIST && !(a->flags & ARG_REPEAT)) {
 		if (json_object_object_get_ex(dst, a->key, NULL))
-			return fail(why, len, "%s given twice", a->name);
+			return why_fail(why, len, "%s given twice", a->name);
 		if ((o = convert(a, v, why, len)) == NULL)
 			return -1;
 		json_object_object_add(dst, a->key, o);
@@ -121,7 +121,7 @@ store(const struct arg *a, const char *v, struct json_object *dst,
 		arr = json_object_new_array();
 		json_object_object_add(dst, a->key, arr);
 	} else if (!(a->flags & ARG_REPEAT))
-		return fail(why, len, "%s given twice", a->name);
+		return why_fail(why, len, "%s given twice", a->name);
 	if (a->type == ARG_LIST)
 		return split_list(arr, v, a->name, why, len);
 	if ((o = convert(a, v, why, len)) == NULL)
@@ -130,20 +130,27 @@ store(const struct arg *a, const char *v, struct json_object *dst,
 	return 0;
 }
 
+/* A secret's option names its file, which is nasctl's own business. */
+static struct json_object *
+dest(const struct arg *a, struct json_object *params, struct json_object *local)
+{
+	return (a->flags & (ARG_LOCAL | ARG_SECRET)) ? local : params;
+}
+
 static int
 check_required(const struct arg *args, struct json_object *params,
     struct json_object *local, char *why, size_t len)
 {
-	struct json_object *dst;
-
 	for (const struct arg *a = args; a && a->name; a++) {
-		dst = (a->flags & ARG_LOCAL) ? local : params;
-		if (json_object_object_get_ex(dst, a->key, NULL))
+		if (json_object_object_get_ex(dest(a, params, local), a->key, NULL))
+			continue;
+		/* A required secret is asked for, not required on argv. */
+		if (a->flags & ARG_SECRET)
 			continue;
 		if (is_option(a) && (a->flags & ARG_REQUIRED))
-			return fail(why, len, "%s is required", a->name);
+			return why_fail(why, len, "%s is required", a->name);
 		if (!is_option(a) && !(a->flags & ARG_OPTIONAL))
-			return fail(why, len, "missing %s", a->name);
+			return why_fail(why, len, "missing %s", a->name);
 	}
 	return 0;
 }
@@ -158,19 +165,19 @@ parse_option(const struct arg *args, int argc, char **argv, int *i,
 
 	a = find_option(args, s, eq ? (size_t)(eq - s) : strlen(s));
 	if (a == NULL)
-		return fail(why, len, "unknown option %.*s", eq ? (int)(eq - s) :
+		return why_fail(why, len, "unknown option %.*s", eq ? (int)(eq - s) :
 		    (int)strlen(s), s);
 	if (a->type == ARG_BOOL) {
 		if (eq)
-			return fail(why, len, "%s takes no value", a->name);
+			return why_fail(why, len, "%s takes no value", a->name);
 		v = "";
 	} else if (eq)
 		v = eq + 1;
 	else if (*i + 1 < argc)
 		v = argv[++*i];
 	else
-		return fail(why, len, "%s needs a value", a->name);
-	return store(a, v, (a->flags & ARG_LOCAL) ? local : params, why, len);
+		return why_fail(why, len, "%s needs a value", a->name);
+	return store(a, v, dest(a, params, local), why, len);
 }
 
 /* "-5" is a value, "-x" and "--x" are options. */
@@ -199,10 +206,9 @@ args_parse(const struct arg *args, int argc, char **argv,
 			continue;
 		}
 		if ((a = find_positional(args, npos++)) == NULL)
-			rc = fail(why, len, "unexpected argument '%s'", argv[i]);
+			rc = why_fail(why, len, "unexpected argument '%s'", argv[i]);
 		else
-			rc = store(a, argv[i], (a->flags & ARG_LOCAL) ? *local : *params,
-			    why, len);
+			rc = store(a, argv[i], dest(a, *params, *local), why, len);
 	}
 	if (rc == 0)
 		rc = check_required(args, *params, *local, why, len);
@@ -220,7 +226,8 @@ usage_arg(FILE *f, const struct arg *a)
 	char meta[64];
 	int opt = is_option(a), optional;
 
-	optional = opt ? !(a->flags & ARG_REQUIRED) : (a->flags & ARG_OPTIONAL);
+	optional = opt ? !(a->flags & ARG_REQUIRED) || (a->flags & ARG_SECRET) :
+	    (a->flags & ARG_OPTIONAL);
 	fprintf(f, " %s", optional ? "[" : "");
 	if (!opt) {
 		fprintf(f, "%s%s", a->name, (a->flags & ARG_REPEAT) ? " ..." : "");

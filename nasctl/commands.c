@@ -68,7 +68,9 @@ static const struct arg job_id_args[] = {
 static const struct arg call_args[] = {
 	{ "DAEMON", "daemon", ARG_STRING, ARG_LOCAL, NULL },
 	{ "METHOD", "method", ARG_STRING, ARG_LOCAL, NULL },
-	{ "PARAMS-JSON", "params", ARG_JSON, ARG_LOCAL | ARG_OPTIONAL, NULL },
+	{ "PARAMS-JSON", "params", ARG_STRING, ARG_LOCAL | ARG_OPTIONAL, NULL },
+	{ "--params-file", "params_file", ARG_STRING, ARG_LOCAL, "FILE|-" },
+	{ "--secret", "secrets", ARG_STRING, ARG_LOCAL | ARG_REPEAT, "NAME" },
 	END_ARGS
 };
 
@@ -150,7 +152,8 @@ const struct command nasctl_commands[] = {
 	{ "job", "wait", NULL, "job.status", job_id_args, NULL, NULL, run_job_wait,
 	  "wait for a job to end, showing progress" },
 	{ "call", NULL, NULL, NULL, call_args, NULL, NULL, run_call,
-	  "call any method; the result is printed as JSON" },
+	  "call any method with params from the command line, a file or stdin; "
+	  "--secret NAME asks for member NAME; the result is printed as JSON" },
 	{ "events", NULL, NULL, "events.subscribe", events_args, NULL, NULL, run_events,
 	  "stream events (of every daemon when none is named) until interrupted" },
 	{ "methods", NULL, NULL, "system.methods", methods_args, NULL, NULL, run_methods,
@@ -224,7 +227,8 @@ print_result(struct ctx *x, const struct column *cols, const char *key,
 	if (r == NULL)
 		return;
 	fmt_plain(r, buf, sizeof(buf));
-	fprintf(x->out, "%s\n", buf);
+	text_print(x->out, buf);
+	fputc('\n', x->out);
 }
 
 /* Calls, then shows the answer: a table of cols when it is a list. */
@@ -238,6 +242,38 @@ call_and_print(struct ctx *x, const char *daemon, const char *method,
 	if ((rc = call_once(x, daemon, method, params, &r)) == EXIT_OK)
 		print_result(x, cols, key, r);
 	json_object_put(r);
+	return rc;
+}
+
+/*
+ * Parses argv for c, reads the secrets its table marks, runs it, and
+ * wipes the secrets whatever happened.
+ */
+int
+command_exec(struct ctx *x, const struct command *c, int argc, char **argv)
+{
+	struct secrets set = { .method = c->method };
+	struct json_object *params, *local;
+	char why[256];
+	int rc;
+
+	if (args_parse(c->args, argc, argv, &params, &local, why, sizeof(why)) == -1) {
+		fprintf(x->err, "nasctl: %s %s%s%s\nusage: ", c->noun,
+		    c->verb ? c->verb : "", c->verb ? ": " : "", why);
+		args_usage(x->err, c);
+		return EXIT_USAGE;
+	}
+	if (secrets_from_args(&set, x->in, c->args, local, why, sizeof(why)) == -1) {
+		fprintf(x->err, "nasctl: %s\n", why);
+		rc = EXIT_USAGE;
+		json_object_put(params);
+	} else {
+		x->secrets = &set;
+		rc = (c->run ? c->run : run_generic)(x, c, params, local);
+		x->secrets = NULL;
+	}
+	secrets_free(&set);
+	json_object_put(local);
 	return rc;
 }
 

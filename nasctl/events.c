@@ -14,21 +14,27 @@ struct sub {
 	struct rpc_client	*c;
 };
 
-/* A string value as is when it reads unambiguously, else JSON-quoted. */
+/*
+ * A string value as is when it reads unambiguously (and escaping would
+ * not change it), else JSON-quoted; either way nothing in it reaches the
+ * terminal unescaped.
+ */
 static void
 print_value(FILE *f, struct json_object *v)
 {
+	char buf[TEXT_MAX];
 	const char *s;
 
 	if (json_object_is_type(v, json_type_string)) {
 		s = json_object_get_string(v);
-		if (*s && strpbrk(s, " \t\n\"=\\") == NULL) {
+		if (*s && strpbrk(s, " \"=") == NULL &&
+		    (text_escape(s, buf, sizeof(buf)), strcmp(buf, s) == 0)) {
 			fputs(s, f);
 			return;
 		}
 	}
-	fputs(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE), f);
+	json_safe_print(f, json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
 /* "2024-05-01T12:00:00 raidd job.progress id=3 percent=42 ..." */
@@ -44,20 +50,26 @@ event_line(FILE *f, long long when, const char *daemon, const char *method,
 		o = json_object_new_object();
 		json_object_object_add(o, "method", json_object_new_string(method));
 		json_object_object_add(o, "params", json_object_get(params));
-		fprintf(f, "%s\n", json_object_to_json_string_ext(o,
+		json_safe_print(f, json_object_to_json_string_ext(o,
 		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		fputc('\n', f);
 		json_object_put(o);
 		return;
 	}
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", localtime(&t));
 	if (json_path(params, "daemon"))
 		daemon = json_str(params, "daemon");
-	fprintf(f, "%s %s %s", stamp, daemon, method);
+	fprintf(f, "%s ", stamp);
+	text_print(f, daemon);
+	fputc(' ', f);
+	text_print(f, method);
 	if (json_object_is_type(params, json_type_object)) {
 		json_object_object_foreach(params, k, v) {
 			if (strcmp(k, "daemon") == 0)
 				continue;
-			fprintf(f, " %s=", k);
+			fputc(' ', f);
+			text_print(f, k);
+			fputc('=', f);
 			print_value(f, v);
 		}
 	}

@@ -93,26 +93,14 @@ run_job_list(struct ctx *x, const struct command *cmd, struct json_object *param
 static int
 has_job(struct ctx *x, const char *daemon, int id, int *unreachable)
 {
-	struct rpc_client_error e = { 0 };
 	struct json_object *p = json_object_new_object(), *r = NULL;
-	struct rpc_client *c;
-	int found;
+	int code;
 
-	if ((c = rpc_client_open(x->sockdir, daemon, &e)) == NULL) {
-		json_object_put(p);
-		(*unreachable)++;
-		rpc_client_error_clear(&e);
-		return 0;
-	}
-	if (x->timeout_ms >= 0)
-		rpc_client_set_timeout(c, x->timeout_ms);
 	json_object_object_add(p, "id", json_object_new_int(id));
-	found = rpc_client_call(c, "job.status", p, &r, &e) == 0;
-	*unreachable += exit_code_for(e.code) == EXIT_UNREACHABLE;
-	rpc_client_error_clear(&e);
+	code = call_quiet(x, daemon, "job.status", p, &r);
+	*unreachable += exit_code_for(code) == EXIT_UNREACHABLE;
 	json_object_put(r);
-	rpc_client_close(c);
-	return found;
+	return code == 0;
 }
 
 /* The daemon that has job id, or NULL with *rc set and the reason printed. */
@@ -170,8 +158,13 @@ show_progress(struct ctx *x, struct json_object *job)
 	if (x->json)
 		return;
 	fmt_percent(json_path(job, "percent"), pct, sizeof(pct));
-	fprintf(x->out, "job %d %s %s: %s %s\n", job_id_of(job), json_str(job, "kind"),
-	    json_str(job, "target"), pct, json_str(job, "step"));
+	fprintf(x->out, "job %d ", job_id_of(job));
+	text_print(x->out, json_str(job, "kind"));
+	fputc(' ', x->out);
+	text_print(x->out, json_str(job, "target"));
+	fprintf(x->out, ": %s ", pct);
+	text_print(x->out, json_str(job, "step"));
+	fputc('\n', x->out);
 	fflush(x->out);
 }
 
@@ -179,9 +172,11 @@ show_progress(struct ctx *x, struct json_object *job)
 static int
 job_ended(struct ctx *x, const char *daemon, struct json_object *job)
 {
-	const char *state = json_str(job, "state");
 	struct json_object *res = json_path(job, "result");
+	char state[TEXT_MAX], msg[TEXT_MAX];
 
+	text_escape(json_str(job, "state"), state, sizeof(state));
+	text_escape(json_str(job, "error.message"), msg, sizeof(msg));
 	if (strcmp(state, "done") == 0) {
 		if (x->json)
 			json_print(x->out, job);
@@ -193,7 +188,7 @@ job_ended(struct ctx *x, const char *daemon, struct json_object *job)
 		json_print(x->out, job);
 	if (strcmp(state, "failed") == 0)
 		fprintf(x->err, "nasctl: %s: job %d failed: %s (code %d)\n", daemon,
-		    job_id_of(job), json_str(job, "error.message"),
+		    job_id_of(job), msg,
 		    json_object_get_int(json_path(job, "error.code")));
 	else
 		fprintf(x->err, "nasctl: %s: job %d %s\n", daemon, job_id_of(job), state);

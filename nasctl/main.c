@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nasctl.h"
 
@@ -102,25 +103,13 @@ wants_help(int argc, char **argv)
 static int
 run(struct ctx *x, const struct command *c, int argc, char **argv)
 {
-	struct json_object *params, *local;
-	char why[256];
-	int rc;
-
 	if (wants_help(argc, argv)) {
 		fputs("usage: ", x->out);
 		args_usage(x->out, c);
 		fprintf(x->out, "%s\n", c->help);
 		return EXIT_OK;
 	}
-	if (args_parse(c->args, argc, argv, &params, &local, why, sizeof(why)) == -1) {
-		fprintf(x->err, "nasctl: %s %s%s%s\nusage: ", c->noun,
-		    c->verb ? c->verb : "", c->verb ? ": " : "", why);
-		args_usage(x->err, c);
-		return EXIT_USAGE;
-	}
-	rc = (c->run ? c->run : run_generic)(x, c, params, local);
-	json_object_put(local);
-	return rc;
+	return command_exec(x, c, argc, argv);
 }
 
 static int
@@ -148,13 +137,14 @@ dispatch(struct ctx *x, int n, char **rest)
 int
 main(int argc, char **argv)
 {
-	struct ctx x = { CONFIG_NAS_SOCKET_DIR, 0, -1, stdout, stderr };
+	struct ctx x = { CONFIG_NAS_SOCKET_DIR, 0, -1, stdout, stderr, STDIN_FILENO, NULL };
 	const char *bad, *env = getenv("NAS_SOCKET_DIR");
 	char **rest;
 	int n, rc;
 
 	if (env && *env)
 		x.sockdir = env;
+	text_init_locale();
 	if ((rest = calloc((size_t)argc + 1, sizeof(*rest))) == NULL)
 		return EXIT_ERROR;
 	if ((bad = global_options(&x, argc, argv, rest, &n)) != NULL)

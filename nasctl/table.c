@@ -1,7 +1,8 @@
 /*
  * Human output: aligned tables with a header line, key/value listings
  * of objects, and sizes in powers of 1000 ("1.8 TB", like the label on
- * the disk). --json output bypasses all of this and keeps raw bytes.
+ * the disk). Every cell, key and value is escaped (text.c) before it is
+ * printed. --json output bypasses all of this, JSON-escaped.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -180,33 +181,43 @@ ncolumns(const struct column *cols)
 	return n;
 }
 
+/* Cells are escaped text: widths count characters, not bytes. */
+static void
+pad(FILE *f, int n)
+{
+	while (n-- > 0)
+		fputc(' ', f);
+}
+
 static void
 print_row(FILE *f, const struct column *cols, int n, char cells[][CELL_MAX],
     const int *width)
 {
 	for (int c = 0; c < n; c++) {
-		int last = c == n - 1;
+		int last = c == n - 1, room = width[c] - (int)text_width(cells[c]);
 
 		if (cols[c].right)
-			fprintf(f, "%*s", width[c], cells[c]);
-		else
-			fprintf(f, "%-*s", last ? 0 : width[c], cells[c]);
+			pad(f, room);
+		fputs(cells[c], f);
+		if (!cols[c].right && !last)
+			pad(f, room);
 		fputs(last ? "\n" : "  ", f);
 	}
 }
 
-/* The cells of one row, formatted, and the widths they need. */
+/* The cells of one row, formatted and escaped, and the widths they need. */
 static void
 fill_row(const struct column *cols, int n, struct json_object *row,
     char cells[][CELL_MAX], int *width)
 {
+	char raw[CELL_MAX];
 	fmt_fn fmt;
 	int w;
 
 	for (int c = 0; c < n; c++) {
 		fmt = cols[c].fmt ? cols[c].fmt : fmt_plain;
-		fmt(json_path(row, cols[c].path), cells[c], CELL_MAX);
-		if ((w = (int)strlen(cells[c])) > width[c])
+		fmt(json_path(row, cols[c].path), raw, sizeof(raw));
+		if ((w = (int)text_escape(raw, cells[c], CELL_MAX)) > width[c])
 			width[c] = w;
 	}
 }
@@ -223,10 +234,8 @@ table_print(FILE *f, const struct column *cols, struct json_object *rows)
 		nrows = json_object_array_length(rows);
 	if ((cells = calloc(nrows + 1, sizeof(*cells))) == NULL)
 		return;
-	for (int c = 0; c < n; c++) {
-		snprintf(head[c], CELL_MAX, "%s", cols[c].header);
-		width[c] = (int)strlen(head[c]);
-	}
+	for (int c = 0; c < n; c++)
+		width[c] = (int)text_escape(cols[c].header, head[c], CELL_MAX);
 	for (size_t r = 0; r < nrows; r++)
 		fill_row(cols, n, json_object_array_get_idx(rows, r), cells[r], width);
 	print_row(f, cols, n, head, width);
@@ -290,17 +299,26 @@ auto_table(FILE *f, struct json_object *rows, int indent)
 	free(buf);
 }
 
+/* The key as shown: "size_bytes" as "size", escaped; its width. */
+static int
+shown_key(const char *key, char *buf, size_t len)
+{
+	char k[128];
+
+	display_key(key, k, sizeof(k), 0);
+	return (int)text_escape(k, buf, len);
+}
+
 static int
 key_width(struct json_object *o)
 {
-	char k[128];
-	int w = 0;
+	char k[TEXT_MAX];
+	int w = 0, n;
 
 	json_object_object_foreach(o, key, v) {
 		(void)v;
-		display_key(key, k, sizeof(k), 0);
-		if ((int)strlen(k) > w)
-			w = (int)strlen(k);
+		if ((n = shown_key(key, k, sizeof(k))) > w)
+			w = n;
 	}
 	return w;
 }
@@ -309,11 +327,11 @@ key_width(struct json_object *o)
 void
 object_print(FILE *f, struct json_object *o, int indent)
 {
-	char k[128], val[CELL_MAX];
-	int w = key_width(o) + 1;
+	char k[TEXT_MAX], raw[CELL_MAX], val[TEXT_MAX];
+	int w = key_width(o) + 1, kw;
 
 	json_object_object_foreach(o, key, v) {
-		display_key(key, k, sizeof(k) - 1, 0);
+		kw = shown_key(key, k, sizeof(k) - 1) + 1;
 		strcat(k, ":");
 		if (json_object_is_type(v, json_type_object)) {
 			fprintf(f, "%*s%s\n", indent, "", k);
@@ -325,15 +343,19 @@ object_print(FILE *f, struct json_object *o, int indent)
 			auto_table(f, v, indent + 2);
 			continue;
 		}
-		(is_bytes_key(key) ? fmt_size : fmt_plain)(v, val, sizeof(val));
-		fprintf(f, "%*s%-*s %s\n", indent, "", w, k, val);
+		(is_bytes_key(key) ? fmt_size : fmt_plain)(v, raw, sizeof(raw));
+		text_escape(raw, val, sizeof(val));
+		fprintf(f, "%*s%s", indent, "", k);
+		pad(f, w - kw);
+		fprintf(f, " %s\n", val);
 	}
 }
 
 void
 json_print(FILE *f, struct json_object *o)
 {
-	fprintf(f, "%s\n", json_object_to_json_string_ext(o,
+	json_safe_print(f, json_object_to_json_string_ext(o,
 	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 	    JSON_C_TO_STRING_NOSLASHESCAPE));
+	fputc('\n', f);
 }

@@ -26,6 +26,10 @@ FUZZ_CFLAGS := $(filter-out -O2 -D_FORTIFY_SOURCE=2 -fsanitize=%,$(CFLAGS_BASE))
 FUZZ_COMMON := tests/fuzz/fuzz-methods.c $(libnas_SRCS)
 fuzz-rpc_SRCS := tests/fuzz/fuzz-rpc.c $(FUZZ_COMMON)
 fuzz-framing_SRCS := tests/fuzz/fuzz-framing.c $(FUZZ_COMMON)
+# nasctl: escaping what daemons say, checking params text.
+FUZZERS += fuzz-nasctl
+fuzz-nasctl_SRCS := tests/fuzz/fuzz-nasctl.c nasctl/text.c nasctl/secret.c nasctl/args.c \
+	nasctl/table.c
 
 $(FUZZ_O)/obj/%.o: $(SRC)/%.c $(AUTOCONF)
 	@mkdir -p $(dir $@)

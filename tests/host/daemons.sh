@@ -166,6 +166,16 @@ for d in $daemons; do
 	status 1 "nasctl call $d with bad params exits 1" nasctl call "$d" job.status '{"id":"x"}'
 	status 2 "nasctl call $d with params that are not JSON exits 2" \
 		nasctl call "$d" job.list '{not json'
+	printf '{\n  "id": 12345\n}\n' > "$tmp/params.json"
+	status 1 "nasctl call $d --params-file reaches the method" \
+		nasctl call "$d" job.status --params-file "$tmp/params.json"
+	check "nasctl call $d --params-file: the daemon read the id" grep -q "12345" "$tmp/last"
+	status 0 "nasctl call $d --params-file - reads stdin" \
+		sh -c "echo '{}' | '$bin/nasctl' -S '$run' call '$d' job.list --params-file -"
+	status 2 "nasctl call $d --params-file with an array exits 2" \
+		sh -c "echo '[1]' | '$bin/nasctl' -S '$run' call '$d' job.list --params-file -"
+	check "nasctl call $d says where the params are wrong" grep -qx \
+		"nasctl: call: standard input: line 1, column 1: expected a JSON object" "$tmp/last"
 
 	# SIGHUP with a broken file: refused, the daemon serves on.
 	printf '[api]\nmax_clients = many\n' > "$tmp/$d.ini"
@@ -181,6 +191,74 @@ for d in $daemons; do
 done
 
 status 0 "nasctl version exits 0 with the daemons running" nasctl version
+
+# ---- nasctl against a daemon that lies: hostile strings, secrets ----
+# socat serves $fake/raidd.sock: each connection's first line is kept in
+# requests, the answer is the file answer (a result, then maybe an event),
+# or the file methods for system.methods.
+fake=$tmp/fake
+mkdir -p "$fake"
+cat > "$fake/serve.sh" <<'EOF'
+#!/bin/sh
+IFS= read -r line
+dir=$(dirname "$0")
+printf '%s\n' "$line" >> "$dir/requests"
+case $line in
+*'"method":"system.methods"'*) cat "$dir/methods" ;;
+*) cat "$dir/answer" ;;
+esac
+EOF
+chmod +x "$fake/serve.sh"
+socat UNIX-LISTEN:"$fake/raidd.sock",fork EXEC:"$fake/serve.sh" 2>/dev/null &
+pids="$pids $!"
+for _ in $(seq 100); do [ -S "$fake/raidd.sock" ] && break; sleep 0.1; done
+fakectl() {
+	LC_ALL=C "$bin/nasctl" -S "$fake" "$@"
+}
+# No C0 control but newline, no DEL, no byte from 0x80 up (LC_ALL=C).
+clean() {
+	! LC_ALL=C grep -q "$(printf '[\001-\011\013-\037\177-\377]')" "$1"
+}
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":[{"name":"bay1","device":"sda","size_bytes":1000,"model":"\u001b]0;owned\u0007\u001b[2JEVIL\u009b","serial":"S\u007f1","state":"free"}]}' > "$fake/answer"
+status 0 "nasctl disk list from a hostile daemon exits 0" fakectl disk list
+check "nasctl disk list escapes a hostile model" \
+	grep -qF '\x1b]0;owned\x07\x1b[2JEVIL\u009b' "$tmp/last"
+check "nasctl disk list prints no control byte" clean "$tmp/last"
+status 0 "nasctl --json disk list from a hostile daemon exits 0" fakectl --json disk list
+check "nasctl --json escapes DEL and C1 too" grep -qF '"S\u007f1"' "$tmp/last"
+check "nasctl --json prints no control byte" clean "$tmp/last"
+check "nasctl --json is still JSON" jq -e '.[0].model | startswith("\u001b]0;")' "$tmp/last"
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"disk \u001b[8mhidden\u001b[0m"}}' > "$fake/answer"
+status 1 "nasctl with a hostile error message exits 1" fakectl volume list
+check "nasctl escapes a hostile error message" \
+	grep -qF 'disk \x1b[8mhidden\x1b[0m (code -32000)' "$tmp/last"
+check "nasctl error prints no control byte" clean "$tmp/last"
+printf '%s\n%s\n' '{"jsonrpc":"2.0","id":1,"result":{"topics":["disk"]}}' \
+	'{"jsonrpc":"2.0","method":"disk.added","params":{"disk":"sdb\u001b[1;1H","model":"\u009b2J"}}' \
+	> "$fake/answer"
+status 3 "nasctl events from a hostile daemon ends with 3" fakectl events raidd
+check "nasctl events escapes a hostile event" \
+	grep -qF 'disk.added disk="sdb\u001b[1;1H" model="\u009b2J"' "$tmp/last"
+check "nasctl events prints no control byte" clean "$tmp/last"
+
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"ok":true}}' > "$fake/answer"
+: > "$fake/requests"
+printf 'pass phrase "7\n{"device": "/dev/md0"}\n' > "$tmp/stdin"
+status 0 "nasctl call --secret reads the secret from stdin" sh -c \
+	"LC_ALL=C '$bin/nasctl' -S '$fake' call raidd crypt.open --secret passphrase --params-file - < '$tmp/stdin'"
+check "nasctl call --secret sends it as a member, escaped" grep -qxF \
+	'{"jsonrpc":"2.0","method":"crypt.open","params":{"device":"/dev/md0","passphrase":"pass phrase \"7"},"id":1}' \
+	"$fake/requests"
+status 2 "nasctl call --secret with nothing on stdin exits 2" sh -c \
+	"'$bin/nasctl' -S '$fake' call raidd crypt.open --secret passphrase < /dev/null"
+check "nasctl call --secret does not look up system.methods" \
+	test "$(grep -c system.methods "$fake/requests")" = 0
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":[{"name":"crypt.open","params":[{"name":"device","type":"string","required":true},{"name":"passphrase","type":"string","required":true,"secret":true}]}]}' > "$fake/methods"
+status 0 "nasctl call with a secret on the command line still calls" \
+	fakectl call raidd crypt.open '{"device": "/dev/md0", "passphrase": "seen by ps"}'
+check "nasctl call warns when system.methods marks a param on argv secret" grep -qxF \
+	"nasctl: call: passphrase is a secret, and the command line is not: use --secret passphrase or --params-file" \
+	"$tmp/last"
 
 # ---- SIGTERM: a clean stop that removes the socket ----
 for d in $daemons; do
