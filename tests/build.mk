@@ -10,6 +10,8 @@ test-rpc-dispatch_SRCS := tests/unit/test-rpc-dispatch.c $(UNIT_UTIL)
 test-rpc-server_SRCS := tests/unit/test-rpc-server.c $(UNIT_UTIL)
 test-events-jobs_SRCS := tests/unit/test-events-jobs.c $(UNIT_UTIL)
 test-client_SRCS := tests/unit/test-client.c $(UNIT_UTIL)
+UNIT_TESTS += test-spawn
+test-spawn_SRCS := tests/unit/test-spawn.c $(UNIT_UTIL)
 $(foreach t,$(UNIT_TESTS),$(eval $(t)_LIBS += $$(CHECK_LIBS)))
 
 # ---- libFuzzer targets (clang), built apart from the gcc objects ----

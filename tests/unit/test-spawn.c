@@ -1,0 +1,318 @@
+/*
+ * Unit tests for lib/spawn.c with real children (/bin/sh -c ...): the
+ * callback does not wait for a pipe a grandchild holds, children start
+ * with default signal handling, a timeout or the daemon's shutdown
+ * kills the child's whole process group.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "unit-util.h"
+
+#define BOUND	20.	/* seconds only a broken implementation waits */
+
+static int called, status;
+static char output[8200];
+
+static void
+done_cb(int st, const char *out, void *arg)
+{
+	(void)arg;
+	called++;
+	status = st;
+	snprintf(output, sizeof(output), "%s", out);
+}
+
+static void
+bound_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	(void)l;
+	(void)revents;
+	*(int *)w->data = 1;
+}
+
+/* Runs the loop until *flag (or the bound); returns *flag. */
+static int
+wait_for(int *flag)
+{
+	ev_timer t;
+	int expired = 0;
+
+	ev_timer_init(&t, bound_cb, BOUND, 0.);
+	t.data = &expired;
+	ev_timer_start(EV_DEFAULT, &t);
+	while (!*flag && !expired)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	ev_timer_stop(EV_DEFAULT, &t);
+	return *flag;
+}
+
+/* Gone or a zombie: it runs no more. */
+static int
+dead(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	int z;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 1;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (p == NULL || (p = strrchr(buf, ')')) == NULL)
+		return 1;
+	z = p[1] == ' ' && p[2] == 'Z';
+	return z;
+}
+
+static int
+wait_dead(pid_t pid)
+{
+	int gone = dead(pid);
+	ev_timer t;
+	int expired = 0;
+
+	ev_timer_init(&t, bound_cb, BOUND, 0.);
+	t.data = &expired;
+	ev_timer_start(EV_DEFAULT, &t);
+	while (!gone && !expired) {
+		ev_run(EV_DEFAULT, EVRUN_NOWAIT);
+		usleep(10000);
+		gone = dead(pid);
+	}
+	ev_timer_stop(EV_DEFAULT, &t);
+	return gone;
+}
+
+static pid_t
+first_pid(const char *out)
+{
+	long pid = strtol(out, NULL, 10);
+
+	ck_assert_msg(pid > 1, "no pid in \"%s\"", out);
+	return (pid_t)pid;
+}
+
+static char *sh_argv[] = { "/bin/sh", "-c", NULL, NULL };
+
+static char **
+sh(const char *script)
+{
+	sh_argv[2] = (char *)script;
+	return sh_argv;
+}
+
+static void
+setup(void)
+{
+	called = status = 0;
+	output[0] = '\0';
+}
+
+static void
+teardown(void)
+{
+	nas_spawn_stop_all(1.);
+}
+
+START_TEST(output_and_status)
+{
+	ck_assert_int_eq(nas_spawn(sh("echo out; echo err >&2; exit 3"), done_cb, NULL), 0);
+	ck_assert(wait_for(&called));
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+	ck_assert_str_eq(output, "out\nerr\n");
+	ck_assert_int_eq(nas_child_count(), 0);
+}
+END_TEST
+
+/* A grandchild keeps stdout open for 60 s: the callback must not wait for it. */
+START_TEST(exit_without_eof)
+{
+	pid_t bg;
+
+	ck_assert_int_eq(nas_spawn(sh("sleep 60 & echo $!; echo done"), done_cb, NULL), 0);
+	ck_assert_msg(wait_for(&called), "callback waited for the grandchild's pipe");
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_ptr_nonnull(strstr(output, "\ndone\n"));
+	bg = first_pid(output);
+	ck_assert(!dead(bg));	/* it held the pipe all along */
+	kill(bg, SIGKILL);
+	ck_assert(wait_dead(bg));
+}
+END_TEST
+
+/* What libev and the daemon set up (ignored SIGPIPE, blocked signals) stays behind. */
+START_TEST(default_signals)
+{
+	unsigned long long blk = 1, ign = 1;
+	sigset_t set;
+	char *p;
+
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	ck_assert_int_eq(nas_spawn(sh("exec grep -E '^Sig(Blk|Ign)' /proc/self/status"),
+	    done_cb, NULL), 0);
+	ck_assert(wait_for(&called));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", output);
+	ck_assert_ptr_nonnull(p = strstr(output, "SigBlk:"));
+	blk = strtoull(p + 7, NULL, 16);
+	ck_assert_ptr_nonnull(p = strstr(output, "SigIgn:"));
+	ign = strtoull(p + 7, NULL, 16);
+	ck_assert_msg(blk == 0 && ign == 0, "child inherited: %s", output);
+}
+END_TEST
+
+START_TEST(timeout_kills_group)
+{
+	struct nas_child *ch;
+	pid_t bg;
+
+	ck_assert_ptr_nonnull(ch = nas_child_start(sh("sleep 60 & echo $!; wait"),
+	    done_cb, NULL));
+	nas_child_timeout(ch, 0.2, 10.);
+	ck_assert(wait_for(&called));
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %#x", status);
+	ck_assert_msg(strstr(output, "killed: timed out") != NULL, "%s", output);
+	bg = first_pid(output);
+	ck_assert_msg(wait_dead(bg), "grandchild %ld survived", (long)bg);
+}
+END_TEST
+
+/* SIGTERM ignored by the whole group: SIGKILL after the grace. */
+START_TEST(timeout_escalates)
+{
+	struct nas_child *ch;
+	pid_t bg;
+
+	ck_assert_ptr_nonnull(ch = nas_child_start(
+	    sh("trap '' TERM; sleep 60 & echo $!; wait; wait"), done_cb, NULL));
+	nas_child_timeout(ch, 0.2, 0.3);
+	ck_assert(wait_for(&called));
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %#x", status);
+	bg = first_pid(output);
+	ck_assert_msg(wait_dead(bg), "grandchild %ld survived", (long)bg);
+}
+END_TEST
+
+/* The file holds the grandchild's pid once the group is complete. */
+static pid_t
+started_group(const char *file)
+{
+	char buf[32] = "";
+	FILE *f;
+
+	for (int i = 0; i < 2000; i++) {
+		if ((f = fopen(file, "re")) != NULL) {
+			char *p = fgets(buf, sizeof(buf), f);
+
+			fclose(f);
+			if (p != NULL && strchr(buf, '\n') != NULL)
+				return first_pid(buf);
+		}
+		ev_run(EV_DEFAULT, EVRUN_NOWAIT);
+		usleep(10000);
+	}
+	ck_abort_msg("the child never started its grandchild");
+	return -1;
+}
+
+static void
+stop_all_case(const char *trap, double grace)
+{
+	char script[1200], *dir = unit_tmpdir(), file[300];
+	struct nas_child *ch;
+	pid_t pid, bg;
+
+	snprintf(file, sizeof(file), "%s/pid", dir);
+	snprintf(script, sizeof(script), "%s sleep 60 & echo $! > %s.tmp; mv %s.tmp %s; wait",
+	    trap, file, file, file);
+	ck_assert_ptr_nonnull(ch = nas_child_start(sh(script), done_cb, NULL));
+	pid = nas_child_pid(ch);
+	bg = started_group(file);
+	ck_assert_int_eq(nas_spawn_stop_all(grace), 0);
+	ck_assert_int_eq(called, 0);
+	ck_assert_int_eq(nas_child_count(), 0);
+	/* Every member of the group is gone and reaped, not merely signalled. */
+	ck_assert_int_eq(kill(-pid, 0), -1);
+	ck_assert_int_eq(errno, ESRCH);
+	ck_assert(dead(bg));
+	ck_assert_int_eq(kill(pid, 0), -1);
+	unit_rmtree(dir);
+	free(dir);
+}
+
+START_TEST(stop_all_terminates)
+{
+	stop_all_case("", 10.);
+}
+END_TEST
+
+START_TEST(stop_all_kills)
+{
+	stop_all_case("trap '' TERM;", 0.3);
+}
+END_TEST
+
+START_TEST(abandon_never_calls_back)
+{
+	struct nas_child *ch;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(ch = nas_child_start(sh("sleep 60"), done_cb, NULL));
+	pid = nas_child_pid(ch);
+	nas_child_abandon(ch, 10.);
+	ck_assert(wait_dead(pid));
+	/* Reaped by its watcher, which has nothing left to call. */
+	for (int i = 0; i < 2000 && nas_child_count() > 0; i++) {
+		ev_run(EV_DEFAULT, EVRUN_NOWAIT);
+		usleep(10000);
+	}
+	ck_assert_int_eq(nas_child_count(), 0);
+	ck_assert_int_eq(called, 0);
+}
+END_TEST
+
+START_TEST(exec_failure)
+{
+	char *argv[] = { "/nonexistent/prog", NULL };
+
+	ck_assert_int_eq(nas_spawn(argv, done_cb, NULL), 0);
+	ck_assert(wait_for(&called));
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 127);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("spawn");
+	TCase *tc = tcase_create("children");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, output_and_status);
+	tcase_add_test(tc, exit_without_eof);
+	tcase_add_test(tc, default_signals);
+	tcase_add_test(tc, timeout_kills_group);
+	tcase_add_test(tc, timeout_escalates);
+	tcase_add_test(tc, stop_all_terminates);
+	tcase_add_test(tc, stop_all_kills);
+	tcase_add_test(tc, abandon_never_calls_back);
+	tcase_add_test(tc, exec_failure);
+	suite_add_tcase(s, tc);
+	return unit_run(s);
+}
