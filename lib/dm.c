@@ -468,7 +468,8 @@ removal_cb(struct ev_loop *l, ev_timer *w, int revents)
 	}
 	if (err != 0 && err != ENXIO)
 		log_warnx("dm: remove %s: %s", rm->name, strerror(err));
-	rm->cb(err, rm->arg);
+	if (rm->cb != NULL)
+		rm->cb(err, rm->arg);
 	free(rm);
 }
 

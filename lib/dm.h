@@ -56,8 +56,8 @@ int	dm_remove(const char *name);
 /*
  * The same, retried on the event loop while the device is busy (10
  * tries, 100 ms apart).  cb gets 0, or the errno of the last try (EBUSY,
- * ENXIO ...), always from the loop, never from inside this call; -1 if
- * it could not start (a bad name: EINVAL).
+ * ENXIO ...), always from the loop, never from inside this call (cb
+ * may be NULL); -1 if it could not start (a bad name: EINVAL).
  */
 typedef void (*dm_remove_cb)(int err, void *arg);
 int	dm_remove_async(const char *name, dm_remove_cb, void *arg);

@@ -135,6 +135,7 @@ static void
 child_exit_cb(struct ev_loop *l, ev_child *w, int revents)
 {
 	struct nas_child *ch = w->data;
+	char note[80];
 	int n;
 
 	(void)l;
@@ -144,10 +145,10 @@ child_exit_cb(struct ev_loop *l, ev_child *w, int revents)
 	/* The rest of a group we were killing gets no further grace. */
 	if (ch->killing)
 		kill(-ch->pid, SIGKILL);
-	if (ch->why[0] != '\0' && ch->len < OUTPUT_KEPT) {
-		n = snprintf(ch->out + ch->len, OUTPUT_KEPT + 1 - ch->len, "%s%s",
+	if (ch->why[0] != '\0') {
+		n = snprintf(note, sizeof(note), "%s%s",
 		    ch->len && ch->out[ch->len - 1] != '\n' ? "\n" : "", ch->why);
-		ch->len += (size_t)n > OUTPUT_KEPT - ch->len ? OUTPUT_KEPT - ch->len : (size_t)n;
+		keep(ch, note, (size_t)n);
 	}
 	ch->out[ch->len] = '\0';
 	close_pipe(ch);
@@ -222,7 +223,7 @@ child_exec(char *const argv[], int out)
 
 	reset_signals();
 	setpgid(0, 0);
-	if ((null = open("/dev/null", O_RDONLY)) != -1)
+	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) != -1)
 		dup2(null, STDIN_FILENO);
 	dup2(out, STDOUT_FILENO);
 	dup2(out, STDERR_FILENO);
