@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "job.h"
 #include "unit-util.h"
 
 #define BOUND	20.	/* seconds only a broken implementation waits */
@@ -296,6 +297,96 @@ START_TEST(exec_failure)
 }
 END_TEST
 
+/*
+ * A whole daemon: its init starts a child whose group outlives a plain
+ * exit (sleep in the background, SIGTERM ignored) and a job owning it;
+ * SIGTERM stops the daemon.  By fini the group must be gone, and the
+ * job's state is released only after that.
+ */
+static char *d_dir, d_file[300];
+static pid_t d_pid, d_bg;
+static int d_group_gone_at_fini, d_group_gone_at_release, d_released;
+static ev_timer d_poll;
+
+static void
+d_release(void *arg)
+{
+	(void)arg;
+	d_released++;
+	d_group_gone_at_release = kill(-d_pid, 0) == -1 && errno == ESRCH;
+}
+
+static const struct job_ops d_ops = { NULL, d_release };
+
+static void
+d_poll_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	FILE *f;
+	char buf[32];
+
+	(void)revents;
+	if ((f = fopen(d_file, "re")) != NULL) {
+		if (fgets(buf, sizeof(buf), f) != NULL && strchr(buf, '\n') != NULL) {
+			d_bg = (pid_t)strtol(buf, NULL, 10);
+			ev_timer_stop(l, w);
+			raise(SIGTERM);
+		}
+		fclose(f);
+	}
+}
+
+static int
+d_init(const struct conf *c)
+{
+	char script[1200];
+	struct nas_child *ch;
+
+	(void)c;
+	snprintf(script, sizeof(script),
+	    "trap '' TERM; sleep 60 & echo $! > %s.tmp; mv %s.tmp %s; wait",
+	    d_file, d_file, d_file);
+	if ((ch = nas_child_start(sh(script), done_cb, NULL)) == NULL)
+		return -1;
+	d_pid = nas_child_pid(ch);
+	job_start("test", "child", &d_ops, NULL);
+	ev_timer_init(&d_poll, d_poll_cb, 0.01, 0.01);
+	ev_timer_start(nas_loop(), &d_poll);
+	return 0;
+}
+
+static void
+d_fini(void)
+{
+	d_group_gone_at_fini = kill(-d_pid, 0) == -1 && errno == ESRCH;
+}
+
+static const struct nas_daemon test_daemon = {
+	.name = "spawntestd", .init = d_init, .fini = d_fini,
+};
+
+START_TEST(daemon_stops_children_on_sigterm)
+{
+	char conf[400], *argv[] = { "spawntestd", "-f", "-S", NULL, "-c", conf, NULL };
+	char *path;
+
+	d_dir = unit_tmpdir();
+	snprintf(d_file, sizeof(d_file), "%s/pid", d_dir);
+	path = unit_write(d_dir, "spawntestd.ini", "[log]\nsyslog = no\n");
+	snprintf(conf, sizeof(conf), "%s", path);
+	free(path);
+	argv[3] = d_dir;
+	ck_assert_int_eq(nas_daemon_main(&test_daemon, 6, argv), 0);
+	ck_assert(d_bg > 1);
+	ck_assert_msg(d_group_gone_at_fini, "the child's group still ran at fini");
+	ck_assert_int_eq(d_released, 1);
+	ck_assert(d_group_gone_at_release);
+	ck_assert(dead(d_bg));
+	ck_assert_int_eq(called, 0);
+	unit_rmtree(d_dir);
+	free(d_dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -313,6 +404,7 @@ main(void)
 	tcase_add_test(tc, stop_all_kills);
 	tcase_add_test(tc, abandon_never_calls_back);
 	tcase_add_test(tc, exec_failure);
+	tcase_add_test(tc, daemon_stops_children_on_sigterm);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
