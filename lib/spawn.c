@@ -9,6 +9,7 @@
  * whole group with waitpid(-pgid).
  */
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -204,14 +205,17 @@ deadline_cb(struct ev_loop *l, ev_timer *w, int revents)
 static void
 reset_signals(void)
 {
-	struct sigaction sa;
+	/*
+	 * The kernel's struct sigaction, all zero, is SIG_DFL with no flags
+	 * on every architecture.  Through the system call, because glibc's
+	 * sigaction() refuses the two signals it keeps for itself (32, 33),
+	 * which an ignoring parent would otherwise pass on.
+	 */
+	unsigned long ksa[8] = { 0 };
 	sigset_t none;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &sa, NULL);	/* SIGKILL, SIGSTOP: EINVAL */
+	for (int sig = 1; sig < NSIG; sig++)	/* SIGKILL, SIGSTOP: EINVAL */
+		syscall(SYS_rt_sigaction, sig, ksa, NULL, (NSIG - 1) / 8);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }

@@ -5,6 +5,7 @@
  * kills the child's whole process group.
  */
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <check.h>
@@ -152,6 +153,16 @@ START_TEST(exit_without_eof)
 }
 END_TEST
 
+/* The kernel's struct sigaction for SIG_IGN (x86_64, arm64 layout). */
+static unsigned long *
+ign_sa(void)
+{
+	static unsigned long ksa[8];
+
+	ksa[0] = (unsigned long)SIG_IGN;
+	return ksa;
+}
+
 /* What libev and the daemon set up (ignored SIGPIPE, blocked signals) stays behind. */
 START_TEST(default_signals)
 {
@@ -161,6 +172,9 @@ START_TEST(default_signals)
 
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	/* glibc's own signals, which its sigaction() will not touch. */
+	syscall(SYS_rt_sigaction, 32, ign_sa(), NULL, (NSIG - 1) / 8);
+	syscall(SYS_rt_sigaction, 33, ign_sa(), NULL, (NSIG - 1) / 8);
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGTERM);
