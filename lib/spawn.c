@@ -34,6 +34,7 @@ struct nas_child {
 	void		*arg;
 	pid_t		 pid;		/* also its process group */
 	int		 killing;	/* 0, SIGTERM or SIGKILL sent */
+	int		 exited;	/* cb is running: nothing more to kill */
 	double		 grace;
 	char		 why[64];	/* appended to the output when killed */
 	char		 out[OUTPUT_KEPT + 1];
@@ -152,6 +153,7 @@ child_exit_cb(struct ev_loop *l, ev_child *w, int revents)
 		keep(ch, note, (size_t)n);
 	}
 	ch->out[ch->len] = '\0';
+	ch->exited = 1;
 	close_pipe(ch);
 	ev_timer_stop(nas_loop(), &ch->deadline);
 	ev_child_stop(nas_loop(), &ch->cw);
@@ -308,7 +310,7 @@ nas_child_count(void)
 void
 nas_child_timeout(struct nas_child *ch, double seconds, double grace)
 {
-	if (ch->killing)
+	if (ch->killing || ch->exited)
 		return;
 	ch->grace = grace;
 	arm(ch, seconds);
@@ -317,7 +319,7 @@ nas_child_timeout(struct nas_child *ch, double seconds, double grace)
 void
 nas_child_terminate(struct nas_child *ch, double grace)
 {
-	if (ch->killing)
+	if (ch->killing || ch->exited)
 		return;
 	snprintf(ch->why, sizeof(ch->why), "killed: terminated");
 	signal_group(ch, SIGTERM);

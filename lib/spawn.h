@@ -20,7 +20,11 @@ typedef void (*nas_child_cb)(int status, const char *output, void *arg);
 
 struct nas_child;
 
-/* Runs argv[0] (a full path); the handle is valid until cb has returned. */
+/*
+ * Runs argv[0] (a full path).  The handle is valid until cb has returned
+ * (and not at all after nas_child_abandon); from cb on, timeout and
+ * terminate do nothing.
+ */
 struct nas_child *nas_child_start(char *const argv[], nas_child_cb, void *arg);
 /* The same, for callers that never need the handle: 0 or -1. */
 int	nas_spawn(char *const argv[], nas_child_cb, void *arg);

@@ -301,6 +301,32 @@ START_TEST(abandon_never_calls_back)
 }
 END_TEST
 
+static struct nas_child *self;
+
+static void
+terminate_self_cb(int st, const char *out, void *arg)
+{
+	done_cb(st, out, arg);
+	/* Still valid here, and too late to kill: must do nothing. */
+	nas_child_terminate(self, 0.1);
+	nas_child_timeout(self, 0.1, 0.1);
+}
+
+START_TEST(terminate_in_callback)
+{
+	ck_assert_ptr_nonnull(self = nas_child_start(sh("exit 0"), terminate_self_cb, NULL));
+	ck_assert(wait_for(&called));
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(nas_child_count(), 0);
+	/* A timer armed on the freed handle would fire here. */
+	for (int i = 0; i < 30; i++) {
+		ev_run(EV_DEFAULT, EVRUN_NOWAIT);
+		usleep(10000);
+	}
+	ck_assert_int_eq(called, 1);
+}
+END_TEST
+
 START_TEST(exec_failure)
 {
 	char *argv[] = { "/nonexistent/prog", NULL };
@@ -418,6 +444,7 @@ main(void)
 	tcase_add_test(tc, stop_all_kills);
 	tcase_add_test(tc, abandon_never_calls_back);
 	tcase_add_test(tc, exec_failure);
+	tcase_add_test(tc, terminate_in_callback);
 	tcase_add_test(tc, daemon_stops_children_on_sigterm);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
