@@ -21,9 +21,9 @@
 #include "system-linux.h"
 
 #define UEVENT_GROUP	1	/* the kernel's; udev rebroadcasts on 2 */
+#define UEVENT_BUF	8192
 /* Lazy init makes mkfs quick at any size: an hour means it hangs. */
 #define MKFS_TIMEOUT	3600.
-#define UEVENT_BUF	8192
 
 /* Full paths: busybox applets of similar names come first in PATH. */
 static const char *
