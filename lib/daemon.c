@@ -308,6 +308,8 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 	}
 	watch_signals();
 	ev_run(EV_DEFAULT, 0);
+	/* A child left running would hold devices a restarted daemon needs. */
+	nas_spawn_stop_all(NAS_CHILD_GRACE);
 	if (d->fini)
 		d->fini();
 	job_reset();

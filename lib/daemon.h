@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "rpc.h"
+#include "spawn.h"
 
 #define NAS_STR_(x)	#x
 #define NAS_STR(x)	NAS_STR_(x)
@@ -33,9 +34,5 @@ struct rpc_server *nas_daemon_server(void);
 struct ev_loop *nas_loop(void);
 /* The config keys common to all daemons ([api], [log]). */
 extern const struct conf_key nas_common_conf[];
-
-/* Runs argv as a child; cb gets its exit status (as waitpid) and output. */
-typedef void (*nas_child_cb)(int status, const char *output, void *arg);
-int	nas_spawn(char *const argv[], nas_child_cb, void *arg);
 
 #endif

@@ -4,6 +4,7 @@
  * progress as job.progress events. Finished jobs are kept for a while
  * so a client that reconnects can still ask how it ended.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,11 +169,20 @@ job_state(const struct job *j)
 	return j->state;
 }
 
+/*
+ * A percentage outside 0-100 is clamped; NaN or an infinity is refused
+ * and changes nothing: it would reach every client as invalid JSON.
+ */
 void
 job_progress(struct job *j, double percent, const char *step)
 {
 	if (j->state != JOB_RUNNING)
 		return;
+	if (!isfinite(percent)) {
+		log_warnx("job %u (%s %s): progress %f refused", j->id, j->kind,
+		    j->target, percent);
+		return;
+	}
 	j->percent = percent < 0 ? 0 : percent > 100 ? 100 : percent;
 	if (step)
 		snprintf(j->step, sizeof(j->step), "%s", step);

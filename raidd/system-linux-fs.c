@@ -22,6 +22,8 @@
 
 #define UEVENT_GROUP	1	/* the kernel's; udev rebroadcasts on 2 */
 #define UEVENT_BUF	8192
+/* Lazy init makes mkfs quick at any size: an hour means it hangs. */
+#define MKFS_TIMEOUT	3600.
 
 /* Full paths: busybox applets of similar names come first in PATH. */
 static const char *
@@ -43,6 +45,7 @@ lnx_mkfs(const char *fs, const char *dev, const char *label, sys_done_cb cb,
     void *arg)
 {
 	char node[PATH_MAX], lbl[256];
+	struct nas_child *ch;
 	const char *prog;
 	char *argv[12];
 	int n = 0;
@@ -74,10 +77,11 @@ lnx_mkfs(const char *fs, const char *dev, const char *label, sys_done_cb cb,
 	}
 	argv[n++] = node;
 	argv[n] = NULL;
-	if (nas_spawn(argv, cb, arg) == -1) {
+	if ((ch = nas_child_start(argv, cb, arg)) == NULL) {
 		log_warn("mkfs %s on %s", fs, dev);
 		return -1;
 	}
+	nas_child_timeout(ch, MKFS_TIMEOUT, NAS_CHILD_GRACE);
 	return 0;
 }
 

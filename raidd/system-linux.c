@@ -236,7 +236,15 @@ join_create(const char *name, const char *uuid, const struct sys_seg *seg,
 	return dm_create(name, uuid, t, n, 0);
 }
 
-/* Idempotent: a device already gone is fine (crash recovery). */
+/*
+ * Idempotent: a device already gone is fine (crash recovery).  One try,
+ * never a sleep in the loop: a busy map (a share still holds it, a tool
+ * on the console) is EBUSY and the caller's stop changes nothing, so the
+ * user can try again.  Not DM_DEFERRED_REMOVE: the map would then vanish
+ * later, whenever the holder closes it, under a volume raidd has just
+ * reported as still running (delete puts it back), and md cannot stop
+ * its arrays while the map exists anyway.
+ */
 static int
 join_remove(const char *name)
 {

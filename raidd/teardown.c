@@ -23,7 +23,11 @@ volume_stop(struct volume *v, char *err, size_t errlen)
 		return -1;
 	volume_dm_name(v->name, name, sizeof(name));
 	if (sys->dm_exists(name) && sys->dm_remove(name) == -1) {
-		snprintf(err, errlen, "removing %s: %s", name, strerror(errno));
+		if (errno == EBUSY)
+			snprintf(err, errlen, "%s is in use (open by another program): "
+			    "close it and try again", name);
+		else
+			snprintf(err, errlen, "removing %s: %s", name, strerror(errno));
 		return -1;
 	}
 	for (int t = 0; t < v->label.ntiers; t++) {

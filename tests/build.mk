@@ -11,6 +11,10 @@ test-rpc-server_SRCS := tests/unit/test-rpc-server.c $(UNIT_UTIL)
 test-events-jobs_SRCS := tests/unit/test-events-jobs.c $(UNIT_UTIL)
 test-client_SRCS := tests/unit/test-client.c $(UNIT_UTIL)
 test-secret_SRCS := tests/unit/test-secret.c $(UNIT_UTIL)
+UNIT_TESTS += test-spawn
+test-spawn_SRCS := tests/unit/test-spawn.c $(UNIT_UTIL)
+UNIT_TESTS += test-dm
+test-dm_SRCS := tests/unit/test-dm.c $(UNIT_UTIL)
 $(foreach t,$(UNIT_TESTS),$(eval $(t)_LIBS += $$(CHECK_LIBS)))
 
 # ---- libFuzzer targets (clang), built apart from the gcc objects ----

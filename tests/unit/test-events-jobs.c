@@ -4,6 +4,7 @@
  * subscribers whose topics match.
  */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,26 @@ START_TEST(lifecycle_done)
 	ck_assert_int_eq(released, 1);
 	job_reset();
 	ck_assert_int_eq(released, 1);
+}
+END_TEST
+
+/* NaN would be sent as the bare word NaN: no JSON parser takes it. */
+START_TEST(progress_refuses_nan_and_infinity)
+{
+	struct job *j = job_start("scrub", "vol1", &plain_ops, NULL);
+	const double bad[] = { NAN, INFINITY, -INFINITY };
+	struct json_object *d, *back;
+
+	job_progress(j, 40, "reading");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		job_progress(j, bad[i], "bad");
+		d = job_describe(j);
+		ck_assert_double_eq(member_num(d, "percent"), 40);
+		ck_assert_str_eq(member_str(d, "step"), "reading");
+		back = unit_json(json_object_to_json_string(d));
+		json_object_put(back);
+		json_object_put(d);
+	}
 }
 END_TEST
 
@@ -633,6 +654,7 @@ events_jobs_suite(void)
 	tcase_add_checked_fixture(tj, setup, teardown);
 	tcase_add_test(tj, lifecycle_done);
 	tcase_add_test(tj, lifecycle_fail);
+	tcase_add_test(tj, progress_refuses_nan_and_infinity);
 	tcase_add_test(tj, reset_releases_running);
 	tcase_add_test(tj, methods_list_and_status);
 	tcase_add_test(tj, method_cancel);

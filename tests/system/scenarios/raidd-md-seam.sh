@@ -3,8 +3,9 @@
 # driven op by op through raidd-sysdrv and cross-checked with stock tools:
 # disk scan (bays, serials, busy), a RAID 1 from raidd-built superblocks and
 # bitmaps (mdadm --detail and --examine), dm-linear over it (dmsetup table),
-# ext4 through it, stop (refused while dm holds it), re-assemble with the
-# data intact, degraded assembly, stop, and a hot-pulled disk seen.
+# ext4 through it, a busy map and bad names refused, nodes not a map's kept,
+# stop (refused while dm holds it), re-assemble with the data intact,
+# degraded assembly, stop, and a hot-pulled disk seen.
 # Needs raidd-sysdrv in the image (tests/host/sys-linux-drv.c).
 # run-scenario: --disk-size 512M
 # shellcheck source=/dev/null # tests/system/guest/lib.sh
@@ -71,7 +72,19 @@ check "mkfs ext4 through dm" $D mkfs ext4 $DM seam
 check "mount" $D mount $DM $MNT ext4
 dd if=/dev/urandom of=$MNT/data bs=1M count=4 2>/dev/null
 sum=$(md5sum $MNT/data | cut -d' ' -f1)
+check "dm-remove refused while mounted (busy)" sh -c "! $D dm-remove $DM 2>/dev/null"
+same "still mapped after the busy refusal" "$($D dm-exists $DM)" 1
 check "umount" $D umount $MNT
+# Names that leave /dev/mapper, and nodes that are not a map's, are never unlinked.
+mknod /dev/nas-bait b 7 0
+mknod /dev/mapper/nas-foreign b 7 0
+check "dm-remove ../nas-bait refused" sh -c "! $D dm-remove ../nas-bait 2>/dev/null"
+check "/dev/nas-bait kept" test -b /dev/nas-bait
+$D dm-remove nas-foreign
+check "foreign node in /dev/mapper kept" test -b /dev/mapper/nas-foreign
+check "dm-remove control refused" sh -c "! $D dm-remove control 2>/dev/null"
+check "/dev/mapper/control kept" test -c /dev/mapper/control
+rm -f /dev/nas-bait /dev/mapper/nas-foreign
 check "md-stop refused while dm holds it" sh -c "! $D md-stop $MD 2>/dev/null"
 check "dm-remove" $D dm-remove $DM
 same "dm_exists after remove" "$($D dm-exists $DM)" 0
