@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,7 +467,8 @@ rpc_server_listen(struct rpc_server *s, const char *path, gid_t gid)
 		return -1;
 	}
 	umask(old);
-	if ((gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) == -1) ||
+	if ((gid != (gid_t)-1 &&
+	    fchownat(AT_FDCWD, path, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) == -1) ||
 	    listen(fd, 128) == -1) {
 		close(fd);
 		unlink(path);

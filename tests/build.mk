@@ -2,7 +2,7 @@
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 UNIT_TESTS += test-config test-rpc-policy test-rpc-dispatch test-rpc-server \
-	test-events-jobs test-client
+	test-events-jobs test-client test-rpc-socket
 UNIT_UTIL := tests/unit/unit-util.c
 test-config_SRCS := tests/unit/test-config.c $(UNIT_UTIL)
 test-rpc-policy_SRCS := tests/unit/test-rpc-policy.c $(UNIT_UTIL)
@@ -10,6 +10,7 @@ test-rpc-dispatch_SRCS := tests/unit/test-rpc-dispatch.c $(UNIT_UTIL)
 test-rpc-server_SRCS := tests/unit/test-rpc-server.c $(UNIT_UTIL)
 test-events-jobs_SRCS := tests/unit/test-events-jobs.c $(UNIT_UTIL)
 test-client_SRCS := tests/unit/test-client.c $(UNIT_UTIL)
+test-rpc-socket_SRCS := tests/unit/test-rpc-socket.c $(UNIT_UTIL)
 $(foreach t,$(UNIT_TESTS),$(eval $(t)_LIBS += $$(CHECK_LIBS)))
 
 # ---- libFuzzer targets (clang), built apart from the gcc objects ----
@@ -53,6 +54,7 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	@rc=0; \
 	sh $(SRC)/tests/host/daemons.sh $(O)/bin $(SRC) || rc=1; \
 	sh $(SRC)/tests/host/man-lint.sh || rc=1; \
+	sh $(SRC)/tests/host/sockets.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/mdsb-examine.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/raidd-sys-loop.sh $(O)/bin || rc=1; \
 	exit $$rc
