@@ -108,7 +108,7 @@ peer_in_group(const struct rpc_peer *p, gid_t g)
 	if (p->gid == g)
 		return 1;
 	for (int i = 0; i < p->ngroups; i++)
-		if (p->groups[i] == g)
+		if ((p->more ? p->more : p->groups)[i] == g)
 			return 1;
 	return 0;
 }

@@ -56,6 +56,7 @@ rpc_conn_free(struct rpc_conn *c)
 	json_tokener_free(c->tok);
 	json_object_put(c->topics);
 	free(c->out);
+	free(c->peer.more);
 	free(c);
 }
 
@@ -377,8 +378,19 @@ read_peer(int fd, struct rpc_peer *p)
 		p->gid = cr.gid;
 	}
 	len = sizeof(p->groups);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, p->groups, &len) == 0)
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, p->groups, &len) == 0) {
 		p->ngroups = (int)(len / sizeof(gid_t));
+		return;
+	}
+	/* More groups than fit: ERANGE, and len says how many bytes they need. */
+	if (errno != ERANGE || len <= sizeof(p->groups) || (p->more = malloc(len)) == NULL)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, p->more, &len) == 0) {
+		p->ngroups = (int)(len / sizeof(gid_t));
+		return;
+	}
+	free(p->more);
+	p->more = NULL;
 }
 
 static void

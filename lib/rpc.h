@@ -70,6 +70,7 @@ struct rpc_peer {
 	gid_t	gid;
 	int	ngroups;
 	gid_t	groups[64];
+	gid_t	*more;		/* more than 64: all ngroups, on the heap */
 };
 
 struct rpc_conn;

@@ -6,13 +6,19 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include <check.h>
+#include <ev.h>
+#include <grp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "client.h"
+#include "rpc.h"
 #include "rpc-socket.h"
 #include "unit-util.h"
 
@@ -243,6 +249,79 @@ START_TEST(socket_fd_is_not_the_file)
 }
 END_TEST
 
+/* ---- the caller's groups, as SO_PEERGROUPS gives them ---- */
+
+#define MANY_GROUPS	100
+#define FIRST_GID	50000
+#define CLIENT_UID	47013
+
+static void
+thing_get(struct rpc_call *c, struct json_object *params)
+{
+	(void)params;
+	rpc_result(c, json_object_new_string("got"));
+}
+
+static const struct rpc_method read_methods[] = {
+	{ "thing.get", thing_get, NULL, 0, "read-only" },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+
+/* The child: a plain user in MANY_GROUPS groups calls; exit 0 when allowed. */
+static void
+call_with_many_groups(void)
+{
+	struct rpc_client_error e = { 0 };
+	struct json_object *r;
+	struct rpc_client *c;
+	gid_t groups[MANY_GROUPS];
+
+	for (int i = 0; i < MANY_GROUPS; i++)
+		groups[i] = FIRST_GID + i;
+	if (setgroups(MANY_GROUPS, groups) == -1 || setgid(CLIENT_UID) == -1 ||
+	    setuid(CLIENT_UID) == -1)
+		_exit(3);
+	if ((c = rpc_client_open_path(path, &e)) == NULL)
+		_exit(4);
+	_exit(rpc_client_call(c, "thing.get", NULL, &r, &e) == 0 ? 0 :
+	    e.code == NAS_ERR_DENIED ? 2 : 5);
+}
+
+/*
+ * With more than 64 groups SO_PEERGROUPS answered ERANGE into a 64-slot
+ * buffer and the caller was taken to be in no group at all: the web UI's
+ * user, in the read group as its 100th, was refused.
+ */
+START_TEST(more_than_64_groups)
+{
+	struct rpc_server *srv = rpc_server_new("testd", "1");
+	struct rpc_auth auth = { .admin_gid = (gid_t)-1,
+	    .read_gid = FIRST_GID + MANY_GROUPS - 1 };
+	struct rpc_limits lim = { .max_request = 65536, .max_clients = 8,
+	    .client_timeout_ms = 10000, .output_limit = 1 << 20 };
+	int status;
+	pid_t pid;
+
+	rpc_server_add_methods(srv, read_methods);
+	rpc_server_set_auth(srv, &auth);
+	rpc_server_set_limits(srv, &lim);
+	ck_assert_int_eq(rpc_server_listen(srv, path, (gid_t)-1), 0);
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	ck_assert_int_ne(pid = fork(), -1);
+	if (pid == 0)
+		call_with_many_groups();
+	/* Serve until the caller is done; a hung server hits Check's timeout. */
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		unit_pump();
+		poll(NULL, 0, 1);
+	}
+	rpc_server_free(srv);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 static Suite *
 socket_suite(void)
 {
@@ -259,6 +338,7 @@ socket_suite(void)
 	tcase_add_test(tc, open_refuses_symlink_and_file);
 	tcase_add_test(tc, swapped_path_left_alone);
 	tcase_add_test(tc, socket_fd_is_not_the_file);
+	tcase_add_test(tc, more_than_64_groups);
 	suite_add_tcase(s, tc);
 	return s;
 }
