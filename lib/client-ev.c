@@ -289,6 +289,8 @@ rpc_client_open_ev(struct ev_loop *loop, const char *path,
 void
 rpc_client_on_event(struct rpc_client *c, rpc_client_event_cb cb, void *arg)
 {
+	if (c->ev == NULL)
+		return;		/* a blocking client queues its events */
 	c->ev->event_cb = cb;
 	c->ev->event_arg = arg;
 }

@@ -793,12 +793,20 @@ END_TEST
 /* The blocking calls would read the loop's socket under it: refused. */
 START_TEST(ev_blocking_calls_refused)
 {
+	struct rpc_client *b;
 	struct json_object *r, *p;
 	char *method;
 
 	ck_assert_int_eq(rpc_client_call(ec, "a.b", json_object_new_object(), &r, &err), -1);
 	ck_assert_int_eq(err.code, RPC_CLIENT_IO);
 	ck_assert_int_eq(rpc_client_next_event(ec, 0, &method, &p), -1);
+	/* ...and the other way round: a blocking client has no loop to call on. */
+	ck_assert_ptr_nonnull(b = rpc_client_open_path(ppath, &err));
+	rpc_client_on_event(b, event_cb, NULL);
+	errno = 0;
+	ck_assert_int_eq(rpc_client_call_ev(b, "a.b", NULL, 10, answer_cb, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	rpc_client_close(b);
 }
 END_TEST
 
