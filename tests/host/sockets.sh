@@ -30,12 +30,19 @@ check() {
 	fi
 }
 
-[ "$(id -u)" = 0 ] || { echo "sockets.sh: must run as root"; echo "0 passed, 1 failed"; exit 1; }
-[ -x "$bin/$d" ] || { echo "sockets.sh: no $bin/$d"; echo "0 passed, 1 failed"; exit 1; }
+# give_up WHY: the script cannot run here; that counts as one failure.
+give_up() {
+	echo "sockets.sh: $1"
+	echo "sockets: 0 passed, 1 failed"
+	[ -n "${NAS_SUMMARY:-}" ] && echo "0 1 host-sockets" >> "$NAS_SUMMARY"
+	exit 1
+}
+[ "$(id -u)" = 0 ] || give_up "must run as root"
+[ -x "$bin/$d" ] || give_up "no $bin/$d"
 g1=daemon g2=bin
 gid1=$(getent group $g1 | cut -d: -f3)
 gid2=$(getent group $g2 | cut -d: -f3)
-[ -n "$gid1" ] && [ -n "$gid2" ] || { echo "sockets.sh: groups $g1/$g2 missing"; exit 1; }
+if [ -z "$gid1" ] || [ -z "$gid2" ]; then give_up "groups $g1/$g2 missing"; fi
 
 conf() {
 	printf '[api]\nread_group = %s\nadmin_group =\n[log]\nsyslog = no\n' "$1" > "$tmp/$d.ini"
@@ -129,5 +136,5 @@ check "a sticky world-writable socket dir is accepted" until_true test -S "$bad/
 stop
 
 echo "sockets: $pass passed, $fail failed"
-[ -n "${NAS_SUMMARY:-}" ] && echo "$pass $fail sockets" >> "$NAS_SUMMARY"
+[ -n "${NAS_SUMMARY:-}" ] && echo "$pass $fail host-sockets" >> "$NAS_SUMMARY"
 [ "$fail" -eq 0 ]
