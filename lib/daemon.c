@@ -193,19 +193,15 @@ daemonize(void)
 }
 
 /*
- * The directory is checked before anything is bound in it, the file is
- * bound root's (the umask makes it 0660), then held and given to the
- * group by descriptor: no path lookup that a symlink could redirect.
+ * The directory was checked at start, the file is bound root's (the
+ * umask makes it 0660), then held and given to the group by
+ * descriptor: no path lookup that a symlink could redirect.
  */
 static int
 open_socket(const char *dir, gid_t gid)
 {
 	char path[512], err[512];
 
-	if (nas_sockdir_check(dir, err, sizeof(err)) == -1) {
-		log_warnx("%s", err);
-		return -1;
-	}
 	snprintf(path, sizeof(path), "%s/%s.sock", dir, D.d->name);
 	if (rpc_server_listen(D.srv, path, (gid_t)-1) == -1) {
 		log_warn("cannot listen on %s", path);
@@ -276,6 +272,11 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 		rpc_server_add_methods(D.srv, d->methods[i]);
 	rpc_server_set_info(D.srv, info_cb, NULL);
 	rpc_events_init(D.srv);
+	/* Before init: a daemon that will not start touches no disk. */
+	if (nas_sockdir_check(sockdir, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return 1;
+	}
 	if (d->init && d->init(D.conf) == -1)
 		fatalx("%s: initialisation failed", d->name);
 	/* The socket first: whoever starts us learns of a failure to listen. */
