@@ -1,7 +1,8 @@
 /*
  * A small blocking JSON-RPC client: one connection, one call at a
  * time, with a timeout. Notifications that arrive while a call waits
- * are kept for rpc_client_next_event().
+ * are kept (bounded, job.finished first) for rpc_client_next_event().
+ * The non-blocking mode is in client-ev.c.
  */
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -14,23 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "client-private.h"
 #include "rpc.h"
 
-#define CLIENT_MAX_LINE	(64u << 20)
-#define EVENTS_KEPT	1024
-
-struct rpc_client {
-	int			 fd;
-	int			 timeout_ms;
-	long long		 next_id;
-	char			*buf;
-	size_t			 len, cap;
-	struct json_object	*events;	/* queued notifications */
-};
-
-static void
-set_err(struct rpc_client_error *e, int code, const char *fmt, const char *arg)
+void
+client_set_err(struct rpc_client_error *e, int code, const char *fmt, const char *arg)
 {
 	if (e == NULL)
 		return;
@@ -47,34 +36,57 @@ rpc_client_error_clear(struct rpc_client_error *e)
 }
 
 struct rpc_client *
-rpc_client_open_path(const char *path, struct rpc_client_error *err)
+client_new(int fd)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct rpc_client *c;
-	int fd;
 
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		errno = ENAMETOOLONG;
-		set_err(err, RPC_CLIENT_UNREACHABLE, "%s: %s", path);
+	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
-	}
-	strcpy(sun.sun_path, path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
-	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
-		set_err(err, RPC_CLIENT_UNREACHABLE, "%s: %s", path);
-		if (fd != -1)
-			close(fd);
-		return NULL;
-	}
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		close(fd);
-		set_err(err, RPC_CLIENT_IO, "%s: %s", path);
+	if ((c->events = json_object_new_array()) == NULL) {
+		free(c);
 		return NULL;
 	}
 	c->fd = fd;
 	c->timeout_ms = 30000;
 	c->next_id = 1;
-	c->events = json_object_new_array();
+	return c;
+}
+
+int
+client_connect(const char *path, int flags, struct rpc_client_error *err)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		client_set_err(err, RPC_CLIENT_UNREACHABLE, "%s: %s", path);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | flags, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		client_set_err(err, RPC_CLIENT_UNREACHABLE, "%s: %s", path);
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct rpc_client *
+rpc_client_open_path(const char *path, struct rpc_client_error *err)
+{
+	struct rpc_client *c;
+	int fd;
+
+	if ((fd = client_connect(path, 0, err)) == -1)
+		return NULL;
+	if ((c = client_new(fd)) == NULL) {
+		close(fd);
+		client_set_err(err, RPC_CLIENT_IO, "%s: %s", path);
+		return NULL;
+	}
 	return c;
 }
 
@@ -92,6 +104,11 @@ rpc_client_close(struct rpc_client *c)
 {
 	if (c == NULL)
 		return;
+	if (c->ev) {
+		/* Inside one of its callbacks the free waits for the callback. */
+		client_ev_free(c);
+		return;
+	}
 	close(c->fd);
 	free(c->buf);
 	json_object_put(c->events);
@@ -136,35 +153,50 @@ send_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+int
+client_buf_room(struct rpc_client *c)
+{
+	char *p;
+
+	if (c->len + 4096 <= c->cap)
+		return 0;
+	if (c->cap >= CLIENT_MAX_LINE)
+		return errno = EMSGSIZE, -1;
+	if ((p = realloc(c->buf, c->cap ? c->cap * 2 : 65536)) == NULL)
+		return -1;
+	c->buf = p;
+	c->cap = c->cap ? c->cap * 2 : 65536;
+	return 0;
+}
+
+int
+client_take_line(struct rpc_client *c, struct json_object **out)
+{
+	char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+
+	if (nl == NULL)
+		return 0;
+	*nl = '\0';
+	*out = json_tokener_parse(c->buf);
+	c->len -= (size_t)(nl + 1 - c->buf);
+	memmove(c->buf, nl + 1, c->len);
+	if (*out == NULL)
+		return errno = EPROTO, -1;
+	return 1;
+}
+
 /* Reads one line into a new json object; 0 timeout, -1 error or EOF. */
 static int
 read_message(struct rpc_client *c, long long deadline, struct json_object **out)
 {
-	char *nl;
 	ssize_t n;
-	int wait;
+	int rc, wait;
 
 	for (;;) {
-		nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
-		if (nl) {
-			*nl = '\0';
-			*out = json_tokener_parse(c->buf);
-			c->len -= (size_t)(nl + 1 - c->buf);
-			memmove(c->buf, nl + 1, c->len);
-			if (*out == NULL)
-				return errno = EPROTO, -1;
-			return 1;
-		}
-		if (c->len + 4096 > c->cap) {
-			char *p;
-
-			if (c->cap >= CLIENT_MAX_LINE)
-				return errno = EMSGSIZE, -1;
-			if ((p = realloc(c->buf, c->cap ? c->cap * 2 : 65536)) == NULL)
-				return -1;
-			c->buf = p;
-			c->cap = c->cap ? c->cap * 2 : 65536;
-		}
+		if ((rc = client_take_line(c, out)) != 0)
+			return rc;
+		if (client_buf_room(c) == -1)
+			return -1;
 		/* A deadline reached still takes what is already readable, so a
 		   zero timeout polls without blocking. */
 		wait = deadline < 0 ? -1 : (int)(deadline - now_ms());
@@ -191,18 +223,60 @@ read_message(struct rpc_client *c, long long deadline, struct json_object **out)
 	}
 }
 
-static int
-is_notification(struct json_object *m)
+/*
+ * A method that is not a string (null, a number) is no notification: it
+ * was dereferenced as one, and a number read as its text.
+ */
+int
+client_is_notification(struct json_object *m)
 {
-	struct json_object *id;
+	struct json_object *v;
 
 	return json_object_is_type(m, json_type_object) &&
-	    !json_object_object_get_ex(m, "id", &id) &&
-	    json_object_object_get_ex(m, "method", NULL);
+	    !json_object_object_get_ex(m, "id", NULL) &&
+	    json_object_object_get_ex(m, "method", &v) &&
+	    json_object_is_type(v, json_type_string);
 }
 
 static int
-take_answer(struct json_object *m, struct json_object **result,
+is_finished(struct json_object *m)
+{
+	struct json_object *v;
+
+	json_object_object_get_ex(m, "method", &v);
+	return strcmp(json_object_get_string(v), "job.finished") == 0;
+}
+
+/*
+ * Keeps a notification that came while a call waited. The queue is
+ * bounded; when it is full the oldest event that is not job.finished
+ * makes room: progress is superseded by the next one, but a lost
+ * job.finished leaves whoever waits for it (nasctl's job waiting)
+ * waiting for ever. Only when every queued event is a job.finished is
+ * one lost, and then the stream says so (rpc_client_next_event fails
+ * with ENOBUFS) instead of staying silent.
+ */
+static void
+queue_event(struct rpc_client *c, struct json_object *m)
+{
+	size_t n = json_object_array_length(c->events), i;
+
+	if (n >= CLIENT_EVENTS_KEPT) {
+		for (i = 0; i < n; i++)
+			if (!is_finished(json_object_array_get_idx(c->events, i)))
+				break;
+		if (i == n) {
+			c->events_lost = 1;
+			json_object_put(m);
+			return;
+		}
+		json_object_array_del_idx(c->events, i, 1);
+	}
+	json_object_array_add(c->events, m);
+}
+
+int
+client_take_answer(struct json_object *m, struct json_object **result,
     struct rpc_client_error *err)
 {
 	struct json_object *e, *v;
@@ -227,15 +301,43 @@ take_answer(struct json_object *m, struct json_object **result,
 	return -1;
 }
 
-static int
-answer_for(struct json_object *m, long long id)
+int
+client_answer_id(struct json_object *m, long long *id)
 {
 	struct json_object *v;
 
-	/* An error with id null (limit, parse) answers whatever was asked. */
-	if (!json_object_object_get_ex(m, "id", &v))
+	if (!json_object_is_type(m, json_type_object) ||
+	    !json_object_object_get_ex(m, "id", &v))
 		return 0;
-	return v == NULL || json_object_get_int64(v) == id;
+	if (v == NULL)
+		return 2;
+	/* Our ids are integers: a string "1" is no answer to call 1. */
+	if (!json_object_is_type(v, json_type_int))
+		return 0;
+	*id = json_object_get_int64(v);
+	return 1;
+}
+
+char *
+client_request(const char *method, struct json_object *params, long long id,
+    size_t *len)
+{
+	struct json_object *req = json_object_new_object();
+	const char *text;
+	char *line;
+
+	json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(req, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(req, "params", params);
+	json_object_object_add(req, "id", json_object_new_int64(id));
+	text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, len);
+	if ((line = malloc(*len + 1)) != NULL) {
+		memcpy(line, text, *len);
+		line[(*len)++] = '\n';
+	}
+	json_object_put(req);
+	return line;
 }
 
 int
@@ -296,12 +398,18 @@ rpc_client_call_text(struct rpc_client *c, const char *method, const char *param
     size_t plen, struct json_object **result, struct rpc_client_error *err)
 {
 	struct json_object *m;
-	long long id = c->next_id++, deadline;
+	long long id = c->next_id++, deadline, got;
 	int rc;
 
 	*result = NULL;
+	if (c->ev) {
+		errno = EINVAL;
+		client_set_err(err, RPC_CLIENT_IO, "%s: %s (the client is non-blocking)",
+		    method);
+		return -1;
+	}
 	if (send_request(c, method, params, plen, id) == -1) {
-		set_err(err, RPC_CLIENT_IO, "sending %s: %s", method);
+		client_set_err(err, RPC_CLIENT_IO, "sending %s: %s", method);
 		return -1;
 	}
 	deadline = c->timeout_ms < 0 ? -1 : now_ms() + c->timeout_ms;
@@ -310,33 +418,33 @@ rpc_client_call_text(struct rpc_client *c, const char *method, const char *param
 		if (rc <= 0) {
 			if (rc == 0)
 				errno = ETIMEDOUT;
-			set_err(err, RPC_CLIENT_IO, "waiting for %s: %s", method);
+			client_set_err(err, RPC_CLIENT_IO, "waiting for %s: %s", method);
 			return -1;
 		}
-		if (is_notification(m)) {
-			if (json_object_array_length(c->events) < EVENTS_KEPT)
-				json_object_array_add(c->events, m);
-			else
-				json_object_put(m);
+		if (client_is_notification(m)) {
+			queue_event(c, m);
 			continue;
 		}
-		if (answer_for(m, id))
+		rc = client_answer_id(m, &got);
+		if (rc == 2 || (rc == 1 && got == id))
 			break;
 		json_object_put(m);
 	}
-	rc = take_answer(m, result, err);
+	rc = client_take_answer(m, result, err);
 	json_object_put(m);
 	return rc;
 }
 
-static void
+static int
 split_event(struct json_object *m, char **method, struct json_object **params)
 {
 	struct json_object *v;
 
 	json_object_object_get_ex(m, "method", &v);
-	*method = strdup(json_object_get_string(v));
+	if ((*method = strdup(json_object_get_string(v))) == NULL)
+		return -1;
 	*params = json_object_object_get_ex(m, "params", &v) ? json_object_get(v) : NULL;
+	return 1;
 }
 
 int
@@ -347,21 +455,26 @@ rpc_client_next_event(struct rpc_client *c, int timeout_ms, char **method,
 	long long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
 	int rc;
 
+	if (c->ev)
+		return errno = EINVAL, -1;
 	if (json_object_array_length(c->events) > 0) {
 		m = json_object_get(json_object_array_get_idx(c->events, 0));
 		json_object_array_del_idx(c->events, 0, 1);
-		split_event(m, method, params);
+		rc = split_event(m, method, params);
 		json_object_put(m);
-		return 1;
+		return rc;
 	}
+	/* What was queued came first; then the loss, before anything newer. */
+	if (c->events_lost)
+		return errno = ENOBUFS, -1;
 	for (;;) {
 		if ((rc = read_message(c, deadline, &m)) <= 0)
 			return rc;
-		if (is_notification(m))
+		if (client_is_notification(m))
 			break;
 		json_object_put(m);
 	}
-	split_event(m, method, params);
+	rc = split_event(m, method, params);
 	json_object_put(m);
-	return 1;
+	return rc;
 }

@@ -3,7 +3,11 @@
  * what is allowed. Every key is checked once at load time, so getters
  * cannot fail and a typo in a file is an error, not a silent default.
  */
+#include <sys/stat.h>
+
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -229,6 +233,247 @@ ini_error(const char *fmt, ...)
 	return 0;
 }
 
+/*
+ * What iniparser cannot tell: it gives no line numbers, lets a second
+ * key or section silently win or merge, and files "[a:b]" where no
+ * section lookup finds it (it keys entries "section:key"). So a pre-scan
+ * reads the lines as iniparser will (comments, "[section]", "key = ...",
+ * a trailing backslash continuing a line) and checks the names; the
+ * parsing itself stays iniparser's. Lines it cannot classify are left
+ * for iniparser to report.
+ */
+struct scan_name {
+	char	*sec;		/* lower case, as iniparser keeps it */
+	char	*key;		/* NULL for a section header */
+	int	 line;
+};
+
+struct scan {
+	const char		*path;
+	struct scan_name	*names;
+	size_t			 n, cap;
+	char			*sec;	/* current section; NULL above the first */
+	char			*err;
+	size_t			 errlen;
+};
+
+/* Trims blanks at both ends in place and lowers the case. */
+static char *
+name_trim(char *s, char *end)
+{
+	while (s < end && isspace((unsigned char)*s))
+		s++;
+	while (end > s && isspace((unsigned char)end[-1]))
+		end--;
+	*end = '\0';
+	for (char *p = s; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return s;
+}
+
+static int
+scan_add(struct scan *sc, const char *sec, const char *key, int line)
+{
+	struct scan_name *nm;
+
+	if (sc->n == sc->cap) {
+		size_t cap = sc->cap ? sc->cap * 2 : 32;
+
+		if ((nm = reallocarray(sc->names, cap, sizeof(*nm))) == NULL)
+			return -1;
+		sc->names = nm;
+		sc->cap = cap;
+	}
+	nm = &sc->names[sc->n];
+	nm->sec = strdup(sec);
+	nm->key = key ? strdup(key) : NULL;
+	nm->line = line;
+	if (nm->sec == NULL || (key && nm->key == NULL)) {
+		free(nm->sec);
+		free(nm->key);
+		return -1;
+	}
+	sc->n++;
+	return 0;
+}
+
+/* One logical line (continuations joined), stripped of its ends. */
+static int
+scan_line(struct scan *sc, char *l, int line)
+{
+	size_t len = strlen(l);
+	char *eq, *name;
+
+	l = name_trim(l, l + len);	/* lowering the case is harmless here */
+	len = strlen(l);
+	if (len == 0 || l[0] == '#' || l[0] == ';')
+		return 0;
+	if (l[0] == '[' && l[len - 1] == ']') {
+		char *close = strchr(l, ']');
+
+		name = name_trim(l + 1, close);
+		if (strchr(name, ':'))
+			return conf_err(sc->err, sc->errlen, "%s:%d: [%s]: "
+			    "':' is not allowed in a section name", sc->path,
+			    line, name), -1;
+		free(sc->sec);
+		if ((sc->sec = strdup(name)) == NULL)
+			return -1;
+		return scan_add(sc, name, NULL, line);
+	}
+	if ((eq = strchr(l, '=')) == NULL)
+		return 0;	/* a syntax error: iniparser says so */
+	name = name_trim(l, eq);
+	if (sc->sec == NULL)
+		return conf_err(sc->err, sc->errlen, "%s:%d: %s: key outside "
+		    "any section", sc->path, line, name), -1;
+	if (strchr(name, ':'))
+		return conf_err(sc->err, sc->errlen, "%s:%d: [%s] %s: "
+		    "':' is not allowed in a key", sc->path, line, sc->sec,
+		    name), -1;
+	return scan_add(sc, sc->sec, name, line);
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	const struct scan_name *x = a, *y = b;
+	int c = strcmp(x->sec, y->sec);
+
+	if (c == 0 && (x->key == NULL || y->key == NULL))
+		c = (x->key != NULL) - (y->key != NULL);
+	if (c == 0 && x->key)
+		c = strcmp(x->key, y->key);
+	return c ? c : x->line - y->line;
+}
+
+static int
+same_name(const struct scan_name *x, const struct scan_name *y)
+{
+	if (strcmp(x->sec, y->sec) != 0 || (x->key == NULL) != (y->key == NULL))
+		return 0;
+	return x->key == NULL || strcmp(x->key, y->key) == 0;
+}
+
+/*
+ * A section or key named twice. Sorted, equal names sit together in
+ * line order; of all the second occurrences the earliest is reported.
+ */
+static int
+scan_duplicates(struct scan *sc)
+{
+	const struct scan_name *dup = NULL, *first = NULL;
+	size_t i = 0, j;
+
+	qsort(sc->names, sc->n, sizeof(*sc->names), name_cmp);
+	for (; i < sc->n; i = j) {
+		for (j = i + 1; j < sc->n && same_name(&sc->names[i], &sc->names[j]); j++)
+			;
+		if (j - i > 1 && (dup == NULL || sc->names[i + 1].line < dup->line)) {
+			first = &sc->names[i];
+			dup = &sc->names[i + 1];
+		}
+	}
+	if (dup == NULL)
+		return 0;
+	if (dup->key == NULL)
+		return conf_err(sc->err, sc->errlen, "%s:%d: [%s]: duplicate section "
+		    "(first on line %d)", sc->path, dup->line, dup->sec, first->line), -1;
+	return conf_err(sc->err, sc->errlen, "%s:%d: [%s] %s: duplicate key "
+	    "(first on line %d)", sc->path, dup->line, dup->sec, dup->key,
+	    first->line), -1;
+}
+
+static void
+scan_free(struct scan *sc)
+{
+	for (size_t i = 0; i < sc->n; i++) {
+		free(sc->names[i].sec);
+		free(sc->names[i].key);
+	}
+	free(sc->names);
+	free(sc->sec);
+}
+
+/* Joins continued lines as iniparser does: a last backslash joins the next. */
+static int
+scan_file(FILE *f, struct scan *sc)
+{
+	char *raw = NULL, *logical = NULL;
+	size_t rawcap = 0, llen = 0;
+	ssize_t n;
+	int line = 0, start = 0, rc = 0;
+
+	while (rc == 0 && (n = getline(&raw, &rawcap, f)) != -1) {
+		char *p;
+
+		line++;
+		while (n > 0 && isspace((unsigned char)raw[n - 1]))
+			raw[--n] = '\0';
+		if (llen == 0)
+			start = line;
+		if ((p = realloc(logical, llen + (size_t)n + 1)) == NULL) {
+			rc = -1;
+			break;
+		}
+		logical = p;
+		memcpy(logical + llen, raw, (size_t)n + 1);
+		llen += (size_t)n;
+		if (n > 0 && raw[n - 1] == '\\') {
+			logical[--llen] = '\0';
+			continue;
+		}
+		rc = scan_line(sc, logical, start);
+		llen = 0;
+	}
+	if (rc == 0 && llen > 0)
+		rc = scan_line(sc, logical, start);
+	if (rc == 0 && ferror(f)) {
+		conf_err(sc->err, sc->errlen, "%s: %s", sc->path, strerror(errno));
+		rc = -1;
+	}
+	free(raw);
+	free(logical);
+	return rc;
+}
+
+/*
+ * Opens path and checks it is a regular file (a directory reads as an
+ * empty file, a FIFO would block the daemon) before scanning its lines.
+ * 1: scanned, 0: missing and allowed, -1: err filled.
+ */
+static int
+prescan(const char *path, int may_be_missing, char *err, size_t errlen)
+{
+	struct scan sc = { .path = path, .err = err, .errlen = errlen };
+	struct stat st;
+	FILE *f;
+	int fd, rc;
+
+	err[0] = '\0';
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) == -1) {
+		if (errno == ENOENT && may_be_missing)
+			return 0;
+		return conf_err(err, errlen, "%s: %s", path, strerror(errno)), -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return conf_err(err, errlen, "%s: not a regular file", path), -1;
+	}
+	if ((f = fdopen(fd, "r")) == NULL) {
+		close(fd);
+		return conf_err(err, errlen, "%s: %s", path, strerror(errno)), -1;
+	}
+	rc = scan_file(f, &sc);
+	if (rc == 0)
+		rc = scan_duplicates(&sc);
+	fclose(f);
+	scan_free(&sc);
+	if (rc == -1 && err[0] == '\0')
+		conf_err(err, errlen, "%s: out of memory", path);
+	return rc == -1 ? -1 : 1;
+}
+
 static dictionary *
 load_dict(const char *path, int may_be_missing, int *missing, char *err, size_t errlen)
 {
@@ -236,10 +481,10 @@ load_dict(const char *path, int may_be_missing, int *missing, char *err, size_t 
 	dictionary *d;
 
 	*missing = 0;
-	if (access(path, R_OK) == -1) {
-		if (errno == ENOENT && may_be_missing)
-			return *missing = 1, NULL;
-		conf_err(err, errlen, "%s: %s", path, strerror(errno));
+	switch (prescan(path, may_be_missing, err, errlen)) {
+	case 0:
+		return *missing = 1, NULL;
+	case -1:
 		return NULL;
 	}
 	ini_errbuf = why;

@@ -18,6 +18,7 @@
 #include "daemon.h"
 #include "job.h"
 #include "secret.h"
+#include "rpc-socket.h"
 
 static const char *const log_levels[] = { "error", "warning", "info", "debug", NULL };
 
@@ -58,6 +59,7 @@ static struct {
 	char			 max_request_def[24];
 	struct rpc_server	*srv;
 	struct conf		*conf;
+	struct nas_sockfile	 sock;
 	char			 conf_path[512];
 	int			 conf_given;
 	int			 foreground, debug;
@@ -152,6 +154,23 @@ apply_common(const struct conf *c)
 	return auth.read_gid != (gid_t)-1 ? auth.read_gid : auth.admin_gid;
 }
 
+/* A read_group changed on SIGHUP: the socket file follows it. */
+static void
+regroup_socket(gid_t gid)
+{
+	char err[512];
+
+	switch (nas_sockfile_set_group(&D.sock, gid, err, sizeof(err))) {
+	case -1:
+		log_warnx("the socket keeps its group: %s", err);
+		break;
+	case 1:
+		log_info("%s now belongs to group %u, mode 0660", D.sock.path,
+		    (unsigned)(gid == (gid_t)-1 ? getegid() : gid));
+		break;
+	}
+}
+
 /* SIGHUP: a bad new file is reported and the running config kept. */
 static void
 reload(void)
@@ -169,7 +188,7 @@ reload(void)
 		conf_free(c);
 		return;
 	}
-	apply_common(c);
+	regroup_socket(apply_common(c));
 	conf_free(D.conf);
 	D.conf = c;
 	log_info("configuration reloaded from %s", D.conf_path);
@@ -212,16 +231,25 @@ daemonize(void)
 	}
 }
 
+/*
+ * The directory was checked at start, the file is bound root's (the
+ * umask makes it 0660), then held and given to the group by
+ * descriptor: no path lookup that a symlink could redirect.
+ */
 static int
 open_socket(const char *dir, gid_t gid)
 {
-	char path[512];
+	char path[512], err[512];
 
-	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
-		fatal("mkdir %s", dir);
 	snprintf(path, sizeof(path), "%s/%s.sock", dir, D.d->name);
-	if (rpc_server_listen(D.srv, path, gid) == -1) {
+	if (rpc_server_listen(D.srv, path, (gid_t)-1) == -1) {
 		log_warn("cannot listen on %s", path);
+		return -1;
+	}
+	if (nas_sockfile_open(&D.sock, path, err, sizeof(err)) == -1 ||
+	    nas_sockfile_set_group(&D.sock, gid, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		rpc_server_close(D.srv);
 		return -1;
 	}
 	log_info("%s %s listening on %s", D.d->name, NAS_VERSION, path);
@@ -256,6 +284,7 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 	if (secret_no_core_dumps() == -1)
 		fatal("cannot turn core dumps off");
 	D.d = d;
+	D.sock.fd = -1;
 	/*
 	 * Client buffers grow to megabytes and shrink again: mapped apart
 	 * (and grown with mremap), they go back to the system when freed
@@ -297,6 +326,11 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 		rpc_server_add_methods(D.srv, d->methods[i]);
 	rpc_server_set_info(D.srv, info_cb, NULL);
 	rpc_events_init(D.srv);
+	/* Before init: a daemon that will not start touches no disk. */
+	if (nas_sockdir_check(sockdir, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		return 1;
+	}
 	if (d->init && d->init(D.conf) == -1)
 		fatalx("%s: initialisation failed", d->name);
 	/* The socket first: whoever starts us learns of a failure to listen. */
@@ -314,6 +348,7 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 		d->fini();
 	job_reset();
 	rpc_server_free(D.srv);
+	nas_sockfile_close(&D.sock);
 	conf_free(D.conf);
 	log_info("stopped");
 	return 0;

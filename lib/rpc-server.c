@@ -900,7 +900,8 @@ rpc_server_listen(struct rpc_server *s, const char *path, gid_t gid)
 		return -1;
 	}
 	umask(old);
-	if ((gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) == -1) ||
+	if ((gid != (gid_t)-1 &&
+	    fchownat(AT_FDCWD, path, (uid_t)-1, gid, AT_SYMLINK_NOFOLLOW) == -1) ||
 	    listen(fd, 128) == -1) {
 		close(fd);
 		unlink(path);

@@ -2,7 +2,7 @@
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 UNIT_TESTS += test-config test-rpc-policy test-rpc-dispatch test-rpc-server \
-	test-events-jobs test-client test-secret
+	test-events-jobs test-client test-secret test-rpc-socket
 UNIT_UTIL := tests/unit/unit-util.c
 test-config_SRCS := tests/unit/test-config.c $(UNIT_UTIL)
 test-rpc-policy_SRCS := tests/unit/test-rpc-policy.c $(UNIT_UTIL)
@@ -15,6 +15,7 @@ UNIT_TESTS += test-spawn
 test-spawn_SRCS := tests/unit/test-spawn.c $(UNIT_UTIL)
 UNIT_TESTS += test-dm
 test-dm_SRCS := tests/unit/test-dm.c $(UNIT_UTIL)
+test-rpc-socket_SRCS := tests/unit/test-rpc-socket.c $(UNIT_UTIL)
 $(foreach t,$(UNIT_TESTS),$(eval $(t)_LIBS += $$(CHECK_LIBS)))
 
 # ---- libFuzzer targets (clang), built apart from the gcc objects ----
@@ -62,6 +63,7 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	@rc=0; \
 	sh $(SRC)/tests/host/daemons.sh $(O)/bin $(SRC) || rc=1; \
 	sh $(SRC)/tests/host/man-lint.sh || rc=1; \
+	sh $(SRC)/tests/host/sockets.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/mdsb-examine.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/raidd-sys-loop.sh $(O)/bin || rc=1; \
 	exit $$rc

@@ -88,6 +88,8 @@ for d in $daemons; do
 	status 1 "$d -n refuses an unknown key" "$bin/$d" -n -c "$tmp/bad.ini"
 	check "$d -n names the unknown key" grep -qF "[api] max_client: unknown key" "$tmp/last"
 	status 1 "$d -n on a missing -c file" "$bin/$d" -n -c "$tmp/none.ini"
+	status 1 "$d -n refuses a directory as -c" "$bin/$d" -n -c "$tmp"
+	check "$d -n says the directory is not a file" grep -qF "$tmp: not a regular file" "$tmp/last"
 	status 2 "$d with a bad option" "$bin/$d" -Z
 done
 

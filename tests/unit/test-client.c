@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 
 #include <check.h>
+#include <errno.h>
 #include <ev.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,22 +347,42 @@ peer_says(const char *lines)
 	return fd;
 }
 
+/* The next event is method with params (as plain JSON; NULL for none). */
+static void
+next_event_is(int timeout_ms, const char *method, const char *params)
+{
+	struct json_object *p;
+	char *m;
+
+	ck_assert_int_eq(rpc_client_next_event(cl, timeout_ms, &m, &p), 1);
+	ck_assert_str_eq(m, method);
+	if (params)
+		ck_assert_str_eq(plain(p), params);
+	else
+		ck_assert_ptr_null(p);
+	free(m);
+	json_object_put(p);
+}
+
+/* A call answered "mine". */
+static void
+call_gets_mine(void)
+{
+	struct json_object *r;
+
+	ck_assert_int_eq(rpc_client_call(cl, "a.b", NULL, &r, &err), 0);
+	ck_assert_str_eq(json_object_get_string(r), "mine");
+	json_object_put(r);
+}
+
 START_TEST(answers_matched_by_id)
 {
 	int fd = peer_says("{\"jsonrpc\":\"2.0\",\"result\":\"stale\",\"id\":999}\n"
 	    "{\"jsonrpc\":\"2.0\",\"method\":\"x.y\",\"params\":{\"k\":1}}\n"
 	    "{\"jsonrpc\":\"2.0\",\"result\":\"mine\",\"id\":1}\n");
-	struct json_object *r, *p;
-	char *method;
 
-	ck_assert_int_eq(rpc_client_call(cl, "a.b", NULL, &r, &err), 0);
-	ck_assert_str_eq(json_object_get_string(r), "mine");
-	json_object_put(r);
-	ck_assert_int_eq(rpc_client_next_event(cl, 0, &method, &p), 1);
-	ck_assert_str_eq(method, "x.y");
-	ck_assert_str_eq(plain(p), "{\"k\":1}");
-	free(method);
-	json_object_put(p);
+	call_gets_mine();
+	next_event_is(0, "x.y", "{\"k\":1}");
 	close(fd);
 }
 END_TEST
@@ -426,11 +448,411 @@ START_TEST(request_on_the_wire)
 }
 END_TEST
 
+/*
+ * A method that is not a string is no notification: a null one was
+ * strdup'ed as NULL (a crash), a number came out as its text.
+ */
+START_TEST(notification_method_not_string)
+{
+	int fd = peer_says("{\"jsonrpc\":\"2.0\",\"method\":null}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":5,\"params\":{}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":{\"a\":1}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"x.y\",\"params\":{\"k\":1}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"result\":\"mine\",\"id\":1}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":null,\"params\":{}}\n"
+	    "[{\"jsonrpc\":\"2.0\",\"method\":\"in.batch\"}]\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"after\"}\n");
+
+	call_gets_mine();
+	next_event_is(0, "x.y", "{\"k\":1}");
+	/* Read while no call waits: the same rule. */
+	next_event_is(10000, "after", NULL);
+	close(fd);
+}
+END_TEST
+
+/* n notifications "job.<what>" about job id, one per line. */
+static char *
+job_events(char *at, const char *what, int n)
+{
+	for (int i = 0; i < n; i++)
+		at += sprintf(at, "{\"jsonrpc\":\"2.0\",\"method\":\"job.%s\","
+		    "\"params\":{\"id\":%d}}\n", what, i);
+	return at;
+}
+
+/* The peer sends text (written up to at), then the answer to a call made now. */
+static int
+events_then_answer(char *text, char *at)
+{
+	int fd;
+
+	sprintf(at, "{\"jsonrpc\":\"2.0\",\"result\":\"mine\",\"id\":1}\n");
+	fd = peer_says(text);
+	free(text);
+	call_gets_mine();
+	return fd;
+}
+
+/*
+ * A job.finished that came while a call waited behind a full queue of
+ * progress events was dropped: nasctl then waited for it for ever.
+ */
+START_TEST(job_finished_kept_when_queue_full)
+{
+	char *text = malloc(1200 * 80), *at = text;
+	struct json_object *p;
+	int fd, finished = 0, n = 0;
+	char *method;
+
+	at = job_events(at, "progress", 1100);
+	at = job_events(at, "finished", 1);
+	at = job_events(at, "progress", 10);
+	fd = events_then_answer(text, at);
+	while (rpc_client_next_event(cl, 0, &method, &p) == 1) {
+		finished += strcmp(method, "job.finished") == 0;
+		n++;
+		free(method);
+		json_object_put(p);
+	}
+	ck_assert_int_eq(finished, 1);
+	ck_assert_int_eq(n, 1024);
+	close(fd);
+}
+END_TEST
+
+/* More job.finished than the queue holds: the stream says so, then ends. */
+START_TEST(job_finished_overflow_reported)
+{
+	char *text = malloc(1100 * 80), *at = text;
+	struct json_object *p;
+	char *method;
+	int fd;
+
+	at = job_events(at, "finished", 1025);
+	fd = events_then_answer(text, at);
+	for (int i = 0; i < 1024; i++) {
+		ck_assert_int_eq(rpc_client_next_event(cl, 0, &method, &p), 1);
+		ck_assert_str_eq(method, "job.finished");
+		ck_assert_int_eq(json_object_get_int(json_object_object_get(p, "id")), i);
+		free(method);
+		json_object_put(p);
+	}
+	errno = 0;
+	ck_assert_int_eq(rpc_client_next_event(cl, 0, &method, &p), -1);
+	ck_assert_int_eq(errno, ENOBUFS);
+	close(fd);
+}
+END_TEST
+
+/* An answer whose id is a string is no answer to a call with that number. */
+START_TEST(string_id_is_not_ours)
+{
+	int fd = peer_says("{\"jsonrpc\":\"2.0\",\"result\":\"theirs\",\"id\":\"1\"}\n"
+	    "{\"jsonrpc\":\"2.0\",\"result\":\"mine\",\"id\":1}\n");
+
+	call_gets_mine();
+	close(fd);
+}
+END_TEST
+
+/* ---- the non-blocking mode, on the libev default loop ---- */
+
+static struct rpc_client *ec;
+static int pfd = -1;
+
+struct answer {
+	int			 calls;		/* times the callback ran */
+	int			 code;
+	char			 message[512];
+	char			 result[256];
+	int			 close_client;
+};
+
+static void
+answer_cb(struct json_object *result, const struct rpc_client_error *e, void *arg)
+{
+	struct answer *a = arg;
+
+	a->calls++;
+	a->code = e ? e->code : 0;
+	snprintf(a->message, sizeof(a->message), "%s", e ? e->message : "");
+	snprintf(a->result, sizeof(a->result), "%s", result ? plain(result) : "");
+	ck_assert((result == NULL) != (e == NULL));
+	if (a->close_client) {
+		rpc_client_close(ec);
+		ec = NULL;
+	}
+}
+
+static char events_seen[512];
+
+static void
+event_cb(const char *method, struct json_object *params, void *arg)
+{
+	size_t l = strlen(events_seen);
+
+	(void)arg;
+	snprintf(events_seen + l, sizeof(events_seen) - l, "%s%s ", method,
+	    params ? plain(params) : "");
+}
+
+static void
+ev_setup(void)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+	dir = unit_tmpdir();
+	memset(&err, 0, sizeof(err));
+	events_seen[0] = '\0';
+	snprintf(ppath, sizeof(ppath), "%s/peer.sock", dir);
+	strcpy(sun.sun_path, ppath);
+	ck_assert_int_ne(lfd = socket(AF_UNIX, SOCK_STREAM, 0), -1);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	ec = rpc_client_open_ev(EV_DEFAULT, ppath, &err);
+	ck_assert_msg(ec != NULL, "%s", err.message);
+	rpc_client_on_event(ec, event_cb, NULL);
+	ck_assert_int_ne(pfd = accept(lfd, NULL, NULL), -1);
+}
+
+static void
+ev_teardown(void)
+{
+	rpc_client_close(ec);
+	ec = NULL;
+	rpc_client_error_clear(&err);
+	if (pfd != -1)
+		close(pfd);
+	close(lfd);
+	unit_rmtree(dir);
+	free(dir);
+}
+
+/* Runs the loop until the answer came; only a hung client makes it wait. */
+static void
+run_until(const struct answer *a)
+{
+	while (a->calls == 0)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+}
+
+static void
+peer_write(const char *text)
+{
+	ck_assert_int_eq(write(pfd, text, strlen(text)), (ssize_t)strlen(text));
+}
+
+/* The request the client wrote, once the loop has written it. */
+static char *
+peer_request(void)
+{
+	char *line;
+
+	while ((line = unit_read_line(pfd)) == NULL)
+		ck_abort_msg("the client closed");
+	return line;
+}
+
+/* Calls a.one (id 1) and a.two (id 2). */
+static void
+two_calls(struct answer *a1, struct answer *a2)
+{
+	ck_assert_int_eq(rpc_client_call_ev(ec, "a.one", NULL, 10000, answer_cb, a1), 0);
+	ck_assert_int_eq(rpc_client_call_ev(ec, "a.two", NULL, -1, answer_cb, a2), 0);
+}
+
+START_TEST(ev_call_answered)
+{
+	struct answer a = { 0 };
+	char *line;
+	int flags;
+
+	ck_assert_int_eq(rpc_client_call_ev(ec, "disk.list", unit_json("{\"bay\":2}"),
+	    10000, answer_cb, &a), 0);
+	/* Nothing runs inside the call: the caller's state may not be set up yet. */
+	ck_assert_int_eq(a.calls, 0);
+	flags = fcntl(pfd, F_GETFL);
+	ck_assert_int_eq(fcntl(pfd, F_SETFL, flags | O_NONBLOCK), 0);
+	unit_pump();
+	line = peer_request();
+	ck_assert_str_eq(line, "{\"jsonrpc\":\"2.0\",\"method\":\"disk.list\","
+	    "\"params\":{\"bay\":2},\"id\":1}");
+	free(line);
+	peer_write("{\"jsonrpc\":\"2.0\",\"result\":{\"ok\":true},\"id\":1}\n");
+	run_until(&a);
+	ck_assert_int_eq(a.calls, 1);
+	ck_assert_int_eq(a.code, 0);
+	ck_assert_str_eq(a.result, "{\"ok\":true}");
+}
+END_TEST
+
+/* Answers in any order, by id; events in between, bad ones skipped. */
+START_TEST(ev_answers_by_id)
+{
+	struct answer a1 = { 0 }, a2 = { 0 };
+
+	two_calls(&a1, &a2);
+	peer_write("{\"jsonrpc\":\"2.0\",\"result\":2,\"id\":2}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":null}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":7,\"params\":{}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"x.y\",\"params\":{\"k\":1}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"result\":\"late\",\"id\":\"1\"}\n"
+	    "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32001,\"message\":\"busy\","
+	    "\"data\":\"bay1\"},\"id\":1}\n");
+	run_until(&a1);
+	ck_assert_int_eq(a2.calls, 1);
+	ck_assert_str_eq(a2.result, "2");
+	ck_assert_int_eq(a1.calls, 1);
+	ck_assert_int_eq(a1.code, -32001);
+	ck_assert_str_eq(a1.message, "busy");
+	ck_assert_str_eq(events_seen, "x.y{\"k\":1} ");
+}
+END_TEST
+
+/* A null-id error (a limit) answers the oldest call. */
+START_TEST(ev_null_id_error)
+{
+	struct answer a1 = { 0 }, a2 = { 0 };
+
+	two_calls(&a1, &a2);
+	peer_write("{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32007,"
+	    "\"message\":\"too many connections\"},\"id\":null}\n");
+	run_until(&a1);
+	ck_assert_int_eq(a1.code, NAS_ERR_LIMIT);
+	ck_assert_int_eq(a2.calls, 0);
+}
+END_TEST
+
+/* A silent peer: the call times out, the loop was never held, a late answer is dropped. */
+START_TEST(ev_timeout)
+{
+	struct answer a1 = { 0 }, a2 = { 0 };
+
+	ck_assert_int_eq(rpc_client_call_ev(ec, "a.b", NULL, 20, answer_cb, &a1), 0);
+	run_until(&a1);
+	ck_assert_int_eq(a1.code, RPC_CLIENT_IO);
+	ck_assert_ptr_nonnull(strstr(a1.message, "waiting for a.b"));
+	ck_assert_ptr_nonnull(strstr(a1.message, "timed out"));
+	ck_assert_int_eq(rpc_client_call_ev(ec, "c.d", NULL, 10000, answer_cb, &a2), 0);
+	peer_write("{\"jsonrpc\":\"2.0\",\"result\":\"late\",\"id\":1}\n"
+	    "{\"jsonrpc\":\"2.0\",\"result\":\"two\",\"id\":2}\n");
+	run_until(&a2);
+	ck_assert_str_eq(a2.result, "\"two\"");
+	ck_assert_int_eq(a1.calls, 1);
+}
+END_TEST
+
+/* The peer goes away: every outstanding call learns it, new ones are refused. */
+START_TEST(ev_peer_closes)
+{
+	struct answer a1 = { 0 }, a2 = { 0 };
+
+	two_calls(&a1, &a2);
+	close(pfd);
+	pfd = -1;
+	run_until(&a2);
+	ck_assert_int_eq(a1.calls, 1);
+	ck_assert_int_eq(a1.code, RPC_CLIENT_IO);
+	ck_assert_int_eq(a2.code, RPC_CLIENT_IO);
+	errno = 0;
+	ck_assert_int_eq(rpc_client_call_ev(ec, "a.three", NULL, 10, answer_cb, &a1), -1);
+	ck_assert_int_eq(errno, ENOTCONN);
+	ck_assert_int_eq(a1.calls, 1);
+}
+END_TEST
+
+/* A line that is not JSON ends the connection for every call. */
+START_TEST(ev_garbage_ends_connection)
+{
+	struct answer a = { 0 };
+
+	ck_assert_int_eq(rpc_client_call_ev(ec, "a.b", NULL, 10000, answer_cb, &a), 0);
+	peer_write("this is not json\n");
+	run_until(&a);
+	ck_assert_int_eq(a.code, RPC_CLIENT_IO);
+}
+END_TEST
+
+/* Closing from inside a callback: the other answer is not delivered, nothing is used after free. */
+START_TEST(ev_close_in_callback)
+{
+	struct answer a1 = { .close_client = 1 }, a2 = { 0 };
+
+	two_calls(&a1, &a2);
+	peer_write("{\"jsonrpc\":\"2.0\",\"result\":1,\"id\":1}\n"
+	    "{\"jsonrpc\":\"2.0\",\"result\":2,\"id\":2}\n");
+	run_until(&a1);
+	ck_assert_ptr_null(ec);
+	/* The loop runs on with nothing of the client left on it. */
+	unit_pump();
+	ck_assert_int_eq(a2.calls, 0);
+}
+END_TEST
+
+/* The blocking calls would read the loop's socket under it: refused. */
+START_TEST(ev_blocking_calls_refused)
+{
+	struct rpc_client *b;
+	struct json_object *r, *p;
+	char *method;
+
+	ck_assert_int_eq(rpc_client_call(ec, "a.b", json_object_new_object(), &r, &err), -1);
+	ck_assert_int_eq(err.code, RPC_CLIENT_IO);
+	ck_assert_int_eq(rpc_client_next_event(ec, 0, &method, &p), -1);
+	/* ...and the other way round: a blocking client has no loop to call on. */
+	ck_assert_ptr_nonnull(b = rpc_client_open_path(ppath, &err));
+	rpc_client_on_event(b, event_cb, NULL);
+	errno = 0;
+	ck_assert_int_eq(rpc_client_call_ev(b, "a.b", NULL, 10, answer_cb, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	rpc_client_close(b);
+}
+END_TEST
+
+START_TEST(ev_unreachable)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/none.sock", dir);
+	ck_assert_ptr_null(rpc_client_open_ev(EV_DEFAULT, path, &err));
+	ck_assert_int_eq(err.code, RPC_CLIENT_UNREACHABLE);
+	ck_assert_ptr_nonnull(strstr(err.message, "none.sock"));
+}
+END_TEST
+
+/* Against a real server: a call and an event. */
+START_TEST(ev_real_server)
+{
+	struct answer a = { 0 }, b = { 0 };
+	char path[512];
+
+	events_seen[0] = '\0';
+	snprintf(path, sizeof(path), "%s/testd.sock", dir);
+	ec = rpc_client_open_ev(EV_DEFAULT, path, &err);
+	ck_assert_msg(ec != NULL, "%s", err.message);
+	rpc_client_on_event(ec, event_cb, NULL);
+	ck_assert_int_eq(rpc_client_call_ev(ec, "events.subscribe", NULL, 10000,
+	    answer_cb, &a), 0);
+	run_until(&a);
+	ck_assert_int_eq(a.code, 0);
+	ck_assert_int_eq(rpc_client_call_ev(ec, "thing.events", NULL, 10000,
+	    answer_cb, &b), 0);
+	run_until(&b);
+	ck_assert_str_eq(b.result, "\"ticked\"");
+	ck_assert_str_eq(events_seen, "test.tick{\"n\":1,\"daemon\":\"testd\"} "
+	    "test.tick{\"n\":2,\"daemon\":\"testd\"} "
+	    "test.tick{\"n\":3,\"daemon\":\"testd\"} ");
+	rpc_client_close(ec);
+	ec = NULL;
+}
+END_TEST
+
 static Suite *
 client_suite(void)
 {
 	Suite *s = suite_create("client");
-	TCase *tc = tcase_create("server"), *tp = tcase_create("peer");
+	TCase *tc = tcase_create("server"), *tp = tcase_create("peer"), *te;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, call_ok);
@@ -441,6 +863,7 @@ client_suite(void)
 	tcase_add_test(tc, event_after_answer);
 	tcase_add_test(tc, server_goes_away);
 	tcase_add_test(tc, unreachable);
+	tcase_add_test(tc, ev_real_server);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tp, peer_setup, peer_teardown);
 	tcase_add_test(tp, answers_matched_by_id);
@@ -448,7 +871,23 @@ client_suite(void)
 	tcase_add_test(tp, malformed_answers);
 	tcase_add_test(tp, timeout);
 	tcase_add_test(tp, request_on_the_wire);
+	tcase_add_test(tp, notification_method_not_string);
+	tcase_add_test(tp, job_finished_kept_when_queue_full);
+	tcase_add_test(tp, job_finished_overflow_reported);
+	tcase_add_test(tp, string_id_is_not_ours);
 	suite_add_tcase(s, tp);
+	te = tcase_create("ev");
+	tcase_add_checked_fixture(te, ev_setup, ev_teardown);
+	tcase_add_test(te, ev_call_answered);
+	tcase_add_test(te, ev_answers_by_id);
+	tcase_add_test(te, ev_null_id_error);
+	tcase_add_test(te, ev_timeout);
+	tcase_add_test(te, ev_peer_closes);
+	tcase_add_test(te, ev_garbage_ends_connection);
+	tcase_add_test(te, ev_close_in_callback);
+	tcase_add_test(te, ev_blocking_calls_refused);
+	tcase_add_test(te, ev_unreachable);
+	suite_add_tcase(s, te);
 	return s;
 }
 

@@ -1,8 +1,11 @@
 /* Unit tests for lib/config.c: schema checks, getters, errors, -n output. */
+#include <sys/stat.h>
+
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "unit-util.h"
@@ -65,6 +68,18 @@ refused(const char *text, const char *want)
 	char full[1024];
 
 	snprintf(full, sizeof(full), "%s/t.ini: %s", dir, want);
+	cf = load_text(text);
+	ck_assert_ptr_null(cf);
+	ck_assert_str_eq(err, full);
+}
+
+/* Asserts that text is refused with "DIR/t.ini:LINE: " + want. */
+static void
+refused_at(const char *text, int line, const char *want)
+{
+	char full[1024];
+
+	snprintf(full, sizeof(full), "%s/t.ini:%d: %s", dir, line, want);
 	cf = load_text(text);
 	ck_assert_ptr_null(cf);
 	ck_assert_str_eq(err, full);
@@ -211,10 +226,113 @@ END_TEST
 /* A key before any section header belongs to no section: still a typo to report. */
 START_TEST(key_outside_section)
 {
-	cf = load_text("count = 3\n[general]\nname = x\n");
+	refused_at("\n# note\ncount = 3\n[general]\nname = x\n", 3,
+	    "count: key outside any section");
+}
+END_TEST
+
+/*
+ * iniparser files "[a:b]" under the key "a:b", which no section lookup
+ * finds: the keys under it were silently ignored.
+ */
+START_TEST(colon_in_section_name)
+{
+	refused_at("[general:x]\ncount = 99\n", 1,
+	    "[general:x]: ':' is not allowed in a section name");
+	refused_at("[general]\ncount = 2\n[ extra:debug ]\n", 3,
+	    "[extra:debug]: ':' is not allowed in a section name");
+}
+END_TEST
+
+START_TEST(colon_in_key)
+{
+	refused_at("[general]\ncount = 2\nmode:x = slow\n", 3,
+	    "[general] mode:x: ':' is not allowed in a key");
+}
+END_TEST
+
+/* A second value used to win silently; which one was meant is unknowable. */
+START_TEST(duplicate_key)
+{
+	refused_at("[general]\ncount = 2\nname = a\ncount = 3\n", 4,
+	    "[general] count: duplicate key (first on line 2)");
+	/* Names ignore case, so these are the same key too. */
+	refused_at("[extra]\nnote = a\n\n[general]\nCount = 2\ncount = 2\n", 6,
+	    "[general] count: duplicate key (first on line 5)");
+}
+END_TEST
+
+/* A section opened twice used to merge its keys. */
+START_TEST(duplicate_section)
+{
+	refused_at("[general]\ncount = 2\n[extra]\n[General]\nname = x\n", 4,
+	    "[general]: duplicate section (first on line 1)");
+}
+END_TEST
+
+/* Of several duplicates, the first one met reading down is reported. */
+START_TEST(first_duplicate_reported)
+{
+	refused_at("[general]\nname = a\ncount = 1\ncount = 2\nname = b\n", 4,
+	    "[general] count: duplicate key (first on line 3)");
+}
+END_TEST
+
+/* A continued line is one line, as iniparser reads it: no duplicate here. */
+START_TEST(continuation_is_one_line)
+{
+	cf = load_text("[extra]\nnote = a \\\ndebug = yes\ndebug = no\n");
+	ck_assert_msg(cf != NULL, "%s", err);
+	ck_assert_int_eq(conf_bool(cf, "extra", "debug"), 0);
+	ck_assert_ptr_nonnull(strstr(conf_str(cf, "extra", "note"), "debug = yes"));
+	conf_free(cf);
+	/* ...and its line number is where it started. */
+	refused_at("[extra]\nnote = a \\\n b \\\n c\nnote = d\n", 5,
+	    "[extra] note: duplicate key (first on line 2)");
+}
+END_TEST
+
+/* A directory read as an empty file: every default, silently. */
+START_TEST(directory_is_refused)
+{
+	char want[600];
+
+	snprintf(want, sizeof(want), "%s: not a regular file", dir);
+	cf = conf_load(dir, schemas, 0, err, sizeof(err));
 	ck_assert_ptr_null(cf);
-	ck_assert_ptr_nonnull(strstr(err, "count"));
-	ck_assert_ptr_nonnull(strstr(err, dir));
+	ck_assert_str_eq(err, want);
+	cf = conf_load(dir, schemas, 1, err, sizeof(err));
+	ck_assert_ptr_null(cf);
+	ck_assert_str_eq(err, want);
+}
+END_TEST
+
+/* A FIFO would have blocked the daemon in its read. */
+START_TEST(fifo_is_refused)
+{
+	char path[512], want[600];
+
+	snprintf(path, sizeof(path), "%s/fifo.ini", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	snprintf(want, sizeof(want), "%s: not a regular file", path);
+	cf = conf_load(path, schemas, 0, err, sizeof(err));
+	ck_assert_ptr_null(cf);
+	ck_assert_str_eq(err, want);
+}
+END_TEST
+
+/* A symlink to a regular file is an ordinary way to ship a config. */
+START_TEST(symlink_to_file_loads)
+{
+	char *path = unit_write(dir, "real.ini", "[general]\ncount = 6\n");
+	char link[512];
+
+	snprintf(link, sizeof(link), "%s/link.ini", dir);
+	ck_assert_int_eq(symlink(path, link), 0);
+	free(path);
+	cf = conf_load(link, schemas, 0, err, sizeof(err));
+	ck_assert_msg(cf != NULL, "%s", err);
+	ck_assert_int_eq(conf_int(cf, "general", "count"), 6);
 }
 END_TEST
 
@@ -336,6 +454,15 @@ config_suite(void)
 	tcase_add_test(tc, unknown_section);
 	tcase_add_test(tc, unknown_key);
 	tcase_add_test(tc, key_outside_section);
+	tcase_add_test(tc, colon_in_section_name);
+	tcase_add_test(tc, colon_in_key);
+	tcase_add_test(tc, duplicate_key);
+	tcase_add_test(tc, duplicate_section);
+	tcase_add_test(tc, first_duplicate_reported);
+	tcase_add_test(tc, continuation_is_one_line);
+	tcase_add_test(tc, directory_is_refused);
+	tcase_add_test(tc, fifo_is_refused);
+	tcase_add_test(tc, symlink_to_file_loads);
 	tcase_add_test(tc, sections_and_keys_ignore_case);
 	tcase_add_test(tc, syntax_error_names_file);
 	tcase_add_test(tc, error_is_truncated_safely);
