@@ -191,11 +191,16 @@ lnx_hotplug_open(void)
 	return fd;
 }
 
-/* "ACTION@DEVPATH\0KEY=VALUE\0...": a whole disk came or went? */
+/*
+ * "ACTION@DEVPATH\0KEY=VALUE\0...": a whole disk came or went? md and
+ * dm devices are "disks" too, under /devices/virtual: raidd's own
+ * arrays and maps come and go with every assembly, and a rescan for
+ * them would probe (and wake) every disk for nothing.
+ */
 static int
 disk_event(const char *msg, size_t len)
 {
-	int add_rm = 0, block = 0, disk = 0;
+	int add_rm = 0, block = 0, disk = 0, virt = 0;
 	const char *p;
 
 	for (p = msg; p < msg + len; p += strlen(p) + 1) {
@@ -206,8 +211,11 @@ disk_event(const char *msg, size_t len)
 			block = 1;
 		else if (strcmp(p, "DEVTYPE=disk") == 0)
 			disk = 1;
+		else if (strncmp(p, "DEVPATH=/devices/virtual/", 25) == 0 &&
+		    strncmp(p + 25, "block/loop", 10) != 0)
+			virt = 1;
 	}
-	return add_rm && block && disk;
+	return add_rm && block && disk && !virt;
 }
 
 int

@@ -264,6 +264,7 @@ const struct sys_ops sys_linux = {
 	.md_stop = lnx_md_stop,
 	.md_readd = lnx_md_readd,
 	.md_status = lnx_md_status,
+	.md_fail = lnx_md_fail,
 	.dm_create = join_create,
 	.dm_remove = join_remove,
 	.dm_exists = join_exists,

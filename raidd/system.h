@@ -73,6 +73,7 @@ struct sys_md_status {
 		char	dev[SYS_NAME_MAX];
 		int	slot;		/* -1: none */
 		char	state[64];	/* in_sync, faulty, spare ... */
+		int	present;	/* its block device still exists */
 	} member[SYS_MAX_MEMBERS];
 };
 
@@ -109,6 +110,11 @@ struct sys_ops {
 	 */
 	int	(*md_readd)(const char *name, const char *dev, int role);
 	int	(*md_status)(const char *name, struct sys_md_status *);
+	/*
+	 * A member whose disk is gone is failed and removed now, as mdadm
+	 * -If does from udev: md itself notices only at the next I/O.
+	 */
+	int	(*md_fail)(const char *name, const char *dev);
 	int	(*dm_create)(const char *name, const char *uuid,
 		    const struct sys_seg *, int n);
 	int	(*dm_remove)(const char *name);
