@@ -29,6 +29,17 @@ disk_board(void)
 	return &board;
 }
 
+/*
+ * Without a board description raidd cannot tell the firmware's flash
+ * from a bay disk: then no disk may be erased (wiped, or taken by a new
+ * volume).
+ */
+int
+disk_board_known(void)
+{
+	return board.nbays > 0;
+}
+
 int
 disk_count(void)
 {

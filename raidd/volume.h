@@ -53,6 +53,13 @@ int	 label_write_disk(const char *disk, const struct label *, int slot,
 	    char *err, size_t errlen);
 int	 label_write_all(struct volume *, char *err, size_t errlen);
 
+/* health.c */
+enum vol_state volume_tier_state(const struct volume *, int tier, struct sys_md_status *);
+void	 volume_fail_missing(struct volume *);
+int	 volume_check_states(void);
+void	 volume_set_degraded_start(int ok);
+int	 volume_waits(const struct volume *);
+
 /* assemble.c */
 void	 volume_scan(void);
 int	 volume_assemble(struct volume *, char *err, size_t errlen);
