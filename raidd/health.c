@@ -119,8 +119,21 @@ volume_fail_missing(struct volume *v)
 	char md[SYS_NAME_MAX];
 
 	for (int t = 0; t < v->label.ntiers; t++) {
-		if (v->label.tier[t].kind == TIER_NONE)
+		const struct label_tier *lt = &v->label.tier[t];
+
+		/*
+		 * A bare partition under the map went: the map and the mount
+		 * point at a dead device even if the disk comes back.
+		 */
+		if (lt->kind == TIER_NONE) {
+			if (v->disk[lt->member[0]][0] == '\0' && !v->lost_disk) {
+				v->lost_disk = 1;
+				snprintf(v->problem, sizeof(v->problem), "tier %d: its disk (serial %s) "
+				    "went while the volume was in use; it stays failed until raidd "
+				    "starts it again", t + 1, v->label.member[lt->member[0]].serial);
+			}
 			continue;
+		}
 		volume_md_name(v, t, md, sizeof(md));
 		if (sys->md_status(md, &st) == -1)
 			continue;

@@ -236,6 +236,8 @@ volume_state_now(const struct volume *v)
 		return v->state;
 	if (!v->assembled)
 		return v->problem[0] ? VOL_FAILED : VOL_INCOMPLETE;
+	if (v->lost_disk)
+		return VOL_FAILED;
 	/* The worst tier: failed, then degraded, then resyncing. */
 	for (int t = 0; t < v->label.ntiers; t++) {
 		ts = volume_tier_state(v, t, &st);

@@ -24,6 +24,7 @@ struct volume {
 	char		 problem[256];		/* why it is not (fully) usable */
 	int		 assembled;		/* arrays and map are up */
 	int		 held;			/* never assembled: see problem */
+	int		 lost_disk;		/* a bare tier's disk went while mapped */
 	struct job	*job;			/* create/delete in flight */
 };
 

@@ -164,6 +164,11 @@ START_TEST(single_and_jbod_fail_when_their_disk_goes)
 	sim_pull_disk("sdc");
 	ck_assert_int_eq(uevent(), 1);
 	ck_assert_int_eq(j->state, VOL_FAILED);
+	/* Back in its bay, the disk does not revive the dead map. */
+	sim_push_disk("sda");
+	uevent();
+	ck_assert_int_eq(s->state, VOL_FAILED);
+	ck_assert_ptr_nonnull(strstr(s->problem, "went while the volume was in use"));
 	o = volume_describe(j);
 	ck_assert_ptr_nonnull(strstr(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
 	    "\"state\":\"failed\""));
