@@ -48,18 +48,24 @@ now(void)
 }
 
 /*
- * A disk came or went: rescan, assemble what may now be complete, and
+ * A disk came or went: rescan it, assemble what may now be complete, and
  * say at once what changed (a member pulled for a moment would
  * otherwise fall between two monitor ticks).
  */
 static void
 hotplug_cb(struct ev_loop *l, ev_io *w, int revents)
 {
+	char names[8][SYS_NAME_MAX];
+	int n;
+
 	(void)l;
 	(void)revents;
-	if (sys->hotplug_read(w->fd) <= 0)
+	if ((n = sys->hotplug_read(w->fd, names, 8)) == 0)
 		return;
-	disk_refresh(1);
+	if (n > 0)
+		disk_refresh_named(names, n);
+	else
+		disk_refresh(1);
 	volume_scan();
 	volume_check_states();
 }

@@ -253,6 +253,7 @@ join_exists(const char *name)
 
 const struct sys_ops sys_linux = {
 	.scan_disks = lnx_scan_disks,
+	.scan_disk = lnx_scan_disk,
 	.read_at = lnx_read_at,
 	.write_at = lnx_write_at,
 	.zero_at = lnx_zero_at,

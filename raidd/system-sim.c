@@ -517,11 +517,20 @@ probe_label(struct dev *d, struct sys_disk *s)
 		add_sig(s, "raidd", d->name, LABEL_SLOT1);
 }
 
+static int nprobes;
+
+int
+sim_probes(void)
+{
+	return nprobes;
+}
+
 static void
 fill_disk(int idx, struct sys_disk *s)
 {
 	struct dev *d = &devs[idx];
 
+	nprobes++;
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", d->name);
 	snprintf(s->syspath, sizeof(s->syspath), "%s", d->syspath);
@@ -556,6 +565,17 @@ sim_scan_disks(struct sys_disk **out, int *n)
 	for (int i = 0; i < ndevs; i++)
 		if (devs[i].name[0] && devs[i].kind == DEV_DISK && !devs[i].pulled)
 			fill_disk(i, &(*out)[(*n)++]);
+	return 0;
+}
+
+static int
+sim_scan_disk(const char *name, struct sys_disk *out)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL || d->kind != DEV_DISK)
+		return 1;
+	fill_disk((int)(d - devs), out);
 	return 0;
 }
 
@@ -1000,14 +1020,17 @@ sim_hotplug_open(void)
 }
 
 static int
-sim_hotplug_read(int fd)
+sim_hotplug_read(int fd, char (*names)[SYS_NAME_MAX], int max)
 {
 	(void)fd;
+	(void)names;
+	(void)max;
 	return 0;
 }
 
 const struct sys_ops sys_sim = {
 	.scan_disks = sim_scan_disks,
+	.scan_disk = sim_scan_disk,
 	.read_at = sim_read_at,
 	.write_at = sim_write_at,
 	.zero_at = sim_zero_at,

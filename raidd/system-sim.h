@@ -28,5 +28,7 @@ void	sim_reset(void);
 int	sim_md_count(void);
 int	sim_dm_count(void);
 int	sim_mount_count(void);
+/* Disks probed for signatures so far (each probe would wake a sleeping disk). */
+int	sim_probes(void);
 
 #endif

@@ -311,6 +311,34 @@ START_TEST(sim_assembles_only_what_md_would)
 }
 END_TEST
 
+/* A uevent's disk is probed alone: the others may be asleep. */
+START_TEST(uevent_rescans_only_its_disk)
+{
+	char one[1][SYS_NAME_MAX] = { "sde" }, md[1][SYS_NAME_MAX] = { "md_x_t1" };
+	int before;
+
+	ck_assert_int_eq(disk_count(), 4);
+	sim_add_disk("sde", 4 * GIB, "SER5", "/sys/devices/sim/usb1/1-1");
+	before = sim_probes();
+	ck_assert_int_eq(disk_refresh_named(one, 1), 0);
+	ck_assert_int_eq(sim_probes() - before, 1);
+	ck_assert_int_eq(disk_count(), 5);
+	ck_assert_ptr_nonnull(disk_find("SER5"));
+	sim_pull_disk("sde");
+	before = sim_probes();
+	ck_assert_int_eq(disk_refresh_named(one, 1), 0);
+	ck_assert_int_eq(sim_probes(), before);
+	ck_assert_int_eq(disk_count(), 4);
+	ck_assert_ptr_null(disk_find("SER5"));
+	/* An md array is no disk: nothing probed, nothing changes. */
+	ck_assert_int_eq(disk_refresh_named(md, 1), 0);
+	ck_assert_int_eq(sim_probes(), before);
+	ck_assert_int_eq(disk_count(), 4);
+	ck_assert_str_eq(disk_at(0)->sys.name, "sda");
+	ck_assert_str_eq(disk_at(3)->sys.name, "sdd");
+}
+END_TEST
+
 START_TEST(wipe_refused_without_a_board)
 {
 	struct board none = { .nbays = 0 };
@@ -356,6 +384,7 @@ health_suite(void)
 	tcase_add_test(tc, start_up_waits_for_late_disks);
 	tcase_add_test(tc, failed_assembly_stops_and_problem_clears);
 	tcase_add_test(tc, sim_assembles_only_what_md_would);
+	tcase_add_test(tc, uevent_rescans_only_its_disk);
 	tcase_add_test(tc, wipe_refused_without_a_board);
 	tcase_add_test(tc, log_escapes_control_bytes);
 	suite_add_tcase(s, tc);
