@@ -129,8 +129,8 @@ volume_fail_missing(struct volume *v)
 			if (v->disk[lt->member[0]][0] == '\0' && !v->lost_disk) {
 				v->lost_disk = 1;
 				snprintf(v->problem, sizeof(v->problem), "tier %d: its disk (serial %s) "
-				    "went while the volume was in use; it stays failed until raidd "
-				    "starts it again", t + 1, v->label.member[lt->member[0]].serial);
+				    "went while the volume was in use; it stays failed: put the disk "
+				    "back and reboot", t + 1, v->label.member[lt->member[0]].serial);
 			}
 			continue;
 		}
