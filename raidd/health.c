@@ -140,13 +140,20 @@ volume_fail_missing(struct volume *v)
 		for (int i = 0; i < st.nmembers; i++) {
 			if (st.member[i].present)
 				continue;
-			if (sys->md_fail(md, st.member[i].dev) == -1) {
+			switch (sys->md_fail(md, st.member[i].dev)) {
+			case -1:
 				log_warn("volume %s: failing %s (its disk is gone) in %s", v->name,
 				    st.member[i].dev, md);
-				continue;
+				break;
+			case 1:
+				/* Again at every event: md's answer does not change. */
+				log_debug("volume %s: md keeps %s in %s: it held the last copy",
+				    v->name, st.member[i].dev, md);
+				break;
+			default:
+				log_info("volume %s: %s left %s: its disk is gone", v->name,
+				    st.member[i].dev, md);
 			}
-			log_info("volume %s: %s left %s: its disk is gone", v->name,
-			    st.member[i].dev, md);
 		}
 	}
 }

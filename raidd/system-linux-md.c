@@ -336,7 +336,7 @@ lnx_md_fail(const char *name, const char *dev)
 	}
 	/* md keeps the last copy of the data in (the array is broken). */
 	if (lnx_read_file(path, state, sizeof(state)) == 0 && !strstr(state, "faulty"))
-		return 0;
+		return 1;
 	for (try = 0; try < STOP_TRIES; try++) {
 		if (lnx_write_file(path, "remove") == 0 || errno == ENOENT)
 			return 0;

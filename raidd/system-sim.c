@@ -869,7 +869,7 @@ sim_md_fail(const char *name, const char *dev)
 		}
 	}
 	if (!d->faulty[m])
-		return 0;
+		return 1;
 	for (int i = m; i + 1 < d->md.nmembers; i++) {
 		d->md.member[i] = d->md.member[i + 1];
 		d->faulty[i] = d->faulty[i + 1];

@@ -115,6 +115,7 @@ struct sys_ops {
 	/*
 	 * A member whose disk is gone is failed and removed now, as mdadm
 	 * -If does from udev: md itself notices only at the next I/O.
+	 * 1: md kept it, as the last copy of some data (the array is broken).
 	 */
 	int	(*md_fail)(const char *name, const char *dev);
 	int	(*dm_create)(const char *name, const char *uuid,

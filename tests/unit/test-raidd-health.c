@@ -192,6 +192,23 @@ START_TEST(raid5_missing_two_is_failed)
 }
 END_TEST
 
+/* md keeps a RAID 1's last member (the array is broken): failed. */
+START_TEST(raid1_losing_both_is_failed)
+{
+	struct volume *v = create("b", "raid1", "\"bay1\",\"bay2\"");
+	struct sys_md_status st;
+
+	sim_pull_disk("sda");
+	sim_pull_disk("sdb");
+	uevent();
+	ck_assert_int_eq(v->state, VOL_FAILED);
+	md_of("b", 1, &st);
+	ck_assert_int_eq(st.nmembers, 1);
+	ck_assert_str_eq(st.array_state, "broken");
+	ck_assert_int_eq(sys->md_fail("md_b_t1", st.member[0].dev), 1);
+}
+END_TEST
+
 /* near=2: roles 0+1 and 2+3 mirror each other. */
 START_TEST(raid10_missing_a_pair_is_failed)
 {
@@ -380,6 +397,7 @@ health_suite(void)
 	tcase_add_test(tc, single_and_jbod_fail_when_their_disk_goes);
 	tcase_add_test(tc, raid5_missing_two_is_failed);
 	tcase_add_test(tc, raid10_missing_a_pair_is_failed);
+	tcase_add_test(tc, raid1_losing_both_is_failed);
 	tcase_add_test(tc, member_failed_for_errors_stays_out);
 	tcase_add_test(tc, start_up_waits_for_late_disks);
 	tcase_add_test(tc, failed_assembly_stops_and_problem_clears);
