@@ -56,14 +56,51 @@ log_level_parse(const char *s, enum log_level *out)
 	return -1;
 }
 
+/*
+ * Messages carry strings from disks and clients (serials, labels): a
+ * control byte could forge a syslog line or drive a terminal. Anything
+ * outside printable ASCII is written as \n, \t or \xNN; out is cut at a
+ * whole character.
+ */
+void
+log_escape(const char *in, char *out, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+
+	if (len == 0)
+		return;
+	for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+		char e[5];
+		size_t k = 0;
+
+		if (*p == '\n' || *p == '\t') {
+			e[k++] = '\\';
+			e[k++] = *p == '\n' ? 'n' : 't';
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			e[k++] = '\\';
+			e[k++] = 'x';
+			e[k++] = hex[*p >> 4];
+			e[k++] = hex[*p & 15];
+		} else
+			e[k++] = (char)*p;
+		if (n + k >= len)
+			break;
+		memcpy(out + n, e, k);
+		n += k;
+	}
+	out[n] = '\0';
+}
+
 void
 log_vmsg(enum log_level l, const char *fmt, va_list ap)
 {
-	char buf[1024];
+	char raw[1024], buf[1024];
 
 	if (l > level)
 		return;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	log_escape(raw, buf, sizeof(buf));
 	if (use_stderr)
 		fprintf(stderr, "%s: %s%s\n", ident,
 		    l <= LOG_LVL_WARN ? (l == LOG_LVL_ERR ? "error: " : "warning: ") : "",

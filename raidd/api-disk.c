@@ -44,6 +44,8 @@ wipe_refusal(const struct disk *d, int *code)
 	*code = NAS_ERR_REFUSED;
 	if (d->flash)
 		return "is the firmware's own device";
+	if (!disk_board_known())
+		return "may be the firmware's own device: the board description is missing";
 	*code = NAS_ERR_BUSY;
 	if (volume_of_disk(d->sys.name))
 		return "belongs to a volume: delete the volume instead";

@@ -18,11 +18,13 @@ static const struct conf_key raidd_conf[] = {
 	  "board description: bays and the firmware's flash device" },
 	{ "raidd", "mount_root", CONF_STRING, "/volumes", 1, 100, NULL,
 	  "volumes are mounted at <mount_root>/<name>" },
+	{ "raidd", "degraded_wait", CONF_INT, "5", 0, 300, NULL,
+	  "seconds a volume missing a member waits at start-up for late disks before it starts degraded" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
 static ev_io hotplug_w;
-static ev_timer monitor_w;
+static ev_timer monitor_w, grace_w;
 static double assembly_seconds;	/* start-up: labels read, volumes up */
 
 static void
@@ -45,44 +47,27 @@ now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Stored states against the arrays now; each change is announced once. */
-static void
-check_states(void)
-{
-	struct json_object *ev;
-	struct volume *v;
-
-	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
-		enum vol_state old = v->state;
-
-		volume_refresh_state(v);
-		if (v->state == old)
-			continue;
-		log_info("volume %s: %s -> %s", v->name, volume_state_name(old),
-		    volume_state_name(v->state));
-		ev = json_object_new_object();
-		json_object_object_add(ev, "name", json_object_new_string(v->name));
-		json_object_object_add(ev, "state", json_object_new_string(volume_state_name(v->state)));
-		json_object_object_add(ev, "previous", json_object_new_string(volume_state_name(old)));
-		nas_event("volume.state", ev);
-	}
-}
-
 /*
- * A disk came or went: rescan, assemble what may now be complete, and
+ * A disk came or went: rescan it, assemble what may now be complete, and
  * say at once what changed (a member pulled for a moment would
  * otherwise fall between two monitor ticks).
  */
 static void
 hotplug_cb(struct ev_loop *l, ev_io *w, int revents)
 {
+	char names[8][SYS_NAME_MAX];
+	int n;
+
 	(void)l;
 	(void)revents;
-	if (sys->hotplug_read(w->fd) <= 0)
+	if ((n = sys->hotplug_read(w->fd, names, 8)) == 0)
 		return;
-	disk_refresh(1);
+	if (n > 0)
+		disk_refresh_named(names, n);
+	else
+		disk_refresh(1);
 	volume_scan();
-	check_states();
+	volume_check_states();
 }
 
 /* md changes state on its own too (a member fails, a resync ends). */
@@ -92,7 +77,19 @@ monitor_cb(struct ev_loop *l, ev_timer *w, int revents)
 	(void)l;
 	(void)w;
 	(void)revents;
-	check_states();
+	volume_check_states();
+}
+
+/* The start-up grace period is over: what still lacks a member starts degraded. */
+static void
+grace_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	(void)l;
+	(void)w;
+	(void)revents;
+	volume_set_degraded_start(1);
+	volume_scan();
+	volume_check_states();
 }
 
 static void
@@ -102,8 +99,15 @@ load_board(const char *path)
 	char err[256];
 
 	if (board_load(path, &b, err, sizeof(err)) == -1) {
-		log_warnx("%s: disks are listed without bays", err);
+		log_warnx("%s: disks are listed without bays and none may be erased", err);
 		memset(&b, 0, sizeof(b));
+		/* Simulated disks sit in simulated bays (see simulate()). */
+		for (int i = 0; sys == &sys_sim && i < 4; i++) {
+			snprintf(b.bay[i].path, sizeof(b.bay[i].path),
+			    "/sys/devices/sim/host0/target0:0:%d/*", i + 1);
+			snprintf(b.bay[i].label, sizeof(b.bay[i].label), "Bay %d", i + 1);
+			b.nbays = i + 1;
+		}
 	}
 	disk_set_board(&b);
 }
@@ -138,6 +142,7 @@ static int
 raidd_init(const struct conf *c)
 {
 	double t0;
+	long long wait;
 	int fd;
 
 	sys = &sys_linux;
@@ -145,6 +150,18 @@ raidd_init(const struct conf *c)
 		simulate(getenv("RAIDD_SIMULATE"));
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
+	/* Before the scan: a disk that arrives during it is not missed. */
+	if ((fd = sys->hotplug_open()) != -1) {
+		ev_io_init(&hotplug_w, hotplug_cb, fd, EV_READ);
+		ev_io_start(nas_loop(), &hotplug_w);
+	}
+	/* Disks spin up one after another: give late ones a moment. */
+	wait = conf_int(c, "raidd", "degraded_wait");
+	volume_set_degraded_start(wait == 0);
+	if (wait > 0) {
+		ev_timer_init(&grace_w, grace_cb, (double)wait, 0.);
+		ev_timer_start(nas_loop(), &grace_w);
+	}
 	t0 = now();
 	disk_refresh(0);
 	if (sys == &sys_sim || (nas_feature_present(&raidd_features[0]) &&
@@ -155,10 +172,6 @@ raidd_init(const struct conf *c)
 		    assembly_seconds);
 	} else
 		log_warnx("no md or device-mapper in this kernel: volumes are not assembled");
-	if ((fd = sys->hotplug_open()) != -1) {
-		ev_io_init(&hotplug_w, hotplug_cb, fd, EV_READ);
-		ev_io_start(nas_loop(), &hotplug_w);
-	}
 	ev_timer_init(&monitor_w, monitor_cb, MONITOR_SECONDS, MONITOR_SECONDS);
 	ev_timer_start(nas_loop(), &monitor_w);
 	return 0;

@@ -118,12 +118,16 @@ repair_labels(struct volume *v)
 	}
 }
 
-/* 1 when dev serves tier array md in a state other than faulty. */
+/*
+ * 1 when md lists dev in the array: serving it, or faulty - md kicked
+ * it for errors while its disk stayed, and it stays out until a user
+ * repairs the volume. A pulled member left the list (health.c).
+ */
 static int
 in_array(const struct sys_md_status *st, const char *dev)
 {
 	for (int i = 0; i < st->nmembers; i++)
-		if (strcmp(st->member[i].dev, dev) == 0 && !strstr(st->member[i].state, "faulty"))
+		if (strcmp(st->member[i].dev, dev) == 0)
 			return 1;
 	return 0;
 }
@@ -183,6 +187,7 @@ volume_scan(void)
 		if (v->job || v->held)
 			continue;
 		if (v->assembled) {
+			volume_fail_missing(v);
 			readd_members(v);
 			continue;
 		}
@@ -190,6 +195,8 @@ volume_scan(void)
 			i--;
 			continue;
 		}
+		if (volume_waits(v))
+			continue;
 		repair_labels(v);
 		if (volume_assemble(v, err, sizeof(err)) == -1 ||
 		    volume_mount(v, err, sizeof(err)) == -1) {
@@ -280,17 +287,45 @@ dm_uuid(const struct volume *v, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%02x", v->label.volume_uuid[i]);
 }
 
+/* A failed assembly leaves nothing it started running. */
+static void
+stop_started(struct volume *v, const int *started)
+{
+	char md[SYS_NAME_MAX];
+
+	for (int t = 0; t < v->label.ntiers; t++) {
+		if (!started[t])
+			continue;
+		volume_md_name(v, t, md, sizeof(md));
+		if (sys->md_stop(md) == -1)
+			log_warn("volume %s: stopping %s after a failed assembly", v->name, md);
+	}
+}
+
 int
 volume_assemble(struct volume *v, char *err, size_t errlen)
 {
 	struct sys_seg segs[PLAN_MAX_TIERS];
+	struct sys_md_status st;
 	char dm[SYS_NAME_MAX], uuid[64];
+	int started[PLAN_MAX_TIERS] = { 0 }, exists;
 
-	for (int t = 0; t < v->label.ntiers; t++)
-		if (v->label.tier[t].kind != TIER_NONE && start_tier(v, t, err, errlen) == -1)
+	for (int t = 0; t < v->label.ntiers; t++) {
+		if (v->label.tier[t].kind == TIER_NONE)
+			continue;
+		volume_md_name(v, t, dm, sizeof(dm));
+		started[t] = sys->md_status(dm, &st) == -1;
+		if (start_tier(v, t, err, errlen) == -1) {
+			started[t] = 0;
 			goto fail;
+		}
+	}
 	volume_dm_name(v->name, dm, sizeof(dm));
-	if (!sys->dm_exists(dm)) {
+	if ((exists = sys->dm_exists(dm)) == -1) {
+		snprintf(err, errlen, "looking for %s: %s", dm, strerror(errno));
+		goto fail;
+	}
+	if (!exists) {
 		for (int t = 0; t < v->label.ntiers; t++)
 			if (tier_segment(v, t, &segs[t], err, errlen) == -1)
 				goto fail;
@@ -301,8 +336,12 @@ volume_assemble(struct volume *v, char *err, size_t errlen)
 		}
 	}
 	v->assembled = 1;
+	/* What kept it from starting before (a failed assembly) is over. */
+	if (v->state == VOL_FAILED)
+		v->problem[0] = '\0';
 	return 0;
 fail:
+	stop_started(v, started);
 	snprintf(v->problem, sizeof(v->problem), "%s", err);
 	v->state = VOL_FAILED;
 	return -1;
@@ -317,8 +356,13 @@ volume_mount(struct volume *v, char *err, size_t errlen)
 	if (v->label.fs == LABEL_FS_NONE || !v->assembled)
 		return 0;
 	volume_mountpoint(v->name, mp, sizeof(mp));
-	if (sys->is_mounted(mp))
+	switch (sys->is_mounted(mp)) {
+	case 1:
 		return 0;
+	case -1:
+		snprintf(err, errlen, "is %s mounted? %s", mp, strerror(errno));
+		return -1;
+	}
 	volume_dm_name(v->name, dm, sizeof(dm));
 	if (sys->mount(dm, mp, fs[v->label.fs]) == -1) {
 		snprintf(err, errlen, "mounting %s on %s: %s", dm, mp, strerror(errno));
@@ -333,7 +377,8 @@ volume_unmount(struct volume *v, char *err, size_t errlen)
 	char mp[256];
 
 	volume_mountpoint(v->name, mp, sizeof(mp));
-	if (!sys->is_mounted(mp))
+	/* Unknown (-1) is tried: umount of a non-mount point is harmless. */
+	if (sys->is_mounted(mp) == 0)
 		return 0;
 	if (sys->umount(mp) == -1) {
 		snprintf(err, errlen, "unmounting %s: %s", mp, strerror(errno));

@@ -70,6 +70,9 @@ check_disk(const struct create_req *r, const struct disk *d, int *code,
 	if (d->flash)
 		return fail_check(code, NAS_ERR_REFUSED, err, errlen,
 		    "%s (%s) is the firmware's own device", name, d->sys.name);
+	if (!disk_board_known())
+		return fail_check(code, NAS_ERR_REFUSED, err, errlen, "%s may be the "
+		    "firmware's own device: the board description is missing", name);
 	if (d->sys.busy[0])
 		return fail_check(code, NAS_ERR_BUSY, err, errlen, "%s is in use: %s",
 		    name, d->sys.busy);

@@ -29,6 +29,17 @@ disk_board(void)
 	return &board;
 }
 
+/*
+ * Without a board description raidd cannot tell the firmware's flash
+ * from a bay disk: then no disk may be erased (wiped, or taken by a new
+ * volume).
+ */
+int
+disk_board_known(void)
+{
+	return board.nbays > 0;
+}
+
 int
 disk_count(void)
 {
@@ -93,6 +104,41 @@ announce(const char *topic, const struct disk *d)
 	nas_event(topic, o);
 }
 
+/* Where the board puts it, and its label. */
+static void
+place(struct disk *d)
+{
+	d->bay = board_bay_of(&board, d->sys.syspath);
+	d->flash = board_is_flash(&board, d->sys.syspath, d->sys.name);
+	read_label(d);
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct disk *)a)->sys.name, ((const struct disk *)b)->sys.name);
+}
+
+/* next (n disks, sorted) becomes the table; differences are announced. */
+static void
+install(struct disk *next, int n, int announce_changes)
+{
+	if (announce_changes) {
+		for (int i = 0; i < ndisks; i++)
+			if (!find_same(next, n, &disks[i]))
+				announce("disk.removed", &disks[i]);
+		for (int i = 0; i < n; i++)
+			if (!find_same(disks, ndisks, &next[i]))
+				announce("disk.added", &next[i]);
+	}
+	free(disks);
+	disks = next;
+	ndisks = n;
+	volume_sync_disks();
+	/* libblkid's probe buffers are freed but would stay in the heap. */
+	malloc_trim(0);
+}
+
 int
 disk_refresh(int announce_changes)
 {
@@ -110,25 +156,44 @@ disk_refresh(int announce_changes)
 	}
 	for (int i = 0; i < n; i++) {
 		next[i].sys = found[i];
-		next[i].bay = board_bay_of(&board, found[i].syspath);
-		next[i].flash = board_is_flash(&board, found[i].syspath, found[i].name);
-		read_label(&next[i]);
+		place(&next[i]);
 	}
 	free(found);
-	if (announce_changes) {
-		for (int i = 0; i < ndisks; i++)
-			if (!find_same(next, n, &disks[i]))
-				announce("disk.removed", &disks[i]);
-		for (int i = 0; i < n; i++)
-			if (!find_same(disks, ndisks, &next[i]))
-				announce("disk.added", &next[i]);
+	install(next, n, announce_changes);
+	return 0;
+}
+
+/*
+ * Only the named disks again (a uevent names them): the others are not
+ * probed, so a disk in standby stays asleep. Falls back to a full scan
+ * when a disk cannot be read.
+ */
+int
+disk_refresh_named(char (*names)[SYS_NAME_MAX], int n)
+{
+	struct disk *next;
+	int k = 0, r;
+
+	if ((next = calloc((size_t)ndisks + n + 1, sizeof(*next))) == NULL)
+		return -1;
+	for (int i = 0; i < ndisks; i++) {
+		int named = 0;
+
+		for (int j = 0; j < n && !named; j++)
+			named = strcmp(disks[i].sys.name, names[j]) == 0;
+		if (!named)
+			next[k++] = disks[i];
 	}
-	free(disks);
-	disks = next;
-	ndisks = n;
-	volume_sync_disks();
-	/* libblkid's probe buffers are freed but would stay in the heap. */
-	malloc_trim(0);
+	for (int j = 0; j < n; j++) {
+		if ((r = sys->scan_disk(names[j], &next[k].sys)) == -1) {
+			free(next);
+			return disk_refresh(1);
+		}
+		if (r == 0)
+			place(&next[k++]);
+	}
+	qsort(next, (size_t)k, sizeof(*next), by_name);
+	install(next, k, 1);
 	return 0;
 }
 

@@ -409,6 +409,25 @@ mdsb_bitmap_bytes(const struct mdsb_bitmap *bm)
 }
 
 /*
+ * Sectors the bitmap covers: the kernel sizes it by the array's
+ * resync_max_sectors, which is one member's size for raid1 and raid5
+ * but the array's capacity for raid10 (raid10_size(): whole chunks of a
+ * member, divided by the far copies, times the disks, divided by the
+ * near copies).  mdadm's Create writes the same sync_size.
+ */
+uint64_t
+mdsb_sync_sectors(const struct mdsb *m)
+{
+	uint32_t near = m->layout & 0xff, far = (m->layout >> 8) & 0xff;
+	uint64_t chunks;
+
+	if (m->level != 10 || m->chunksize == 0 || near == 0 || far == 0)
+		return m->size;
+	chunks = m->size / m->chunksize / far * m->raid_disks / near;
+	return chunks * m->chunksize;
+}
+
+/*
  * Bitmap superblock for an array's superblock.  One bit covers 64 MiB,
  * or more when the bits would not fit the room between the bitmap and
  * the data (at most 128 KiB, as mdadm).
@@ -417,7 +436,7 @@ int
 mdsb_bitmap_init(struct mdsb_bitmap *bm, const struct mdsb *m, char *err,
     size_t errlen)
 {
-	uint64_t room, max_bits;
+	uint64_t room, max_bits, sync = mdsb_sync_sectors(m);
 	uint32_t chunk = MDSB_BITMAP_CHUNK;
 
 	if (!(m->feature_map & MD_FEATURE_BITMAP_OFFSET) ||
@@ -429,7 +448,7 @@ mdsb_bitmap_init(struct mdsb_bitmap *bm, const struct mdsb *m, char *err,
 	if (room > MDSB_BITMAP_ROOM)
 		room = MDSB_BITMAP_ROOM;
 	max_bits = (room * 512 - MDSB_BITMAP_SB) * 8;
-	while (bitmap_bits(m->size, chunk) > max_bits) {
+	while (bitmap_bits(sync, chunk) > max_bits) {
 		if (chunk >= 1U << 31)
 			return plan_err(err, errlen, "array too large for a bitmap");
 		chunk *= 2;
@@ -438,7 +457,7 @@ mdsb_bitmap_init(struct mdsb_bitmap *bm, const struct mdsb *m, char *err,
 	bm->version = MDSB_BITMAP_VERSION;
 	memcpy(bm->uuid, m->set_uuid, 16);
 	bm->events = bm->events_cleared = m->events;
-	bm->sync_size = m->size;
+	bm->sync_size = sync;
 	bm->chunksize = chunk;
 	bm->daemon_sleep = MDSB_BITMAP_DELAY;
 	return 0;

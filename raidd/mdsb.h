@@ -63,7 +63,7 @@ struct mdsb_bitmap {
 	uint8_t		uuid[16];
 	uint64_t	events;
 	uint64_t	events_cleared;
-	uint64_t	sync_size;	/* sectors, = the superblock's size */
+	uint64_t	sync_size;	/* sectors: mdsb_sync_sectors() */
 	uint32_t	state;
 	uint32_t	chunksize;	/* bytes per bit */
 	uint32_t	daemon_sleep;
@@ -80,6 +80,7 @@ int	 mdsb_init_tier(struct mdsb *, const struct plan_tier *, int role,
 	    const uint8_t set_uuid[16], const char *set_name, uint64_t now,
 	    char *err, size_t errlen);
 
+uint64_t mdsb_sync_sectors(const struct mdsb *);
 size_t	 mdsb_bitmap_bytes(const struct mdsb_bitmap *);
 int	 mdsb_bitmap_init(struct mdsb_bitmap *, const struct mdsb *,
 	    char *err, size_t errlen);

@@ -28,7 +28,9 @@ extern const struct nas_feature raidd_features[];
 /* disk.c */
 void	 disk_set_board(const struct board *);
 const struct board *disk_board(void);
+int	 disk_board_known(void);
 int	 disk_refresh(int announce);
+int	 disk_refresh_named(char (*names)[SYS_NAME_MAX], int n);
 int	 disk_count(void);
 struct disk *disk_at(int);
 struct disk *disk_find(const char *spec);

@@ -186,6 +186,20 @@ lnx_scan_disks(struct sys_disk **out, int *n)
 	return 0;
 }
 
+/* One disk, probed alone: a uevent must not wake every other disk. */
+int
+lnx_scan_disk(const char *name, struct sys_disk *d)
+{
+	if (name[0] == '\0' || strchr(name, '/') != NULL ||
+	    strlen(name) >= sizeof(d->name)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!is_disk(name))
+		return 1;
+	return fill(d, name) == 0 ? 0 : 1;
+}
+
 static int
 dev_open(const char *dev, int flags)
 {

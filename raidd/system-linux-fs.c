@@ -195,13 +195,19 @@ lnx_hotplug_open(void)
 	return fd;
 }
 
-/* "ACTION@DEVPATH\0KEY=VALUE\0...": a whole disk came or went? */
+/*
+ * "ACTION@DEVPATH\0KEY=VALUE\0...": a whole disk came or went? md and
+ * dm devices are "disks" too, under /devices/virtual: raidd's own
+ * arrays and maps come and go with every assembly, and a rescan for
+ * them would probe (and wake) every disk for nothing.
+ */
 static int
-disk_event(const char *msg, size_t len)
+disk_event(const char *msg, size_t len, char *name, size_t namelen)
 {
-	int add_rm = 0, block = 0, disk = 0;
+	int add_rm = 0, block = 0, disk = 0, virt = 0;
 	const char *p;
 
+	name[0] = '\0';
 	for (p = msg; p < msg + len; p += strlen(p) + 1) {
 		if (strcmp(p, "ACTION=add") == 0 ||
 		    strcmp(p, "ACTION=remove") == 0)
@@ -210,20 +216,41 @@ disk_event(const char *msg, size_t len)
 			block = 1;
 		else if (strcmp(p, "DEVTYPE=disk") == 0)
 			disk = 1;
+		else if (strncmp(p, "DEVPATH=/devices/virtual/", 25) == 0 &&
+		    strncmp(p + 25, "block/loop", 10) != 0)
+			virt = 1;
+		else if (strncmp(p, "DEVNAME=", 8) == 0)
+			snprintf(name, namelen, "%s", p + 8);
 	}
-	return add_rm && block && disk;
+	return add_rm && block && disk && !virt;
+}
+
+/* Adds name to names once; -1 when it does not fit (rescan all). */
+static int
+note(char (*names)[SYS_NAME_MAX], int n, int max, const char *name)
+{
+	if (name[0] == '\0' || strchr(name, '/') != NULL ||
+	    strlen(name) >= SYS_NAME_MAX)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return n;
+	if (n == max)
+		return -1;
+	snprintf(names[n], SYS_NAME_MAX, "%s", name);
+	return n + 1;
 }
 
 int
-lnx_hotplug_read(int fd)
+lnx_hotplug_read(int fd, char (*names)[SYS_NAME_MAX], int max)
 {
-	char buf[UEVENT_BUF + 1];
+	char buf[UEVENT_BUF + 1], name[SYS_NAME_MAX + 1];
 	struct sockaddr_nl sa;
 	struct iovec iov = { buf, UEVENT_BUF };
 	struct msghdr mh = { .msg_name = &sa, .msg_namelen = sizeof(sa),
 	    .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
-	int changed = 0;
+	int count = 0;
 
 	for (;;) {
 		n = recvmsg(fd, &mh, 0);
@@ -232,15 +259,15 @@ lnx_hotplug_read(int fd)
 		if (n == -1) {
 			/* ENOBUFS: we missed some; a rescan catches up. */
 			if (errno == ENOBUFS)
-				changed = 1;
+				count = -1;
 			break;
 		}
 		/* Port 0 is the kernel; anyone may send on this family. */
 		if (sa.nl_pid != 0 || n == 0)
 			continue;
 		buf[n] = '\0';
-		if (disk_event(buf, n))
-			changed = 1;
+		if (disk_event(buf, n, name, sizeof(name)) && count != -1)
+			count = note(names, count, max, name);
 	}
-	return changed;
+	return count;
 }

@@ -318,6 +318,37 @@ remove_faulty(const char *name)
 	closedir(dir);
 }
 
+/* As mdadm --fail then --remove: faulty, then out (retried while busy). */
+int
+lnx_md_fail(const char *name, const char *dev)
+{
+	char path[PATH_MAX], state[64];
+	int try;
+
+	if (strchr(dev, '/') != NULL || strchr(name, '/') != NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/sys/block/%s/md/dev-%s/state", name, dev);
+	if (lnx_write_file(path, "faulty") == -1) {
+		log_warn("md %s: failing %s", name, dev);
+		return -1;
+	}
+	/* md keeps the last copy of the data in (the array is broken). */
+	if (lnx_read_file(path, state, sizeof(state)) == 0 && !strstr(state, "faulty"))
+		return 1;
+	for (try = 0; try < STOP_TRIES; try++) {
+		if (lnx_write_file(path, "remove") == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			break;
+		lnx_sleep_ms(STOP_WAIT_MS / 10);
+	}
+	/* Failed but still listed: the array is degraded all the same. */
+	log_warn("md %s: removing %s", name, dev);
+	return 0;
+}
+
 int
 lnx_md_readd(const char *name, const char *dev, int role)
 {

@@ -64,6 +64,9 @@ member(const char *name, const char *entry, struct sys_md_status *st)
 	    atoi(slot) : -1;
 	snprintf(rel, sizeof(rel), "%s/state", entry);
 	md_attr(name, rel, st->member[i].state, sizeof(st->member[i].state));
+	/* md keeps a pulled member's entry; the kernel drops its node. */
+	snprintf(rel, sizeof(rel), "/sys/class/block/%s", st->member[i].dev);
+	st->member[i].present = access(rel, F_OK) == 0;
 	st->nmembers++;
 }
 

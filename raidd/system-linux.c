@@ -261,6 +261,7 @@ join_exists(const char *name)
 
 const struct sys_ops sys_linux = {
 	.scan_disks = lnx_scan_disks,
+	.scan_disk = lnx_scan_disk,
 	.read_at = lnx_read_at,
 	.write_at = lnx_write_at,
 	.zero_at = lnx_zero_at,
@@ -272,6 +273,7 @@ const struct sys_ops sys_linux = {
 	.md_stop = lnx_md_stop,
 	.md_readd = lnx_md_readd,
 	.md_status = lnx_md_status,
+	.md_fail = lnx_md_fail,
 	.dm_create = join_create,
 	.dm_remove = join_remove,
 	.dm_exists = join_exists,

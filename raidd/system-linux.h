@@ -29,6 +29,7 @@ int	lnx_partitions(const char *disk, char (*out)[SYS_NAME_MAX], int max);
 
 /* system-linux-disk.c */
 int	lnx_scan_disks(struct sys_disk **, int *);
+int	lnx_scan_disk(const char *, struct sys_disk *);
 int	lnx_read_at(const char *, uint64_t, void *, size_t);
 int	lnx_write_at(const char *, uint64_t, const void *, size_t);
 int	lnx_zero_at(const char *, uint64_t, uint64_t);
@@ -50,6 +51,7 @@ int	lnx_md_create(const struct sys_md *);
 int	lnx_md_assemble(const struct sys_md *);
 int	lnx_md_stop(const char *);
 int	lnx_md_readd(const char *, const char *, int);
+int	lnx_md_fail(const char *, const char *);
 
 /* system-linux-mdstat.c */
 int	lnx_md_status(const char *, struct sys_md_status *);
@@ -60,6 +62,6 @@ int	lnx_mount(const char *, const char *, const char *);
 int	lnx_umount(const char *);
 int	lnx_is_mounted(const char *);
 int	lnx_hotplug_open(void);
-int	lnx_hotplug_read(int);
+int	lnx_hotplug_read(int, char (*)[SYS_NAME_MAX], int);
 
 #endif

@@ -12,6 +12,7 @@
 #include <ev.h>
 
 #include "label.h"
+#include "mdsb.h"
 #include "system.h"
 #include "system-sim.h"
 
@@ -38,9 +39,13 @@ struct dev {
 	int		 nsegs;		/* dm: where the bytes live */
 	struct sys_seg	 seg[SYS_MAX_SEGS];
 	struct sys_md	 md;		/* md: members (sb pointers unused) */
+	int		 level;		/* md: from the members' superblocks */
+	uint32_t	 layout;
 	char		 fs[16];	/* set by mkfs */
 	int		 pulled;	/* disks: out of their bay, data kept */
+	int		 erroring;	/* disks: every I/O fails (vmctl disk-error) */
 	int		 faulty[SYS_MAX_MEMBERS];	/* md: a member md gave up on */
+	int		 broken;	/* md: lost more members than it survives */
 	char		 mounted[128];
 };
 
@@ -106,6 +111,39 @@ find_pulled(const char *name)
 	return NULL;
 }
 
+/* The disk under a member: a partition's parent, or the disk itself. */
+static struct dev *
+disk_of(struct dev *d)
+{
+	return d->kind == DEV_PART ? &devs[d->parent] : d;
+}
+
+/* A member md can no longer reach: gone, or failing every I/O. */
+static int
+unreachable(const char *dev)
+{
+	struct dev *d = find(dev);
+
+	return d == NULL || disk_of(d)->erroring;
+}
+
+static int md_survives(struct dev *);
+
+/*
+ * What md does when I/O to an array finds a member unreachable: marks
+ * it faulty (it stays listed, and out, until removed). An idle array
+ * notices nothing: pulling a disk alone fails no member.
+ */
+static void
+md_io_errors(struct dev *a)
+{
+	for (int m = 0; m < a->md.nmembers; m++)
+		if (!a->faulty[m] && unreachable(a->md.member[m].dev))
+			a->faulty[m] = 1;
+	if (!md_survives(a))
+		a->broken = 1;
+}
+
 void
 sim_pull_disk(const char *name)
 {
@@ -114,12 +152,21 @@ sim_pull_disk(const char *name)
 	if (d == NULL || d->kind != DEV_DISK)
 		return;
 	d->pulled = 1;
-	/* md fails the member at once and keeps it failed until re-added. */
+}
+
+/* Every I/O to the disk fails from now on (or works again); md fails its
+   members at once (its own superblock and bitmap writes hit them soon). */
+void
+sim_disk_error(const char *name, int on)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL || d->kind != DEV_DISK)
+		return;
+	d->erroring = on;
 	for (int i = 0; i < ndevs; i++)
-		for (int m = 0; devs[i].name[0] && devs[i].kind == DEV_MD &&
-		    m < devs[i].md.nmembers; m++)
-			if (find(devs[i].md.member[m].dev) == NULL)
-				devs[i].faulty[m] = 1;
+		if (devs[i].name[0] && devs[i].kind == DEV_MD)
+			md_io_errors(&devs[i]);
 }
 
 void
@@ -353,6 +400,13 @@ dev_io(struct dev *d, uint64_t off, uint8_t *rbuf, const uint8_t *wbuf, size_t l
 {
 	if (off + len > d->size)
 		return errno = EINVAL, -1;
+	if (disk_of(d)->erroring)
+		return errno = EIO, -1;
+	if (d->kind == DEV_MD) {
+		md_io_errors(d);
+		if (d->broken)
+			return errno = EIO, -1;
+	}
 	if (d->kind == DEV_PART)
 		return dev_io(&devs[d->parent], d->start + off, rbuf, wbuf, len);
 	if (d->kind == DEV_DM)
@@ -463,11 +517,20 @@ probe_label(struct dev *d, struct sys_disk *s)
 		add_sig(s, "raidd", d->name, LABEL_SLOT1);
 }
 
+static int nprobes;
+
+int
+sim_probes(void)
+{
+	return nprobes;
+}
+
 static void
 fill_disk(int idx, struct sys_disk *s)
 {
 	struct dev *d = &devs[idx];
 
+	nprobes++;
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", d->name);
 	snprintf(s->syspath, sizeof(s->syspath), "%s", d->syspath);
@@ -502,6 +565,17 @@ sim_scan_disks(struct sys_disk **out, int *n)
 	for (int i = 0; i < ndevs; i++)
 		if (devs[i].name[0] && devs[i].kind == DEV_DISK && !devs[i].pulled)
 			fill_disk(i, &(*out)[(*n)++]);
+	return 0;
+}
+
+static int
+sim_scan_disk(const char *name, struct sys_disk *out)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL || d->kind != DEV_DISK)
+		return 1;
+	fill_disk((int)(d - devs), out);
 	return 0;
 }
 
@@ -574,33 +648,100 @@ sim_part_dev(const char *disk, uint64_t start, char *out, size_t len)
 
 /* ---- md: an array is a record; its data lives in its own chunks ---- */
 
+/* The member's v1.2 superblock, as the kernel reads it on import. */
+static int
+read_sb(struct dev *m, struct mdsb *sb)
+{
+	static uint8_t buf[MDSB_BLOCK];
+	char err[MDSB_ERRLEN];
+
+	if (dev_io(m, MDSB_SUPER_OFFSET * 512, buf, NULL, sizeof(buf)) == -1 ||
+	    mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, sb, err, sizeof(err)) == -1)
+		return -1;
+	return 0;
+}
+
+/* Whether md runs the array with the members it has in sync. */
+static int
+md_survives(struct dev *a)
+{
+	int ok[SYS_MAX_MEMBERS] = { 0 }, lacking = 0, n = a->md.raid_disks;
+
+	for (int m = 0; m < a->md.nmembers; m++)
+		if (!a->faulty[m] && a->md.member[m].role >= 0 &&
+		    a->md.member[m].role < SYS_MAX_MEMBERS)
+			ok[a->md.member[m].role] = 1;
+	for (int r = 0; r < n && r < SYS_MAX_MEMBERS; r++)
+		lacking += !ok[r];
+	switch (a->level) {
+	case 1:
+		return lacking < n;
+	case 5:
+		return lacking <= 1;
+	case 10:
+		/* near=2: each pair of roles holds one copy of its chunks. */
+		for (int r = 0; r + 1 < n; r += 2)
+			if (!ok[r] && !ok[r + 1])
+				return 0;
+		return (a->layout & 0xff) == 2 && n % 2 == 0;
+	default:
+		return lacking == 0;
+	}
+}
+
+/*
+ * Like RUN_ARRAY after ADD_NEW_DISK: an assembly takes the members that
+ * are there and carry a superblock of this array (others are left out,
+ * as the Linux seam does), and runs only if md would with those.
+ */
 static int
 md_start(const struct sys_md *md, int create)
 {
 	struct dev *a, *m;
+	struct sys_md use = *md;
+	struct mdsb sb, first;
+	int have = 0;
 
 	if (find(md->name))
 		return errno = EEXIST, -1;
+	use.nmembers = 0;
 	for (int i = 0; i < md->nmembers; i++) {
-		if ((m = find(md->member[i].dev)) == NULL)
-			return errno = ENODEV, -1;
+		if ((m = find(md->member[i].dev)) == NULL) {
+			if (create)
+				return errno = ENODEV, -1;
+			continue;
+		}
 		if (create && (dev_io(m, 4096, NULL, md->member[i].sb, md->member[i].sb_len) == -1 ||
 		    (md->member[i].bitmap_len && dev_io(m, 4096 + md->member[i].sb_len, NULL,
 		    md->member[i].bitmap, md->member[i].bitmap_len) == -1)))
 			return -1;
-		if (!create && !has_bytes(m, 4096, "\xfc\x4e\x2b\xa9", 4))
-			return errno = EINVAL, -1;
+		if (read_sb(m, &sb) == -1 || (have && memcmp(sb.set_uuid, first.set_uuid, 16))) {
+			if (create)
+				return errno = EINVAL, -1;
+			continue;
+		}
+		if (!have++)
+			first = sb;
+		use.member[use.nmembers++] = md->member[i];
 	}
+	if (use.nmembers == 0)
+		return errno = ENODEV, -1;
 	if ((a = new_dev(DEV_MD, md->name)) == NULL)
 		return errno = ENOSPC, -1;
-	a->store = md_store(md->name);
-	a->md = *md;
-	for (int i = 0; i < md->nmembers; i++)
+	a->md = use;
+	a->level = first.level;
+	a->layout = first.layout;
+	for (int i = 0; i < use.nmembers; i++)
 		a->md.member[i].sb = a->md.member[i].bitmap = NULL;
+	if (!md_survives(a)) {
+		drop(a);
+		return errno = EIO, -1;
+	}
+	a->store = md_store(md->name);
 	/* Size: what the smallest member offers; close enough for tests. */
 	a->size = UINT64_MAX;
-	for (int i = 0; i < md->nmembers; i++) {
-		m = find(md->member[i].dev);
+	for (int i = 0; i < use.nmembers; i++) {
+		m = find(use.member[i].dev);
 		if (m->size - (2 << 20) < a->size)
 			a->size = m->size - (2 << 20);
 	}
@@ -635,20 +776,35 @@ sim_md_stop(const char *name)
 	return 0;
 }
 
+/*
+ * As the Linux seam: faulty members are removed, then the returning one
+ * is added in its role - or, when a member md still counts holds that
+ * role (its disk pulled but never failed), as a spare.
+ */
 static int
 sim_md_readd(const char *name, const char *dev, int role)
 {
-	struct dev *d = find(name);
+	struct dev *d = find(name), *m = find(dev);
+	struct mdsb sb;
 	int n = 0;
 
-	if (d == NULL || d->kind != DEV_MD || find(dev) == NULL)
+	if (d == NULL || d->kind != DEV_MD || m == NULL)
 		return errno = ENODEV, -1;
 	if (step() == -1)
 		return -1;
-	/* Faulty members leave; the returning one takes its role. */
-	for (int i = 0; i < d->md.nmembers; i++)
-		if (!d->faulty[i] && d->md.member[i].role != role)
+	if (read_sb(m, &sb) == -1)
+		return errno = EINVAL, -1;
+	for (int i = 0; i < d->md.nmembers; i++) {
+		if (strcmp(d->md.member[i].dev, dev) == 0 && !d->faulty[i])
+			return errno = EBUSY, -1;
+		if (!d->faulty[i]) {
+			if (d->md.member[i].role == role)
+				role = -1;
 			d->md.member[n++] = d->md.member[i];
+		}
+	}
+	if (n == SYS_MAX_MEMBERS)
+		return errno = ENOSPC, -1;
 	snprintf(d->md.member[n].dev, sizeof(d->md.member[n].dev), "%s", dev);
 	d->md.member[n].role = role;
 	d->md.nmembers = n + 1;
@@ -656,6 +812,7 @@ sim_md_readd(const char *name, const char *dev, int role)
 	return 0;
 }
 
+/* md's own view: a pulled member it has not failed yet is in sync. */
 static int
 sim_md_status(const char *name, struct sys_md_status *st)
 {
@@ -664,21 +821,60 @@ sim_md_status(const char *name, struct sys_md_status *st)
 	if (d == NULL || d->kind != DEV_MD)
 		return errno = ENODEV, -1;
 	memset(st, 0, sizeof(*st));
-	snprintf(st->array_state, sizeof(st->array_state), "clean");
-	snprintf(st->sync_action, sizeof(st->sync_action), "idle");
+	snprintf(st->level, sizeof(st->level), "raid%d", d->level);
+	snprintf(st->array_state, sizeof(st->array_state), "%s", d->broken ? "broken" : "clean");
+	snprintf(st->sync_action, sizeof(st->sync_action), "%s", d->level == 0 ? "" : "idle");
 	st->raid_disks = d->md.raid_disks;
-	st->degraded = d->md.raid_disks;
+	st->degraded = d->level == 0 ? 0 : d->md.raid_disks;
 	st->size = d->size;
 	st->nmembers = d->md.nmembers;
 	for (int i = 0; i < d->md.nmembers; i++) {
-		int here = !d->faulty[i] && find(d->md.member[i].dev) != NULL;
+		int in_sync = !d->faulty[i] && d->md.member[i].role >= 0;
 
 		snprintf(st->member[i].dev, sizeof(st->member[i].dev), "%s", d->md.member[i].dev);
-		st->member[i].slot = d->md.member[i].role;
+		st->member[i].slot = d->faulty[i] ? -1 : d->md.member[i].role;
 		snprintf(st->member[i].state, sizeof(st->member[i].state), "%s",
-		    here ? "in_sync" : "faulty");
-		st->degraded -= here;
+		    d->faulty[i] ? "faulty" : in_sync ? "in_sync" : "spare");
+		st->member[i].present = find(d->md.member[i].dev) != NULL;
+		if (d->level != 0)
+			st->degraded -= in_sync;
 	}
+	return 0;
+}
+
+/*
+ * dev-X/state "faulty" then "remove". As md: raid5 marks the member
+ * faulty even when that breaks the array; raid0, raid1 and raid10 refuse
+ * to fail their last copy (the array is broken, the member stays) and a
+ * member that is not faulty cannot be removed.
+ */
+static int
+sim_md_fail(const char *name, const char *dev)
+{
+	struct dev *d = find(name);
+	int m;
+
+	if (d == NULL || d->kind != DEV_MD)
+		return errno = ENODEV, -1;
+	for (m = 0; m < d->md.nmembers; m++)
+		if (strcmp(d->md.member[m].dev, dev) == 0)
+			break;
+	if (m == d->md.nmembers)
+		return errno = ENODEV, -1;
+	if (!d->faulty[m]) {
+		d->faulty[m] = 1;
+		if (!md_survives(d)) {
+			d->broken = 1;
+			d->faulty[m] = d->level == 5;
+		}
+	}
+	if (!d->faulty[m])
+		return 1;
+	for (int i = m; i + 1 < d->md.nmembers; i++) {
+		d->md.member[i] = d->md.member[i + 1];
+		d->faulty[i] = d->faulty[i + 1];
+	}
+	d->faulty[--d->md.nmembers] = 0;
 	return 0;
 }
 
@@ -824,14 +1020,17 @@ sim_hotplug_open(void)
 }
 
 static int
-sim_hotplug_read(int fd)
+sim_hotplug_read(int fd, char (*names)[SYS_NAME_MAX], int max)
 {
 	(void)fd;
+	(void)names;
+	(void)max;
 	return 0;
 }
 
 const struct sys_ops sys_sim = {
 	.scan_disks = sim_scan_disks,
+	.scan_disk = sim_scan_disk,
 	.read_at = sim_read_at,
 	.write_at = sim_write_at,
 	.zero_at = sim_zero_at,
@@ -843,6 +1042,7 @@ const struct sys_ops sys_sim = {
 	.md_stop = sim_md_stop,
 	.md_readd = sim_md_readd,
 	.md_status = sim_md_status,
+	.md_fail = sim_md_fail,
 	.dm_create = sim_dm_create,
 	.dm_remove = sim_dm_remove,
 	.dm_exists = sim_dm_exists,

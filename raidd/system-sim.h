@@ -11,6 +11,9 @@ void	sim_remove_disk(const char *name);
 /* A disk pulled from its bay keeps its data; pushed back, it is the same disk. */
 void	sim_pull_disk(const char *name);
 void	sim_push_disk(const char *name);
+/* Every I/O to the disk fails from now on (vmctl disk-error), or, on 0,
+   works again; md's failed members stay failed. */
+void	sim_disk_error(const char *name, int on);
 /* Moves two disks' contents (and serials) into each other's place. */
 void	sim_swap_disks(const char *a, const char *b);
 /* Mutating operations after the next n succeed fail with EIO, as if the
@@ -25,5 +28,7 @@ void	sim_reset(void);
 int	sim_md_count(void);
 int	sim_dm_count(void);
 int	sim_mount_count(void);
+/* Disks probed for signatures so far (each probe would wake a sleeping disk). */
+int	sim_probes(void);
 
 #endif

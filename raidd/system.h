@@ -73,6 +73,7 @@ struct sys_md_status {
 		char	dev[SYS_NAME_MAX];
 		int	slot;		/* -1: none */
 		char	state[64];	/* in_sync, faulty, spare ... */
+		int	present;	/* its block device still exists */
 	} member[SYS_MAX_MEMBERS];
 };
 
@@ -87,6 +88,8 @@ typedef void (*sys_done_cb)(int status, const char *output, void *arg);
 struct sys_ops {
 	/* Every whole disk (no partitions, loop, md, dm); caller frees *out. */
 	int	(*scan_disks)(struct sys_disk **out, int *n);
+	/* One of them by kernel name: 0 found, 1 no such disk, -1 error. */
+	int	(*scan_disk)(const char *name, struct sys_disk *out);
 	/* Byte I/O on a disk or partition by kernel name; writes are durable. */
 	int	(*read_at)(const char *dev, uint64_t off, void *buf, size_t len);
 	int	(*write_at)(const char *dev, uint64_t off, const void *buf, size_t len);
@@ -109,6 +112,12 @@ struct sys_ops {
 	 */
 	int	(*md_readd)(const char *name, const char *dev, int role);
 	int	(*md_status)(const char *name, struct sys_md_status *);
+	/*
+	 * A member whose disk is gone is failed and removed now, as mdadm
+	 * -If does from udev: md itself notices only at the next I/O.
+	 * 1: md kept it, as the last copy of some data (the array is broken).
+	 */
+	int	(*md_fail)(const char *name, const char *dev);
 	int	(*dm_create)(const char *name, const char *uuid,
 		    const struct sys_seg *, int n);
 	int	(*dm_remove)(const char *name);
@@ -123,8 +132,12 @@ struct sys_ops {
 	int	(*is_mounted)(const char *dir);
 	/* A socket that becomes readable on block-device hotplug; -1 if none. */
 	int	(*hotplug_open)(void);
-	/* Drains it; returns 1 when a disk was added or removed. */
-	int	(*hotplug_read)(int fd);
+	/*
+	 * Drains it: the kernel names of the whole disks added or removed
+	 * (at most max, each once), their count, or -1 when events were
+	 * lost or more disks changed: then everything is rescanned.
+	 */
+	int	(*hotplug_read)(int fd, char (*names)[SYS_NAME_MAX], int max);
 };
 
 extern const struct sys_ops sys_linux;

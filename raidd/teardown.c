@@ -22,7 +22,8 @@ volume_stop(struct volume *v, char *err, size_t errlen)
 	if (volume_unmount(v, err, errlen) == -1)
 		return -1;
 	volume_dm_name(v->name, name, sizeof(name));
-	if (sys->dm_exists(name) && sys->dm_remove(name) == -1) {
+	/* Unknown (-1) is tried: removing an absent map is not an error. */
+	if (sys->dm_exists(name) != 0 && sys->dm_remove(name) == -1) {
 		if (errno == EBUSY)
 			snprintf(err, errlen, "%s is in use (open by another program): "
 			    "close it and try again", name);

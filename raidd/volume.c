@@ -164,19 +164,20 @@ describe_tier(const struct volume *v, int t)
 	struct json_object *o = json_object_new_object(), *mem = json_object_new_array();
 	struct sys_md_status st;
 	char md[SYS_NAME_MAX];
-	int up = 0;
+	enum vol_state s = volume_tier_state(v, t, &st);
+	int up = st.array_state[0] != '\0';
 
 	json_object_object_add(o, "index", json_object_new_int(t + 1));
 	json_object_object_add(o, "level", json_object_new_string(plan_tier_kind_name(lt->kind)));
 	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)lt->tier_size));
 	if (lt->kind != TIER_NONE) {
 		volume_md_name(v, t, md, sizeof(md));
-		up = sys->md_status(md, &st) == 0;
 		json_object_object_add(o, "md_device", json_object_new_string(md));
 	}
-	json_object_object_add(o, "state", json_object_new_string(lt->kind == TIER_NONE ?
-	    (v->assembled ? "clean" : "stopped") : up ? (st.degraded ? "degraded" :
-	    strcmp(st.sync_action, "idle") ? st.sync_action : "clean") : "stopped"));
+	/* "stopped" when nothing runs; md's sync_action while it syncs. */
+	json_object_object_add(o, "state", json_object_new_string(!v->assembled ||
+	    (lt->kind != TIER_NONE && !up) ? "stopped" :
+	    s == VOL_RESYNCING ? st.sync_action : state_names[s]));
 	if (up && st.sync_total) {
 		json_object_object_add(o, "sync_action", json_object_new_string(st.sync_action));
 		json_object_object_add(o, "sync_percent",
@@ -212,7 +213,7 @@ volume_describe(const struct volume *v)
 	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)v->label.size));
 	json_object_object_add(o, "fs", json_object_new_string(fs_names[v->label.fs]));
 	json_object_object_add(o, "device", v->assembled ? json_object_new_string(dev) : NULL);
-	json_object_object_add(o, "mountpoint", sys->is_mounted(mp) ?
+	json_object_object_add(o, "mountpoint", sys->is_mounted(mp) == 1 ?
 	    json_object_new_string(mp) : NULL);
 	json_object_object_add(o, "generation", json_object_new_int64((int64_t)v->label.generation));
 	json_object_object_add(o, "problem", problem[0] ? json_object_new_string(problem) : NULL);
@@ -229,24 +230,21 @@ enum vol_state
 volume_state_now(const struct volume *v)
 {
 	struct sys_md_status st;
-	char md[SYS_NAME_MAX];
-	enum vol_state s = VOL_CLEAN;
+	enum vol_state s = VOL_CLEAN, ts;
 
 	if (v->state == VOL_CREATING || v->state == VOL_DELETING)
 		return v->state;
 	if (!v->assembled)
 		return v->problem[0] ? VOL_FAILED : VOL_INCOMPLETE;
+	if (v->lost_disk)
+		return VOL_FAILED;
+	/* The worst tier: failed, then degraded, then resyncing. */
 	for (int t = 0; t < v->label.ntiers; t++) {
-		if (v->label.tier[t].kind == TIER_NONE)
-			continue;
-		volume_md_name(v, t, md, sizeof(md));
-		if (sys->md_status(md, &st) == -1)
+		ts = volume_tier_state(v, t, &st);
+		if (ts == VOL_FAILED)
 			return VOL_FAILED;
-		if (st.degraded > 0)
-			s = VOL_DEGRADED;
-		else if (s == VOL_CLEAN && strcmp(st.sync_action, "idle") != 0 &&
-		    st.sync_action[0])
-			s = VOL_RESYNCING;
+		if (ts == VOL_DEGRADED || (ts == VOL_RESYNCING && s == VOL_CLEAN))
+			s = ts;
 	}
 	return s;
 }

@@ -24,6 +24,7 @@ struct volume {
 	char		 problem[256];		/* why it is not (fully) usable */
 	int		 assembled;		/* arrays and map are up */
 	int		 held;			/* never assembled: see problem */
+	int		 lost_disk;		/* a bare tier's disk went while mapped */
 	struct job	*job;			/* create/delete in flight */
 };
 
@@ -52,6 +53,13 @@ int	 label_read_disk(const char *disk, struct label *, int *next_slot,
 int	 label_write_disk(const char *disk, const struct label *, int slot,
 	    char *err, size_t errlen);
 int	 label_write_all(struct volume *, char *err, size_t errlen);
+
+/* health.c */
+enum vol_state volume_tier_state(const struct volume *, int tier, struct sys_md_status *);
+void	 volume_fail_missing(struct volume *);
+int	 volume_check_states(void);
+void	 volume_set_degraded_start(int ok);
+int	 volume_waits(const struct volume *);
 
 /* assemble.c */
 void	 volume_scan(void);

@@ -3,6 +3,9 @@
 # by "test-raidd-mdsb --image" must read back through `mdadm --examine` and
 # `mdadm --examine-bitmap` with the level, geometry, role and checksum raidd
 # meant.  mdadm parses the superblock in userspace, so no kernel md is needed.
+# The bitmap's coverage is judged by mdadm's rule, not raidd's: its Sync Size
+# is the array (raid1, raid10) or a member (raid5) as mdadm --examine reports
+# them, on sparse members of up to 6 TiB.
 # Usage: mdsb-examine.sh [BINDIR]   (default: build/bin; built if missing)
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -64,8 +67,19 @@ check_member() {
 		want used "$(field 'Used Dev Size' | cut -d' ' -f1)" \
 			"$( [ "$used" = "$avail" ] || echo "$used")"
 	fi
+	# What md resyncs, by mdadm's own account of this member: the array
+	# for raid1 and raid10 (mdadm sizes a raid10 bitmap by the array's
+	# capacity), one member's used size for raid5.  In KiB.
+	case $level in
+	raid5) dev_sectors=$(field 'Used Dev Size' | cut -d' ' -f1)
+		# mdadm leaves Used Dev Size out when it equals Avail Dev Size.
+		[ -n "$dev_sectors" ] || dev_sectors=$(field 'Avail Dev Size' | cut -d' ' -f1)
+		sync_kib=$((dev_sectors / 2)) ;;
+	*) sync_kib=$(field 'Array Size' | cut -d' ' -f1) ;;
+	esac
 	if [ -n "${bitmap_chunk_mib:-}" ]; then
 		want bitmap "$(field 'Internal Bitmap')" "8 sectors from superblock"
+		bitmap_bits=$(( (sync_kib + bitmap_chunk_mib * 1024 - 1) / (bitmap_chunk_mib * 1024) ))
 		# Given a regular file, mdadm reads it as a bitmap file from
 		# byte 0: hand it the bytes at superblock + 8 sectors.
 		dd if="$img" of="$work/bm" bs=512 skip=16 count=256 2>/dev/null
@@ -73,6 +87,7 @@ check_member() {
 		want bitmap-magic "$(field Magic)" 6d746962
 		want bitmap-version "$(field Version)" 4
 		want bitmap-chunk "$(field Chunksize)" "$bitmap_chunk_mib MB"
+		want bitmap-sync "$(field 'Sync Size' | cut -d' ' -f1)" "$sync_kib"
 		# A new array: every bit dirty, so the first start syncs it all.
 		want bitmap-bits "$(field Bitmap)" \
 			"$bitmap_bits bits (chunks), $bitmap_bits dirty (100.0%)"
@@ -90,7 +105,9 @@ check_member() {
 
 for c in "raid0 2 512 1" "raid1 2 512 0" "raid1 2 512 1" "shr 1 512 0" \
 	"raid5 3 256 1" "raid5 8 300 7" "raid10 4 1024 3" "raid10 8 2048 6" \
-	"raid1 2 20480 0" "raid5 4 40960 2"; do
+	"raid1 2 20480 0" "raid5 4 40960 2" \
+	"raid1 2 3145728 1" "raid5 4 2097152 3" "raid10 4 1048576 0" \
+	"raid10 4 2097152 1" "raid10 4 6291456 2"; do
 	case=$(echo "$c" | tr ' ' ,)
 	# shellcheck disable=SC2086
 	check_member $c

@@ -359,6 +359,7 @@ static int
 op_hotplug(const char *secs)
 {
 	struct pollfd pfd;
+	char names[8][SYS_NAME_MAX];
 	int fd, changed = 0;
 	time_t end = time(NULL) + atoi(secs);
 
@@ -368,8 +369,8 @@ op_hotplug(const char *secs)
 	pfd.events = POLLIN;
 	while (!changed && time(NULL) < end)
 		if (poll(&pfd, 1, 200) > 0)
-			changed = sys_linux.hotplug_read(fd);
-	printf("%d\n", changed);
+			changed = sys_linux.hotplug_read(fd, names, 8);
+	printf("%d\n", changed != 0);
 	close(fd);
 	return 0;
 }

@@ -374,6 +374,48 @@ START_TEST(bitmap_round_trip)
 }
 END_TEST
 
+/*
+ * The bitmap covers what md resyncs: a member for raid1 and raid5, the
+ * whole array for raid10 (mdadm's Create: size * raid_disks / copies).
+ * Sized for one member, a raid10 bitmap over 2 TB members left the
+ * second half of the array's bits clear: never resynced.
+ */
+START_TEST(bitmap_covers_what_md_resyncs)
+{
+	static uint8_t bb[128 * 1024];
+	static const struct { enum vol_level l; int n; int copies; } c[] = {
+		{ LEVEL_RAID1, 2, 0 }, { LEVEL_RAID5, 3, 0 }, { LEVEL_RAID5, 4, 0 },
+		{ LEVEL_RAID10, 4, 2 },
+	};
+	struct mdsb_bitmap bm;
+	struct mdsb m;
+	struct plan p;
+	uint64_t want, bits, b;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		plan_disks(c[i].l, c[i].n, 2 * TB_BYTES, &p);
+		ck_assert_int_eq(mdsb_init_tier(&m, &p.tier[0], 0, uuid, "a", 0,
+		    err, sizeof(err)), 0);
+		ck_assert_int_eq(mdsb_bitmap_init(&bm, &m, err, sizeof(err)), 0);
+		want = c[i].copies ? m.size * (uint64_t)c[i].n / c[i].copies : m.size;
+		ck_assert_uint_eq(bm.sync_size, want);
+		ck_assert_uint_eq(mdsb_sync_sectors(&m), want);
+		ck_assert_uint_eq(bm.chunksize, 64 << 20);
+		/* Every bit of the covered sectors dirty, so all of it syncs. */
+		bits = (want * 512 + bm.chunksize - 1) / bm.chunksize;
+		ck_assert_uint_ge(mdsb_bitmap_bytes(&bm), 256 + (bits + 7) / 8);
+		ck_assert_int_eq(mdsb_bitmap_encode(&bm, 1, bb, sizeof(bb), err,
+		    sizeof(err)), 0);
+		for (b = 0; b < bits && (bb[256 + b / 8] & (1 << (b % 8))); b++)
+			;
+		ck_assert_msg(b == bits, "case %zu: bit %llu of %llu clear", i,
+		    (unsigned long long)b, (unsigned long long)bits);
+		/* The room before the data holds it. */
+		ck_assert_uint_le(16 + mdsb_bitmap_bytes(&bm) / 512, m.data_offset);
+	}
+}
+END_TEST
+
 START_TEST(bitmap_refusals)
 {
 	static uint8_t bb[4096];
@@ -451,9 +493,7 @@ write_image(char **av)
 		    pwrite(fd, bb, mdsb_bitmap_bytes(&bm), 8192) !=
 		    (ssize_t)mdsb_bitmap_bytes(&bm))
 			return 2;
-		printf("bitmap_chunk_mib=%u\nbitmap_bits=%llu\n",
-		    bm.chunksize >> 20, (unsigned long long)((bm.sync_size *
-		    512 + bm.chunksize - 1) / bm.chunksize));
+		printf("bitmap_chunk_mib=%u\n", bm.chunksize >> 20);
 	}
 	return close(fd) == 0 ? 0 : 2;
 }
@@ -472,6 +512,7 @@ mdsb_suite(void)
 	tcase_add_test(tc, encode_refusals);
 	tcase_add_test(tc, bitmap_round_trip);
 	tcase_add_test(tc, bitmap_refusals);
+	tcase_add_test(tc, bitmap_covers_what_md_resyncs);
 	suite_add_tcase(s, tc);
 	return s;
 }
