@@ -525,6 +525,42 @@ sim_reread_parts(const char *disk)
 	return 0;
 }
 
+/*
+ * A GPT as libfdisk writes one, in the fields raidd reads back: the
+ * header at LBA 1, 128 entries of 128 bytes from LBA 2, each with a
+ * type, first and last LBA and a UTF-16LE name; the backup header in
+ * the last sector. (No CRCs: nothing here checks them.)
+ */
+static void
+write_gpt(struct dev *d, const struct sys_part *parts, int n)
+{
+	static const uint8_t linux_fs[16] = { 0xaf, 0x3d, 0xc6, 0x0f, 0x83, 0x84, 0x72, 0x47,
+		0x8e, 0x79, 0x3d, 0x69, 0xd8, 0x47, 0x7d, 0xe4 };
+	uint8_t hdr[92] = "EFI PART", ent[128];
+	uint64_t lba = 2;
+	uint32_t num = 128, size = 128;
+
+	memcpy(hdr + 72, &lba, 8);
+	memcpy(hdr + 80, &num, 4);
+	memcpy(hdr + 84, &size, 4);
+	dev_io(d, 512, NULL, hdr, sizeof(hdr));
+	dev_io(d, d->size - 512, NULL, hdr, sizeof(hdr));
+	for (uint32_t i = 0; i < num; i++) {
+		memset(ent, 0, sizeof(ent));
+		if ((int)i < n) {
+			uint64_t first = parts[i].start / 512, last = first + parts[i].size / 512 - 1;
+
+			memcpy(ent, linux_fs, 16);
+			ent[16] = (uint8_t)(i + 1);
+			memcpy(ent + 32, &first, 8);
+			memcpy(ent + 40, &last, 8);
+			for (int k = 0; k < 36 && parts[i].name[k]; k++)
+				ent[56 + 2 * k] = (uint8_t)parts[i].name[k];
+		}
+		dev_io(d, 1024 + i * 128, NULL, ent, sizeof(ent));
+	}
+}
+
 static int
 sim_partition(const char *disk, const struct sys_part *parts, int n)
 {
@@ -540,8 +576,7 @@ sim_partition(const char *disk, const struct sys_part *parts, int n)
 	for (int i = 0; i < ndevs; i++)
 		if (devs[i].kind == DEV_PART && devs[i].parent == idx && devs[i].name[0])
 			drop(&devs[i]);
-	dev_io(d, 512, NULL, (const uint8_t *)"EFI PART", 8);
-	dev_io(d, d->size - 512, NULL, (const uint8_t *)"EFI PART", 8);
+	write_gpt(d, parts, n);
 	for (int i = 0; i < n; i++) {
 		if (parts[i].start + parts[i].size > d->size)
 			return errno = EINVAL, -1;

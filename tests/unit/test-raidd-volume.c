@@ -16,6 +16,8 @@
 #define CUT_POINTS	40
 
 static struct rpc_server *srv;
+static const uint8_t unit_a[16] = { 0xa1, 0xa2, 0xa3 };
+static const uint8_t unit_b[16] __attribute__((unused)) = { 0xb1, 0xb2, 0xb3 };
 static const struct rpc_peer root = { .uid = 0, .gid = 0 };
 
 static void
@@ -41,6 +43,8 @@ setup(void)
 	sys = &sys_sim;
 	sim_reset();
 	volume_reset();
+	unit_reset();
+	unit_set(unit_a);
 	disk_set_board(&b);
 	add_disk(1, "sda", 4 * GIB);
 	add_disk(2, "sdb", 4 * GIB);
@@ -378,7 +382,8 @@ START_TEST(power_cut_during_create)
 	run_jobs(create("{\"name\":\"p\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}"));
 	reboot();
 	if (volume_find("p")) {
-		ck_assert_int_eq(volume_find("p")->state, VOL_CLEAN);
+		ck_assert_msg(volume_find("p")->state == VOL_CLEAN, "k=%d state %d: %s", k,
+		    volume_find("p")->state, volume_find("p")->problem);
 		ck_assert_int_eq(sim_mount_count(), 1);
 	} else {
 		ck_assert_int_eq(volume_count(), 0);
