@@ -18,6 +18,10 @@ static const struct conf_key raidd_conf[] = {
 	  "board description: bays and the firmware's flash device" },
 	{ "raidd", "mount_root", CONF_STRING, "/volumes", 1, 100, NULL,
 	  "volumes are mounted at <mount_root>/<name>" },
+	{ "raidd", "unit_id_file", CONF_STRING, "/etc/nas/raidd-unit-id", 1, 200, NULL,
+	  "this unit's id, made at the first start; written into every label" },
+	{ "raidd", "deleted_file", CONF_STRING, "/etc/nas/raidd-deleted", 1, 200, NULL,
+	  "volumes deleted here while a member was absent" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
@@ -145,6 +149,9 @@ raidd_init(const struct conf *c)
 		simulate(getenv("RAIDD_SIMULATE"));
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
+	unit_load(conf_str(c, "raidd", "unit_id_file"));
+	if (unit_deleted_load(conf_str(c, "raidd", "deleted_file")) == -1)
+		log_warn("%s", conf_str(c, "raidd", "deleted_file"));
 	t0 = now();
 	disk_refresh(0);
 	if (sys == &sys_sim || (nas_feature_present(&raidd_features[0]) &&

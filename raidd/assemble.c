@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "mdsb.h"
 #include "volume.h"
 
 static void
@@ -24,22 +25,18 @@ announce(const char *topic, const struct volume *v)
 	nas_event(topic, ev);
 }
 
-/* Why a volume this unit may not act on is held: another unit's, or deleted here. */
+/* Another unit's volume is held: nothing of it is acted on here. */
 static void
 hold_if_not_ours(struct volume *v)
 {
 	char hex[40];
 
-	if (!unit_is_local(v->label.unit)) {
-		unit_hex(v->label.unit, hex, sizeof(hex));
-		v->held = v->foreign = 1;
-		snprintf(v->problem, sizeof(v->problem), "made by another unit (%s): "
-		    "volume.import makes it this unit's", hex);
-	} else if (unit_deleted(v->label.volume_uuid)) {
-		v->held = v->inconsistent = 1;
-		snprintf(v->problem, sizeof(v->problem), "deleted on this unit while this "
-		    "member was absent: volume.delete erases it, volume.import brings it back");
-	}
+	if (unit_is_local(v->label.unit))
+		return;
+	unit_hex(v->label.unit, hex, sizeof(hex));
+	v->held = v->foreign = 1;
+	snprintf(v->problem, sizeof(v->problem), "made by another unit (%s): "
+	    "volume.import makes it this unit's", hex);
 }
 
 /*
@@ -268,6 +265,9 @@ decide(struct volume *v)
 	case LABEL_OP_DELETING:
 		return finish_delete(v);
 	case LABEL_OP_NONE:
+		if (unit_deleted(v->label.volume_uuid))
+			return set_inconsistent(v, "deleted on this unit while this member was "
+			    "absent: volume.delete erases it, volume.import brings it back");
 		return 0;
 	default:
 		return set_inconsistent(v, "an operation this raidd does not know (%u) was "
@@ -321,26 +321,127 @@ reconsider(struct volume *v)
 	return 0;
 }
 
-/* 1 when dev serves tier array md in a state other than faulty. */
-static int
-in_array(const struct sys_md_status *st, const char *dev)
+/* The member entry of dev in st, or NULL. */
+static const char *
+member_state(const struct sys_md_status *st, const char *dev)
 {
 	for (int i = 0; i < st->nmembers; i++)
-		if (strcmp(st->member[i].dev, dev) == 0 && !strstr(st->member[i].state, "faulty"))
-			return 1;
-	return 0;
+		if (strcmp(st->member[i].dev, dev) == 0)
+			return st->member[i].state;
+	return NULL;
+}
+
+static int
+read_sb(const char *dev, struct mdsb *sb)
+{
+	static uint8_t buf[MDSB_BLOCK];
+	char err[MDSB_ERRLEN];
+
+	return sys->read_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)) == 0 &&
+	    mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, sb, err, sizeof(err)) == 0 ? 0 : -1;
+}
+
+static uint64_t
+bitmap_cleared(const char *dev, const struct mdsb *sb)
+{
+	uint8_t buf[MDSB_BITMAP_SB];
+	struct mdsb_bitmap b;
+	char err[MDSB_ERRLEN];
+
+	if (sb->bitmap_offset <= 0 || sys->read_at(dev, (MDSB_SUPER_OFFSET +
+	    (uint64_t)sb->bitmap_offset) * 512, buf, sizeof(buf)) == -1 ||
+	    mdsb_bitmap_decode(buf, sizeof(buf), &b, err, sizeof(err)) == -1)
+		return UINT64_MAX;
+	return b.events_cleared;
 }
 
 /*
- * A member pulled from a running volume and put back (its label says
- * it is this volume's) rejoins its arrays; md resyncs what it missed.
+ * May dev (member m, role r of tier t) rejoin the running array?  Its
+ * own superblock must be this array's, in this role, and behind the
+ * running members: ahead of them, or calling one of them faulty, it
+ * was used on its own (split brain, returns 1); further behind than
+ * the bitmap reaches it needs a full rebuild. 0 yes, -1 no (why).
+ */
+static int
+may_rejoin(const struct volume *v, int t, int r, const char *dev,
+    const struct sys_md_status *st, char *why, size_t len)
+{
+	const struct label_tier *lt = &v->label.tier[t];
+	static struct mdsb sb, run;
+
+	if (read_sb(dev, &sb) == -1)
+		return plan_err(why, len, "its md superblock cannot be read");
+	if (memcmp(sb.set_uuid, lt->array_uuid, 16) != 0)
+		return plan_err(why, len, "its md superblock is another array's");
+	if (sb.dev_number >= sb.max_dev || sb.dev_roles[sb.dev_number] != r)
+		return plan_err(why, len, "its md superblock gives it another role");
+	for (int i = 0; i < st->nmembers; i++) {
+		if (strcmp(st->member[i].state, "in_sync") != 0 || read_sb(st->member[i].dev, &run) == -1)
+			continue;
+		if (sb.events > run.events || (run.dev_number < sb.max_dev &&
+		    sb.dev_roles[run.dev_number] >= MDSB_ROLE_FAULTY))
+			return plan_err(why, len, "split brain: it was used without %s (its events "
+			    "%llu, the array's %llu)", st->member[i].dev,
+			    (unsigned long long)sb.events, (unsigned long long)run.events), 1;
+		if (sb.events < bitmap_cleared(st->member[i].dev, &run))
+			return plan_err(why, len, "it missed more than the bitmap covers: it "
+			    "needs a full rebuild");
+		return 0;
+	}
+	return plan_err(why, len, "no member of the array is in sync to compare with");
+}
+
+static void
+member_event(const char *topic, const struct volume *v, int m, const char *md, const char *why)
+{
+	struct json_object *ev = json_object_new_object();
+
+	json_object_object_add(ev, "name", json_object_new_string(v->name));
+	json_object_object_add(ev, "member", json_object_new_int(m + 1));
+	json_object_object_add(ev, "disk", json_object_new_string(v->disk[m]));
+	json_object_object_add(ev, "md_device", json_object_new_string(md));
+	if (why)
+		json_object_object_add(ev, "problem", json_object_new_string(why));
+	nas_event(topic, ev);
+}
+
+/*
+ * md failed member m while its disk stayed: failing for errors. The
+ * labels remember it, so it stays out across uevents and boots until
+ * a user clears it (volume.clear).
+ */
+static void
+mark_failed(struct volume *v, int m, const char *md)
+{
+	struct label was = v->label;
+	char err[256];
+
+	if (v->label.failed & (1U << m))
+		return;
+	log_warnx("volume %s: md failed %s (member %d) in %s: it stays out until cleared",
+	    v->name, v->disk[m], m + 1, md);
+	v->label.failed |= 1U << m;
+	if (label_bump(&v->label, err, sizeof(err)) == -1 ||
+	    label_write_some(v, ~(1U << m), err, sizeof(err)) == -1) {
+		log_warnx("volume %s: %s", v->name, err);
+		v->label = was;
+		v->label.failed |= 1U << m;	/* kept out in memory at least */
+	}
+	member_event("volume.member_failed", v, m, md, NULL);
+}
+
+/*
+ * A member pulled from a running volume and put back rejoins its
+ * arrays once its superblock says it may (may_rejoin); md resyncs
+ * what it missed through the bitmap.
  */
 static void
 readd_members(struct volume *v)
 {
 	struct sys_md_status st;
-	struct json_object *ev;
-	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], why[200];
+	const char *state;
+	int rc;
 
 	for (int t = 0; t < v->label.ntiers; t++) {
 		const struct label_tier *lt = &v->label.tier[t];
@@ -352,19 +453,34 @@ readd_members(struct volume *v)
 			int m = lt->member[r];
 
 			if (v->disk[m][0] == '\0' || sys->part_dev(v->disk[m],
-			    v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1 ||
-			    in_array(&st, dev))
+			    v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1)
 				continue;
+			/* Faulty with its disk here all along: md failed it for errors.
+			   A disk that went and came back left a faulty entry too. */
+			state = member_state(&st, dev);
+			if (state && strstr(state, "faulty") && !(v->pulled & (1U << m)))
+				mark_failed(v, m, md);
+			if ((state && !strstr(state, "faulty")) || (v->label.failed & (1U << m)) ||
+			    (v->split & (1U << m)))
+				continue;
+			if ((rc = may_rejoin(v, t, r, dev, &st, why, sizeof(why))) != 0) {
+				if (rc == 1)
+					v->split |= 1U << m;
+				log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
+				    v->name, dev, m + 1, md, why);
+				snprintf(v->problem, sizeof(v->problem), "member %d (%s) is kept "
+				    "out of %s: %.150s", m + 1, v->disk[m], md, why);
+				member_event(rc == 1 ? "volume.split_brain" : "volume.member_refused",
+				    v, m, md, why);
+				continue;
+			}
 			if (sys->md_readd(md, dev, r) == -1) {
 				log_warn("volume %s: %s could not rejoin %s", v->name, dev, md);
 				continue;
 			}
+			v->pulled &= ~(1U << m);
 			log_info("volume %s: %s (member %d) rejoined %s", v->name, dev, m + 1, md);
-			ev = json_object_new_object();
-			json_object_object_add(ev, "name", json_object_new_string(v->name));
-			json_object_object_add(ev, "disk", json_object_new_string(v->disk[m]));
-			json_object_object_add(ev, "md_device", json_object_new_string(md));
-			nas_event("volume.member_rejoined", ev);
+			member_event("volume.member_rejoined", v, m, md, NULL);
 		}
 	}
 }

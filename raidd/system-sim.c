@@ -12,6 +12,7 @@
 #include <ev.h>
 
 #include "label.h"
+#include "mdsb.h"
 #include "system.h"
 #include "system-sim.h"
 
@@ -41,6 +42,8 @@ struct dev {
 	char		 fs[16];	/* set by mkfs */
 	int		 pulled;	/* disks: out of their bay, data kept */
 	int		 faulty[SYS_MAX_MEMBERS];	/* md: a member md gave up on */
+	uint64_t	 events;	/* md: the array's event count */
+	int		 gone[SYS_MAX_MEMBERS];	/* md: its disk went away: no hold on it */
 	char		 mounted[128];
 };
 
@@ -106,6 +109,8 @@ find_pulled(const char *name)
 	return NULL;
 }
 
+static void sb_sync(struct dev *);
+
 void
 sim_pull_disk(const char *name)
 {
@@ -115,11 +120,16 @@ sim_pull_disk(const char *name)
 		return;
 	d->pulled = 1;
 	/* md fails the member at once and keeps it failed until re-added. */
-	for (int i = 0; i < ndevs; i++)
+	for (int i = 0; i < ndevs; i++) {
+		int changed = 0;
+
 		for (int m = 0; devs[i].name[0] && devs[i].kind == DEV_MD &&
 		    m < devs[i].md.nmembers; m++)
-			if (find(devs[i].md.member[m].dev) == NULL)
-				devs[i].faulty[m] = 1;
+			if (find(devs[i].md.member[m].dev) == NULL && !devs[i].faulty[m])
+				devs[i].faulty[m] = devs[i].gone[m] = changed = 1;
+		if (changed)
+			sb_sync(&devs[i]);
+	}
 }
 
 void
@@ -487,7 +497,8 @@ fill_disk(int idx, struct sys_disk *s)
 		for (int j = 0; j < ndevs; j++)
 			if (devs[j].kind == DEV_MD && devs[j].name[0])
 				for (int m = 0; m < devs[j].md.nmembers; m++)
-					if (strcmp(devs[j].md.member[m].dev, p->name) == 0)
+					if (!devs[j].gone[m] &&
+					    strcmp(devs[j].md.member[m].dev, p->name) == 0)
 						snprintf(s->busy, sizeof(s->busy),
 						    "member of %s", devs[j].name);
 	}
@@ -609,10 +620,134 @@ sim_part_dev(const char *disk, uint64_t start, char *out, size_t len)
 
 /* ---- md: an array is a record; its data lives in its own chunks ---- */
 
+#define SB_AT	(MDSB_SUPER_OFFSET * 512ULL)
+
+static int
+sb_read(struct dev *m, struct mdsb *sb)
+{
+	static uint8_t buf[MDSB_BLOCK];
+	char err[MDSB_ERRLEN];
+
+	return dev_io(m, SB_AT, buf, NULL, sizeof(buf)) == 0 &&
+	    mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, sb, err, sizeof(err)) == 0 ? 0 : -1;
+}
+
+static void
+sb_write(struct dev *m, const struct mdsb *sb)
+{
+	static uint8_t buf[MDSB_BLOCK];
+	char err[MDSB_ERRLEN];
+
+	if (mdsb_encode(sb, buf, sizeof(buf), err, sizeof(err)) == 0)
+		dev_io(m, SB_AT, NULL, buf, sizeof(buf));
+}
+
+/* The bitmap's events_cleared of a member, or 0 when it has no bitmap. */
+static uint64_t
+events_cleared(struct dev *m, const struct mdsb *sb)
+{
+	uint8_t buf[MDSB_BITMAP_SB];
+	struct mdsb_bitmap b;
+	char err[MDSB_ERRLEN];
+
+	if (sb->bitmap_offset <= 0 || dev_io(m, SB_AT + (uint64_t)sb->bitmap_offset * 512, buf,
+	    NULL, sizeof(buf)) == -1 || mdsb_bitmap_decode(buf, sizeof(buf), &b, err,
+	    sizeof(err)) == -1)
+		return UINT64_MAX;
+	return b.events_cleared;
+}
+
+/*
+ * As md does on every change of membership: each working member's
+ * superblock gets the new event count and the roles as they are now,
+ * a member that failed or went missing marked faulty.
+ */
+static void
+sb_sync(struct dev *a)
+{
+	struct mdsb sb, own;
+	uint16_t roles[SYS_MAX_MEMBERS];
+	uint32_t num[SYS_MAX_MEMBERS];
+
+	a->events++;
+	for (int i = 0; i < a->md.nmembers; i++) {
+		struct dev *m = find(a->md.member[i].dev);
+
+		num[i] = UINT32_MAX;
+		if (m && sb_read(m, &own) == 0)
+			num[i] = own.dev_number;
+		roles[i] = a->faulty[i] || m == NULL ? MDSB_ROLE_FAULTY :
+		    (uint16_t)a->md.member[i].role;
+	}
+	for (int i = 0; i < a->md.nmembers; i++) {
+		struct dev *m = find(a->md.member[i].dev);
+
+		if (a->faulty[i] || m == NULL || sb_read(m, &sb) == -1)
+			continue;
+		sb.events = a->events;
+		for (int r = 0; r < (int)sb.raid_disks && r < MDSB_MAX_DEV_LIMIT; r++)
+			if (sb.dev_roles[r] < MDSB_ROLE_FAULTY && r != (int)sb.dev_number) {
+				int held = 0;
+
+				for (int k = 0; k < a->md.nmembers; k++)
+					held |= num[k] == (uint32_t)r && roles[k] != MDSB_ROLE_FAULTY;
+				if (!held)
+					sb.dev_roles[r] = MDSB_ROLE_FAULTY;
+			}
+		for (int k = 0; k < a->md.nmembers; k++)
+			if (num[k] < sb.max_dev)
+				sb.dev_roles[num[k]] = roles[k];
+		sb_write(m, &sb);
+	}
+}
+
+/*
+ * Assembly as the kernel does it from v1.2 superblocks: a member of
+ * another array is refused; the freshest member's view decides; a
+ * member it calls faulty, or one further behind than the bitmap
+ * reaches, is kicked. What is left runs, degraded or not.
+ */
+static int
+assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events)
+{
+	struct mdsb sb[SYS_MAX_MEMBERS], *fresh = NULL;
+	int ok[SYS_MAX_MEMBERS] = { 0 };
+
+	*out = *md;
+	out->nmembers = 0;
+	for (int i = 0; i < md->nmembers; i++) {
+		struct dev *m = find(md->member[i].dev);
+
+		if (m == NULL || sb_read(m, &sb[i]) == -1)
+			continue;
+		if (fresh && memcmp(sb[i].set_uuid, fresh->set_uuid, 16) != 0)
+			continue;
+		ok[i] = 1;
+		if (fresh == NULL || sb[i].events > fresh->events)
+			fresh = &sb[i];
+	}
+	if (fresh == NULL)
+		return errno = EINVAL, -1;
+	*events = fresh->events;
+	for (int i = 0; i < md->nmembers; i++) {
+		struct dev *m = find(md->member[i].dev);
+
+		if (!ok[i] || sb[i].dev_number >= fresh->max_dev ||
+		    fresh->dev_roles[sb[i].dev_number] >= MDSB_ROLE_FAULTY)
+			continue;
+		if (sb[i].events < fresh->events && sb[i].events < events_cleared(m, fresh))
+			continue;
+		out->member[out->nmembers++] = md->member[i];
+	}
+	return out->nmembers ? 0 : (errno = EINVAL, -1);
+}
+
 static int
 md_start(const struct sys_md *md, int create)
 {
+	struct sys_md use;
 	struct dev *a, *m;
+	uint64_t events = 0;
 
 	if (find(md->name))
 		return errno = EEXIST, -1;
@@ -623,22 +758,28 @@ md_start(const struct sys_md *md, int create)
 		    (md->member[i].bitmap_len && dev_io(m, 4096 + md->member[i].sb_len, NULL,
 		    md->member[i].bitmap, md->member[i].bitmap_len) == -1)))
 			return -1;
-		if (!create && !has_bytes(m, 4096, "\xfc\x4e\x2b\xa9", 4))
-			return errno = EINVAL, -1;
 	}
+	if (create)
+		use = *md;
+	else if (assemble_members(md, &use, &events) == -1)
+		return -1;
 	if ((a = new_dev(DEV_MD, md->name)) == NULL)
 		return errno = ENOSPC, -1;
 	a->store = md_store(md->name);
-	a->md = *md;
-	for (int i = 0; i < md->nmembers; i++)
+	a->md = use;
+	a->events = events;
+	for (int i = 0; i < use.nmembers; i++)
 		a->md.member[i].sb = a->md.member[i].bitmap = NULL;
 	/* Size: what the smallest member offers; close enough for tests. */
 	a->size = UINT64_MAX;
-	for (int i = 0; i < md->nmembers; i++) {
-		m = find(md->member[i].dev);
+	for (int i = 0; i < use.nmembers; i++) {
+		m = find(use.member[i].dev);
 		if (m->size - (2 << 20) < a->size)
 			a->size = m->size - (2 << 20);
 	}
+	/* Roles nobody fills are recorded as missing, as md does. */
+	if (!create)
+		sb_sync(a);
 	return 0;
 }
 
@@ -670,25 +811,56 @@ sim_md_stop(const char *name)
 	return 0;
 }
 
+/*
+ * ADD_NEW_DISK on a running v1.2 array: the kernel takes the member
+ * only with a superblock of this array; in its role when the bitmap
+ * covers what it missed, else md rebuilds it (here: the same).
+ */
 static int
 sim_md_readd(const char *name, const char *dev, int role)
 {
-	struct dev *d = find(name);
+	struct dev *d = find(name), *m = find(dev), *peer = NULL;
+	struct mdsb sb, ref;
 	int n = 0;
 
-	if (d == NULL || d->kind != DEV_MD || find(dev) == NULL)
+	if (d == NULL || d->kind != DEV_MD || m == NULL)
 		return errno = ENODEV, -1;
 	if (step() == -1)
 		return -1;
+	for (int i = 0; i < d->md.nmembers && peer == NULL; i++)
+		if (!d->faulty[i] && strcmp(d->md.member[i].dev, dev) != 0)
+			peer = find(d->md.member[i].dev);
+	if (sb_read(m, &sb) == -1 || (peer && (sb_read(peer, &ref) == -1 ||
+	    memcmp(sb.set_uuid, ref.set_uuid, 16) != 0)))
+		return errno = EINVAL, -1;
 	/* Faulty members leave; the returning one takes its role. */
-	for (int i = 0; i < d->md.nmembers; i++)
-		if (!d->faulty[i] && d->md.member[i].role != role)
+	for (int i = 0; i < d->md.nmembers; i++) {
+		if (d->md.member[i].role == role && !d->faulty[i])
+			return errno = EBUSY, -1;
+		if (!d->faulty[i]) {
+			d->faulty[n] = d->gone[n] = 0;
 			d->md.member[n++] = d->md.member[i];
+		}
+	}
 	snprintf(d->md.member[n].dev, sizeof(d->md.member[n].dev), "%s", dev);
 	d->md.member[n].role = role;
 	d->md.nmembers = n + 1;
-	memset(d->faulty, 0, sizeof(d->faulty));
+	d->faulty[n] = d->gone[n] = 0;
+	sb_sync(d);
 	return 0;
+}
+
+/* md fails a member on I/O errors: it stays in the list, faulty. */
+void
+sim_fail_member(const char *md, const char *dev)
+{
+	struct dev *d = find(md);
+
+	for (int i = 0; d && d->kind == DEV_MD && i < d->md.nmembers; i++)
+		if (strcmp(d->md.member[i].dev, dev) == 0 && !d->faulty[i]) {
+			d->faulty[i] = 1;
+			sb_sync(d);
+		}
 }
 
 static int

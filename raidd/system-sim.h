@@ -11,6 +11,8 @@ void	sim_remove_disk(const char *name);
 /* A disk pulled from its bay keeps its data; pushed back, it is the same disk. */
 void	sim_pull_disk(const char *name);
 void	sim_push_disk(const char *name);
+/* md fails a member for I/O errors: faulty, its disk still there. */
+void	sim_fail_member(const char *md, const char *dev);
 /* Moves two disks' contents (and serials) into each other's place. */
 void	sim_swap_disks(const char *a, const char *b);
 /* Mutating operations after the next n succeed fail with EIO, as if the

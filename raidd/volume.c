@@ -294,8 +294,10 @@ volume_sync_disks(void)
 			if (v->disk[m][0] == '\0')
 				continue;
 			d = disk_find(v->disk[m]);
-			if (d == NULL || !member_is(d, v, m))
+			if (d == NULL || !member_is(d, v, m)) {
 				v->disk[m][0] = '\0';
+				v->pulled |= 1U << m;
+			}
 		}
 	}
 }

@@ -28,6 +28,7 @@ struct volume {
 	int		 foreign;		/* made by another unit: volume.import */
 	int		 inconsistent;		/* no safe decision: see problem */
 	uint8_t		 split;			/* members held out: used on their own */
+	uint8_t		 pulled;		/* members whose disk went away meanwhile */
 	struct job	*job;			/* create/delete in flight */
 };
 
