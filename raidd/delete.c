@@ -16,7 +16,6 @@ delete_volume(struct volume *v, char *err, size_t errlen)
 {
 	struct json_object *ev;
 	struct label was = v->label;
-	const uint8_t *unit = unit_id(NULL);
 	char name[LABEL_NAME_MAX], again[256];
 	unsigned covered = 0;
 
@@ -38,13 +37,11 @@ delete_volume(struct volume *v, char *err, size_t errlen)
 		    "nothing was erased", strerror(errno));
 		goto put_back;
 	}
-	if (label_bump(&v->label, err, errlen) == -1)
+	if (label_next(v, err, errlen) == -1)
 		goto put_back;
 	v->label.intent.op = LABEL_OP_DELETING;
 	v->label.intent.covered = (uint8_t)covered;
 	v->label.intent.target = v->label.generation + 1;
-	if (!v->foreign && unit)
-		memcpy(v->label.unit, unit, 16);
 	v->state = VOL_DELETING;
 	/* From here on the next start finishes what this one could not. */
 	if (label_write_all(v, err, errlen) == -1 ||

@@ -156,6 +156,22 @@ label_write_some(struct volume *v, unsigned mask, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The next generation of v's label. A label from before unit ids is
+ * this unit's (it was assembled here): it gets this unit's id now.
+ */
+int
+label_next(struct volume *v, char *err, size_t errlen)
+{
+	const uint8_t *unit = unit_id(NULL);
+
+	if (label_bump(&v->label, err, errlen) == -1)
+		return -1;
+	if (volume_uuid_zero(v->label.unit) && unit)
+		memcpy(v->label.unit, unit, 16);
+	return 0;
+}
+
 /* Member m's own label says what the volume's newest label says. */
 int
 label_agrees(const struct volume *v, int m)

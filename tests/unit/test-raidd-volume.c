@@ -849,6 +849,30 @@ START_TEST(volume_of_another_unit_is_foreign)
 }
 END_TEST
 
+/* Item 4: labels from before unit ids are this unit's; the next write stamps them. */
+START_TEST(labels_without_unit_id_are_adopted)
+{
+	struct label l;
+
+	make_r();
+	sim_power_cut();
+	for (int d = 0; d < 2; d++)
+		for (int slot = 0; slot < 2; slot++) {
+			slot_rw(d ? "sdb" : "sda", slot, &l, 0);
+			memset(l.unit, 0, 16);
+			slot_rw(d ? "sdb" : "sda", slot, &l, 1);
+		}
+	unit_set(unit_b);
+	reboot();
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_CLEAN);
+	ck_assert_int_eq(sim_mount_count(), 1);
+	sim_fail_member("md_r_t1", "sdb1");
+	volume_scan();		/* marks sdb failed: a label write */
+	slot_rw("sda", 0, &l, 0);
+	ck_assert_mem_eq(l.unit, unit_b, 16);
+}
+END_TEST
+
 /* Item 4: the held one of two same-named volumes gets its name when the rival goes. */
 START_TEST(held_volume_takes_its_name_when_the_rival_goes)
 {
@@ -970,6 +994,7 @@ volume_suite(void)
 	tcase_add_test(tc, serialless_stranger_is_not_written);
 	tcase_add_test(tc, volume_of_another_unit_is_foreign);
 	tcase_add_test(tc, held_volume_takes_its_name_when_the_rival_goes);
+	tcase_add_test(tc, labels_without_unit_id_are_adopted);
 	tcase_add_test(tc, failed_commit_is_not_committed);
 	tcase_add_test(tc, generation_max_is_wipeable);
 	tcase_add_test(tc, disagreeing_members_are_not_rewritten);
