@@ -149,7 +149,11 @@ raidd_init(const struct conf *c)
 		simulate(getenv("RAIDD_SIMULATE"));
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
-	unit_load(conf_str(c, "raidd", "unit_id_file"));
+	if (unit_load(conf_str(c, "raidd", "unit_id_file")) == -1 && sys == &sys_sim) {
+		uint8_t u[16] = { 0x51, 0x4d };	/* "SM": simulated disks, a unit for this run */
+
+		unit_set(u);
+	}
 	if (unit_deleted_load(conf_str(c, "raidd", "deleted_file")) == -1)
 		log_warn("%s", conf_str(c, "raidd", "deleted_file"));
 	t0 = now();

@@ -376,7 +376,8 @@ may_rejoin(const struct volume *v, int t, int r, const char *dev,
 	if (sb.dev_number >= sb.max_dev || sb.dev_roles[sb.dev_number] != r)
 		return plan_err(why, len, "its md superblock gives it another role");
 	for (int i = 0; i < st->nmembers; i++) {
-		if (strcmp(st->member[i].state, "in_sync") != 0 || read_sb(st->member[i].dev, &run) == -1)
+		if (strncmp(st->member[i].state, "in_sync", 7) != 0 ||
+		    strstr(st->member[i].state, "faulty") || read_sb(st->member[i].dev, &run) == -1)
 			continue;
 		if (sb.events > run.events || (run.dev_number < sb.max_dev &&
 		    sb.dev_roles[run.dev_number] >= MDSB_ROLE_FAULTY))
