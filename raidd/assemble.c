@@ -231,7 +231,8 @@ finish_delete(struct volume *v)
 		if (v->disk[m][0] && v->mlabel[m].intent.op == LABEL_OP_DELETING &&
 		    v->mlabel[m].generation == v->label.generation)
 			covered |= 1U << m;
-	if (here & ~covered)
+	/* Left unfinished on someone (absent now, or not covered): remembered. */
+	if ((here & ~covered) || (covered & ~here))
 		unit_deleted_set(v->label.volume_uuid, 1);
 	if (volume_stop(v, err, sizeof(err)) == -1 ||
 	    volume_wipe_some(v, covered, err, sizeof(err)) == -1) {
@@ -348,7 +349,9 @@ bitmap_cleared(const char *dev, const struct mdsb *sb)
 	struct mdsb_bitmap b;
 	char err[MDSB_ERRLEN];
 
-	if (sb->bitmap_offset <= 0 || sys->read_at(dev, (MDSB_SUPER_OFFSET +
+	if (sb->bitmap_offset <= 0)
+		return 0;	/* no bitmap: md recovers the member in full */
+	if (sys->read_at(dev, (MDSB_SUPER_OFFSET +
 	    (uint64_t)sb->bitmap_offset) * 512, buf, sizeof(buf)) == -1 ||
 	    mdsb_bitmap_decode(buf, sizeof(buf), &b, err, sizeof(err)) == -1)
 		return UINT64_MAX;

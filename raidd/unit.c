@@ -44,6 +44,27 @@ unit_hex(const uint8_t u[16], char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "%02x", u[i]);
 }
 
+/* The new name is on the flash only once its directory is. */
+static int
+sync_dir(const char *path)
+{
+	char dir[300], *slash;
+	int fd, rc;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
 static int
 unit_create(const char *path)
 {
@@ -68,6 +89,8 @@ unit_create(const char *path)
 		return -1;
 	}
 	unlink(tmp);
+	if (sync_dir(path) == -1)
+		return -1;
 	memcpy(unit, u, 16);
 	have_unit = 1;
 	log_info("unit id %s made in %s", hex, path);
@@ -185,7 +208,7 @@ deleted_save(void)
 	}
 	if (fsync(fd) == -1 || close(fd) == -1 || rename(tmp, deleted_path) == -1)
 		return -1;
-	return 0;
+	return sync_dir(deleted_path);
 }
 
 /* Records (on) or forgets a deleted volume; the oldest record goes first. */

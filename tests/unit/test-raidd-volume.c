@@ -696,6 +696,25 @@ START_TEST(torn_delete_erases_only_what_it_covered)
 }
 END_TEST
 
+/* Item 5: a delete torn before a member's label, finished without that member. */
+START_TEST(torn_delete_finished_without_a_member)
+{
+	make_r();
+	/* sda gets the delete's label, sdb does not: the power goes. */
+	sim_fail_after(1);
+	json_object_put(call("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}"));
+	sim_power_cut();
+	sim_pull_disk("sdb");
+	reboot();
+	ck_assert_str_eq(disk_state("bay1"), "free");
+	sim_push_disk("sdb");
+	reboot();
+	/* sdb still says the volume exists; the unit knows it was deleted. */
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_INCONSISTENT);
+	ck_assert_int_eq(sim_mount_count(), 0);
+}
+END_TEST
+
 /* Item 5: a torn commit, then a boot without the committed member. */
 START_TEST(torn_commit_without_the_committed_member)
 {
@@ -988,6 +1007,7 @@ volume_suite(void)
 	tcase_add_test(tc, delete_with_member_absent);
 	tcase_add_test(tc, torn_delete_erases_only_what_it_covered);
 	tcase_add_test(tc, torn_commit_without_the_committed_member);
+	tcase_add_test(tc, torn_delete_finished_without_a_member);
 	tcase_add_test(tc, failed_member_stays_out);
 	tcase_add_test(tc, split_brain_is_not_readded);
 	tcase_add_test(tc, member_reused_elsewhere_is_foreign);
