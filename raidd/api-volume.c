@@ -260,6 +260,11 @@ volume_clear(struct rpc_call *c, struct json_object *params)
 
 	if ((v = find_or_fail(c, params)) == NULL)
 		return;
+	if (v->foreign || v->inconsistent) {
+		rpc_error(c, NAS_ERR_REFUSED, "volume %s is %s: nothing of it is written before "
+		    "volume.import", v->name, v->foreign ? "foreign" : "inconsistent");
+		return;
+	}
 	if (v->label.failed == 0) {
 		rpc_error(c, NAS_ERR_INVALID, "volume %s has no failed member to clear", v->name);
 		return;
