@@ -185,6 +185,98 @@ volume_unmount_m(struct rpc_call *c, struct json_object *params)
 	rpc_result(c, volume_describe(v));
 }
 
+/* Writes v's label changed by how (unit id, failed members), or leaves it as it was. */
+static int
+relabel(struct rpc_call *c, struct volume *v, const uint8_t *unit, int clear_failed)
+{
+	struct label was = v->label;
+	char err[256];
+
+	if (unit)
+		memcpy(v->label.unit, unit, 16);
+	if (clear_failed)
+		v->label.failed = 0;
+	if (label_next(v, err, sizeof(err)) == -1 ||
+	    label_write_all(v, err, sizeof(err)) == -1) {
+		v->label = was;
+		rpc_error(c, NAS_ERR_FAILED, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * volume.import: a volume made by another unit, or deleted here while
+ * this member was absent, becomes this unit's: its labels get this
+ * unit's id, and it is assembled like any other.
+ */
+static void
+volume_import(struct rpc_call *c, struct json_object *params)
+{
+	struct volume *v;
+	const uint8_t *unit;
+	const char *problem;
+
+	if ((v = find_or_fail(c, params)) == NULL)
+		return;
+	if (!v->foreign && !unit_deleted(v->label.volume_uuid)) {
+		rpc_error(c, NAS_ERR_INVALID, "volume %s is this unit's already", v->name);
+		return;
+	}
+	if ((unit = unit_id(&problem)) == NULL) {
+		rpc_error(c, NAS_ERR_FAILED, "this unit has no identity: %s", problem);
+		return;
+	}
+	if (relabel(c, v, unit, 0) == -1)
+		return;
+	if (unit_deleted_set(v->label.volume_uuid, 0) == -1)
+		log_warn("volume %s: forgetting its deletion", v->name);
+	log_info("volume %s imported", v->name);
+	v->foreign = v->inconsistent = 0;
+	v->problem[0] = '\0';
+	v->held = strcmp(v->name, v->label.name) != 0;
+	if (v->held)
+		snprintf(v->problem, sizeof(v->problem), "another volume here is named %s too: "
+		    "not assembled", v->label.name);
+	volume_scan();
+	if ((v = volume_find(rpc_param_str(params, "name", ""))) == NULL) {
+		rpc_error(c, NAS_ERR_FAILED, "volume %s went away while it was imported",
+		    rpc_param_str(params, "name", ""));
+		return;
+	}
+	rpc_result(c, volume_describe(v));
+}
+
+/*
+ * volume.clear: members md failed for errors may rejoin again (the
+ * labels stop saying failed); the next scan re-adds them if their
+ * superblocks allow it. A member used on its own (split brain) is not
+ * cleared here: it needs a full rebuild.
+ */
+static void
+volume_clear(struct rpc_call *c, struct json_object *params)
+{
+	struct volume *v;
+
+	if ((v = find_or_fail(c, params)) == NULL)
+		return;
+	if (v->foreign || v->inconsistent) {
+		rpc_error(c, NAS_ERR_REFUSED, "volume %s is %s: nothing of it is written before "
+		    "volume.import", v->name, v->foreign ? "foreign" : "inconsistent");
+		return;
+	}
+	if (v->label.failed == 0) {
+		rpc_error(c, NAS_ERR_INVALID, "volume %s has no failed member to clear", v->name);
+		return;
+	}
+	if (relabel(c, v, NULL, 1) == -1)
+		return;
+	log_info("volume %s: failed members cleared", v->name);
+	v->problem[0] = '\0';
+	volume_scan();
+	rpc_result(c, volume_describe(v));
+}
+
 #define NAME_PARAM { "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "volume name" }
 #define END_PARAM { NULL, 0, 0, 0, 0, NULL, NULL }
 
@@ -213,5 +305,9 @@ const struct rpc_method volume_methods[] = {
 	  "stop a volume and erase its members" },
 	{ "volume.mount", volume_mount_m, name_params, RPC_MUTATES, "mount a volume" },
 	{ "volume.unmount", volume_unmount_m, name_params, RPC_MUTATES, "unmount a volume" },
+	{ "volume.import", volume_import, name_params, RPC_MUTATES,
+	  "make a foreign (or deleted) volume this unit's and assemble it" },
+	{ "volume.clear", volume_clear, name_params, RPC_MUTATES,
+	  "let members md failed for errors rejoin" },
 	{ NULL, NULL, NULL, 0, NULL }
 };

@@ -20,6 +20,10 @@ static const struct conf_key raidd_conf[] = {
 	  "volumes are mounted at <mount_root>/<name>" },
 	{ "raidd", "degraded_wait", CONF_INT, "5", 0, 300, NULL,
 	  "seconds a volume missing a member waits at start-up for late disks before it starts degraded" },
+	{ "raidd", "unit_id_file", CONF_STRING, "/etc/nas/raidd-unit-id", 1, 200, NULL,
+	  "this unit's id, made at the first start; written into every label" },
+	{ "raidd", "deleted_file", CONF_STRING, "/etc/nas/raidd-deleted", 1, 200, NULL,
+	  "volumes deleted here while a member was absent" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
@@ -150,6 +154,13 @@ raidd_init(const struct conf *c)
 		simulate(getenv("RAIDD_SIMULATE"));
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
+	if (unit_load(conf_str(c, "raidd", "unit_id_file")) == -1 && sys == &sys_sim) {
+		uint8_t u[16] = { 0x51, 0x4d };	/* "SM": simulated disks, a unit for this run */
+
+		unit_set(u);
+	}
+	if (unit_deleted_load(conf_str(c, "raidd", "deleted_file")) == -1)
+		log_warn("%s", conf_str(c, "raidd", "deleted_file"));
 	/* Before the scan: a disk that arrives during it is not missed. */
 	if ((fd = sys->hotplug_open()) != -1) {
 		ev_io_init(&hotplug_w, hotplug_cb, fd, EV_READ);

@@ -6,11 +6,38 @@
  * volumes where it left them.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "job.h"
+#include "mdsb.h"
 #include "volume.h"
+
+static void
+announce(const char *topic, const struct volume *v)
+{
+	struct json_object *ev = json_object_new_object();
+
+	json_object_object_add(ev, "name", json_object_new_string(v->name));
+	json_object_object_add(ev, "problem", v->problem[0] ?
+	    json_object_new_string(v->problem) : NULL);
+	nas_event(topic, ev);
+}
+
+/* Another unit's volume is held: nothing of it is acted on here. */
+static void
+hold_if_not_ours(struct volume *v)
+{
+	char hex[40];
+
+	if (unit_is_local(v->label.unit))
+		return;
+	unit_hex(v->label.unit, hex, sizeof(hex));
+	v->held = v->foreign = 1;
+	snprintf(v->problem, sizeof(v->problem), "made by another unit (%s): "
+	    "volume.import makes it this unit's", hex);
+}
 
 /*
  * The volume a label belongs to (by uuid). Names come from disks that
@@ -33,13 +60,15 @@ volume_for_label(const struct label *l)
 		return NULL;
 	v->label = *l;
 	snprintf(v->name, sizeof(v->name), "%.*s", VOL_NAME_MAX, l->name);
+	hold_if_not_ours(v);
 	if (!clash && volume_name_valid(l->name, why, sizeof(why)))
 		return v;
 	snprintf(v->name, sizeof(v->name), "%.16s~%02x%02x%02x%02x", clash ? l->name : "invalid",
 	    l->volume_uuid[0], l->volume_uuid[1], l->volume_uuid[2], l->volume_uuid[3]);
-	snprintf(v->problem, sizeof(v->problem), clash ?
-	    "another volume here is named %s too: not assembled" :
-	    "the name in its labels (%s) is not valid: not assembled", l->name);
+	if (!v->held)
+		snprintf(v->problem, sizeof(v->problem), clash ?
+		    "another volume here is named %s too: not assembled" :
+		    "the name in its labels (%s) is not valid: not assembled", l->name);
 	v->held = 1;
 	return v;
 }
@@ -60,47 +89,194 @@ collect(const struct disk *d, const struct label *l, int next_slot)
 		    "%s and %s both claim member %d", v->disk[m], d->sys.name, m + 1);
 		return;
 	}
+	/* A running volume never takes a newer label from a returning disk:
+	   that disk was written somewhere without the others. */
+	if (v->assembled && l->generation > v->label.generation) {
+		if (!(v->split & (1U << m)))
+			log_warnx("volume %s: %s (member %d) returned with a newer label "
+			    "(generation %llu > %llu): split brain, left out", v->name,
+			    d->sys.name, m + 1, (unsigned long long)l->generation,
+			    (unsigned long long)v->label.generation);
+		v->split |= 1U << m;
+		return;
+	}
 	snprintf(v->disk[m], sizeof(v->disk[m]), "%s", d->sys.name);
 	v->mlabel[m] = *l;
 	v->next_slot[m] = next_slot;
-	if (l->generation > v->label.generation)
+	if (l->generation > v->label.generation) {
 		v->label = *l;
+		if (!v->held)
+			hold_if_not_ours(v);
+	}
 }
 
-/* An interrupted create is undone, an interrupted delete finished. */
-static int
-recover_intent(struct volume *v)
+static unsigned
+present_mask(const struct volume *v)
 {
-	struct json_object *ev;
-	char err[256];
-	const char *what;
+	unsigned mask = 0;
 
-	switch (v->label.intent.op) {
-	case LABEL_OP_CREATING:
-		what = "creation interrupted: rolled back, its disks are free";
-		break;
-	case LABEL_OP_DELETING:
-		what = "deletion interrupted: finished";
-		break;
-	default:
-		return 0;
+	for (int m = 0; m < v->label.ndisks; m++)
+		if (v->disk[m][0])
+			mask |= 1U << m;
+	return mask;
+}
+
+static void
+list_members(unsigned mask, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int m = 0; m < PLAN_MAX_DISKS && n < len; m++)
+		if (mask & (1U << m))
+			n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? ", " : "", m + 1);
+}
+
+static int
+set_inconsistent(struct volume *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* No safe decision: the volume is listed, never assembled nor erased. */
+static int
+set_inconsistent(struct volume *v, const char *fmt, ...)
+{
+	char was[sizeof(v->problem)];
+	va_list ap;
+
+	snprintf(was, sizeof(was), "%s", v->problem);
+	va_start(ap, fmt);
+	vsnprintf(v->problem, sizeof(v->problem), fmt, ap);
+	va_end(ap);
+	v->inconsistent = 1;
+	if (strcmp(was, v->problem) != 0) {
+		log_warnx("volume %s: inconsistent: %s", v->name, v->problem);
+		announce("volume.inconsistent", v);
+	}
+	return 0;
+}
+
+/* Present members at the newest generation must say the same. */
+static int
+members_disagree(struct volume *v)
+{
+	for (int m = 0; m < v->label.ndisks; m++)
+		if (v->disk[m][0] && v->mlabel[m].generation == v->label.generation &&
+		    !label_agrees(v, m))
+			return set_inconsistent(v, "member %d's label differs from the "
+			    "others' at generation %llu: volume.delete erases the present "
+			    "members", m + 1, (unsigned long long)v->label.generation), 1;
+	return 0;
+}
+
+/* Member m's disk is here with no raidd label at all: it was never committed. */
+static int
+here_unlabelled(const struct volume *v, int m)
+{
+	const struct label_member *me = &v->label.member[m];
+	const struct disk *d;
+
+	for (int i = 0; (d = disk_at(i)) != NULL; i++)
+		if (d->label_rc == 1 && !d->flash && me->serial[0] && d->sys.size == me->size &&
+		    strncmp(d->sys.serial, me->serial, LABEL_SERIAL_MAX - 1) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A create is undone only when every member is accounted for and none
+ * has the committed label: a member that is absent may have been
+ * committed (a torn commit), and then the volume exists.
+ */
+static int
+undo_create(struct volume *v)
+{
+	unsigned all = (1U << v->label.ndisks) - 1, here = present_mask(v);
+	char err[256], list[32];
+
+	for (int m = 0; m < v->label.ndisks; m++)
+		if (!(here & (1U << m)) && here_unlabelled(v, m))
+			here |= 1U << m;
+
+	if (here != all) {
+		list_members(all & ~here, list, sizeof(list));
+		return set_inconsistent(v, "its creation was interrupted and member(s) %s "
+		    "are absent, which may hold the finished volume: insert them, or "
+		    "volume.delete erases the present members", list);
 	}
 	if (volume_stop(v, err, sizeof(err)) == -1 ||
 	    volume_wipe_members(v, err, sizeof(err)) == -1) {
 		snprintf(v->problem, sizeof(v->problem), "%s", err);
 		return 0;
 	}
-	log_warnx("volume %s: %s", v->name, what);
+	log_warnx("volume %s: creation interrupted: rolled back, its disks are free", v->name);
 	disk_refresh(1);
-	ev = json_object_new_object();
-	json_object_object_add(ev, "name", json_object_new_string(v->name));
-	nas_event(v->label.intent.op == LABEL_OP_CREATING ? "volume.rolled_back" :
-	    "volume.deleted", ev);
+	announce("volume.rolled_back", v);
 	volume_forget(v);
 	return 1;
 }
 
-/* Members that missed the last label write get it now. */
+/*
+ * A delete is finished on the members it covered (those present when
+ * it began). A member that was absent then is never erased by it: it
+ * stays, held, until a user deletes or imports it.
+ */
+static int
+finish_delete(struct volume *v)
+{
+	unsigned covered = v->label.intent.covered, here = present_mask(v);
+	char err[256], list[32];
+
+	/* A label from before covered masks: those whose own label says so. */
+	for (int m = 0; covered == 0 && m < v->label.ndisks; m++)
+		if (v->disk[m][0] && v->mlabel[m].intent.op == LABEL_OP_DELETING &&
+		    v->mlabel[m].generation == v->label.generation)
+			covered |= 1U << m;
+	/* Left unfinished on someone (absent now, or not covered): remembered. */
+	if ((here & ~covered) || (covered & ~here))
+		unit_deleted_set(v->label.volume_uuid, 1);
+	if (volume_stop(v, err, sizeof(err)) == -1 ||
+	    volume_wipe_some(v, covered, err, sizeof(err)) == -1) {
+		snprintf(v->problem, sizeof(v->problem), "%s", err);
+		return 0;
+	}
+	disk_refresh(1);
+	if (here & ~covered) {
+		list_members(here & ~covered, list, sizeof(list));
+		return set_inconsistent(v, "deleted on this unit while member(s) %s were "
+		    "absent: volume.delete erases them, volume.import brings the volume back",
+		    list);
+	}
+	log_warnx("volume %s: deletion interrupted: finished", v->name);
+	announce("volume.deleted", v);
+	volume_forget(v);
+	return 1;
+}
+
+/* What the labels say to do before assembly; 1 when v is gone. */
+static int
+decide(struct volume *v)
+{
+	v->inconsistent = 0;
+	v->problem[0] = '\0';
+	if (members_disagree(v))
+		return 0;
+	switch (v->label.intent.op) {
+	case LABEL_OP_CREATING:
+		return undo_create(v);
+	case LABEL_OP_DELETING:
+		return finish_delete(v);
+	case LABEL_OP_NONE:
+		if (unit_deleted(v->label.volume_uuid))
+			return set_inconsistent(v, "deleted on this unit while this member was "
+			    "absent: volume.delete erases it, volume.import brings it back");
+		return 0;
+	default:
+		return set_inconsistent(v, "an operation this raidd does not know (%u) was "
+		    "interrupted", v->label.intent.op);
+	}
+}
+
+/* Members that missed the last label write get it now; the others are not rewritten. */
 static void
 repair_labels(struct volume *v)
 {
@@ -112,36 +288,164 @@ repair_labels(struct volume *v)
 		log_info("volume %s: member %d label is behind (generation %llu < %llu): rewritten",
 		    v->name, m + 1, (unsigned long long)v->mlabel[m].generation,
 		    (unsigned long long)v->label.generation);
-		if (label_write_all(v, err, sizeof(err)) == -1)
-			log_warnx("volume %s: %s", v->name, err);
-		return;
 	}
+	if (label_write_all(v, err, sizeof(err)) == -1)
+		log_warnx("volume %s: %s", v->name, err);
 }
 
 /*
- * 1 when md lists dev in the array: serving it, or faulty - md kicked
- * it for errors while its disk stayed, and it stays out until a user
- * repairs the volume. A pulled member left the list (health.c).
+ * A volume held for its name gets it once the rival is gone; one with
+ * no member left is forgotten. 1 when v is gone.
  */
 static int
-in_array(const struct sys_md_status *st, const char *dev)
+reconsider(struct volume *v)
 {
-	for (int i = 0; i < st->nmembers; i++)
-		if (strcmp(st->member[i].dev, dev) == 0)
-			return 1;
+	char why[128];
+
+	if (v->job || v->assembled)
+		return 0;
+	if (present_mask(v) == 0) {
+		log_info("volume %s: no member is left: forgotten", v->name);
+		volume_forget(v);
+		return 1;
+	}
+	if (!v->held || v->foreign || strcmp(v->name, v->label.name) == 0 ||
+	    !unit_is_local(v->label.unit) || unit_deleted(v->label.volume_uuid) ||
+	    volume_find(v->label.name) || !volume_name_valid(v->label.name, why, sizeof(why)))
+		return 0;
+	log_info("volume %s: the other volume named %s is gone: it takes its name",
+	    v->name, v->label.name);
+	snprintf(v->name, sizeof(v->name), "%s", v->label.name);
+	v->held = 0;
+	v->inconsistent = 0;
+	v->problem[0] = '\0';
 	return 0;
 }
 
+/* The member entry of dev in st, or NULL. */
+static const char *
+member_state(const struct sys_md_status *st, const char *dev)
+{
+	for (int i = 0; i < st->nmembers; i++)
+		if (strcmp(st->member[i].dev, dev) == 0)
+			return st->member[i].state;
+	return NULL;
+}
+
+static int
+read_sb(const char *dev, struct mdsb *sb)
+{
+	static uint8_t buf[MDSB_BLOCK];
+	char err[MDSB_ERRLEN];
+
+	return sys->read_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)) == 0 &&
+	    mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, sb, err, sizeof(err)) == 0 ? 0 : -1;
+}
+
+static uint64_t
+bitmap_cleared(const char *dev, const struct mdsb *sb)
+{
+	uint8_t buf[MDSB_BITMAP_SB];
+	struct mdsb_bitmap b;
+	char err[MDSB_ERRLEN];
+
+	if (sb->bitmap_offset <= 0)
+		return 0;	/* no bitmap: md recovers the member in full */
+	if (sys->read_at(dev, (MDSB_SUPER_OFFSET +
+	    (uint64_t)sb->bitmap_offset) * 512, buf, sizeof(buf)) == -1 ||
+	    mdsb_bitmap_decode(buf, sizeof(buf), &b, err, sizeof(err)) == -1)
+		return UINT64_MAX;
+	return b.events_cleared;
+}
+
 /*
- * A member pulled from a running volume and put back (its label says
- * it is this volume's) rejoins its arrays; md resyncs what it missed.
+ * May dev (member m, role r of tier t) rejoin the running array?  Its
+ * own superblock must be this array's, in this role, and behind the
+ * running members: ahead of them, or calling one of them faulty, it
+ * was used on its own (split brain, returns 1); further behind than
+ * the bitmap reaches it needs a full rebuild. 0 yes, -1 no (why).
+ */
+static int
+may_rejoin(const struct volume *v, int t, int r, const char *dev,
+    const struct sys_md_status *st, char *why, size_t len)
+{
+	const struct label_tier *lt = &v->label.tier[t];
+	static struct mdsb sb, run;
+
+	if (read_sb(dev, &sb) == -1)
+		return plan_err(why, len, "its md superblock cannot be read");
+	if (memcmp(sb.set_uuid, lt->array_uuid, 16) != 0)
+		return plan_err(why, len, "its md superblock is another array's");
+	if (sb.dev_number >= sb.max_dev || sb.dev_roles[sb.dev_number] != r)
+		return plan_err(why, len, "its md superblock gives it another role");
+	for (int i = 0; i < st->nmembers; i++) {
+		if (strncmp(st->member[i].state, "in_sync", 7) != 0 ||
+		    strstr(st->member[i].state, "faulty") || read_sb(st->member[i].dev, &run) == -1)
+			continue;
+		if (sb.events > run.events || (run.dev_number < sb.max_dev &&
+		    sb.dev_roles[run.dev_number] >= MDSB_ROLE_FAULTY))
+			return plan_err(why, len, "split brain: it was used without %s (its events "
+			    "%llu, the array's %llu)", st->member[i].dev,
+			    (unsigned long long)sb.events, (unsigned long long)run.events), 1;
+		if (sb.events < bitmap_cleared(st->member[i].dev, &run))
+			return plan_err(why, len, "it missed more than the bitmap covers: it "
+			    "needs a full rebuild");
+		return 0;
+	}
+	return plan_err(why, len, "no member of the array is in sync to compare with");
+}
+
+static void
+member_event(const char *topic, const struct volume *v, int m, const char *md, const char *why)
+{
+	struct json_object *ev = json_object_new_object();
+
+	json_object_object_add(ev, "name", json_object_new_string(v->name));
+	json_object_object_add(ev, "member", json_object_new_int(m + 1));
+	json_object_object_add(ev, "disk", json_object_new_string(v->disk[m]));
+	json_object_object_add(ev, "md_device", json_object_new_string(md));
+	if (why)
+		json_object_object_add(ev, "problem", json_object_new_string(why));
+	nas_event(topic, ev);
+}
+
+/*
+ * md failed member m while its disk stayed: failing for errors. The
+ * labels remember it, so it stays out across uevents and boots until
+ * a user clears it (volume.clear).
+ */
+static void
+mark_failed(struct volume *v, int m, const char *md)
+{
+	struct label was = v->label;
+	char err[256];
+
+	if (v->label.failed & (1U << m))
+		return;
+	log_warnx("volume %s: md failed %s (member %d) in %s: it stays out until cleared",
+	    v->name, v->disk[m], m + 1, md);
+	v->label.failed |= 1U << m;
+	if (label_next(v, err, sizeof(err)) == -1 ||
+	    label_write_some(v, ~(1U << m), err, sizeof(err)) == -1) {
+		log_warnx("volume %s: %s", v->name, err);
+		v->label = was;
+		v->label.failed |= 1U << m;	/* kept out in memory at least */
+	}
+	member_event("volume.member_failed", v, m, md, NULL);
+}
+
+/*
+ * A member pulled from a running volume and put back rejoins its
+ * arrays once its superblock says it may (may_rejoin); md resyncs
+ * what it missed through the bitmap.
  */
 static void
 readd_members(struct volume *v)
 {
 	struct sys_md_status st;
-	struct json_object *ev;
-	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], why[200];
+	const char *state;
+	int rc;
 
 	for (int t = 0; t < v->label.ntiers; t++) {
 		const struct label_tier *lt = &v->label.tier[t];
@@ -153,20 +457,47 @@ readd_members(struct volume *v)
 			int m = lt->member[r];
 
 			if (v->disk[m][0] == '\0' || sys->part_dev(v->disk[m],
-			    v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1 ||
-			    in_array(&st, dev))
+			    v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1)
 				continue;
+			/* Faulty with its disk here all along: md failed it for errors.
+			   A disk that went and came back left a faulty entry too. */
+			state = member_state(&st, dev);
+			if (state && strstr(state, "faulty") && !(v->pulled & (1U << m)))
+				mark_failed(v, m, md);
+			if ((state && !strstr(state, "faulty")) || (v->label.failed & (1U << m)) ||
+			    (v->split & (1U << m)))
+				continue;
+			if ((rc = may_rejoin(v, t, r, dev, &st, why, sizeof(why))) != 0) {
+				if (rc == 1)
+					v->split |= 1U << m;
+				log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
+				    v->name, dev, m + 1, md, why);
+				snprintf(v->problem, sizeof(v->problem), "member %d (%s) is kept "
+				    "out of %s: %.150s", m + 1, v->disk[m], md, why);
+				member_event(rc == 1 ? "volume.split_brain" : "volume.member_refused",
+				    v, m, md, why);
+				continue;
+			}
 			if (sys->md_readd(md, dev, r) == -1) {
 				log_warn("volume %s: %s could not rejoin %s", v->name, dev, md);
 				continue;
 			}
+			v->pulled &= ~(1U << m);
 			log_info("volume %s: %s (member %d) rejoined %s", v->name, dev, m + 1, md);
-			ev = json_object_new_object();
-			json_object_object_add(ev, "name", json_object_new_string(v->name));
-			json_object_object_add(ev, "disk", json_object_new_string(v->disk[m]));
-			json_object_object_add(ev, "md_device", json_object_new_string(md));
-			nas_event("volume.member_rejoined", ev);
+			member_event("volume.member_rejoined", v, m, md, NULL);
 		}
+	}
+}
+
+static void
+collect_all(int local)
+{
+	for (int i = 0; i < disk_count(); i++) {
+		struct disk *d = disk_at(i);
+
+		if (d->label_rc == 0 && !d->flash && !volume_of_disk(d->sys.name) &&
+		    unit_is_local(d->label.unit) == local)
+			collect(d, &d->label, d->label_next);
 	}
 }
 
@@ -176,14 +507,15 @@ volume_scan(void)
 	struct volume *v;
 	char err[256];
 
-	/* The labels disk_refresh() read; damaged ones it reported. */
-	for (int i = 0; i < disk_count(); i++) {
-		struct disk *d = disk_at(i);
-
-		if (d->label_rc == 0 && !d->flash && !volume_of_disk(d->sys.name))
-			collect(d, &d->label, d->label_next);
-	}
+	/* The labels disk_refresh() read and proved; this unit's first, so
+	   that a volume carried in never takes a local one's name. */
+	collect_all(1);
+	collect_all(0);
 	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
+		if (reconsider(v)) {
+			i--;
+			continue;
+		}
 		if (v->job || v->held)
 			continue;
 		if (v->assembled) {
@@ -191,11 +523,11 @@ volume_scan(void)
 			readd_members(v);
 			continue;
 		}
-		if (recover_intent(v)) {
+		if (decide(v)) {
 			i--;
 			continue;
 		}
-		if (volume_waits(v))
+		if (v->inconsistent || volume_waits(v))
 			continue;
 		repair_labels(v);
 		if (volume_assemble(v, err, sizeof(err)) == -1 ||

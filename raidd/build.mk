@@ -11,6 +11,7 @@ raidd_LIBS :=
 RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/label-io.c raidd/assemble.c raidd/teardown.c raidd/create.c \
 	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/mdsb.c raidd/label.c \
+	raidd/proof.c raidd/unit.c \
 	raidd/features.c raidd/health.c
 raidd_SRCS += $(RAIDD_LOGIC) raidd/system-sim.c
 

@@ -42,6 +42,7 @@ struct create {
 	ev_timer		 timer;
 	uint8_t			 array_uuid[PLAN_MAX_TIERS][16];
 	char			 serial[PLAN_MAX_DISKS][64];	/* the disks as checked */
+	uint64_t		 size[PLAN_MAX_DISKS];
 };
 
 static int fail_check(int *, int, char *, size_t, const char *, ...)
@@ -100,8 +101,14 @@ create_check(const struct create_req *r, struct plan *plan, int *code,
 	struct plan_disk pd[PLAN_MAX_DISKS];
 	char why[128];
 
+	const char *problem;
+
 	if (!volume_name_valid(r->name, why, sizeof(why)))
 		return fail_check(code, NAS_ERR_INVALID, err, errlen, "%s", why);
+	if (unit_id(&problem) == NULL)
+		return fail_check(code, NAS_ERR_FAILED, err, errlen,
+		    "this unit has no identity (%s): its labels could not say whose they are",
+		    problem);
 	if (volume_find(r->name))
 		return fail_check(code, NAS_ERR_EXISTS, err, errlen,
 		    "a volume named %s exists", r->name);
@@ -138,7 +145,7 @@ job_disk(const struct create *c, int i, char *err, size_t errlen)
 {
 	const struct disk *d = disk_find(c->req.disk[i]);
 
-	if (d == NULL || strcmp(d->sys.serial, c->serial[i]) != 0) {
+	if (d == NULL || strcmp(d->sys.serial, c->serial[i]) != 0 || d->sys.size != c->size[i]) {
 		snprintf(err, errlen, "disk %s (serial %s) went away", c->req.disk[i],
 		    c->serial[i]);
 		return NULL;
@@ -183,6 +190,7 @@ make_labels(struct create *c, char *err, size_t errlen)
 		    (const uint8_t (*)[16])c->array_uuid, mem, (uint64_t)time(NULL),
 		    err, errlen) == -1)
 			return -1;
+		memcpy(v->mlabel[i].unit, unit_id(NULL), 16);
 		v->mlabel[i].fs = (uint8_t)c->req.fs;
 		v->mlabel[i].intent.op = LABEL_OP_CREATING;
 		v->mlabel[i].intent.target = v->mlabel[i].generation + 1;
@@ -193,12 +201,21 @@ make_labels(struct create *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* The first labels go to disks that carry none: checked by serial and size. */
 static int
 step_label(struct create *c, char *err, size_t errlen)
 {
+	struct volume *v = c->vol;
+
 	if (make_labels(c, err, errlen) == -1)
 		return -1;
-	return label_write_all(c->vol, err, errlen);
+	for (int i = 0; i < c->req.ndisks; i++) {
+		if (job_disk(c, i, err, errlen) == NULL ||
+		    label_write_disk(v->disk[i], &v->mlabel[i], 0, err, errlen) == -1)
+			return -1;
+		v->next_slot[i] = 1;
+	}
+	return 0;
 }
 
 static int
@@ -315,12 +332,17 @@ static int
 step_commit(struct create *c, char *err, size_t errlen)
 {
 	struct volume *v = c->vol;
+	struct label was = v->label;
 
 	v->label.intent.op = LABEL_OP_NONE;
 	v->label.intent.target = 0;
-	if (label_bump(&v->label, err, errlen) == -1)
+	if (label_bump(&v->label, err, errlen) == -1 ||
+	    label_write_all(v, err, errlen) == -1) {
+		/* Not committed: what raidd acts on next must say so. */
+		v->label = was;
 		return -1;
-	return label_write_all(v, err, errlen);
+	}
+	return 0;
 }
 
 static int
@@ -484,6 +506,7 @@ create_start(const struct create_req *r, const struct plan *plan, char *err,
 	for (int i = 0; i < r->ndisks; i++) {
 		snprintf(c->vol->disk[i], sizeof(c->vol->disk[i]), "%s", r->disk[i]);
 		snprintf(c->serial[i], sizeof(c->serial[i]), "%s", disk_find(r->disk[i])->sys.serial);
+		c->size[i] = disk_find(r->disk[i])->sys.size;
 	}
 	c->vol->label.ndisks = (uint8_t)r->ndisks;
 	ev_timer_init(&c->timer, step_timer, 0., 0.);

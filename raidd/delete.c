@@ -5,7 +5,9 @@
  * after the labels is finished at the next start (assemble.c); one
  * before them finds the volume whole.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "volume.h"
 
@@ -13,9 +15,9 @@ int
 delete_volume(struct volume *v, char *err, size_t errlen)
 {
 	struct json_object *ev;
-	char name[LABEL_NAME_MAX];
-
-	char again[256];
+	struct label was = v->label;
+	char name[LABEL_NAME_MAX], again[256];
+	unsigned covered = 0;
 
 	if (volume_stop(v, err, errlen) == -1) {
 		/* Put back what was stopped before the refusal. */
@@ -24,9 +26,21 @@ delete_volume(struct volume *v, char *err, size_t errlen)
 			log_warnx("volume %s: %s", v->name, again);
 		return -1;
 	}
-	if (label_bump(&v->label, err, errlen) == -1)
-		return -1;
+	/* A member absent now still says the volume exists: the unit
+	   remembers the delete, and the labels say whom it covered. */
+	for (int m = 0; m < v->label.ndisks; m++)
+		if (v->disk[m][0])
+			covered |= 1U << m;
+	if (covered != (1U << v->label.ndisks) - 1 &&
+	    unit_deleted_set(v->label.volume_uuid, 1) == -1) {
+		snprintf(err, errlen, "the delete could not be recorded on the flash (%s): "
+		    "nothing was erased", strerror(errno));
+		goto put_back;
+	}
+	if (label_next(v, err, errlen) == -1)
+		goto put_back;
 	v->label.intent.op = LABEL_OP_DELETING;
+	v->label.intent.covered = (uint8_t)covered;
 	v->label.intent.target = v->label.generation + 1;
 	v->state = VOL_DELETING;
 	/* From here on the next start finishes what this one could not. */
@@ -36,6 +50,8 @@ delete_volume(struct volume *v, char *err, size_t errlen)
 		    "deletion stopped (%.180s): it is finished at the next start", err);
 		return -1;
 	}
+	if (covered == (1U << v->label.ndisks) - 1)
+		unit_deleted_set(v->label.volume_uuid, 0);
 	snprintf(name, sizeof(name), "%s", v->name);
 	volume_forget(v);
 	disk_refresh(1);
@@ -44,4 +60,12 @@ delete_volume(struct volume *v, char *err, size_t errlen)
 	json_object_object_add(ev, "name", json_object_new_string(name));
 	nas_event("volume.deleted", ev);
 	return 0;
+put_back:
+	v->label = was;
+	v->state = VOL_CLEAN;
+	if (volume_assemble(v, again, sizeof(again)) == -1 ||
+	    volume_mount(v, again, sizeof(again)) == -1)
+		log_warnx("volume %s: %s", v->name, again);
+	volume_refresh_state(v);
+	return -1;
 }

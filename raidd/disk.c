@@ -71,6 +71,13 @@ read_label(struct disk *d)
 	if (sig == NULL || d->flash)
 		return;
 	d->label_rc = label_read_disk(s->name, &d->label, &d->label_next, err, sizeof(err));
+	if (d->label_rc == 0 && !disk_proven(d, &d->label, d->label_why, sizeof(d->label_why))) {
+		d->label_rc = 3;
+		log_warnx("%s: a raidd label of volume %s, but %s: foreign, left alone",
+		    s->name, d->label.name, d->label_why);
+		snprintf(sig->type, sizeof(sig->type), "raidd (not this disk's)");
+		return;
+	}
 	if (d->label_rc == 0)
 		return;
 	log_warnx("%s: %s raidd label: %s", s->name,

@@ -64,15 +64,89 @@ member_label(const struct volume *v, int m, struct label *out)
 	}
 }
 
-/* Writes v->label (generation, intent ...) to every present member. */
+/*
+ * Is this label member m of v?  Its own per-member uuid says so, not
+ * the kernel name and not the serial alone: "" is the serial of every
+ * disk behind many USB bridges.
+ */
+static int
+label_is_member(const struct label *l, const struct volume *v, int m)
+{
+	return memcmp(l->volume_uuid, v->label.volume_uuid, 16) == 0 && l->position == m &&
+	    m < v->label.ndisks &&
+	    memcmp(l->member[m].uuid, v->label.member[m].uuid, 16) == 0;
+}
+
+static int
+sys_is_member(const struct sys_disk *s, const struct volume *v, int m)
+{
+	const struct label_member *me = &v->label.member[m];
+
+	return s->size == me->size && strncmp(s->serial, me->serial, LABEL_SERIAL_MAX - 1) == 0;
+}
+
+/* d, as read at the last scan, is member m of v. */
 int
-label_write_all(struct volume *v, char *err, size_t errlen)
+member_is(const struct disk *d, const struct volume *v, int m)
+{
+	return d->label_rc == 0 && !d->flash && label_is_member(&d->label, v, m) &&
+	    sys_is_member(&d->sys, v, m);
+}
+
+static const struct disk *
+disk_named(const char *name)
+{
+	struct disk *d;
+
+	for (int i = 0; (d = disk_at(i)) != NULL; i++)
+		if (strcmp(d->sys.name, name) == 0)
+			return d;
+	return NULL;
+}
+
+/*
+ * Before raidd writes to member m: the disk under its kernel name is
+ * still that member now - its label is read again, not taken from the
+ * last scan, as a disk may have been swapped since.
+ */
+int
+member_verify(const struct volume *v, int m, char *err, size_t errlen)
+{
+	const struct disk *d = disk_named(v->disk[m]);
+	struct label l;
+	char why[160];
+	int next;
+
+	if (d == NULL || !sys_is_member(&d->sys, v, m)) {
+		snprintf(err, errlen, "%s is no longer member %d (serial %s) of %s: not written",
+		    v->disk[m], m + 1, v->label.member[m].serial, v->name);
+		return -1;
+	}
+	if (label_read_disk(d->sys.name, &l, &next, why, sizeof(why)) != 0 ||
+	    !label_is_member(&l, v, m)) {
+		snprintf(err, errlen, "%s no longer carries member %d's label of %s: not written",
+		    v->disk[m], m + 1, v->name);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Writes v->label (generation, intent ...) to the present members in
+ * mask, each checked first; a member already at this generation is
+ * never written again (two slots of one generation must be identical).
+ */
+int
+label_write_some(struct volume *v, unsigned mask, char *err, size_t errlen)
 {
 	struct label l;
 
 	for (int m = 0; m < v->label.ndisks; m++) {
-		if (v->disk[m][0] == '\0')
+		if (v->disk[m][0] == '\0' || !(mask & (1U << m)) ||
+		    v->mlabel[m].generation >= v->label.generation)
 			continue;
+		if (member_verify(v, m, err, errlen) == -1)
+			return -1;
 		member_label(v, m, &l);
 		if (label_write_disk(v->disk[m], &l, v->next_slot[m], err, errlen) == -1)
 			return -1;
@@ -80,4 +154,40 @@ label_write_all(struct volume *v, char *err, size_t errlen)
 		v->next_slot[m] ^= 1;
 	}
 	return 0;
+}
+
+/*
+ * The next generation of v's label. A label from before unit ids is
+ * this unit's (it was assembled here): it gets this unit's id now.
+ */
+int
+label_next(struct volume *v, char *err, size_t errlen)
+{
+	const uint8_t *unit = unit_id(NULL);
+
+	if (label_bump(&v->label, err, errlen) == -1)
+		return -1;
+	if (volume_uuid_zero(v->label.unit) && unit)
+		memcpy(v->label.unit, unit, 16);
+	return 0;
+}
+
+/* Member m's own label says what the volume's newest label says. */
+int
+label_agrees(const struct volume *v, int m)
+{
+	static uint8_t a[LABEL_SLOT_SIZE], b[LABEL_SLOT_SIZE];
+	struct label l;
+	char err[160];
+
+	member_label(v, m, &l);
+	return label_encode(&l, a, sizeof(a), err, sizeof(err)) == 0 &&
+	    label_encode(&v->mlabel[m], b, sizeof(b), err, sizeof(err)) == 0 &&
+	    memcmp(a, b, sizeof(a)) == 0;
+}
+
+int
+label_write_all(struct volume *v, char *err, size_t errlen)
+{
+	return label_write_some(v, ~0U, err, errlen);
 }

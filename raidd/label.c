@@ -51,8 +51,15 @@ check_intent(const struct label *l, char *err, size_t errlen)
 	if (in->disk != LABEL_NO_DISK && in->disk >= l->ndisks)
 		return plan_err(err, errlen, "intent names disk %u of %u",
 		    in->disk, l->ndisks);
-	if (in->op == LABEL_OP_NONE && (in->step || in->target))
+	if (in->op == LABEL_OP_NONE && (in->step || in->target || in->covered))
 		return plan_err(err, errlen, "idle intent with a step or target");
+	if (in->op != LABEL_OP_DELETING && in->covered)
+		return plan_err(err, errlen, "members covered by a %u intent", in->op);
+	if (l->ndisks < 8 && (in->covered >> l->ndisks))
+		return plan_err(err, errlen, "delete covers members past %u", l->ndisks);
+	if (in->target > LABEL_GEN_MAX)
+		return plan_err(err, errlen, "intent target generation %llu out of range",
+		    (unsigned long long)in->target);
 	if (in->op != LABEL_OP_NONE && in->target <= l->generation)
 		return plan_err(err, errlen, "intent target generation %llu "
 		    "not after %llu", (unsigned long long)in->target,
@@ -176,8 +183,9 @@ check_tiers(const struct label *l, char *err, size_t errlen)
 int
 label_check(const struct label *l, char *err, size_t errlen)
 {
-	if (l->generation == 0)
-		return plan_err(err, errlen, "generation 0");
+	if (l->generation == 0 || l->generation > LABEL_GEN_MAX)
+		return plan_err(err, errlen, "generation %llu out of range",
+		    (unsigned long long)l->generation);
 	if (memchr(l->name, '\0', LABEL_NAME_MAX) == NULL || l->name[0] == '\0')
 		return plan_err(err, errlen, "volume name empty or unterminated");
 	if (l->level >= LEVEL_COUNT || l->fs >= LABEL_FS_COUNT ||
@@ -190,6 +198,8 @@ label_check(const struct label *l, char *err, size_t errlen)
 		    l->ndisks);
 	if (l->ntiers < 1 || l->ntiers > PLAN_MAX_TIERS)
 		return plan_err(err, errlen, "%u tiers", l->ntiers);
+	if (l->ndisks < 8 && (l->failed >> l->ndisks))
+		return plan_err(err, errlen, "failed members past %u", l->ndisks);
 	if (check_intent(l, err, errlen) == -1 ||
 	    check_members(l, err, errlen) == -1)
 		return -1;
@@ -268,12 +278,15 @@ label_encode(const struct label *l, void *buf, size_t len, char *err,
 	wbytes(&c, l->name, LABEL_NAME_MAX);
 	w8(&c, l->level), w8(&c, l->fs), w8(&c, l->flags);
 	w8(&c, l->ndisks), w8(&c, l->position), w8(&c, l->ntiers);
-	c.off += 2;
+	w8(&c, l->failed);
+	c.off += 1;
 	w64(&c, l->created);
 	w64(&c, l->size);
 	w8(&c, l->intent.op), w8(&c, l->intent.step), w8(&c, l->intent.disk);
-	c.off += 5;
+	w8(&c, l->intent.covered);
+	c.off += 4;
 	w64(&c, l->intent.target);
+	wbytes(&c, l->unit, 16);
 	for (i = 0, c.off = OFF_MEMBERS; i < l->ndisks; i++) {
 		wbytes(&c, l->member[i].uuid, 16);
 		wbytes(&c, l->member[i].serial, LABEL_SERIAL_MAX);
@@ -351,12 +364,15 @@ decode_body(struct rcur *c, struct label *l)
 	rbytes(c, l->name, LABEL_NAME_MAX);
 	l->level = r8(c), l->fs = r8(c), l->flags = r8(c);
 	l->ndisks = r8(c), l->position = r8(c), l->ntiers = r8(c);
-	c->off += 2;
+	l->failed = r8(c);
+	c->off += 1;
 	l->created = r64(c);
 	l->size = r64(c);
 	l->intent.op = r8(c), l->intent.step = r8(c), l->intent.disk = r8(c);
-	c->off += 5;
+	l->intent.covered = r8(c);
+	c->off += 4;
 	l->intent.target = r64(c);
+	rbytes(c, l->unit, 16);
 	for (i = 0, c->off = OFF_MEMBERS; i < PLAN_MAX_DISKS; i++) {
 		rbytes(c, l->member[i].uuid, 16);
 		rbytes(c, l->member[i].serial, LABEL_SERIAL_MAX);
@@ -406,7 +422,12 @@ label_decode(const void *buf, size_t len, struct label *l, char *err,
 		    "corrupt write)");
 	memset(l, 0, sizeof(*l));
 	decode_body(&c, l);
-	return label_check(l, err, errlen);
+	if (label_check(l, err, errlen) == -1)
+		return -1;
+	if (l->generation > LABEL_GEN_READ_MAX)
+		return plan_err(err, errlen, "generation %llu is beyond any real use",
+		    (unsigned long long)l->generation);
+	return 0;
 }
 
 /*
@@ -471,7 +492,7 @@ label_probe(const void *head, size_t len, uint64_t *off)
 int
 label_bump(struct label *l, char *err, size_t errlen)
 {
-	if (l->generation == UINT64_MAX)
+	if (l->generation >= LABEL_GEN_MAX)
 		return plan_err(err, errlen, "label generation exhausted");
 	l->generation++;
 	return 0;

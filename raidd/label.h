@@ -24,6 +24,14 @@
 #define LABEL_SERIAL_MAX	40	/* disk serial, NUL included */
 #define LABEL_NO_ROLE		0xff	/* this disk is not in that tier */
 #define LABEL_NO_DISK		0xff
+/*
+ * No volume gets near these: one rewrite a second takes 8 million years
+ * to reach 2^48.  A label read with a higher generation is damaged (a
+ * disk's hostile or corrupt label must not make a volume undeletable);
+ * the margin above it leaves room for the writes of a delete.
+ */
+#define LABEL_GEN_READ_MAX	(1ULL << 48)
+#define LABEL_GEN_MAX		(LABEL_GEN_READ_MAX + 1024)
 
 enum label_fs { LABEL_FS_NONE, LABEL_FS_EXT4, LABEL_FS_BTRFS, LABEL_FS_COUNT };
 
@@ -39,6 +47,7 @@ struct label_intent {
 	uint8_t		op;		/* enum label_op */
 	uint8_t		step;		/* last step begun */
 	uint8_t		disk;		/* member concerned, or LABEL_NO_DISK */
+	uint8_t		covered;	/* delete: bit m = member m was present */
 	uint64_t	target;		/* generation once the op is done */
 };
 
@@ -70,9 +79,11 @@ struct label {
 	uint8_t		ndisks;
 	uint8_t		position;	/* this disk's index in member[] */
 	uint8_t		ntiers;
+	uint8_t		failed;		/* bit m: md failed member m for errors */
 	uint64_t	created;	/* seconds since the epoch */
 	uint64_t	size;		/* usable bytes of the volume */
 	struct label_intent intent;
+	uint8_t		unit[16];	/* the unit that made it; zero: unknown */
 	struct label_member member[PLAN_MAX_DISKS];
 	struct label_tier tier[PLAN_MAX_TIERS];
 };

@@ -15,10 +15,12 @@ struct disk {
 	struct sys_disk	 sys;
 	int		 bay;		/* 1-based; 0: not in a bay */
 	int		 flash;		/* the firmware's own device */
-	/* Its raidd label, read once per scan: label_read_disk()'s answer. */
+	/* Its raidd label, read once per scan: label_read_disk()'s answer,
+	   or 3: a valid label on a disk that is no longer what it says. */
 	int		 label_rc;
 	int		 label_next;
 	struct label	 label;
+	char		 label_why[160];	/* label_rc 3: why the disk is not raidd's */
 };
 
 /* api.c */

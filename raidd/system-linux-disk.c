@@ -224,6 +224,9 @@ lnx_read_at(const char *dev, uint64_t off, void *buf, size_t len)
 
 	if ((fd = dev_open(dev, O_RDONLY)) == -1)
 		return -1;
+	/* md writes its members' superblocks past this device's page cache:
+	   what raidd reads (labels, superblocks) must be on the disk now. */
+	posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
 	while (done < len) {
 		n = pread(fd, (char *)buf + done, len - done, off + done);
 		if (n == -1 && errno == EINTR)

@@ -46,6 +46,8 @@ struct dev {
 	int		 erroring;	/* disks: every I/O fails (vmctl disk-error) */
 	int		 faulty[SYS_MAX_MEMBERS];	/* md: a member md gave up on */
 	int		 broken;	/* md: lost more members than it survives */
+	uint64_t	 events;	/* md: the array's event count */
+	int		 gone[SYS_MAX_MEMBERS];	/* md: its disk went away: no hold on it */
 	char		 mounted[128];
 };
 
@@ -111,6 +113,8 @@ find_pulled(const char *name)
 	return NULL;
 }
 
+static void sb_sync(struct dev *);
+
 /* The disk under a member: a partition's parent, or the disk itself. */
 static struct dev *
 disk_of(struct dev *d)
@@ -137,11 +141,15 @@ static int md_survives(struct dev *);
 static void
 md_io_errors(struct dev *a)
 {
+	int changed = 0;
+
 	for (int m = 0; m < a->md.nmembers; m++)
 		if (!a->faulty[m] && unreachable(a->md.member[m].dev))
-			a->faulty[m] = 1;
+			a->faulty[m] = changed = 1;
 	if (!md_survives(a))
 		a->broken = 1;
+	if (changed)
+		sb_sync(a);
 }
 
 void
@@ -152,6 +160,13 @@ sim_pull_disk(const char *name)
 	if (d == NULL || d->kind != DEV_DISK)
 		return;
 	d->pulled = 1;
+	/* md notices nothing until I/O or a user fails the member; the
+	   kernel lets go of the device, so a disk put back is not held. */
+	for (int i = 0; i < ndevs; i++)
+		for (int m = 0; devs[i].name[0] && devs[i].kind == DEV_MD &&
+		    m < devs[i].md.nmembers; m++)
+			if (find(devs[i].md.member[m].dev) == NULL)
+				devs[i].gone[m] = 1;
 }
 
 /* Every I/O to the disk fails from now on (or works again); md fails its
@@ -550,7 +565,8 @@ fill_disk(int idx, struct sys_disk *s)
 		for (int j = 0; j < ndevs; j++)
 			if (devs[j].kind == DEV_MD && devs[j].name[0])
 				for (int m = 0; m < devs[j].md.nmembers; m++)
-					if (strcmp(devs[j].md.member[m].dev, p->name) == 0)
+					if (!devs[j].gone[m] &&
+					    strcmp(devs[j].md.member[m].dev, p->name) == 0)
 						snprintf(s->busy, sizeof(s->busy),
 						    "member of %s", devs[j].name);
 	}
@@ -599,6 +615,42 @@ sim_reread_parts(const char *disk)
 	return 0;
 }
 
+/*
+ * A GPT as libfdisk writes one, in the fields raidd reads back: the
+ * header at LBA 1, 128 entries of 128 bytes from LBA 2, each with a
+ * type, first and last LBA and a UTF-16LE name; the backup header in
+ * the last sector. (No CRCs: nothing here checks them.)
+ */
+static void
+write_gpt(struct dev *d, const struct sys_part *parts, int n)
+{
+	static const uint8_t linux_fs[16] = { 0xaf, 0x3d, 0xc6, 0x0f, 0x83, 0x84, 0x72, 0x47,
+		0x8e, 0x79, 0x3d, 0x69, 0xd8, 0x47, 0x7d, 0xe4 };
+	uint8_t hdr[92] = "EFI PART", ent[128];
+	uint64_t lba = 2;
+	uint32_t num = 128, size = 128;
+
+	memcpy(hdr + 72, &lba, 8);
+	memcpy(hdr + 80, &num, 4);
+	memcpy(hdr + 84, &size, 4);
+	dev_io(d, 512, NULL, hdr, sizeof(hdr));
+	dev_io(d, d->size - 512, NULL, hdr, sizeof(hdr));
+	for (uint32_t i = 0; i < num; i++) {
+		memset(ent, 0, sizeof(ent));
+		if ((int)i < n) {
+			uint64_t first = parts[i].start / 512, last = first + parts[i].size / 512 - 1;
+
+			memcpy(ent, linux_fs, 16);
+			ent[16] = (uint8_t)(i + 1);
+			memcpy(ent + 32, &first, 8);
+			memcpy(ent + 40, &last, 8);
+			for (int k = 0; k < 36 && parts[i].name[k]; k++)
+				ent[56 + 2 * k] = (uint8_t)parts[i].name[k];
+		}
+		dev_io(d, 1024 + i * 128, NULL, ent, sizeof(ent));
+	}
+}
+
 static int
 sim_partition(const char *disk, const struct sys_part *parts, int n)
 {
@@ -614,8 +666,7 @@ sim_partition(const char *disk, const struct sys_part *parts, int n)
 	for (int i = 0; i < ndevs; i++)
 		if (devs[i].kind == DEV_PART && devs[i].parent == idx && devs[i].name[0])
 			drop(&devs[i]);
-	dev_io(d, 512, NULL, (const uint8_t *)"EFI PART", 8);
-	dev_io(d, d->size - 512, NULL, (const uint8_t *)"EFI PART", 8);
+	write_gpt(d, parts, n);
 	for (int i = 0; i < n; i++) {
 		if (parts[i].start + parts[i].size > d->size)
 			return errno = EINVAL, -1;
@@ -648,17 +699,85 @@ sim_part_dev(const char *disk, uint64_t start, char *out, size_t len)
 
 /* ---- md: an array is a record; its data lives in its own chunks ---- */
 
-/* The member's v1.2 superblock, as the kernel reads it on import. */
+#define SB_AT	(MDSB_SUPER_OFFSET * 512ULL)
+
 static int
-read_sb(struct dev *m, struct mdsb *sb)
+sb_read(struct dev *m, struct mdsb *sb)
 {
 	static uint8_t buf[MDSB_BLOCK];
 	char err[MDSB_ERRLEN];
 
-	if (dev_io(m, MDSB_SUPER_OFFSET * 512, buf, NULL, sizeof(buf)) == -1 ||
-	    mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, sb, err, sizeof(err)) == -1)
-		return -1;
-	return 0;
+	return dev_io(m, SB_AT, buf, NULL, sizeof(buf)) == 0 &&
+	    mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, sb, err, sizeof(err)) == 0 ? 0 : -1;
+}
+
+static void
+sb_write(struct dev *m, const struct mdsb *sb)
+{
+	static uint8_t buf[MDSB_BLOCK];
+	char err[MDSB_ERRLEN];
+
+	if (mdsb_encode(sb, buf, sizeof(buf), err, sizeof(err)) == 0)
+		dev_io(m, SB_AT, NULL, buf, sizeof(buf));
+}
+
+/* The bitmap's events_cleared of a member, or 0 when it has no bitmap. */
+static uint64_t
+events_cleared(struct dev *m, const struct mdsb *sb)
+{
+	uint8_t buf[MDSB_BITMAP_SB];
+	struct mdsb_bitmap b;
+	char err[MDSB_ERRLEN];
+
+	if (sb->bitmap_offset <= 0 || dev_io(m, SB_AT + (uint64_t)sb->bitmap_offset * 512, buf,
+	    NULL, sizeof(buf)) == -1 || mdsb_bitmap_decode(buf, sizeof(buf), &b, err,
+	    sizeof(err)) == -1)
+		return UINT64_MAX;
+	return b.events_cleared;
+}
+
+/*
+ * As md does on every change of membership: each working member's
+ * superblock gets the new event count and the roles as they are now,
+ * a member that failed or went missing marked faulty.
+ */
+static void
+sb_sync(struct dev *a)
+{
+	struct mdsb sb, own;
+	uint16_t roles[SYS_MAX_MEMBERS];
+	uint32_t num[SYS_MAX_MEMBERS];
+
+	a->events++;
+	for (int i = 0; i < a->md.nmembers; i++) {
+		struct dev *m = find(a->md.member[i].dev);
+
+		num[i] = UINT32_MAX;
+		if (m && sb_read(m, &own) == 0)
+			num[i] = own.dev_number;
+		roles[i] = a->faulty[i] || m == NULL ? MDSB_ROLE_FAULTY :
+		    (uint16_t)a->md.member[i].role;
+	}
+	for (int i = 0; i < a->md.nmembers; i++) {
+		struct dev *m = find(a->md.member[i].dev);
+
+		if (a->faulty[i] || m == NULL || sb_read(m, &sb) == -1)
+			continue;
+		sb.events = a->events;
+		for (int r = 0; r < (int)sb.raid_disks && r < MDSB_MAX_DEV_LIMIT; r++)
+			if (sb.dev_roles[r] < MDSB_ROLE_FAULTY && r != (int)sb.dev_number) {
+				int held = 0;
+
+				for (int k = 0; k < a->md.nmembers; k++)
+					held |= num[k] == (uint32_t)r && roles[k] != MDSB_ROLE_FAULTY;
+				if (!held)
+					sb.dev_roles[r] = MDSB_ROLE_FAULTY;
+			}
+		for (int k = 0; k < a->md.nmembers; k++)
+			if (num[k] < sb.max_dev)
+				sb.dev_roles[num[k]] = roles[k];
+		sb_write(m, &sb);
+	}
 }
 
 /* Whether md runs the array with the members it has in sync. */
@@ -690,17 +809,53 @@ md_survives(struct dev *a)
 }
 
 /*
- * Like RUN_ARRAY after ADD_NEW_DISK: an assembly takes the members that
- * are there and carry a superblock of this array (others are left out,
- * as the Linux seam does), and runs only if md would with those.
+ * Assembly as the kernel does it from v1.2 superblocks: a member of
+ * another array is refused; the freshest member's view decides; a
+ * member it calls faulty, or one further behind than the bitmap
+ * reaches, is kicked. What is left runs, degraded or not.
  */
+static int
+assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events)
+{
+	struct mdsb sb[SYS_MAX_MEMBERS], *fresh = NULL;
+	int ok[SYS_MAX_MEMBERS] = { 0 };
+
+	*out = *md;
+	out->nmembers = 0;
+	for (int i = 0; i < md->nmembers; i++) {
+		struct dev *m = find(md->member[i].dev);
+
+		if (m == NULL || sb_read(m, &sb[i]) == -1)
+			continue;
+		if (fresh && memcmp(sb[i].set_uuid, fresh->set_uuid, 16) != 0)
+			continue;
+		ok[i] = 1;
+		if (fresh == NULL || sb[i].events > fresh->events)
+			fresh = &sb[i];
+	}
+	if (fresh == NULL)
+		return errno = EINVAL, -1;
+	*events = fresh->events;
+	for (int i = 0; i < md->nmembers; i++) {
+		struct dev *m = find(md->member[i].dev);
+
+		if (!ok[i] || sb[i].dev_number >= fresh->max_dev ||
+		    fresh->dev_roles[sb[i].dev_number] >= MDSB_ROLE_FAULTY)
+			continue;
+		if (sb[i].events < fresh->events && sb[i].events < events_cleared(m, fresh))
+			continue;
+		out->member[out->nmembers++] = md->member[i];
+	}
+	return out->nmembers ? 0 : (errno = EINVAL, -1);
+}
+
 static int
 md_start(const struct sys_md *md, int create)
 {
+	struct sys_md use;
 	struct dev *a, *m;
-	struct sys_md use = *md;
-	struct mdsb sb, first;
-	int have = 0;
+	struct mdsb first;
+	uint64_t events = 0;
 
 	if (find(md->name))
 		return errno = EEXIST, -1;
@@ -715,20 +870,18 @@ md_start(const struct sys_md *md, int create)
 		    (md->member[i].bitmap_len && dev_io(m, 4096 + md->member[i].sb_len, NULL,
 		    md->member[i].bitmap, md->member[i].bitmap_len) == -1)))
 			return -1;
-		if (read_sb(m, &sb) == -1 || (have && memcmp(sb.set_uuid, first.set_uuid, 16))) {
-			if (create)
-				return errno = EINVAL, -1;
-			continue;
-		}
-		if (!have++)
-			first = sb;
-		use.member[use.nmembers++] = md->member[i];
 	}
-	if (use.nmembers == 0)
-		return errno = ENODEV, -1;
+	/* A create too takes only members that carry this array's superblock. */
+	if (assemble_members(md, &use, &events) == -1)
+		return create ? (errno = EINVAL, -1) : -1;
+	if (create && use.nmembers != md->nmembers)
+		return errno = EINVAL, -1;
+	if (sb_read(find(use.member[0].dev), &first) == -1)
+		return errno = EINVAL, -1;
 	if ((a = new_dev(DEV_MD, md->name)) == NULL)
 		return errno = ENOSPC, -1;
 	a->md = use;
+	a->events = events;
 	a->level = first.level;
 	a->layout = first.layout;
 	for (int i = 0; i < use.nmembers; i++)
@@ -745,6 +898,9 @@ md_start(const struct sys_md *md, int create)
 		if (m->size - (2 << 20) < a->size)
 			a->size = m->size - (2 << 20);
 	}
+	/* Roles nobody fills are recorded as missing, as md does. */
+	if (!create)
+		sb_sync(a);
 	return 0;
 }
 
@@ -777,22 +933,28 @@ sim_md_stop(const char *name)
 }
 
 /*
- * As the Linux seam: faulty members are removed, then the returning one
- * is added in its role - or, when a member md still counts holds that
- * role (its disk pulled but never failed), as a spare.
+ * ADD_NEW_DISK on a running v1.2 array: the kernel takes the member
+ * only with a superblock of this array. As the Linux seam, faulty
+ * members are removed first; the returning one takes its role - or,
+ * when a member md still counts holds that role (its disk pulled but
+ * never failed), comes in as a spare.
  */
 static int
 sim_md_readd(const char *name, const char *dev, int role)
 {
-	struct dev *d = find(name), *m = find(dev);
-	struct mdsb sb;
+	struct dev *d = find(name), *m = find(dev), *peer = NULL;
+	struct mdsb sb, ref;
 	int n = 0;
 
 	if (d == NULL || d->kind != DEV_MD || m == NULL)
 		return errno = ENODEV, -1;
 	if (step() == -1)
 		return -1;
-	if (read_sb(m, &sb) == -1)
+	for (int i = 0; i < d->md.nmembers && peer == NULL; i++)
+		if (!d->faulty[i] && strcmp(d->md.member[i].dev, dev) != 0)
+			peer = find(d->md.member[i].dev);
+	if (sb_read(m, &sb) == -1 || (peer && (sb_read(peer, &ref) == -1 ||
+	    memcmp(sb.set_uuid, ref.set_uuid, 16) != 0)))
 		return errno = EINVAL, -1;
 	for (int i = 0; i < d->md.nmembers; i++) {
 		if (strcmp(d->md.member[i].dev, dev) == 0 && !d->faulty[i])
@@ -800,6 +962,8 @@ sim_md_readd(const char *name, const char *dev, int role)
 		if (!d->faulty[i]) {
 			if (d->md.member[i].role == role)
 				role = -1;
+			d->gone[n] = d->gone[i];
+			d->faulty[n] = 0;
 			d->md.member[n++] = d->md.member[i];
 		}
 	}
@@ -808,8 +972,22 @@ sim_md_readd(const char *name, const char *dev, int role)
 	snprintf(d->md.member[n].dev, sizeof(d->md.member[n].dev), "%s", dev);
 	d->md.member[n].role = role;
 	d->md.nmembers = n + 1;
-	memset(d->faulty, 0, sizeof(d->faulty));
+	d->faulty[n] = d->gone[n] = 0;
+	sb_sync(d);
 	return 0;
+}
+
+/* md fails a member on I/O errors: it stays in the list, faulty. */
+void
+sim_fail_member(const char *md, const char *dev)
+{
+	struct dev *d = find(md);
+
+	for (int i = 0; d && d->kind == DEV_MD && i < d->md.nmembers; i++)
+		if (strcmp(d->md.member[i].dev, dev) == 0 && !d->faulty[i]) {
+			d->faulty[i] = 1;
+			sb_sync(d);
+		}
 }
 
 /* md's own view: a pulled member it has not failed yet is in sync. */
@@ -870,11 +1048,14 @@ sim_md_fail(const char *name, const char *dev)
 	}
 	if (!d->faulty[m])
 		return 1;
+	sb_sync(d);	/* md records the failure in the others' superblocks */
 	for (int i = m; i + 1 < d->md.nmembers; i++) {
 		d->md.member[i] = d->md.member[i + 1];
 		d->faulty[i] = d->faulty[i + 1];
+		d->gone[i] = d->gone[i + 1];
 	}
-	d->faulty[--d->md.nmembers] = 0;
+	d->md.nmembers--;
+	d->faulty[d->md.nmembers] = d->gone[d->md.nmembers] = 0;
 	return 0;
 }
 

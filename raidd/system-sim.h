@@ -14,6 +14,8 @@ void	sim_push_disk(const char *name);
 /* Every I/O to the disk fails from now on (vmctl disk-error), or, on 0,
    works again; md's failed members stay failed. */
 void	sim_disk_error(const char *name, int on);
+/* md fails a member for I/O errors: faulty, its disk still there. */
+void	sim_fail_member(const char *md, const char *dev);
 /* Moves two disks' contents (and serials) into each other's place. */
 void	sim_swap_disks(const char *a, const char *b);
 /* Mutating operations after the next n succeed fail with EIO, as if the

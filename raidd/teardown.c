@@ -84,16 +84,33 @@ erase_member(const struct volume *v, int m)
 	return 0;
 }
 
+/*
+ * Erases the present members in mask. A member that is no longer what
+ * the volume's labels say (another disk under its kernel name, its
+ * label gone) is left alone: raidd erases only what it proved its own.
+ */
 int
-volume_wipe_members(struct volume *v, char *err, size_t errlen)
+volume_wipe_some(struct volume *v, unsigned mask, char *err, size_t errlen)
 {
+	char why[256];
+
 	for (int m = 0; m < v->label.ndisks; m++) {
-		if (v->disk[m][0] == '\0')
+		if (v->disk[m][0] == '\0' || !(mask & (1U << m)))
 			continue;
+		if (member_verify(v, m, why, sizeof(why)) == -1) {
+			log_warnx("volume %s: %s", v->name, why);
+			continue;
+		}
 		if (erase_member(v, m) == -1) {
 			snprintf(err, errlen, "%s: erasing: %s", v->disk[m], strerror(errno));
 			return -1;
 		}
 	}
 	return 0;
+}
+
+int
+volume_wipe_members(struct volume *v, char *err, size_t errlen)
+{
+	return volume_wipe_some(v, ~0U, err, errlen);
 }

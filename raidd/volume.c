@@ -18,12 +18,21 @@ static const char *const state_names[] = {
 	[VOL_CLEAN] = "clean", [VOL_RESYNCING] = "resyncing",
 	[VOL_DEGRADED] = "degraded", [VOL_FAILED] = "failed",
 	[VOL_CREATING] = "creating", [VOL_DELETING] = "deleting",
-	[VOL_INCOMPLETE] = "incomplete",
+	[VOL_INCOMPLETE] = "incomplete", [VOL_FOREIGN] = "foreign",
+	[VOL_INCONSISTENT] = "inconsistent",
 };
 
 static const char *const fs_names[] = {
 	[LABEL_FS_NONE] = "none", [LABEL_FS_EXT4] = "ext4", [LABEL_FS_BTRFS] = "btrfs",
 };
+
+int
+volume_uuid_zero(const uint8_t u[16])
+{
+	static const uint8_t z[16];
+
+	return memcmp(u, z, 16) == 0;
+}
 
 void
 volume_set_options(const char *root)
@@ -201,7 +210,7 @@ struct json_object *
 volume_describe(const struct volume *v)
 {
 	struct json_object *o = json_object_new_object(), *tiers = json_object_new_array();
-	char dm[SYS_NAME_MAX], dev[SYS_NAME_MAX + 16], mp[256], problem[512];
+	char dm[SYS_NAME_MAX], dev[SYS_NAME_MAX + 16], mp[256], problem[512], origin[40];
 
 	describe_problem(v, problem, sizeof(problem));
 	volume_dm_name(v->name, dm, sizeof(dm));
@@ -216,6 +225,10 @@ volume_describe(const struct volume *v)
 	json_object_object_add(o, "mountpoint", sys->is_mounted(mp) == 1 ?
 	    json_object_new_string(mp) : NULL);
 	json_object_object_add(o, "generation", json_object_new_int64((int64_t)v->label.generation));
+	unit_hex(v->label.unit, origin, sizeof(origin));
+	json_object_object_add(o, "origin", volume_uuid_zero(v->label.unit) ? NULL :
+	    json_object_new_string(origin));
+	json_object_object_add(o, "local", json_object_new_boolean(!v->foreign));
 	json_object_object_add(o, "problem", problem[0] ? json_object_new_string(problem) : NULL);
 	if (v->job)
 		json_object_object_add(o, "job", json_object_new_int((int)job_id(v->job)));
@@ -234,6 +247,10 @@ volume_state_now(const struct volume *v)
 
 	if (v->state == VOL_CREATING || v->state == VOL_DELETING)
 		return v->state;
+	if (v->foreign)
+		return VOL_FOREIGN;
+	if (v->inconsistent)
+		return VOL_INCONSISTENT;
 	if (!v->assembled)
 		return v->problem[0] ? VOL_FAILED : VOL_INCOMPLETE;
 	if (v->lost_disk)
@@ -259,7 +276,7 @@ volume_refresh_state(struct volume *v)
 
 /*
  * After a rescan, a member's kernel name may belong to another disk:
- * keep a name only while the disk there has the member's serial.
+ * keep a name only while the disk there is that member (member_is).
  */
 void
 volume_sync_disks(void)
@@ -275,10 +292,14 @@ volume_sync_disks(void)
 			if (v->disk[m][0] == '\0')
 				continue;
 			d = disk_find(v->disk[m]);
-			if (d == NULL || strncmp(d->sys.serial, v->label.member[m].serial,
-			    LABEL_SERIAL_MAX - 1) != 0)
+			if (d == NULL || !member_is(d, v, m)) {
 				v->disk[m][0] = '\0';
+				/* Only a disk that left is "pulled": one still here
+				   that cannot be read (failing) must not count as
+				   having come back when it answers again. */
+				if (d == NULL)
+					v->pulled |= 1U << m;
+			}
 		}
 	}
 }
-

@@ -11,7 +11,8 @@
 
 enum vol_state {
 	VOL_CLEAN, VOL_RESYNCING, VOL_DEGRADED, VOL_FAILED, VOL_CREATING,
-	VOL_DELETING, VOL_INCOMPLETE, VOL_STATE_COUNT
+	VOL_DELETING, VOL_INCOMPLETE, VOL_FOREIGN, VOL_INCONSISTENT,
+	VOL_STATE_COUNT
 };
 
 struct volume {
@@ -25,6 +26,10 @@ struct volume {
 	int		 assembled;		/* arrays and map are up */
 	int		 held;			/* never assembled: see problem */
 	int		 lost_disk;		/* a bare tier's disk went while mapped */
+	int		 foreign;		/* made by another unit: volume.import */
+	int		 inconsistent;		/* no safe decision: see problem */
+	uint8_t		 split;			/* members held out: used on their own */
+	uint8_t		 pulled;		/* members whose disk went away meanwhile */
 	struct job	*job;			/* create/delete in flight */
 };
 
@@ -46,6 +51,7 @@ enum vol_state volume_state_now(const struct volume *);
 void	 volume_sync_disks(void);
 struct json_object *volume_describe(const struct volume *);
 void	 volume_set_options(const char *mount_root);
+int	 volume_uuid_zero(const uint8_t u[16]);
 
 /* label-io.c */
 int	 label_read_disk(const char *disk, struct label *, int *next_slot,
@@ -53,6 +59,25 @@ int	 label_read_disk(const char *disk, struct label *, int *next_slot,
 int	 label_write_disk(const char *disk, const struct label *, int slot,
 	    char *err, size_t errlen);
 int	 label_write_all(struct volume *, char *err, size_t errlen);
+int	 label_write_some(struct volume *, unsigned mask, char *err, size_t errlen);
+int	 label_next(struct volume *, char *err, size_t errlen);
+int	 label_agrees(const struct volume *, int m);
+int	 member_verify(const struct volume *, int m, char *err, size_t errlen);
+int	 member_is(const struct disk *, const struct volume *, int m);
+
+/* proof.c */
+int	 disk_proven(const struct disk *, const struct label *, char *why, size_t len);
+
+/* unit.c */
+int	 unit_load(const char *path);
+void	 unit_set(const uint8_t u[16]);
+const uint8_t *unit_id(const char **problem);
+int	 unit_is_local(const uint8_t u[16]);
+void	 unit_hex(const uint8_t u[16], char *buf, size_t len);
+int	 unit_deleted_load(const char *path);
+int	 unit_deleted(const uint8_t volume_uuid[16]);
+int	 unit_deleted_set(const uint8_t volume_uuid[16], int on);
+void	 unit_reset(void);
 
 /* health.c */
 enum vol_state volume_tier_state(const struct volume *, int tier, struct sys_md_status *);
@@ -70,6 +95,7 @@ int	 volume_unmount(struct volume *, char *err, size_t errlen);
 /* teardown.c */
 int	 volume_stop(struct volume *, char *err, size_t errlen);
 int	 volume_wipe_members(struct volume *, char *err, size_t errlen);
+int	 volume_wipe_some(struct volume *, unsigned mask, char *err, size_t errlen);
 
 /* create.c */
 struct create_req {

@@ -28,6 +28,8 @@ add_disk(int bay, const char *name, uint64_t size)
 	sim_add_disk(name, size, serial, path);
 }
 
+static const uint8_t unit_here[16] = { 0x48, 0x45, 0x41, 0x4c, 0x54, 0x48 };
+
 static void
 setup(void)
 {
@@ -41,6 +43,8 @@ setup(void)
 	sys = &sys_sim;
 	sim_reset();
 	volume_reset();
+	unit_reset();
+	unit_set(unit_here);
 	volume_set_degraded_start(1);
 	disk_set_board(&b);
 	add_disk(1, "sda", 4 * GIB);

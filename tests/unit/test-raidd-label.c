@@ -157,12 +157,14 @@ START_TEST(documented_offsets)
 
 	setup_shr();
 	make_label(&l, 2);
-	l.generation = 0x0102030405060708ULL;
+	l.generation = 0x0000030405060708ULL;
 	l.intent.op = LABEL_OP_REPLACING;
 	l.intent.step = 7;
 	l.intent.disk = 1;
 	l.intent.target = l.generation + 1;
 	l.created = 0x1122334455ULL;
+	l.failed = 0x05;
+	memset(l.unit, 0xab, 16);
 	encode(&l, s0);
 	ck_assert_mem_eq(s0, "raiddlbl", 8);
 	ck_assert_uint_eq(rd32(s0, 8), 1);
@@ -180,6 +182,12 @@ START_TEST(documented_offsets)
 	ck_assert_uint_eq(s0[137], 7);
 	ck_assert_uint_eq(s0[138], 1);
 	ck_assert_uint_eq(rd64(s0, 144), l.generation + 1);
+	ck_assert_uint_eq(s0[118], 0x05);		/* failed */
+	ck_assert_mem_eq(s0 + 152, l.unit, 16);
+	l.intent.op = LABEL_OP_DELETING;
+	l.intent.covered = 0x0b;
+	encode(&l, s0);
+	ck_assert_uint_eq(s0[139], 0x0b);		/* covered */
 	/* Member 1 at 256 + 64. */
 	ck_assert_mem_eq(s0 + 320, members[1].uuid, 16);
 	ck_assert_str_eq((char *)s0 + 336, "WD-SERIAL0001");
@@ -275,6 +283,8 @@ START_TEST(impossible_contents)
 		{ 136, SET, LABEL_OP_COUNT, "unknown intent" },
 		{ 137, SET, 1, "idle intent" },
 		{ 138, SET, 7, "intent names disk 7" },
+		{ 139, SET, 1, "idle intent" },		/* covered, no delete */
+		{ 118, SET, 0x10, "failed members past 4" },
 		{ 256 + 64 + 16, FILL, 40, "serial not terminated" },
 		{ 768, SET, TIER_KIND_COUNT, "unknown kind" },
 		{ 768 + 1, SET, 5, "5 members" },
@@ -438,25 +448,35 @@ START_TEST(generation_limits)
 	setup_shr();
 	make_label(&l, 0);
 	/* Generations are compared as plain 64-bit numbers: no wrap. */
-	l.generation = UINT64_MAX - 1;
+	l.generation = LABEL_GEN_READ_MAX - 1;
 	encode(&l, s0);
 	ck_assert_int_eq(label_bump(&l, err, sizeof(err)), 0);
-	ck_assert_uint_eq(l.generation, UINT64_MAX);
+	ck_assert_uint_eq(l.generation, LABEL_GEN_READ_MAX);
 	encode(&l, s1);
 	ck_assert_int_eq(label_choose(s0, s1, LABEL_SLOT_SIZE, &w, &next, err,
 	    sizeof(err)), 0);
 	ck_assert_int_eq(next, 0);
-	ck_assert_uint_eq(w.generation, UINT64_MAX);
+	ck_assert_uint_eq(w.generation, LABEL_GEN_READ_MAX);
+	/* Past the read limit a delete can still write its few labels ... */
+	ck_assert_int_eq(label_bump(&l, err, sizeof(err)), 0);
+	encode(&l, s1);
+	/* ... but such a label is damaged when read: its disk can be wiped. */
+	ck_assert_int_eq(label_decode(s1, LABEL_SLOT_SIZE, &w, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "beyond any real use"));
+	l.generation = LABEL_GEN_MAX;
 	ck_assert_int_eq(label_bump(&l, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "exhausted"));
-	ck_assert_uint_eq(l.generation, UINT64_MAX);
+	ck_assert_uint_eq(l.generation, LABEL_GEN_MAX);
+	/* UINT64_MAX (a hostile disk) is no label at all. */
+	l.generation = UINT64_MAX;
+	ck_assert_int_eq(label_encode(&l, s1, LABEL_SLOT_SIZE, err, sizeof(err)), -1);
 	/* Generation 1 never beats a higher one, whatever the slot. */
 	l.generation = 1;
 	encode(&l, s1);
 	ck_assert_int_eq(label_choose(s0, s1, LABEL_SLOT_SIZE, &w, &next, err,
 	    sizeof(err)), 0);
 	ck_assert_int_eq(next, 1);
-	ck_assert_uint_eq(w.generation, UINT64_MAX - 1);
+	ck_assert_uint_eq(w.generation, LABEL_GEN_READ_MAX - 1);
 }
 END_TEST
 

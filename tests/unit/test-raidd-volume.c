@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "raidd/mdsb.h"
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
 
@@ -16,6 +17,8 @@
 #define CUT_POINTS	40
 
 static struct rpc_server *srv;
+static const uint8_t unit_a[16] = { 0xa1, 0xa2, 0xa3 };
+static const uint8_t unit_b[16] = { 0xb1, 0xb2, 0xb3 };
 static const struct rpc_peer root = { .uid = 0, .gid = 0 };
 
 static void
@@ -37,10 +40,12 @@ setup(void)
 		snprintf(b.bay[i].path, sizeof(b.bay[i].path),
 		    "/sys/devices/sim/host0/target0:0:%d/*", i + 1);
 	log_init("test", 1, 0);
-	log_set_level(LOG_LVL_ERR);
+	log_set_level(getenv("TEST_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
 	sys = &sys_sim;
 	sim_reset();
 	volume_reset();
+	unit_reset();
+	unit_set(unit_a);
 	disk_set_board(&b);
 	add_disk(1, "sda", 4 * GIB);
 	add_disk(2, "sdb", 4 * GIB);
@@ -378,7 +383,8 @@ START_TEST(power_cut_during_create)
 	run_jobs(create("{\"name\":\"p\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}"));
 	reboot();
 	if (volume_find("p")) {
-		ck_assert_int_eq(volume_find("p")->state, VOL_CLEAN);
+		ck_assert_msg(volume_find("p")->state == VOL_CLEAN, "k=%d state %d: %s", k,
+		    volume_find("p")->state, volume_find("p")->problem);
 		ck_assert_int_eq(sim_mount_count(), 1);
 	} else {
 		ck_assert_int_eq(volume_count(), 0);
@@ -465,11 +471,10 @@ START_TEST(stale_member_name_is_not_erased)
 }
 END_TEST
 
-/* Disks from another unit carry a volume of the same name. */
-START_TEST(same_name_from_another_unit_is_held)
+/* Two volumes named "a" (the first one's disks moved to bays 3 and 4). */
+static void
+two_named_a(void)
 {
-	int held = 0;
-
 	add_disk(3, "sdc", 4 * GIB);
 	add_disk(4, "sdd", 4 * GIB);
 	disk_refresh(0);
@@ -480,10 +485,18 @@ START_TEST(same_name_from_another_unit_is_held)
 	sim_swap_disks("sdb", "sdd");
 	volume_reset();
 	disk_refresh(0);
-	/* The other unit's disks are not scanned yet: a second "a" is made. */
+	/* The first one's disks are not scanned yet: a second "a" is made. */
 	ck_assert_int_eq(run_jobs(create("{\"name\":\"a\",\"level\":\"raid1\","
 	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
 	reboot();
+}
+
+/* Disks carry a volume of the same name as one here. */
+START_TEST(same_name_from_another_unit_is_held)
+{
+	int held = 0;
+
+	two_named_a();
 	ck_assert_int_eq(volume_count(), 2);
 	ck_assert_int_eq(sim_md_count(), 1);
 	ck_assert_int_eq(sim_dm_count(), 1);
@@ -553,6 +566,421 @@ START_TEST(delete_erases_past_the_data_offset)
 }
 END_TEST
 
+
+/* ---- issue 8: never act on a disk raidd has not proven its own ---- */
+
+static void
+call_ok(const char *method, const char *params)
+{
+	struct json_object *a = call(method, params);
+
+	ck_assert_msg(err_code(a) == 0, "%s %s -> %s", method, params,
+	    json_object_to_json_string(a));
+	json_object_put(a);
+}
+
+/* Raw access to one label slot of a disk. */
+static void
+slot_rw(const char *disk, int slot, struct label *l, int write)
+{
+	static uint8_t buf[LABEL_SLOT_SIZE];
+	char err[160];
+
+	if (write) {
+		ck_assert_int_eq(label_encode(l, buf, sizeof(buf), err, sizeof(err)), 0);
+		ck_assert_int_eq(sys->write_at(disk, slot ? LABEL_SLOT1 : LABEL_SLOT0, buf,
+		    sizeof(buf)), 0);
+	} else {
+		ck_assert_int_eq(sys->read_at(disk, slot ? LABEL_SLOT1 : LABEL_SLOT0, buf,
+		    sizeof(buf)), 0);
+		ck_assert_int_eq(label_decode(buf, sizeof(buf), l, err, sizeof(err)), 0);
+	}
+}
+
+static void
+make_r(void)
+{
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"r\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
+}
+
+/* Item 1: a disk pulled during a create, re-partitioned and formatted on a PC. */
+START_TEST(interrupted_create_repartitioned_disk_is_untouched)
+{
+	struct sys_part pc = { .start = 1 << 20, .size = 3 * GIB, .name = "Linux filesystem" };
+	uint64_t before;
+	int total;
+
+	make_r();
+	total = sim_ops();
+	teardown();
+	setup();
+	/* The power goes before the commit: both labels say "creating". */
+	sim_fail_after(total - 4);
+	run_jobs(create("{\"name\":\"r\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}"));
+	sim_power_cut();
+	ck_assert_int_eq(sys->partition("sdb", &pc, 1), 0);
+	ck_assert_int_eq(sys->write_at("sdb", (1 << 20) + 1080, "\x53\xef", 2), 0);
+	ck_assert_int_eq(sys->write_at("sdb", (1 << 20) + 4096, "photos", 6), 0);
+	before = fingerprint("sdb", 4 * GIB);
+	volume_reset();
+	disk_refresh(0);
+	volume_scan();
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+	ck_assert_str_eq(disk_state("bay2"), "foreign");
+	/* sda alone cannot decide the create: nothing is erased there either. */
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_INCONSISTENT);
+	ck_assert_int_eq(sim_md_count(), 0);
+}
+END_TEST
+
+/* Items 1 and 5: a member absent at a delete never brings the volume back. */
+START_TEST(delete_with_member_absent)
+{
+	struct volume *v;
+	uint64_t before;
+
+	make_r();
+	sim_pull_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	call_ok("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
+	ck_assert_str_eq(disk_state("bay1"), "free");
+	sim_power_cut();
+	sim_push_disk("sdb");
+	before = fingerprint("sdb", 4 * GIB);
+	volume_reset();
+	disk_refresh(0);
+	volume_scan();
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(volume_state_now(v), VOL_INCONSISTENT);
+	ck_assert_ptr_nonnull(strstr(v->problem, "volume.import"));
+	ck_assert_int_eq(sim_mount_count(), 0);
+	ck_assert_int_eq(sim_md_count(), 0);
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+	/* The user wants it back after all. */
+	call_ok("volume.import", "{\"name\":\"r\"}");
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_DEGRADED);
+	ck_assert_int_eq(sim_mount_count(), 1);
+}
+END_TEST
+
+/* Item 1: an interrupted delete's label, on a disk put into a running volume. */
+START_TEST(torn_delete_erases_only_what_it_covered)
+{
+	struct label l;
+	uint64_t before;
+
+	make_r();
+	sim_pull_disk("sda");
+	disk_refresh(1);
+	volume_scan();
+	/* sdb alone gets the delete's label; then the power goes. */
+	sim_fail_after(1);
+	json_object_put(call("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}"));
+	sim_power_cut();
+	slot_rw("sdb", 0, &l, 0);
+	ck_assert_int_eq(l.intent.op, LABEL_OP_DELETING);
+	ck_assert_int_eq(l.intent.covered, 0x2);
+	sim_push_disk("sda");
+	before = fingerprint("sda", 4 * GIB);
+	volume_reset();
+	disk_refresh(0);
+	volume_scan();
+	/* sdb is erased as the user asked; sda, absent then, is not. */
+	ck_assert_str_eq(disk_state("bay2"), "free");
+	ck_assert_uint_eq(fingerprint("sda", 4 * GIB), before);
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_INCONSISTENT);
+	ck_assert_int_eq(sim_mount_count(), 0);
+}
+END_TEST
+
+/* Item 5: a delete torn before a member's label, finished without that member. */
+START_TEST(torn_delete_finished_without_a_member)
+{
+	make_r();
+	/* sda gets the delete's label, sdb does not: the power goes. */
+	sim_fail_after(1);
+	json_object_put(call("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}"));
+	sim_power_cut();
+	sim_pull_disk("sdb");
+	reboot();
+	ck_assert_str_eq(disk_state("bay1"), "free");
+	sim_push_disk("sdb");
+	reboot();
+	/* sdb still says the volume exists; the unit knows it was deleted. */
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_INCONSISTENT);
+	ck_assert_int_eq(sim_mount_count(), 0);
+}
+END_TEST
+
+/* Item 5: a torn commit, then a boot without the committed member. */
+START_TEST(torn_commit_without_the_committed_member)
+{
+	uint64_t before;
+
+	make_r();
+	sim_power_cut();
+	/* sdb missed the commit: only its "creating" generation 1 is left. */
+	ck_assert_int_eq(sys->zero_at("sdb", LABEL_SLOT1, LABEL_SLOT_SIZE), 0);
+	sim_pull_disk("sda");
+	before = fingerprint("sdb", 4 * GIB);
+	volume_reset();
+	disk_refresh(0);
+	volume_scan();
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_INCONSISTENT);
+	/* With sda back the create is known to be committed. */
+	sim_push_disk("sda");
+	reboot();
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_CLEAN);
+	ck_assert_int_eq(volume_find("r")->mlabel[1].generation, 2);
+}
+END_TEST
+
+/* Item 2: a member md failed for errors stays out, across uevents and boots. */
+START_TEST(failed_member_stays_out)
+{
+	struct volume *v;
+
+	make_r();
+	sim_fail_member("md_r_t1", "sdb1");
+	disk_refresh(1);
+	volume_scan();
+	volume_scan();
+	v = volume_find("r");
+	ck_assert_int_eq(volume_state_now(v), VOL_DEGRADED);
+	ck_assert_uint_eq(v->label.failed, 0x2);
+	reboot();
+	volume_scan();
+	v = volume_find("r");
+	ck_assert_int_eq(volume_state_now(v), VOL_DEGRADED);
+	call_ok("volume.clear", "{\"name\":\"r\"}");
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_CLEAN);
+}
+END_TEST
+
+/* Item 2: both halves of a mirror used on their own: never joined again. */
+START_TEST(split_brain_is_not_readded)
+{
+	struct volume *v;
+
+	make_r();
+	sim_power_cut();
+	sim_pull_disk("sda");
+	reboot();			/* sdb runs alone */
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_DEGRADED);
+	sim_power_cut();
+	sim_pull_disk("sdb");
+	sim_push_disk("sda");
+	reboot();			/* sda runs alone */
+	sim_push_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	v = volume_find("r");
+	ck_assert_int_eq(volume_state_now(v), VOL_DEGRADED);
+	ck_assert_uint_eq(v->split, 0x2);
+	ck_assert_ptr_nonnull(strstr(v->problem, "split brain"));
+}
+END_TEST
+
+/* Item 2: the disk of a pulled member reused in someone's md array. */
+START_TEST(member_reused_elsewhere_is_foreign)
+{
+	static uint8_t sb[MDSB_BLOCK];
+	struct mdsb m;
+	struct volume *v;
+	uint64_t before;
+	char err[160];
+
+	make_r();
+	sim_pull_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	sim_push_disk("sdb");
+	/* mdadm --create elsewhere: same partition, another array's superblock. */
+	ck_assert_int_eq(sys->read_at("sdb1", 4096, sb, sizeof(sb)), 0);
+	ck_assert_int_eq(mdsb_decode(sb, sizeof(sb), 8, &m, err, sizeof(err)), 0);
+	m.set_uuid[0] ^= 0xff;
+	ck_assert_int_eq(mdsb_encode(&m, sb, sizeof(sb), err, sizeof(err)), 0);
+	ck_assert_int_eq(sys->write_at("sdb1", 4096, sb, sizeof(sb)), 0);
+	before = fingerprint("sdb", 4 * GIB);
+	disk_refresh(1);
+	volume_scan();
+	v = volume_find("r");
+	ck_assert_str_eq(v->disk[1], "");
+	ck_assert_str_eq(disk_state("bay2"), "foreign");
+	ck_assert_int_eq(volume_state_now(v), VOL_DEGRADED);
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+}
+END_TEST
+
+/* Item 3: serial-less disks; a stranger in a pulled member's place. */
+START_TEST(serialless_stranger_is_not_written)
+{
+	uint64_t before;
+
+	sim_reset();
+	sim_add_disk("sda", 4 * GIB, "", "/sys/devices/sim/host0/target0:0:1/0:0:1:0");
+	sim_add_disk("sdb", 4 * GIB, "", "/sys/devices/sim/host0/target0:0:2/0:0:2:0");
+	disk_refresh(0);
+	make_r();
+	sim_remove_disk("sdb");
+	sim_add_disk("sdb", 4 * GIB, "", "/sys/devices/sim/host0/target0:0:2/0:0:2:0");
+	ck_assert_int_eq(sys->write_at("sdb", 1080, "\x53\xef", 2), 0);
+	disk_refresh(1);
+	ck_assert_str_eq(volume_find("r")->disk[1], "");
+	before = fingerprint("sdb", 4 * GIB);
+	call_ok("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+}
+END_TEST
+
+/* Item 4: a volume made on another unit is listed, not assembled, until imported. */
+START_TEST(volume_of_another_unit_is_foreign)
+{
+	struct json_object *o, *origin;
+	struct volume *v;
+
+	make_r();
+	sim_power_cut();
+	unit_set(unit_b);
+	reboot();
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(volume_state_now(v), VOL_FOREIGN);
+	ck_assert_int_eq(sim_md_count(), 0);
+	ck_assert_int_eq(sim_mount_count(), 0);
+	o = volume_describe(v);
+	ck_assert(json_object_object_get_ex(o, "origin", &origin));
+	ck_assert_str_eq(json_object_get_string(origin), "a1a2a300000000000000000000000000");
+	json_object_put(o);
+	/* A delete, a uevent, a reboot: nothing is written. */
+	volume_scan();
+	ck_assert_int_eq(sim_md_count(), 0);
+	call_ok("volume.import", "{\"name\":\"r\"}");
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_CLEAN);
+	ck_assert_int_eq(sim_mount_count(), 1);
+	ck_assert_mem_eq(volume_find("r")->label.unit, unit_b, 16);
+	reboot();
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_CLEAN);
+}
+END_TEST
+
+/* Item 4: labels from before unit ids are this unit's; the next write stamps them. */
+START_TEST(labels_without_unit_id_are_adopted)
+{
+	struct label l;
+
+	make_r();
+	sim_power_cut();
+	for (int d = 0; d < 2; d++)
+		for (int slot = 0; slot < 2; slot++) {
+			slot_rw(d ? "sdb" : "sda", slot, &l, 0);
+			memset(l.unit, 0, 16);
+			slot_rw(d ? "sdb" : "sda", slot, &l, 1);
+		}
+	unit_set(unit_b);
+	reboot();
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_CLEAN);
+	ck_assert_int_eq(sim_mount_count(), 1);
+	sim_fail_member("md_r_t1", "sdb1");
+	volume_scan();		/* marks sdb failed: a label write */
+	slot_rw("sda", 0, &l, 0);
+	ck_assert_mem_eq(l.unit, unit_b, 16);
+}
+END_TEST
+
+/* Item 4: the held one of two same-named volumes gets its name when the rival goes. */
+START_TEST(held_volume_takes_its_name_when_the_rival_goes)
+{
+	two_named_a();
+	ck_assert_int_eq(volume_count(), 2);
+	call_ok("volume.delete", "{\"name\":\"a\",\"confirm\":\"a\"}");
+	volume_scan();
+	ck_assert_int_eq(volume_count(), 1);
+	ck_assert_ptr_nonnull(volume_find("a"));
+	ck_assert_int_eq(volume_state_now(volume_find("a")), VOL_CLEAN);
+	ck_assert_int_eq(sim_mount_count(), 1);
+}
+END_TEST
+
+/* Item 6: a failed commit does not leave "committed" in memory. */
+START_TEST(failed_commit_is_not_committed)
+{
+	int total;
+
+	make_r();
+	total = sim_ops();
+	teardown();
+	setup();
+	/* The commit reaches sda, fails on sdb, and so does the undo. */
+	sim_fail_after(total - 3);
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"r\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_FAILED);
+	ck_assert_ptr_nonnull(volume_find("r"));
+	ck_assert_int_eq(volume_find("r")->label.intent.op, LABEL_OP_CREATING);
+	/* The disks work again; the next uevent undoes the create. */
+	sim_fail_after(-1);
+	disk_refresh(1);
+	volume_scan();
+	ck_assert_ptr_null(volume_find("r"));
+	ck_assert_str_eq(disk_state("bay1"), "free");
+	ck_assert_str_eq(disk_state("bay2"), "free");
+}
+END_TEST
+
+/* Item 6: a label at generation UINT64_MAX: the disk can still be wiped. */
+START_TEST(generation_max_is_wipeable)
+{
+	static uint8_t buf[LABEL_SLOT_SIZE];
+	uint64_t max = UINT64_MAX;
+	uint32_t crc;
+
+	make_r();
+	sim_power_cut();
+	for (int slot = 0; slot < 2; slot++) {
+		uint64_t at = slot ? LABEL_SLOT1 : LABEL_SLOT0;
+
+		ck_assert_int_eq(sys->read_at("sda", at, buf, sizeof(buf)), 0);
+		memcpy(buf + 24, &max, 8);
+		memset(buf + 16, 0, 4);
+		crc = label_crc32c(0, buf, sizeof(buf));
+		memcpy(buf + 16, &crc, 4);
+		ck_assert_int_eq(sys->write_at("sda", at, buf, sizeof(buf)), 0);
+	}
+	reboot();
+	ck_assert_str_ne(disk_state("bay1"), "member");
+	call_ok("disk.wipe", "{\"disk\":\"bay1\",\"confirm\":\"bay1\"}");
+	ck_assert_str_eq(disk_state("bay1"), "free");
+}
+END_TEST
+
+/* Item 6: members that disagree at one generation: nothing is rewritten. */
+START_TEST(disagreeing_members_are_not_rewritten)
+{
+	struct label l;
+	int next;
+	char err[160];
+
+	add_disk(3, "sdc", 4 * GIB);
+	disk_refresh(0);
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"t\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}")), JOB_DONE);
+	sim_power_cut();
+	/* sdb's generation 2 says something else; sdc is behind. */
+	slot_rw("sdb", 1, &l, 0);
+	l.created ^= 1;
+	slot_rw("sdb", 1, &l, 1);
+	ck_assert_int_eq(sys->zero_at("sdc", LABEL_SLOT1, LABEL_SLOT_SIZE), 0);
+	reboot();
+	ck_assert_int_eq(label_read_disk("sdb", &l, &next, err, sizeof(err)), 0);
+	ck_assert_int_eq(label_read_disk("sda", &l, &next, err, sizeof(err)), 0);
+	ck_assert_int_eq(volume_state_now(volume_find("t")), VOL_INCONSISTENT);
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -575,6 +1003,21 @@ volume_suite(void)
 	tcase_add_test(tc, same_name_from_another_unit_is_held);
 	tcase_add_test(tc, pulled_member_rejoins);
 	tcase_add_test(tc, delete_erases_past_the_data_offset);
+	tcase_add_test(tc, interrupted_create_repartitioned_disk_is_untouched);
+	tcase_add_test(tc, delete_with_member_absent);
+	tcase_add_test(tc, torn_delete_erases_only_what_it_covered);
+	tcase_add_test(tc, torn_commit_without_the_committed_member);
+	tcase_add_test(tc, torn_delete_finished_without_a_member);
+	tcase_add_test(tc, failed_member_stays_out);
+	tcase_add_test(tc, split_brain_is_not_readded);
+	tcase_add_test(tc, member_reused_elsewhere_is_foreign);
+	tcase_add_test(tc, serialless_stranger_is_not_written);
+	tcase_add_test(tc, volume_of_another_unit_is_foreign);
+	tcase_add_test(tc, held_volume_takes_its_name_when_the_rival_goes);
+	tcase_add_test(tc, labels_without_unit_id_are_adopted);
+	tcase_add_test(tc, failed_commit_is_not_committed);
+	tcase_add_test(tc, generation_max_is_wipeable);
+	tcase_add_test(tc, disagreeing_members_are_not_rewritten);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);

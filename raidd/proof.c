@@ -1,0 +1,179 @@
+/*
+ * Is a labelled disk still what its label says?  A label survives a
+ * re-partition on a PC (1 MiB alignment leaves its slots alone), so the
+ * label alone proves nothing.  A disk is raidd's when its size and
+ * serial are the label's, every signature on it is one raidd (or the
+ * filesystem raidd made) puts there, its GPT holds exactly raidd's
+ * partitions by place and name, and every md superblock on it carries
+ * the label's array uuid in the label's role.  Missing pieces are fine
+ * (a create or a delete may have been cut short); anything else makes
+ * the disk foreign, and foreign disks are never written.
+ */
+#include <endian.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mdsb.h"
+#include "volume.h"
+
+#define GPT_ENTRIES_MAX	128
+#define GPT_ENTRY_SIZE	128
+#define GPT_NAME_CHARS	36
+
+/* plan_err() says why and returns -1; here the answer is "no" (0). */
+#define why_not(why, len, ...)	(plan_err(why, len, __VA_ARGS__), 0)
+
+/* The name raidd gives tier t's partition (create.c). */
+static void
+part_name(const struct label *l, int t, char *buf, size_t len)
+{
+	snprintf(buf, len, "raidd:%.*s:t%c", VOL_NAME_MAX, l->name, '1' + t);
+}
+
+/* GPT names are UTF-16LE; raidd's are ASCII. */
+static void
+entry_name(const uint8_t *e, char *buf)
+{
+	int i;
+
+	for (i = 0; i < GPT_NAME_CHARS; i++) {
+		uint16_t c = (uint16_t)(e[56 + 2 * i] | e[57 + 2 * i] << 8);
+
+		if (c == 0)
+			break;
+		buf[i] = c < 0x80 ? (char)c : '?';
+	}
+	buf[i] = '\0';
+}
+
+/* The tier of l whose partition on this disk starts at byte start, or -1. */
+static int
+tier_at(const struct label *l, uint64_t start)
+{
+	for (int t = 0; t < l->ntiers; t++)
+		if (l->tier[t].role != LABEL_NO_ROLE && l->tier[t].start == start)
+			return t;
+	return -1;
+}
+
+static int
+gpt_is_ours(const struct disk *d, const struct label *l, char *why, size_t len)
+{
+	static uint8_t ent[GPT_ENTRIES_MAX * GPT_ENTRY_SIZE];
+	uint8_t hdr[92];
+	uint64_t lba = d->sys.logical_block ? d->sys.logical_block : 512, at;
+	uint32_t n, size;
+	int found = 0, want = 0;
+	char name[GPT_NAME_CHARS + 1], expect[GPT_NAME_CHARS + 1];
+
+	if (sys->read_at(d->sys.name, lba, hdr, sizeof(hdr)) == -1)
+		return why_not(why, len, "its GPT cannot be read");
+	if (memcmp(hdr, "EFI PART", 8) != 0)
+		return why_not(why, len, "its partition table is not a GPT");
+	memcpy(&at, hdr + 72, 8);
+	memcpy(&n, hdr + 80, 4);
+	memcpy(&size, hdr + 84, 4);
+	at = le64toh(at), n = le32toh(n), size = le32toh(size);
+	if (size != GPT_ENTRY_SIZE || n == 0 || n > GPT_ENTRIES_MAX || at < 2 ||
+	    at > LABEL_SLOT0 / lba || sys->read_at(d->sys.name, at * lba, ent,
+	    (size_t)n * GPT_ENTRY_SIZE) == -1)
+		return why_not(why, len, "its GPT is not one raidd writes");
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *e = ent + (size_t)i * GPT_ENTRY_SIZE;
+		static const uint8_t zero[16];
+		uint64_t first, last;
+		int t;
+
+		if (memcmp(e, zero, 16) == 0)
+			continue;
+		memcpy(&first, e + 32, 8);
+		memcpy(&last, e + 40, 8);
+		first = le64toh(first), last = le64toh(last);
+		entry_name(e, name);
+		t = tier_at(l, first * lba);
+		if (t >= 0)
+			part_name(l, t, expect, sizeof(expect));
+		if (t < 0 || (last + 1 - first) * lba != l->tier[t].size ||
+		    strcmp(name, expect) != 0)
+			return why_not(why, len, "its partition %u (\"%s\" at byte %llu) is not "
+			    "one raidd made", i + 1, name, (unsigned long long)(first * lba));
+		found++;
+	}
+	for (int t = 0; t < l->ntiers; t++)
+		want += l->tier[t].role != LABEL_NO_ROLE;
+	if (found != want)
+		return why_not(why, len, "its GPT has %d partitions, raidd made %d", found, want);
+	return 1;
+}
+
+/* An md superblock at byte off: the label's array, in this disk's role. */
+static int
+md_is_ours(const struct disk *d, const struct label *l, uint64_t off, char *why, size_t len)
+{
+	static uint8_t buf[MDSB_BLOCK];
+	static struct mdsb sb;
+	char err[MDSB_ERRLEN];
+	int t = tier_at(l, off - MDSB_SUPER_OFFSET * 512);
+	const struct label_tier *lt;
+
+	if (t < 0 || (lt = &l->tier[t])->kind == TIER_NONE)
+		return why_not(why, len, "an md superblock at byte %llu, where raidd put none",
+		    (unsigned long long)off);
+	if (sys->read_at(d->sys.name, off, buf, sizeof(buf)) == -1 ||
+	    mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, &sb, err, sizeof(err)) == -1)
+		return why_not(why, len, "the md superblock of tier %d does not decode", t + 1);
+	if (memcmp(sb.set_uuid, lt->array_uuid, 16) != 0)
+		return why_not(why, len, "the md array on tier %d's partition is another one "
+		    "(its uuid is not the label's)", t + 1);
+	if (sb.dev_number >= sb.max_dev || sb.dev_roles[sb.dev_number] != lt->role)
+		return why_not(why, len, "the md superblock of tier %d gives another role", t + 1);
+	return 1;
+}
+
+/* A filesystem (or LUKS) on a bare partition raidd made for it. */
+static int
+fs_is_ours(const struct label *l, uint64_t off)
+{
+	for (int t = 0; t < l->ntiers; t++) {
+		const struct label_tier *lt = &l->tier[t];
+
+		if (lt->kind == TIER_NONE && lt->role != LABEL_NO_ROLE &&
+		    off >= lt->start && off - lt->start < lt->size)
+			return 1;
+	}
+	return 0;
+}
+
+int
+disk_proven(const struct disk *d, const struct label *l, char *why, size_t len)
+{
+	const struct label_member *me = &l->member[l->position];
+
+	if (d->sys.size != me->size)
+		return why_not(why, len, "its size (%llu) is not the label's (%llu)",
+		    (unsigned long long)d->sys.size, (unsigned long long)me->size);
+	if (strncmp(d->sys.serial, me->serial, LABEL_SERIAL_MAX - 1) != 0)
+		return why_not(why, len, "its serial is not the label's (%s)", me->serial);
+	for (int i = 0; i < d->sys.nsigs; i++) {
+		const struct sys_sig *s = &d->sys.sig[i];
+
+		if (strcmp(s->type, "raidd") == 0)
+			continue;
+		if (strcmp(s->type, "gpt") == 0 && strcmp(s->where, d->sys.name) == 0) {
+			if (!gpt_is_ours(d, l, why, len))
+				return 0;
+			continue;
+		}
+		if (strcmp(s->type, "linux_raid_member") == 0 &&
+		    strcmp(s->where, d->sys.name) != 0) {
+			if (!md_is_ours(d, l, s->offset, why, len))
+				return 0;
+			continue;
+		}
+		if (strcmp(s->where, d->sys.name) != 0 && fs_is_ours(l, s->offset))
+			continue;
+		return why_not(why, len, "it holds %s at byte %llu, which raidd did not write",
+		    s->type, (unsigned long long)s->offset);
+	}
+	return 1;
+}
