@@ -80,4 +80,23 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	sh $(SRC)/tests/host/man-lint.sh || rc=1; \
 	sh $(SRC)/tests/host/mdsb-examine.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/raidd-sys-loop.sh $(O)/bin || rc=1; \
+	sh $(SRC)/tests/host/soak.sh $(O)/bin $(SRC) 8 300 || rc=1; \
+	exit $$rc
+
+# ---- make check-long: the reliability campaign (tens of minutes) ----
+# The soak at full size, its figures into docs/benchmarks.md, then raidd
+# SIGKILLed at random points of 20 creates and deletes on the board
+# (a copy of the scenario whose name gives it the run count).
+SOAK_CLIENTS ?= 64
+SOAK_CALLS ?= 10000
+KILL_RUNS ?= 20
+.PHONY: check-long
+check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
+	@rc=0; \
+	sh $(SRC)/tests/host/soak.sh $(O)/bin $(SRC) $(SOAK_CLIENTS) $(SOAK_CALLS) \
+		$(SRC)/docs/benchmarks.md || rc=1; \
+	cp $(SRC)/tests/system/scenarios/raidd-kill-campaign \
+		$(O)/raidd-kill-campaign-$(KILL_RUNS); \
+	$(RUN_SCENARIO) --disk-size 256M --timeout $$((300 + 45 * $(KILL_RUNS))) \
+		$(O)/raidd-kill-campaign-$(KILL_RUNS) || rc=1; \
 	exit $$rc
