@@ -239,7 +239,7 @@ class Client:
 
     async def run(self, calls):
         mix = [(0.60, self.one_valid), (0.78, self.one_invalid),
-               (0.93, self.batch), (0.97, self.slow_reader),
+               (0.93, self.batch), (0.985, self.slow_reader),
                (1.00, self.vanishing_subscriber)]
         for _ in range(calls):
             k = self.rng.random()

@@ -8,7 +8,7 @@
 set -u
 bin=$1 src=$2 clients=$3 calls=$4 report=${5:-}
 tmp=$(mktemp -d /tmp/nas-soak.XXXXXX)
-pass=0 fail=0 pids=
+pass=0 fail=0 pids= spids=
 
 cleanup() {
 	for p in $pids; do kill -KILL "$p" 2>/dev/null; done
@@ -16,9 +16,13 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# Our own group reads and administers, so that the soak works unprivileged;
-# room for every client and every subscriber the soak opens at once.
-printf '[api]\nread_group = %s\nadmin_group = %s\nmax_clients = 1024\n[log]\nsyslog = no\n' \
+# Our own group reads and administers, so that the soak works unprivileged.
+# Room for every connection the soak holds at once (two per client), and
+# for the subscribers that half-close and go, which today's daemons never
+# notice (issue 7): the descriptor check counts those, while the valid
+# calls go on being served.
+ulimit -n 8192 2>/dev/null || true
+printf '[api]\nread_group = %s\nadmin_group = %s\nmax_clients = 4096\n[log]\nsyslog = no\n' \
 	"$(id -gn)" "$(id -gn)" > "$tmp/soak.ini"
 : > "$tmp/rows"
 # The daemons side by side: the soak takes as long as the slowest.
@@ -40,17 +44,13 @@ for d in raidd cryptd netd powerd; do
 	    --pid "$(cat "$tmp/$d.pid")" --clients "$clients" --calls "$calls" \
 	    --row "$tmp/$d.row" $extra > "$tmp/$d.out" 2>&1
 	 echo $? > "$tmp/$d.rc") &
+	spids="$spids $!"
 done
-wait_soaks() {
-	for d in raidd cryptd netd powerd; do
-		while [ ! -f "$tmp/$d.rc" ]; do sleep 0.5; done
-	done
-}
-wait_soaks
+for p in $spids; do wait "$p"; done
 for d in raidd cryptd netd powerd; do
 	cat "$tmp/$d.out"
 	cat "$tmp/$d.row" >> "$tmp/rows" 2>/dev/null
-	if [ "$(cat "$tmp/$d.rc")" -eq 0 ]; then
+	if [ "$(cat "$tmp/$d.rc" 2>/dev/null)" = 0 ]; then
 		pass=$((pass + 1))
 	else
 		fail=$((fail + 1))
@@ -70,8 +70,8 @@ if [ -n "$report" ]; then
 		echo "$clients clients x $calls calls against each daemon, the four at once (tests/host/soak.py;"
 		echo "raidd on simulated disks): 60 % valid requests, 18 % invalid ones (parse"
 		echo "errors, unknown methods, wrong parameters, bad envelopes), 15 % batches of 2-8"
-		echo "mixed elements, 4 % 4-32 pipelined requests read late through a 4 KiB"
-		echo "receive buffer, 3 % subscribers that vanish (at once, after the answer, or"
+		echo "mixed elements, 5.5 % 4-32 pipelined requests read late through a 4 KiB"
+		echo "receive buffer, 1.5 % subscribers that vanish (at once, after the answer, or"
 		echo "half-closing first as socat does). RSS (KiB) and descriptors: before (after a"
 		echo "warm-up round and a settle), peak, and after a settle. Pass: 0 valid calls"
 		echo "failed, every invalid one refused, descriptors back to the start, RSS within"
