@@ -88,7 +88,7 @@ rss_row() {
 	fi
 } > "$tmp/out.md"
 # Sections other targets own (make fuzz-long, make check-long) stay.
-for s in fuzz-long soak; do
+for s in fuzz-long soak kill-campaign; do
 	sed -n "/^<!-- begin $s -->\$/,/^<!-- end $s -->\$/p" "$out" 2>/dev/null |
 	    sed '1d;$d' > "$tmp/$s.md"
 	if [ -s "$tmp/$s.md" ]; then
