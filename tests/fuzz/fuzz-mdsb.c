@@ -88,9 +88,10 @@ bitmap_plan(const struct mdsb *m)
 
 	if (mdsb_bitmap_init(&bm, m, err, sizeof(err)) != 0)
 		return;
-	room = (m->data_offset - m->super_offset - (uint64_t)m->bitmap_offset) * 512;
+	/* In sectors: a foreign data_offset may be near 2^64 / 512. */
+	room = m->data_offset - m->super_offset - (uint64_t)m->bitmap_offset;
 	bytes = mdsb_bitmap_bytes(&bm);
-	if (bytes > room || bytes < MDSB_BITMAP_SB)
+	if ((bytes + 511) / 512 > room || bytes < MDSB_BITMAP_SB)
 		fuzz_fail("planned bitmap overruns the data", "");
 	if (m->size <= 1ULL << 54 && (unsigned __int128)(bytes - MDSB_BITMAP_SB) *
 	    8 * bm.chunksize < (unsigned __int128)m->size * 512)
