@@ -5,6 +5,7 @@
 #   make O=dir                build out of tree (default: build/)
 #   make install DESTDIR=dir  lay out a root filesystem
 #   make check | check-unit | check-host | check-fuzz | check-system
+#   make check-long | fuzz-long   the reliability campaign (tests/build.mk)
 #   make bench                measure and write docs/benchmarks.md
 # Each directory adds its programs and tests in its build.mk.
 

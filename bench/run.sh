@@ -132,5 +132,13 @@ attack_row() {
 		cat "$O/bench-board.md"
 	fi
 } > "$tmp/out.md"
+# Sections other targets own (make fuzz-long, make check-long) stay.
+for s in fuzz-long soak kill-campaign; do
+	sed -n "/^<!-- begin $s -->\$/,/^<!-- end $s -->\$/p" "$out" 2>/dev/null |
+	    sed '1d;$d' > "$tmp/$s.md"
+	if [ -s "$tmp/$s.md" ]; then
+		sh "$(dirname "$0")/md-section.sh" "$tmp/out.md" "$s" < "$tmp/$s.md"
+	fi
+done
 mv "$tmp/out.md" "$out"
 cat "$out"

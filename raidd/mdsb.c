@@ -447,6 +447,8 @@ mdsb_bitmap_init(struct mdsb_bitmap *bm, const struct mdsb *m, char *err,
 	room = m->data_offset - m->super_offset - m->bitmap_offset;
 	if (room > MDSB_BITMAP_ROOM)
 		room = MDSB_BITMAP_ROOM;
+	/* Whole 4 KiB only: the bitmap is written rounded up to 4 KiB. */
+	room &= ~7ULL;
 	max_bits = (room * 512 - MDSB_BITMAP_SB) * 8;
 	while (bitmap_bits(sync, chunk) > max_bits) {
 		if (chunk >= 1U << 31)

@@ -19,11 +19,15 @@ test-rpc-socket_SRCS := tests/unit/test-rpc-socket.c $(UNIT_UTIL)
 $(foreach t,$(UNIT_TESTS),$(eval $(t)_LIBS += $$(CHECK_LIBS)))
 
 # ---- libFuzzer targets (clang), built apart from the gcc objects ----
-# make check-fuzz [FUZZ_SECONDS=n]: runs each target n seconds (default 60)
-# on a copy of its seed corpus and fails on any crash, leak or hang.
-FUZZ_SECONDS ?= 60
+# make check-fuzz [FUZZ_SECONDS=n]: runs each target n seconds (default 25;
+# five targets take about what two did at 60) on a copy of its seed corpus
+# and fails on any crash, leak or hang.
+# make fuzz-long [FUZZ_RUNS=n]: each target for n executions (default
+# 10 million); executions and crashes go to docs/benchmarks.md.
+FUZZ_SECONDS ?= 25
+FUZZ_RUNS ?= 10000000
 FUZZ_CC ?= clang
-FUZZERS += fuzz-rpc fuzz-framing
+FUZZERS += fuzz-rpc fuzz-framing fuzz-label fuzz-mdsb fuzz-config
 FUZZ_O := $(O)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := $(filter-out -O2 -D_FORTIFY_SOURCE=2 -fsanitize=%,$(CFLAGS_BASE)) \
@@ -31,6 +35,10 @@ FUZZ_CFLAGS := $(filter-out -O2 -D_FORTIFY_SOURCE=2 -fsanitize=%,$(CFLAGS_BASE))
 FUZZ_COMMON := tests/fuzz/fuzz-methods.c $(libnas_SRCS)
 fuzz-rpc_SRCS := tests/fuzz/fuzz-rpc.c $(FUZZ_COMMON)
 fuzz-framing_SRCS := tests/fuzz/fuzz-framing.c $(FUZZ_COMMON)
+FUZZ_DISK := tests/fuzz/fuzz-seal.c raidd/label.c raidd/plan.c raidd/mdsb.c
+fuzz-label_SRCS := tests/fuzz/fuzz-label.c $(FUZZ_DISK)
+fuzz-mdsb_SRCS := tests/fuzz/fuzz-mdsb.c $(FUZZ_DISK)
+fuzz-config_SRCS := tests/fuzz/fuzz-config.c $(libnas_SRCS)
 # nasctl: escaping what daemons say, checking params text.
 FUZZERS += fuzz-nasctl
 fuzz-nasctl_SRCS := tests/fuzz/fuzz-nasctl.c nasctl/text.c nasctl/secret.c nasctl/args.c \
@@ -52,9 +60,27 @@ $(foreach f,$(FUZZERS),$(eval $(call FUZZ_template,$(f))))
 .PHONY: $(FUZZERS)
 $(FUZZERS): %: $(FUZZ_O)/%
 
-check-fuzz: $(addprefix $(FUZZ_O)/,$(FUZZERS))
+# Seeds written by raidd's own encoders (fuzz-seeds.c) and the shipped
+# configuration files, next to the committed corpus/<name> of each target.
+FUZZ_SEEDS := $(FUZZ_O)/seeds
+$(FUZZ_O)/fuzz-seeds: $(patsubst %.c,$(O)/obj/%.o,tests/fuzz/fuzz-seeds.c raidd/label.c raidd/plan.c raidd/mdsb.c)
+	@echo "  LD      fuzz-seeds"
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+$(FUZZ_SEEDS)/.stamp: $(FUZZ_O)/fuzz-seeds $(wildcard $(SRC)/rootfs-overlay/etc/nas/*.ini)
+	@rm -rf $(FUZZ_SEEDS) && mkdir -p $(FUZZ_SEEDS)/config
+	@$(FUZZ_O)/fuzz-seeds $(FUZZ_SEEDS)
+	@cp $(SRC)/rootfs-overlay/etc/nas/*.ini $(FUZZ_SEEDS)/config/
+	@touch $@
+
+.PHONY: fuzz-long
+check-fuzz: $(addprefix $(FUZZ_O)/,$(FUZZERS)) $(FUZZ_SEEDS)/.stamp
 	@sh $(SRC)/tests/fuzz/run-fuzz.sh $(FUZZ_O) $(FUZZ_SECONDS) \
 		$(SRC)/tests/fuzz/corpus $(FUZZERS)
+
+fuzz-long: $(addprefix $(FUZZ_O)/,$(FUZZERS)) $(FUZZ_SEEDS)/.stamp
+	@sh $(SRC)/tests/fuzz/fuzz-long.sh $(FUZZ_O) $(FUZZ_RUNS) \
+		$(SRC)/tests/fuzz/corpus $(SRC)/docs/benchmarks.md $(FUZZERS)
 
 # ---- host integration: every daemon on a temporary socket dir ----
 # Every script runs even when one before it failed; each adds its own
@@ -66,4 +92,26 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	sh $(SRC)/tests/host/sockets.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/mdsb-examine.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/raidd-sys-loop.sh $(O)/bin || rc=1; \
+	sh $(SRC)/tests/host/soak.sh $(O)/bin $(SRC) 8 300 || rc=1; \
+	exit $$rc
+
+# ---- make check-long: the reliability campaign (tens of minutes) ----
+# The soak at full size, then raidd SIGKILLed at random points of 20
+# creates and deletes on the board (a copy of the scenario whose name
+# gives it the run count); the figures of both go to docs/benchmarks.md.
+SOAK_CLIENTS ?= 64
+SOAK_CALLS ?= 10000
+KILL_RUNS ?= 20
+.PHONY: check-long
+check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
+	@rc=0; \
+	sh $(SRC)/tests/host/soak.sh $(O)/bin $(SRC) $(SOAK_CLIENTS) $(SOAK_CALLS) \
+		$(SRC)/docs/benchmarks.md || rc=1; \
+	cp $(SRC)/tests/system/scenarios/raidd-kill-campaign \
+		$(O)/raidd-kill-campaign-$(KILL_RUNS); \
+	$(RUN_SCENARIO) --disk-size 256M --timeout $$((300 + 90 * $(KILL_RUNS))) \
+		$(O)/raidd-kill-campaign-$(KILL_RUNS) > $(O)/kill-campaign.log 2>&1; \
+	krc=$$?; cat $(O)/kill-campaign.log; [ $$krc -eq 0 ] || rc=1; \
+	sh $(SRC)/tests/system/kill-report.sh $(O)/kill-campaign.log \
+		$(SRC)/docs/benchmarks.md $$krc; \
 	exit $$rc

@@ -1,0 +1,133 @@
+/*
+ * libFuzzer target: an md v1.2 superblock and its internal bitmap's
+ * superblock as found on a disk from another box.  The first byte is a
+ * mode; the next MDSB_BLOCK bytes (or fewer) are the 4 KiB at sector 8,
+ * the rest is what sits at the bitmap offset.
+ *   bit 0: recompute sb_csum, so the checks behind it are reached
+ *   bit 1: the block was found at sector 0, not at sector 8
+ * Each part is decoded from a heap copy of exactly its bytes, so a read
+ * past them is caught.  What decodes and raidd would also write must
+ * encode and decode back to the same bytes; a bitmap planned for a
+ * decoded superblock must fit between the superblock and the data.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz-seal.h"
+#include "raidd/mdsb.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+#define BITMAP_MAX	(1 << 20)	/* encode bitmaps up to this here */
+
+static uint8_t *
+copy(const uint8_t *data, size_t size)
+{
+	uint8_t *b = malloc(size ? size : 1);
+
+	if (b == NULL)
+		abort();
+	memcpy(b, data, size);
+	return b;
+}
+
+/* A superblock raidd would write reads back as the same bytes. */
+static void
+sb_round_trip(const struct mdsb *m)
+{
+	static uint8_t a[MDSB_BLOCK], b[MDSB_BLOCK];
+	char err[MDSB_ERRLEN];
+	struct mdsb again;
+
+	if (mdsb_encode(m, a, sizeof(a), err, sizeof(err)) != 0)
+		return;		/* foreign: raidd reads it, never writes it */
+	if (mdsb_decode(a, sizeof(a), m->super_offset, &again, err,
+	    sizeof(err)) != 0)
+		fuzz_fail("encoded superblock does not decode", err);
+	if (mdsb_encode(&again, b, sizeof(b), err, sizeof(err)) != 0 ||
+	    memcmp(a, b, sizeof(a)) != 0)
+		fuzz_fail("superblock round trip differs", err);
+}
+
+static void
+bm_round_trip(const struct mdsb_bitmap *bm)
+{
+	uint8_t head[MDSB_BITMAP_SB];
+	char err[MDSB_ERRLEN];
+	struct mdsb_bitmap again;
+	size_t n = mdsb_bitmap_bytes(bm);
+	uint8_t *b;
+
+	if (n == 0 || n > BITMAP_MAX)
+		return;
+	if ((b = malloc(n)) == NULL)
+		abort();
+	if (mdsb_bitmap_encode(bm, 1, b, n, err, sizeof(err)) != 0)
+		fuzz_fail("decoded bitmap does not encode", err);
+	memcpy(head, b, sizeof(head));
+	if (mdsb_bitmap_decode(b, n, &again, err, sizeof(err)) != 0)
+		fuzz_fail("encoded bitmap does not decode", err);
+	if (mdsb_bitmap_encode(&again, 1, b, n, err, sizeof(err)) != 0 ||
+	    memcmp(head, b, sizeof(head)) != 0)
+		fuzz_fail("bitmap round trip differs", err);
+	free(b);
+}
+
+/*
+ * The bitmap raidd would plan for this superblock stays in its room and
+ * its bits cover the array (for sizes a disk can have: 2^54 sectors is
+ * 8 EiB; beyond that the byte count no longer fits 64 bits).
+ */
+static void
+bitmap_plan(const struct mdsb *m)
+{
+	struct mdsb_bitmap bm;
+	char err[MDSB_ERRLEN];
+	uint64_t room, bytes;
+
+	if (mdsb_bitmap_init(&bm, m, err, sizeof(err)) != 0)
+		return;
+	/* In sectors: a foreign data_offset may be near 2^64 / 512. */
+	room = m->data_offset - m->super_offset - (uint64_t)m->bitmap_offset;
+	bytes = mdsb_bitmap_bytes(&bm);
+	if ((bytes + 511) / 512 > room || bytes < MDSB_BITMAP_SB)
+		fuzz_fail("planned bitmap overruns the data", "");
+	if (m->size <= 1ULL << 54 && (unsigned __int128)(bytes - MDSB_BITMAP_SB) *
+	    8 * bm.chunksize < (unsigned __int128)m->size * 512)
+		fuzz_fail("planned bitmap does not cover the array", "");
+	bm_round_trip(&bm);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct mdsb_bitmap bm;
+	struct mdsb m;
+	char err[MDSB_ERRLEN];
+	size_t n;
+	uint8_t *b;
+	int mode;
+
+	if (size < 1 || size > MDSB_BLOCK + 2 * MDSB_BITMAP_SB + 1)
+		return 0;
+	mode = data[0];
+	data++, size--;
+	n = size < MDSB_BLOCK ? size : MDSB_BLOCK;
+	b = copy(data, n);
+	if (mode & 1)
+		fuzz_seal_mdsb(b, n);
+	if (mdsb_decode(b, n, (mode & 2) ? 0 : MDSB_SUPER_OFFSET, &m, err,
+	    sizeof(err)) == 0) {
+		sb_round_trip(&m);
+		bitmap_plan(&m);
+	}
+	free(b);
+	if (size <= MDSB_BLOCK)
+		return 0;
+	b = copy(data + MDSB_BLOCK, size - MDSB_BLOCK);
+	if (mdsb_bitmap_decode(b, size - MDSB_BLOCK, &bm, err, sizeof(err)) == 0)
+		bm_round_trip(&bm);
+	free(b);
+	return 0;
+}

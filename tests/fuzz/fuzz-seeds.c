@@ -1,0 +1,153 @@
+/*
+ * Seeds for fuzz-label and fuzz-mdsb, written by raidd's own encoders at
+ * build time, so they follow the on-disk format as it changes: the
+ * labels of every level and disk position (one generation, then a
+ * creating intent in the other slot), and the superblock and bitmap of
+ * every member of every md tier.  Each seed starts with the target's
+ * mode byte (0: checksums as written; 4 for a label: both slots).
+ * Usage: fuzz-seeds DIR   (writes the files of DIR/label and DIR/mdsb)
+ */
+#include <sys/stat.h>
+
+#include <linux/raid/md_p.h>
+
+#include <err.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raidd/label.h"
+#include "raidd/mdsb.h"
+
+static const char *dir;
+
+static void
+put(const char *sub, const char *name, int mode, const void *a, size_t alen,
+    const void *b, size_t blen)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, sub, name);
+	if ((f = fopen(path, "w")) == NULL)
+		err(1, "%s", path);
+	if (fputc(mode, f) == EOF || fwrite(a, 1, alen, f) != alen ||
+	    (blen && fwrite(b, 1, blen, f) != blen) || fclose(f) == EOF)
+		err(1, "%s", path);
+}
+
+static void
+make_plan(enum vol_level level, int ndisks, struct plan *p)
+{
+	static const uint64_t sizes[] = { 2 * GIB, 3 * GIB, 4 * GIB, 4 * GIB };
+	struct plan_disk d[4];
+	char e[PLAN_ERRLEN];
+
+	memset(d, 0, sizeof(d));
+	for (int i = 0; i < ndisks; i++) {
+		snprintf(d[i].id, sizeof(d[i].id), "bay%d", i + 1);
+		d[i].size = sizes[i];
+	}
+	if (plan_make(level, d, ndisks, p, e, sizeof(e)) != 0)
+		errx(1, "plan %s: %s", plan_level_name(level), e);
+}
+
+static void
+labels(enum vol_level level, const struct plan *p)
+{
+	static const uint8_t vol_uuid[16] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3 };
+	struct label_member mem[PLAN_MAX_DISKS];
+	uint8_t au[PLAN_MAX_TIERS][16], s0[LABEL_SLOT_SIZE], s1[LABEL_SLOT_SIZE];
+	char e[PLAN_ERRLEN], name[64];
+	struct label l;
+
+	memset(mem, 0, sizeof(mem));
+	for (int t = 0; t < PLAN_MAX_TIERS; t++)
+		memset(au[t], 0xa0 + t, 16);
+	for (int i = 0; i < p->ndisks; i++) {
+		memset(mem[i].uuid, 0x10 * (i + 1), 16);
+		snprintf(mem[i].serial, sizeof(mem[i].serial), "QM%05d", i);
+		mem[i].size = p->disk[i].size;
+	}
+	for (int pos = 0; pos < p->ndisks; pos++) {
+		if (label_from_plan(&l, p, pos, "media", vol_uuid,
+		    (const uint8_t (*)[16])au, mem, 1700000000, e, sizeof(e)) != 0 ||
+		    label_encode(&l, s0, sizeof(s0), e, sizeof(e)) != 0)
+			errx(1, "label: %s", e);
+		/* The other slot: the next generation, a delete begun. */
+		l.fs = LABEL_FS_EXT4;
+		l.intent.op = LABEL_OP_DELETING;
+		l.intent.step = 1;
+		l.intent.target = 3;
+		if (label_bump(&l, e, sizeof(e)) != 0 ||
+		    label_encode(&l, s1, sizeof(s1), e, sizeof(e)) != 0)
+			errx(1, "label: %s", e);
+		snprintf(name, sizeof(name), "%s-disk%d", plan_level_name(level), pos);
+		put("label", name, 0, s0, sizeof(s0), s1, sizeof(s1));
+		/* Mode 4: both slots through label_choose. */
+		strncat(name, "-pair", sizeof(name) - strlen(name) - 1);
+		put("label", name, 4, s0, sizeof(s0), s1, sizeof(s1));
+	}
+}
+
+static void
+superblocks(enum vol_level level, const struct plan *p)
+{
+	static uint8_t sb[MDSB_BLOCK], bm[128 * 1024];
+	static const uint8_t set_uuid[16] = { 0x5e, 0x70 };
+	struct mdsb_bitmap b;
+	struct mdsb m;
+	char e[MDSB_ERRLEN], name[64];
+
+	for (int t = 0; t < p->ntiers; t++) {
+		if (p->tier[t].kind == TIER_NONE)
+			continue;
+		for (int r = 0; r < p->tier[t].nmembers; r++) {
+			if (mdsb_init_tier(&m, &p->tier[t], r, set_uuid, "media-t1",
+			    1700000000, e, sizeof(e)) != 0 ||
+			    mdsb_encode(&m, sb, sizeof(sb), e, sizeof(e)) != 0)
+				errx(1, "superblock: %s", e);
+			snprintf(name, sizeof(name), "%s-t%d-r%d",
+			    plan_level_name(level), t + 1, r);
+			if (!(m.feature_map & MD_FEATURE_BITMAP_OFFSET)) {
+				put("mdsb", name, 0, sb, sizeof(sb), NULL, 0);
+				continue;
+			}
+			if (mdsb_bitmap_init(&b, &m, e, sizeof(e)) != 0 ||
+			    mdsb_bitmap_encode(&b, 1, bm, sizeof(bm), e, sizeof(e)) != 0)
+				errx(1, "bitmap: %s", e);
+			/* The bitmap's superblock and the first bits. */
+			put("mdsb", name, 0, sb, sizeof(sb), bm, 2 * MDSB_BITMAP_SB);
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const int ndisks[LEVEL_COUNT] = {
+		[LEVEL_SINGLE] = 1, [LEVEL_JBOD] = 2, [LEVEL_RAID0] = 2,
+		[LEVEL_RAID1] = 2, [LEVEL_RAID5] = 3, [LEVEL_RAID10] = 4,
+		[LEVEL_SHR] = 4,
+	};
+	char path[512];
+	struct plan p;
+
+	if (argc != 2)
+		errx(2, "usage: fuzz-seeds DIR");
+	dir = argv[1];
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, i ? "mdsb" : "label");
+		if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+			err(1, "%s", dir);
+		if (mkdir(path, 0755) == -1 && errno != EEXIST)
+			err(1, "%s", path);
+	}
+	for (int lv = 0; lv < LEVEL_COUNT; lv++) {
+		make_plan((enum vol_level)lv, ndisks[lv], &p);
+		labels((enum vol_level)lv, &p);
+		superblocks((enum vol_level)lv, &p);
+	}
+	return 0;
+}
