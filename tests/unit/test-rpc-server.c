@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -742,6 +743,56 @@ START_TEST(memory_budget_output)
 END_TEST
 
 /*
+ * Every way a connection can end gives its share of the budget back:
+ * refused half-way through a request, cut off in a streamed batch, refused by a cap or
+ * the byte limit, after a parse error, with unread output, half-closed
+ * as a subscriber.
+ */
+START_TEST(memory_budget_balanced)
+{
+	static const char sub[] = "{\"jsonrpc\":\"2.0\",\"method\":\"events.subscribe\",\"id\":1}\n";
+	static const char cut[] = "[" BLOB(40000) "," BLOB(40000) "," BLOB(40000) "]\n";
+	static const char big[] = BLOB(40000) "\n";
+	char *head = repeat("{\"jsonrpc\":\"2.0\",\"method\":\"thing.get\",\"id\":1,"
+	    "\"params\":{\"a\":[", "0", ",", 1000, ",");
+	char *many = repeat("[", ELEM, ",", RPC_MAX_BATCH + 1, "]\n");
+	char *huge = repeat("[\"", "x", "", 40000, "\"]\n");
+	struct rpc_limits lim = base_limits();
+	int fd[8];
+
+	/* Writes to the clients that closed: ignored, as nas_daemon_main does. */
+	signal(SIGPIPE, SIG_IGN);
+	lim.max_request = 32768;
+	lim.max_clients = 8;
+	lim.memory_budget = 8 << 20;
+	rpc_server_set_limits(srv, &lim);
+	for (int i = 0; i < 8; i++)
+		fd[i] = unit_connect(path);
+	/* Counted, then too large: refused with its share still held. */
+	unit_send(fd[0], head, strlen(head));
+	unit_send(fd[0], huge, strlen(huge));
+	unit_send(fd[1], cut, strlen(cut));
+	unit_send(fd[2], big, strlen(big));
+	unit_send(fd[3], many, strlen(many));
+	unit_send(fd[4], huge, strlen(huge));
+	unit_send(fd[5], "{\"x\":]", 6);
+	unit_send(fd[6], sub, strlen(sub));
+	shutdown(fd[6], SHUT_WR);
+	unit_send(fd[7], "[" ELEM, strlen("[" ELEM));
+	for (int i = 0; i < 20; i++)
+		unit_pump();
+	ck_assert_uint_gt(rpc_server_mem_used(srv), 0);
+	for (int i = 0; i < 8; i++)
+		close(fd[i]);
+	ck_assert(pump_until_nconns(0));
+	ck_assert_uint_eq(rpc_server_mem_used(srv), 0);
+	free(head);
+	free(many);
+	free(huge);
+}
+END_TEST
+
+/*
  * What socat does with the README's events one-liner: half-close, keep
  * reading events, then close. The place is free without an event.
  */
@@ -1279,6 +1330,7 @@ server_suite(void)
 	tcase_add_test(tl, batch_event_after_answer);
 	tcase_add_test(tl, memory_budget_requests);
 	tcase_add_test(tl, memory_budget_output);
+	tcase_add_test(tl, memory_budget_balanced);
 	tcase_add_test(tl, half_closed_subscriber);
 	tcase_add_test(tl, write_timeout);
 	tcase_add_test(tl, reserved_for_admins);
