@@ -9,6 +9,13 @@
 #include "client.h"
 
 #define CLIENT_MAX_LINE		(64u << 20)
+/*
+ * What json-c may build of one line: it holds about 800 bytes for every
+ * {} and 100 for every value, so 64 MiB of "{}," would cost it some
+ * 16 GiB. Far beyond any answer or event of a daemon.
+ */
+#define CLIENT_MAX_CONTAINERS	16384
+#define CLIENT_MAX_VALUES	262144
 /* Notifications kept while a call waits; see client_queue_event(). */
 #define CLIENT_EVENTS_KEPT	1024
 

@@ -169,6 +169,44 @@ client_buf_room(struct rpc_client *c)
 	return 0;
 }
 
+/*
+ * Counts objects, arrays and values in a line before json-c builds them,
+ * strings skipped: quoted with " or (json-c's own extension) with '.
+ */
+static int
+line_too_complex(const char *s, size_t n)
+{
+	size_t containers = 0, values = 0;
+	char quote = 0;
+	int escaped = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (quote) {
+			if (escaped)
+				escaped = 0;
+			else if (s[i] == '\\')
+				escaped = 1;
+			else if (s[i] == quote)
+				quote = 0;
+			continue;
+		}
+		switch (s[i]) {
+		case '"':
+		case '\'':
+			quote = s[i];
+			break;
+		case '{':
+		case '[':
+			containers++;
+			break;
+		case ',':
+			values++;
+			break;
+		}
+	}
+	return containers > CLIENT_MAX_CONTAINERS || values > CLIENT_MAX_VALUES;
+}
+
 int
 client_take_line(struct rpc_client *c, struct json_object **out)
 {
@@ -177,7 +215,9 @@ client_take_line(struct rpc_client *c, struct json_object **out)
 	if (nl == NULL)
 		return 0;
 	*nl = '\0';
-	*out = json_tokener_parse(c->buf);
+	/* A daemon's line is trusted no more than a disk: it may not take our memory. */
+	*out = line_too_complex(c->buf, (size_t)(nl - c->buf)) ? NULL :
+	    json_tokener_parse(c->buf);
 	c->len -= (size_t)(nl + 1 - c->buf);
 	memmove(c->buf, nl + 1, c->len);
 	if (*out == NULL)

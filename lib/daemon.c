@@ -287,7 +287,8 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 	D.sock.fd = -1;
 	/*
 	 * Client buffers grow to megabytes and shrink again: mapped apart
-	 * (and grown with mremap), they go back to the system when freed
+	 * (grown by copy: secret.c's realloc wipes the old block, so no
+	 * mremap), they go back to the system when freed
 	 * instead of fragmenting the heap. A fixed threshold also stops
 	 * glibc from raising it after the first large free.
 	 */

@@ -240,14 +240,15 @@ child_exec(char *const argv[], int out)
 struct nas_child *
 nas_child_start(char *const argv[], nas_child_cb cb, void *arg)
 {
-	static int subreaper;
+	static pid_t subreaper;	/* the process that is one */
 	struct nas_child *ch;
 	sigset_t all, old;
 	int p[2];
 	pid_t pid;
 
-	if (!subreaper && prctl(PR_SET_CHILD_SUBREAPER, 1) == 0)
-		subreaper = 1;
+	/* Not inherited by fork (daemon(3)): set in the process we are now. */
+	if (subreaper != getpid() && prctl(PR_SET_CHILD_SUBREAPER, 1) == 0)
+		subreaper = getpid();
 	/* The default loop catches SIGCHLD from its creation on: before fork. */
 	(void)nas_loop();
 	if ((ch = calloc(1, sizeof(*ch))) == NULL)

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "client-private.h"
 #include "rpc.h"
 #include "unit-util.h"
 
@@ -412,6 +412,48 @@ START_TEST(malformed_answers)
 	ck_assert_int_eq(rpc_client_call(cl, "a.b", NULL, &r, &err), -1);
 	ck_assert_int_eq(err.code, RPC_CLIENT_IO);
 	close(fd);
+}
+END_TEST
+
+/*
+ * An answer json-c would spend gigabytes on (about 800 bytes a {}) is
+ * refused before it is parsed: here one object past the cap, after
+ * first (json-c also takes strings in single quotes, where a " hides
+ * nothing).
+ */
+static void
+too_complex_refused(const char *first)
+{
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"result\":[";
+	static const char tail[] = "{}],\"id\":1}\n";
+	size_t len = sizeof(head) + strlen(first) + 3 * (size_t)CLIENT_MAX_CONTAINERS +
+	    sizeof(tail);
+	char *text = malloc(len), *p;
+	struct json_object *r;
+	int fd;
+
+	ck_assert_ptr_nonnull(text);
+	p = stpcpy(stpcpy(text, head), first);
+	/* With the answer itself and its array: past the cap by one. */
+	for (int i = 0; i < CLIENT_MAX_CONTAINERS - 2; i++)
+		p = stpcpy(p, "{},");
+	strcpy(p, tail);
+	fd = peer_says(text);
+	ck_assert_int_eq(rpc_client_call(cl, "a.b", NULL, &r, &err), -1);
+	ck_assert_int_eq(err.code, RPC_CLIENT_IO);
+	close(fd);
+	free(text);
+}
+
+START_TEST(answer_too_complex)
+{
+	too_complex_refused("");
+}
+END_TEST
+
+START_TEST(answer_too_complex_quoted)
+{
+	too_complex_refused("'\"',");
 }
 END_TEST
 
@@ -869,6 +911,8 @@ client_suite(void)
 	tcase_add_test(tp, answers_matched_by_id);
 	tcase_add_test(tp, null_id_error_answers);
 	tcase_add_test(tp, malformed_answers);
+	tcase_add_test(tp, answer_too_complex);
+	tcase_add_test(tp, answer_too_complex_quoted);
 	tcase_add_test(tp, timeout);
 	tcase_add_test(tp, request_on_the_wire);
 	tcase_add_test(tp, notification_method_not_string);

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,12 +83,17 @@ static const struct rpc_method methods[] = {
 	{ NULL, NULL, NULL, 0, NULL }
 };
 
-/* The limits of setup(); the other fields 0: not enforced. */
+/*
+ * The limits of setup(); the other fields 0: not enforced. The request
+ * timeout is far beyond any stall of a loaded machine: a test that
+ * sends a request in parts must not race it (request_timeout sets a
+ * short one of its own).
+ */
 static struct rpc_limits
 base_limits(void)
 {
 	struct rpc_limits lim = { .max_request = 1024, .max_clients = 4,
-	    .client_timeout_ms = 200, .output_limit = 65536 };
+	    .client_timeout_ms = 600000, .output_limit = 65536 };
 
 	return lim;
 }
@@ -347,8 +353,13 @@ END_TEST
 
 START_TEST(request_timeout)
 {
-	int fd = unit_connect(path), other = unit_connect(path);
+	struct rpc_limits lim = base_limits();
+	int fd, other;
 
+	lim.client_timeout_ms = 200;
+	rpc_server_set_limits(srv, &lim);
+	fd = unit_connect(path);
+	other = unit_connect(path);
 	unit_send(fd, "{\"jsonrpc\":", 11);
 	/* Another client is served while this one dawdles. */
 	unit_send(other, REQ, strlen(REQ));
@@ -728,6 +739,56 @@ START_TEST(memory_budget_output)
 	close(other);
 	ck_assert(pump_until_nconns(0));
 	ck_assert_uint_eq(rpc_server_mem_used(srv), 0);
+}
+END_TEST
+
+/*
+ * Every way a connection can end gives its share of the budget back:
+ * refused half-way through a request, cut off in a streamed batch, refused by a cap or
+ * the byte limit, after a parse error, with unread output, half-closed
+ * as a subscriber.
+ */
+START_TEST(memory_budget_balanced)
+{
+	static const char sub[] = "{\"jsonrpc\":\"2.0\",\"method\":\"events.subscribe\",\"id\":1}\n";
+	static const char cut[] = "[" BLOB(40000) "," BLOB(40000) "," BLOB(40000) "]\n";
+	static const char big[] = BLOB(40000) "\n";
+	char *head = repeat("{\"jsonrpc\":\"2.0\",\"method\":\"thing.get\",\"id\":1,"
+	    "\"params\":{\"a\":[", "0", ",", 1000, ",");
+	char *many = repeat("[", ELEM, ",", RPC_MAX_BATCH + 1, "]\n");
+	char *huge = repeat("[\"", "x", "", 40000, "\"]\n");
+	struct rpc_limits lim = base_limits();
+	int fd[8];
+
+	/* Writes to the clients that closed: ignored, as nas_daemon_main does. */
+	signal(SIGPIPE, SIG_IGN);
+	lim.max_request = 32768;
+	lim.max_clients = 8;
+	lim.memory_budget = 8 << 20;
+	rpc_server_set_limits(srv, &lim);
+	for (int i = 0; i < 8; i++)
+		fd[i] = unit_connect(path);
+	/* Counted, then too large: refused with its share still held. */
+	unit_send(fd[0], head, strlen(head));
+	unit_send(fd[0], huge, strlen(huge));
+	unit_send(fd[1], cut, strlen(cut));
+	unit_send(fd[2], big, strlen(big));
+	unit_send(fd[3], many, strlen(many));
+	unit_send(fd[4], huge, strlen(huge));
+	unit_send(fd[5], "{\"x\":]", 6);
+	unit_send(fd[6], sub, strlen(sub));
+	shutdown(fd[6], SHUT_WR);
+	unit_send(fd[7], "[" ELEM, strlen("[" ELEM));
+	for (int i = 0; i < 20; i++)
+		unit_pump();
+	ck_assert_uint_gt(rpc_server_mem_used(srv), 0);
+	for (int i = 0; i < 8; i++)
+		close(fd[i]);
+	ck_assert(pump_until_nconns(0));
+	ck_assert_uint_eq(rpc_server_mem_used(srv), 0);
+	free(head);
+	free(many);
+	free(huge);
 }
 END_TEST
 
@@ -1239,6 +1300,12 @@ server_suite(void)
 	TCase *ts = tcase_create("socket");
 
 	tcase_add_checked_fixture(tf, setup, teardown);
+	/*
+	 * split_at_every_byte waits ~200 times for silence (a 5 ms poll
+	 * each): about 1 s on an idle machine, past Check's default 4 s
+	 * on a loaded one.
+	 */
+	tcase_set_timeout(tf, 60);
 	tcase_add_test(tf, one_request);
 	tcase_add_test(tf, split_at_every_byte);
 	tcase_add_test(tf, byte_by_byte);
@@ -1269,6 +1336,7 @@ server_suite(void)
 	tcase_add_test(tl, batch_event_after_answer);
 	tcase_add_test(tl, memory_budget_requests);
 	tcase_add_test(tl, memory_budget_output);
+	tcase_add_test(tl, memory_budget_balanced);
 	tcase_add_test(tl, half_closed_subscriber);
 	tcase_add_test(tl, write_timeout);
 	tcase_add_test(tl, reserved_for_admins);

@@ -4,6 +4,7 @@
  * with default signal handling, a timeout or the daemon's shutdown
  * kills the child's whole process group.
  */
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -427,6 +428,34 @@ START_TEST(daemon_stops_children_on_sigterm)
 }
 END_TEST
 
+/*
+ * Children started after the daemon forks (daemon(3) when it goes to
+ * the background) still have it as their subreaper: PR_SET_CHILD_SUBREAPER
+ * is not inherited by fork, so what an earlier spawn set before the
+ * fork does not count.
+ */
+START_TEST(subreaper_after_fork)
+{
+	int st, sub = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(nas_spawn(sh("exit 0"), done_cb, NULL), 0);
+	ck_assert(wait_for(&called));
+	if ((pid = fork()) == 0) {
+		ev_loop_fork(EV_DEFAULT);
+		called = 0;
+		if (nas_spawn(sh("exit 0"), done_cb, NULL) == -1 ||
+		    prctl(PR_GET_CHILD_SUBREAPER, &sub) == -1 || !wait_for(&called))
+			_exit(2);
+		_exit(sub == 1 ? 0 : 1);
+	}
+	ck_assert_int_ne(pid, -1);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "forked process: not the subreaper of its children (status %#x)", st);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -446,6 +475,7 @@ main(void)
 	tcase_add_test(tc, exec_failure);
 	tcase_add_test(tc, terminate_in_callback);
 	tcase_add_test(tc, daemon_stops_children_on_sigterm);
+	tcase_add_test(tc, subreaper_after_fork);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
