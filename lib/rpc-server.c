@@ -553,20 +553,26 @@ hup_cb(struct ev_loop *l, ev_io *w, int revents)
  * (EPOLLHUP) of a peer that closes entirely.
  */
 static int
+hup_open(struct rpc_server *s)
+{
+	if ((s->hup_fd = epoll_create1(EPOLL_CLOEXEC)) == -1) {
+		log_warn("epoll_create1");
+		return -1;
+	}
+	ev_io_init(&s->hio, hup_cb, s->hup_fd, EV_READ);
+	s->hio.data = s;
+	ev_io_start(loop(), &s->hio);
+	return 0;
+}
+
+static int
 hup_watch(struct rpc_conn *c)
 {
 	struct rpc_server *s = c->srv;
 	struct epoll_event ev = { .events = 0, .data.ptr = c };
 
-	if (s->hup_fd == -1) {
-		if ((s->hup_fd = epoll_create1(EPOLL_CLOEXEC)) == -1) {
-			log_warn("epoll_create1");
-			return -1;
-		}
-		ev_io_init(&s->hio, hup_cb, s->hup_fd, EV_READ);
-		s->hio.data = s;
-		ev_io_start(loop(), &s->hio);
-	}
+	if (s->hup_fd == -1 && hup_open(s) == -1)
+		return -1;
 	if (epoll_ctl(s->hup_fd, EPOLL_CTL_ADD, c->fd, &ev) == -1) {
 		log_warn("epoll_ctl");
 		return -1;
@@ -862,6 +868,10 @@ accept_prepare(struct rpc_server *s)
 	s->accept_pause.data = s;
 	if (s->spare_fd == -1 && (s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		log_warn("spare descriptor");
+	/* Made now, not at the first half-close: the descriptors a daemon
+	   holds stay the same whatever its clients do (tests/host/soak). */
+	if (s->hup_fd == -1)
+		hup_open(s);
 }
 
 /* A socket file that nobody answers on is stale and may be replaced. */
