@@ -365,7 +365,8 @@ scan_duplicates(struct scan *sc)
 	const struct scan_name *dup = NULL, *first = NULL;
 	size_t i = 0, j;
 
-	qsort(sc->names, sc->n, sizeof(*sc->names), name_cmp);
+	if (sc->n > 1)	/* an empty file has no names: qsort(NULL) is undefined */
+		qsort(sc->names, sc->n, sizeof(*sc->names), name_cmp);
 	for (; i < sc->n; i = j) {
 		for (j = i + 1; j < sc->n && same_name(&sc->names[i], &sc->names[j]); j++)
 			;

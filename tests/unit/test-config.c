@@ -292,6 +292,16 @@ START_TEST(continuation_is_one_line)
 }
 END_TEST
 
+/* An empty file is every default; its scan has no names to sort
+   (qsort of NULL, found by fuzz-config under UBSan). */
+START_TEST(empty_file_is_defaults)
+{
+	cf = load_text("");
+	ck_assert_msg(cf != NULL, "%s", err);
+	ck_assert_int_eq(conf_bool(cf, "extra", "debug"), 0);
+}
+END_TEST
+
 /* A directory read as an empty file: every default, silently. */
 START_TEST(directory_is_refused)
 {
@@ -466,6 +476,7 @@ config_suite(void)
 	tcase_add_test(tc, sections_and_keys_ignore_case);
 	tcase_add_test(tc, syntax_error_names_file);
 	tcase_add_test(tc, error_is_truncated_safely);
+	tcase_add_test(tc, empty_file_is_defaults);
 	tcase_add_test(tc, print_golden);
 	tcase_add_test(tc, print_reloads);
 	tcase_add_exit_test(tc, getter_for_undeclared_key_exits, 1);
