@@ -100,6 +100,12 @@ collect(const struct disk *d, const struct label *l, int next_slot)
 		v->split |= 1U << m;
 		return;
 	}
+	/* A running volume's members are known: a label that names others is not one. */
+	if (v->assembled && !label_same_members(l, &v->label)) {
+		log_warnx("volume %s: %s claims member %d with a label that describes other "
+		    "disks or arrays: left out", v->name, d->sys.name, m + 1);
+		return;
+	}
 	snprintf(v->disk[m], sizeof(v->disk[m]), "%s", d->sys.name);
 	v->mlabel[m] = *l;
 	v->next_slot[m] = next_slot;
@@ -155,16 +161,27 @@ set_inconsistent(struct volume *v, const char *fmt, ...)
 	return 0;
 }
 
-/* Present members at the newest generation must say the same. */
+/*
+ * Present members at the newest generation must say the same, and the
+ * older ones must describe the same members and arrays (a newer label
+ * that does not was copied from elsewhere and is never obeyed).
+ */
 static int
 members_disagree(struct volume *v)
 {
-	for (int m = 0; m < v->label.ndisks; m++)
-		if (v->disk[m][0] && v->mlabel[m].generation == v->label.generation &&
-		    !label_agrees(v, m))
+	for (int m = 0; m < PLAN_MAX_DISKS; m++) {
+		if (v->disk[m][0] == '\0')
+			continue;
+		if (m >= v->label.ndisks || !label_same_members(&v->mlabel[m], &v->label))
+			return set_inconsistent(v, "member %d's label describes other disks "
+			    "or arrays than the newest label (generation %llu): a disk may "
+			    "come from elsewhere; remove the one that does not belong", m + 1,
+			    (unsigned long long)v->label.generation), 1;
+		if (v->mlabel[m].generation == v->label.generation && !label_agrees(v, m))
 			return set_inconsistent(v, "member %d's label differs from the "
 			    "others' at generation %llu: volume.delete erases the present "
 			    "members", m + 1, (unsigned long long)v->label.generation), 1;
+	}
 	return 0;
 }
 

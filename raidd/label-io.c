@@ -186,6 +186,34 @@ label_agrees(const struct volume *v, int m)
 	    memcmp(a, b, sizeof(a)) == 0;
 }
 
+/*
+ * a and b describe the same set of disks and arrays. No operation here
+ * changes these between generations, so a label that differs from an
+ * older member's in them was not written by raidd to this volume: a
+ * copy from elsewhere, widened or reshaped, is never obeyed.
+ */
+int
+label_same_members(const struct label *a, const struct label *b)
+{
+	if (a->level != b->level || a->ndisks != b->ndisks || a->ntiers != b->ntiers ||
+	    a->size != b->size || a->ndisks > PLAN_MAX_DISKS || a->ntiers > PLAN_MAX_TIERS)
+		return 0;
+	for (int m = 0; m < a->ndisks; m++)
+		if (memcmp(a->member[m].uuid, b->member[m].uuid, 16) != 0 ||
+		    a->member[m].size != b->member[m].size ||
+		    strncmp(a->member[m].serial, b->member[m].serial, LABEL_SERIAL_MAX) != 0)
+			return 0;
+	for (int t = 0; t < a->ntiers; t++) {
+		const struct label_tier *x = &a->tier[t], *y = &b->tier[t];
+
+		if (x->kind != y->kind || x->nmembers != y->nmembers || x->chunk != y->chunk ||
+		    x->tier_size != y->tier_size || memcmp(x->array_uuid, y->array_uuid, 16) != 0 ||
+		    memcmp(x->member, y->member, sizeof(x->member)) != 0)
+			return 0;
+	}
+	return 1;
+}
+
 int
 label_write_all(struct volume *v, char *err, size_t errlen)
 {

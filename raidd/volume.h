@@ -62,6 +62,7 @@ int	 label_write_all(struct volume *, char *err, size_t errlen);
 int	 label_write_some(struct volume *, unsigned mask, char *err, size_t errlen);
 int	 label_next(struct volume *, char *err, size_t errlen);
 int	 label_agrees(const struct volume *, int m);
+int	 label_same_members(const struct label *, const struct label *);
 int	 member_verify(const struct volume *, int m, char *err, size_t errlen);
 int	 member_is(const struct disk *, const struct volume *, int m);
 

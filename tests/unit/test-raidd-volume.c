@@ -981,6 +981,67 @@ START_TEST(disagreeing_members_are_not_rewritten)
 }
 END_TEST
 
+/*
+ * A disk from elsewhere carrying a copy of a member's label, made newer
+ * and widened to a third member (itself) with a delete covering all:
+ * the real members' labels describe another set of members, so the
+ * forged one is not obeyed and nothing is erased.
+ */
+START_TEST(forged_wider_label_is_not_obeyed)
+{
+	struct label l;
+	uint64_t a, b;
+
+	make_r();
+	sim_power_cut();
+	add_disk(3, "sdc", 4 * GIB);
+	slot_rw("sda", 1, &l, 0);
+	l.ndisks = 3;
+	l.position = 2;
+	memset(l.member[2].uuid, 0x5a, 16);
+	snprintf(l.member[2].serial, sizeof(l.member[2].serial), "SER3");
+	l.member[2].size = 4 * GIB;
+	for (int t = 0; t < l.ntiers; t++) {
+		l.tier[t].role = LABEL_NO_ROLE;
+		l.tier[t].start = 0;
+		l.tier[t].size = 0;
+	}
+	l.generation += 5;
+	l.intent.op = LABEL_OP_DELETING;
+	l.intent.covered = 0x7;
+	l.intent.target = l.generation + 1;
+	slot_rw("sdc", 0, &l, 1);
+	a = fingerprint("sda", 4 * GIB);
+	b = fingerprint("sdb", 4 * GIB);
+	reboot();
+	ck_assert_uint_eq(fingerprint("sda", 4 * GIB), a);
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), b);
+	ck_assert_ptr_nonnull(volume_find("r"));
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_INCONSISTENT);
+	ck_assert_int_eq(sim_mount_count(), 0);
+}
+END_TEST
+
+/* A running volume's pulled member's place is not taken by a label naming other disks. */
+START_TEST(forged_member_of_running_volume_is_left_out)
+{
+	struct label l;
+
+	make_r();
+	slot_rw("sdb", 1, &l, 0);
+	sim_pull_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	add_disk(3, "sdc", 4 * GIB);
+	snprintf(l.member[1].serial, sizeof(l.member[1].serial), "SER3");
+	slot_rw("sdc", 0, &l, 1);
+	disk_refresh(1);
+	volume_scan();
+	ck_assert_str_eq(volume_find("r")->disk[1], "");
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_DEGRADED);
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -1018,6 +1079,8 @@ volume_suite(void)
 	tcase_add_test(tc, failed_commit_is_not_committed);
 	tcase_add_test(tc, generation_max_is_wipeable);
 	tcase_add_test(tc, disagreeing_members_are_not_rewritten);
+	tcase_add_test(tc, forged_wider_label_is_not_obeyed);
+	tcase_add_test(tc, forged_member_of_running_volume_is_left_out);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
