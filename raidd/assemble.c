@@ -452,6 +452,51 @@ mark_failed(struct volume *v, int m, const char *md)
 }
 
 /*
+ * Faulty with its disk here all along (its device exists, it never
+ * left the scan): md failed it for errors. A disk that went and came
+ * back left a faulty entry too, and is not one.
+ */
+static void
+note_failed(struct volume *v, int m, const char *md, const struct sys_md_status *st,
+    const char *dev)
+{
+	for (int i = 0; i < st->nmembers; i++)
+		if (strcmp(st->member[i].dev, dev) == 0 && st->member[i].present &&
+		    strstr(st->member[i].state, "faulty") && !(v->pulled & (1U << m)))
+			mark_failed(v, m, md);
+}
+
+/*
+ * At every state check, not only at a disk's uevent (md's own uevents
+ * do not rescan): a failing disk md kicked, then dropped from the bus
+ * before the next disk uevent, would otherwise count as pulled and
+ * rejoin when it comes back - and again at each flap.
+ */
+void
+volume_note_failed(struct volume *v)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+
+	if (!v->assembled || v->job || v->held)
+		return;
+	for (int t = 0; t < v->label.ntiers; t++) {
+		const struct label_tier *lt = &v->label.tier[t];
+
+		volume_md_name(v, t, md, sizeof(md));
+		if (lt->kind == TIER_NONE || sys->md_status(md, &st) == -1)
+			continue;
+		for (int r = 0; r < lt->nmembers; r++) {
+			int m = lt->member[r];
+
+			if (v->disk[m][0] && sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start,
+			    dev, sizeof(dev)) == 0)
+				note_failed(v, m, md, &st, dev);
+		}
+	}
+}
+
+/*
  * A member pulled from a running volume and put back rejoins its
  * arrays once its superblock says it may (may_rejoin); md resyncs
  * what it missed through the bitmap.
@@ -476,11 +521,8 @@ readd_members(struct volume *v)
 			if (v->disk[m][0] == '\0' || sys->part_dev(v->disk[m],
 			    v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1)
 				continue;
-			/* Faulty with its disk here all along: md failed it for errors.
-			   A disk that went and came back left a faulty entry too. */
+			note_failed(v, m, md, &st, dev);
 			state = member_state(&st, dev);
-			if (state && strstr(state, "faulty") && !(v->pulled & (1U << m)))
-				mark_failed(v, m, md);
 			if ((state && !strstr(state, "faulty")) || (v->label.failed & (1U << m)) ||
 			    (v->split & (1U << m)))
 				continue;

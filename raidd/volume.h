@@ -89,6 +89,7 @@ int	 volume_waits(const struct volume *);
 
 /* assemble.c */
 void	 volume_scan(void);
+void	 volume_note_failed(struct volume *);
 int	 volume_assemble(struct volume *, char *err, size_t errlen);
 int	 volume_mount(struct volume *, char *err, size_t errlen);
 int	 volume_unmount(struct volume *, char *err, size_t errlen);

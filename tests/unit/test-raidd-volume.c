@@ -1042,6 +1042,30 @@ START_TEST(forged_member_of_running_volume_is_left_out)
 }
 END_TEST
 
+/*
+ * A failing disk: md kicks it, the next state check sees it, then it
+ * drops off the bus and comes back (a flap). It is not a pulled member
+ * back: it stays out.
+ */
+START_TEST(failed_member_that_flaps_stays_out)
+{
+	struct volume *v;
+
+	make_r();
+	sim_fail_member("md_r_t1", "sdb1");
+	volume_check_states();
+	sim_pull_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	sim_push_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	v = volume_find("r");
+	ck_assert_uint_eq(v->label.failed, 0x2);
+	ck_assert_int_eq(volume_state_now(v), VOL_DEGRADED);
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -1081,6 +1105,7 @@ volume_suite(void)
 	tcase_add_test(tc, disagreeing_members_are_not_rewritten);
 	tcase_add_test(tc, forged_wider_label_is_not_obeyed);
 	tcase_add_test(tc, forged_member_of_running_volume_is_left_out);
+	tcase_add_test(tc, failed_member_that_flaps_stays_out);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
