@@ -451,15 +451,43 @@ mark_failed(struct volume *v, int m, const char *md)
 	member_event("volume.member_failed", v, m, md, NULL);
 }
 
+typedef void member_fn(struct volume *, int t, int r, const char *md, const char *dev,
+    const struct sys_md_status *);
+
+/* fn for every member of v's running arrays whose disk was in the last scan. */
+static void
+each_md_member(struct volume *v, member_fn *fn)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+
+	for (int t = 0; t < v->label.ntiers; t++) {
+		const struct label_tier *lt = &v->label.tier[t];
+
+		volume_md_name(v, t, md, sizeof(md));
+		if (lt->kind == TIER_NONE || sys->md_status(md, &st) == -1)
+			continue;
+		for (int r = 0; r < lt->nmembers; r++) {
+			int m = lt->member[r];
+
+			if (v->disk[m][0] && sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start,
+			    dev, sizeof(dev)) == 0)
+				fn(v, t, r, md, dev, &st);
+		}
+	}
+}
+
 /*
  * Faulty with its disk here all along (its device exists, it never
  * left the scan): md failed it for errors. A disk that went and came
  * back left a faulty entry too, and is not one.
  */
 static void
-note_failed(struct volume *v, int m, const char *md, const struct sys_md_status *st,
-    const char *dev)
+note_failed(struct volume *v, int t, int r, const char *md, const char *dev,
+    const struct sys_md_status *st)
 {
+	int m = v->label.tier[t].member[r];
+
 	for (int i = 0; i < st->nmembers; i++)
 		if (strcmp(st->member[i].dev, dev) == 0 && st->member[i].present &&
 		    strstr(st->member[i].state, "faulty") && !(v->pulled & (1U << m)))
@@ -475,25 +503,8 @@ note_failed(struct volume *v, int m, const char *md, const struct sys_md_status 
 void
 volume_note_failed(struct volume *v)
 {
-	struct sys_md_status st;
-	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
-
-	if (!v->assembled || v->job || v->held)
-		return;
-	for (int t = 0; t < v->label.ntiers; t++) {
-		const struct label_tier *lt = &v->label.tier[t];
-
-		volume_md_name(v, t, md, sizeof(md));
-		if (lt->kind == TIER_NONE || sys->md_status(md, &st) == -1)
-			continue;
-		for (int r = 0; r < lt->nmembers; r++) {
-			int m = lt->member[r];
-
-			if (v->disk[m][0] && sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start,
-			    dev, sizeof(dev)) == 0)
-				note_failed(v, m, md, &st, dev);
-		}
-	}
+	if (v->assembled && !v->job && !v->held)
+		each_md_member(v, note_failed);
 }
 
 /*
@@ -502,50 +513,41 @@ volume_note_failed(struct volume *v)
  * what it missed through the bitmap.
  */
 static void
+readd_one(struct volume *v, int t, int r, const char *md, const char *dev,
+    const struct sys_md_status *st)
+{
+	int m = v->label.tier[t].member[r], rc;
+	const char *state = member_state(st, dev);
+	char why[200];
+
+	if ((state && !strstr(state, "faulty")) || (v->label.failed & (1U << m)) ||
+	    (v->split & (1U << m)))
+		return;
+	if ((rc = may_rejoin(v, t, r, dev, st, why, sizeof(why))) != 0) {
+		if (rc == 1)
+			v->split |= 1U << m;
+		log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
+		    v->name, dev, m + 1, md, why);
+		snprintf(v->problem, sizeof(v->problem), "member %d (%s) is kept "
+		    "out of %s: %.150s", m + 1, v->disk[m], md, why);
+		member_event(rc == 1 ? "volume.split_brain" : "volume.member_refused",
+		    v, m, md, why);
+		return;
+	}
+	if (sys->md_readd(md, dev, r) == -1) {
+		log_warn("volume %s: %s could not rejoin %s", v->name, dev, md);
+		return;
+	}
+	v->pulled &= ~(1U << m);
+	log_info("volume %s: %s (member %d) rejoined %s", v->name, dev, m + 1, md);
+	member_event("volume.member_rejoined", v, m, md, NULL);
+}
+
+static void
 readd_members(struct volume *v)
 {
-	struct sys_md_status st;
-	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], why[200];
-	const char *state;
-	int rc;
-
-	for (int t = 0; t < v->label.ntiers; t++) {
-		const struct label_tier *lt = &v->label.tier[t];
-
-		volume_md_name(v, t, md, sizeof(md));
-		if (lt->kind == TIER_NONE || sys->md_status(md, &st) == -1)
-			continue;
-		for (int r = 0; r < lt->nmembers; r++) {
-			int m = lt->member[r];
-
-			if (v->disk[m][0] == '\0' || sys->part_dev(v->disk[m],
-			    v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1)
-				continue;
-			note_failed(v, m, md, &st, dev);
-			state = member_state(&st, dev);
-			if ((state && !strstr(state, "faulty")) || (v->label.failed & (1U << m)) ||
-			    (v->split & (1U << m)))
-				continue;
-			if ((rc = may_rejoin(v, t, r, dev, &st, why, sizeof(why))) != 0) {
-				if (rc == 1)
-					v->split |= 1U << m;
-				log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
-				    v->name, dev, m + 1, md, why);
-				snprintf(v->problem, sizeof(v->problem), "member %d (%s) is kept "
-				    "out of %s: %.150s", m + 1, v->disk[m], md, why);
-				member_event(rc == 1 ? "volume.split_brain" : "volume.member_refused",
-				    v, m, md, why);
-				continue;
-			}
-			if (sys->md_readd(md, dev, r) == -1) {
-				log_warn("volume %s: %s could not rejoin %s", v->name, dev, md);
-				continue;
-			}
-			v->pulled &= ~(1U << m);
-			log_info("volume %s: %s (member %d) rejoined %s", v->name, dev, m + 1, md);
-			member_event("volume.member_rejoined", v, m, md, NULL);
-		}
-	}
+	each_md_member(v, note_failed);
+	each_md_member(v, readd_one);
 }
 
 static void
