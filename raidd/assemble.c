@@ -442,10 +442,8 @@ mark_failed(struct volume *v, int m, const char *md)
 	log_warnx("volume %s: md failed %s (member %d) in %s: it stays out until cleared",
 	    v->name, v->disk[m], m + 1, md);
 	v->label.failed |= 1U << m;
-	if (label_next(v, err, sizeof(err)) == -1 ||
-	    label_write_some(v, ~(1U << m), err, sizeof(err)) == -1) {
+	if (label_change(v, ~(1U << m), &was, err, sizeof(err)) == -1) {
 		log_warnx("volume %s: %s", v->name, err);
-		v->label = was;
 		v->label.failed |= 1U << m;	/* kept out in memory at least */
 	}
 	member_event("volume.member_failed", v, m, md, NULL);

@@ -172,6 +172,27 @@ label_next(struct volume *v, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * v's label, changed from was, at the next generation on the members
+ * in mask. When a write fails after some member took the new
+ * generation, that generation stays v's (a reboot adopts it too): the
+ * next change gets a newer one, and never writes other content at a
+ * generation a member already holds. Otherwise v's label is was again.
+ */
+int
+label_change(struct volume *v, unsigned mask, const struct label *was, char *err,
+    size_t errlen)
+{
+	if (label_next(v, err, errlen) == 0 && label_write_some(v, mask, err, errlen) == 0)
+		return 0;
+	for (int m = 0; m < v->label.ndisks; m++)
+		if (v->disk[m][0] && v->mlabel[m].generation == v->label.generation &&
+		    v->label.generation != was->generation)
+			return -1;
+	v->label = *was;
+	return -1;
+}
+
 /* Member m's own label says what the volume's newest label says. */
 int
 label_agrees(const struct volume *v, int m)

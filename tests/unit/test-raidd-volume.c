@@ -1066,6 +1066,34 @@ START_TEST(failed_member_that_flaps_stays_out)
 }
 END_TEST
 
+/*
+ * A label write that reached some members and then failed: the next
+ * change must not write other content at the generation those members
+ * already hold (a reboot would find the members disagreeing).
+ */
+START_TEST(partial_label_write_then_another_change)
+{
+	add_disk(3, "sdc", 4 * GIB);
+	disk_refresh(0);
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"t\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}")), JOB_DONE);
+	sim_fail_member("md_t_t1", "sdc1");
+	volume_scan();
+	ck_assert_uint_eq(volume_find("t")->label.failed, 0x4);
+	/* volume.clear reaches sda, then sdb's write fails. */
+	sim_fail_after(1);
+	json_object_put(call("volume.clear", "{\"name\":\"t\"}"));
+	sim_fail_after(-1);
+	/* Then md fails sdb for errors. */
+	sim_fail_member("md_t_t1", "sdb1");
+	volume_scan();
+	volume_scan();
+	reboot();
+	ck_assert_int_ne(volume_state_now(volume_find("t")), VOL_INCONSISTENT);
+	ck_assert_int_eq(sim_mount_count(), 1);
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -1106,6 +1134,7 @@ volume_suite(void)
 	tcase_add_test(tc, forged_wider_label_is_not_obeyed);
 	tcase_add_test(tc, forged_member_of_running_volume_is_left_out);
 	tcase_add_test(tc, failed_member_that_flaps_stays_out);
+	tcase_add_test(tc, partial_label_write_then_another_change);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
