@@ -548,14 +548,21 @@ readd_members(struct volume *v)
 	each_md_member(v, readd_one);
 }
 
+/*
+ * Pass 0: this unit's live volumes; 1: this unit's volumes deleted while
+ * a member was absent; 2: other units'. An earlier pass keeps its names.
+ */
 static void
-collect_all(int local)
+collect_all(int pass)
 {
 	for (int i = 0; i < disk_count(); i++) {
 		struct disk *d = disk_at(i);
+		int p;
 
-		if (d->label_rc == 0 && !d->flash && !volume_of_disk(d->sys.name) &&
-		    unit_is_local(d->label.unit) == local)
+		if (d->label_rc != 0 || d->flash || volume_of_disk(d->sys.name))
+			continue;
+		p = !unit_is_local(d->label.unit) ? 2 : unit_deleted(d->label.volume_uuid) ? 1 : 0;
+		if (p == pass)
 			collect(d, &d->label, d->label_next);
 	}
 }
@@ -566,10 +573,11 @@ volume_scan(void)
 	struct volume *v;
 	char err[256];
 
-	/* The labels disk_refresh() read and proved; this unit's first, so
-	   that a volume carried in never takes a local one's name. */
-	collect_all(1);
-	collect_all(0);
+	/* The labels disk_refresh() read and proved; this unit's live volumes
+	   first, so that a volume carried in, or one deleted here while a
+	   member was absent, never takes a live one's name. */
+	for (int pass = 0; pass < 3; pass++)
+		collect_all(pass);
 	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
 		if (reconsider(v)) {
 			i--;

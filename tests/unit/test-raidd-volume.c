@@ -1094,6 +1094,31 @@ START_TEST(partial_label_write_then_another_change)
 }
 END_TEST
 
+/*
+ * A member absent at a delete, put back after a new volume took the
+ * name: the deleted volume's disk comes first in disk order, yet the
+ * live volume keeps its name and is mounted.
+ */
+START_TEST(deleted_volume_never_takes_a_live_ones_name)
+{
+	add_disk(3, "sdc", 4 * GIB);
+	disk_refresh(0);
+	make_r();
+	sim_pull_disk("sda");
+	disk_refresh(1);
+	volume_scan();
+	call_ok("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"r\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay2\",\"bay3\"]}")), JOB_DONE);
+	sim_push_disk("sda");
+	reboot();
+	ck_assert_ptr_nonnull(volume_find("r"));
+	ck_assert_str_eq(volume_find("r")->disk[0], "sdb");
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_CLEAN);
+	ck_assert_int_eq(sim_mount_count(), 1);
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -1135,6 +1160,7 @@ volume_suite(void)
 	tcase_add_test(tc, forged_member_of_running_volume_is_left_out);
 	tcase_add_test(tc, failed_member_that_flaps_stays_out);
 	tcase_add_test(tc, partial_label_write_then_another_change);
+	tcase_add_test(tc, deleted_volume_never_takes_a_live_ones_name);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
