@@ -196,9 +196,7 @@ relabel(struct rpc_call *c, struct volume *v, const uint8_t *unit, int clear_fai
 		memcpy(v->label.unit, unit, 16);
 	if (clear_failed)
 		v->label.failed = 0;
-	if (label_next(v, err, sizeof(err)) == -1 ||
-	    label_write_all(v, err, sizeof(err)) == -1) {
-		v->label = was;
+	if (label_change(v, ~0U, &was, err, sizeof(err)) == -1) {
 		rpc_error(c, NAS_ERR_FAILED, "%s", err);
 		return -1;
 	}

@@ -100,6 +100,12 @@ collect(const struct disk *d, const struct label *l, int next_slot)
 		v->split |= 1U << m;
 		return;
 	}
+	/* A running volume's members are known: a label that names others is not one. */
+	if (v->assembled && !label_same_members(l, &v->label)) {
+		log_warnx("volume %s: %s claims member %d with a label that describes other "
+		    "disks or arrays: left out", v->name, d->sys.name, m + 1);
+		return;
+	}
 	snprintf(v->disk[m], sizeof(v->disk[m]), "%s", d->sys.name);
 	v->mlabel[m] = *l;
 	v->next_slot[m] = next_slot;
@@ -155,16 +161,27 @@ set_inconsistent(struct volume *v, const char *fmt, ...)
 	return 0;
 }
 
-/* Present members at the newest generation must say the same. */
+/*
+ * Present members at the newest generation must say the same, and the
+ * older ones must describe the same members and arrays (a newer label
+ * that does not was copied from elsewhere and is never obeyed).
+ */
 static int
 members_disagree(struct volume *v)
 {
-	for (int m = 0; m < v->label.ndisks; m++)
-		if (v->disk[m][0] && v->mlabel[m].generation == v->label.generation &&
-		    !label_agrees(v, m))
+	for (int m = 0; m < PLAN_MAX_DISKS; m++) {
+		if (v->disk[m][0] == '\0')
+			continue;
+		if (m >= v->label.ndisks || !label_same_members(&v->mlabel[m], &v->label))
+			return set_inconsistent(v, "member %d's label describes other disks "
+			    "or arrays than the newest label (generation %llu): a disk may "
+			    "come from elsewhere; remove the one that does not belong", m + 1,
+			    (unsigned long long)v->label.generation), 1;
+		if (v->mlabel[m].generation == v->label.generation && !label_agrees(v, m))
 			return set_inconsistent(v, "member %d's label differs from the "
 			    "others' at generation %llu: volume.delete erases the present "
 			    "members", m + 1, (unsigned long long)v->label.generation), 1;
+	}
 	return 0;
 }
 
@@ -425,27 +442,22 @@ mark_failed(struct volume *v, int m, const char *md)
 	log_warnx("volume %s: md failed %s (member %d) in %s: it stays out until cleared",
 	    v->name, v->disk[m], m + 1, md);
 	v->label.failed |= 1U << m;
-	if (label_next(v, err, sizeof(err)) == -1 ||
-	    label_write_some(v, ~(1U << m), err, sizeof(err)) == -1) {
+	if (label_change(v, ~(1U << m), &was, err, sizeof(err)) == -1) {
 		log_warnx("volume %s: %s", v->name, err);
-		v->label = was;
 		v->label.failed |= 1U << m;	/* kept out in memory at least */
 	}
 	member_event("volume.member_failed", v, m, md, NULL);
 }
 
-/*
- * A member pulled from a running volume and put back rejoins its
- * arrays once its superblock says it may (may_rejoin); md resyncs
- * what it missed through the bitmap.
- */
+typedef void member_fn(struct volume *, int t, int r, const char *md, const char *dev,
+    const struct sys_md_status *);
+
+/* fn for every member of v's running arrays whose disk was in the last scan. */
 static void
-readd_members(struct volume *v)
+each_md_member(struct volume *v, member_fn *fn)
 {
 	struct sys_md_status st;
-	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], why[200];
-	const char *state;
-	int rc;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
 
 	for (int t = 0; t < v->label.ntiers; t++) {
 		const struct label_tier *lt = &v->label.tier[t];
@@ -456,47 +468,101 @@ readd_members(struct volume *v)
 		for (int r = 0; r < lt->nmembers; r++) {
 			int m = lt->member[r];
 
-			if (v->disk[m][0] == '\0' || sys->part_dev(v->disk[m],
-			    v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1)
-				continue;
-			/* Faulty with its disk here all along: md failed it for errors.
-			   A disk that went and came back left a faulty entry too. */
-			state = member_state(&st, dev);
-			if (state && strstr(state, "faulty") && !(v->pulled & (1U << m)))
-				mark_failed(v, m, md);
-			if ((state && !strstr(state, "faulty")) || (v->label.failed & (1U << m)) ||
-			    (v->split & (1U << m)))
-				continue;
-			if ((rc = may_rejoin(v, t, r, dev, &st, why, sizeof(why))) != 0) {
-				if (rc == 1)
-					v->split |= 1U << m;
-				log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
-				    v->name, dev, m + 1, md, why);
-				snprintf(v->problem, sizeof(v->problem), "member %d (%s) is kept "
-				    "out of %s: %.150s", m + 1, v->disk[m], md, why);
-				member_event(rc == 1 ? "volume.split_brain" : "volume.member_refused",
-				    v, m, md, why);
-				continue;
-			}
-			if (sys->md_readd(md, dev, r) == -1) {
-				log_warn("volume %s: %s could not rejoin %s", v->name, dev, md);
-				continue;
-			}
-			v->pulled &= ~(1U << m);
-			log_info("volume %s: %s (member %d) rejoined %s", v->name, dev, m + 1, md);
-			member_event("volume.member_rejoined", v, m, md, NULL);
+			if (v->disk[m][0] && sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start,
+			    dev, sizeof(dev)) == 0)
+				fn(v, t, r, md, dev, &st);
 		}
 	}
 }
 
+/*
+ * Faulty with its disk here all along (its device exists, it never
+ * left the scan): md failed it for errors. A disk that went and came
+ * back left a faulty entry too, and is not one.
+ */
 static void
-collect_all(int local)
+note_failed(struct volume *v, int t, int r, const char *md, const char *dev,
+    const struct sys_md_status *st)
+{
+	int m = v->label.tier[t].member[r];
+
+	for (int i = 0; i < st->nmembers; i++)
+		if (strcmp(st->member[i].dev, dev) == 0 && st->member[i].present &&
+		    strstr(st->member[i].state, "faulty") && !(v->pulled & (1U << m)))
+			mark_failed(v, m, md);
+}
+
+/*
+ * At every state check, not only at a disk's uevent (md's own uevents
+ * do not rescan): a failing disk md kicked, then dropped from the bus
+ * before the next disk uevent, would otherwise count as pulled and
+ * rejoin when it comes back - and again at each flap.
+ */
+void
+volume_note_failed(struct volume *v)
+{
+	if (v->assembled && !v->job && !v->held)
+		each_md_member(v, note_failed);
+}
+
+/*
+ * A member pulled from a running volume and put back rejoins its
+ * arrays once its superblock says it may (may_rejoin); md resyncs
+ * what it missed through the bitmap.
+ */
+static void
+readd_one(struct volume *v, int t, int r, const char *md, const char *dev,
+    const struct sys_md_status *st)
+{
+	int m = v->label.tier[t].member[r], rc;
+	const char *state = member_state(st, dev);
+	char why[200];
+
+	if ((state && !strstr(state, "faulty")) || (v->label.failed & (1U << m)) ||
+	    (v->split & (1U << m)))
+		return;
+	if ((rc = may_rejoin(v, t, r, dev, st, why, sizeof(why))) != 0) {
+		if (rc == 1)
+			v->split |= 1U << m;
+		log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
+		    v->name, dev, m + 1, md, why);
+		snprintf(v->problem, sizeof(v->problem), "member %d (%s) is kept "
+		    "out of %s: %.150s", m + 1, v->disk[m], md, why);
+		member_event(rc == 1 ? "volume.split_brain" : "volume.member_refused",
+		    v, m, md, why);
+		return;
+	}
+	if (sys->md_readd(md, dev, r) == -1) {
+		log_warn("volume %s: %s could not rejoin %s", v->name, dev, md);
+		return;
+	}
+	v->pulled &= ~(1U << m);
+	log_info("volume %s: %s (member %d) rejoined %s", v->name, dev, m + 1, md);
+	member_event("volume.member_rejoined", v, m, md, NULL);
+}
+
+static void
+readd_members(struct volume *v)
+{
+	each_md_member(v, note_failed);
+	each_md_member(v, readd_one);
+}
+
+/*
+ * Pass 0: this unit's live volumes; 1: this unit's volumes deleted while
+ * a member was absent; 2: other units'. An earlier pass keeps its names.
+ */
+static void
+collect_all(int pass)
 {
 	for (int i = 0; i < disk_count(); i++) {
 		struct disk *d = disk_at(i);
+		int p;
 
-		if (d->label_rc == 0 && !d->flash && !volume_of_disk(d->sys.name) &&
-		    unit_is_local(d->label.unit) == local)
+		if (d->label_rc != 0 || d->flash || volume_of_disk(d->sys.name))
+			continue;
+		p = !unit_is_local(d->label.unit) ? 2 : unit_deleted(d->label.volume_uuid) ? 1 : 0;
+		if (p == pass)
 			collect(d, &d->label, d->label_next);
 	}
 }
@@ -507,10 +573,11 @@ volume_scan(void)
 	struct volume *v;
 	char err[256];
 
-	/* The labels disk_refresh() read and proved; this unit's first, so
-	   that a volume carried in never takes a local one's name. */
-	collect_all(1);
-	collect_all(0);
+	/* The labels disk_refresh() read and proved; this unit's live volumes
+	   first, so that a volume carried in, or one deleted here while a
+	   member was absent, never takes a live one's name. */
+	for (int pass = 0; pass < 3; pass++)
+		collect_all(pass);
 	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
 		if (reconsider(v)) {
 			i--;

@@ -169,6 +169,7 @@ volume_check_states(void)
 	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
 		enum vol_state old = v->state;
 
+		volume_note_failed(v);
 		volume_refresh_state(v);
 		if (v->state == old)
 			continue;

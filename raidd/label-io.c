@@ -172,6 +172,27 @@ label_next(struct volume *v, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * v's label, changed from was, at the next generation on the members
+ * in mask. When a write fails after some member took the new
+ * generation, that generation stays v's (a reboot adopts it too): the
+ * next change gets a newer one, and never writes other content at a
+ * generation a member already holds. Otherwise v's label is was again.
+ */
+int
+label_change(struct volume *v, unsigned mask, const struct label *was, char *err,
+    size_t errlen)
+{
+	if (label_next(v, err, errlen) == 0 && label_write_some(v, mask, err, errlen) == 0)
+		return 0;
+	for (int m = 0; m < v->label.ndisks; m++)
+		if (v->disk[m][0] && v->mlabel[m].generation == v->label.generation &&
+		    v->label.generation != was->generation)
+			return -1;
+	v->label = *was;
+	return -1;
+}
+
 /* Member m's own label says what the volume's newest label says. */
 int
 label_agrees(const struct volume *v, int m)
@@ -184,6 +205,34 @@ label_agrees(const struct volume *v, int m)
 	return label_encode(&l, a, sizeof(a), err, sizeof(err)) == 0 &&
 	    label_encode(&v->mlabel[m], b, sizeof(b), err, sizeof(err)) == 0 &&
 	    memcmp(a, b, sizeof(a)) == 0;
+}
+
+/*
+ * a and b describe the same set of disks and arrays. No operation here
+ * changes these between generations, so a label that differs from an
+ * older member's in them was not written by raidd to this volume: a
+ * copy from elsewhere, widened or reshaped, is never obeyed.
+ */
+int
+label_same_members(const struct label *a, const struct label *b)
+{
+	if (a->level != b->level || a->ndisks != b->ndisks || a->ntiers != b->ntiers ||
+	    a->size != b->size || a->ndisks > PLAN_MAX_DISKS || a->ntiers > PLAN_MAX_TIERS)
+		return 0;
+	for (int m = 0; m < a->ndisks; m++)
+		if (memcmp(a->member[m].uuid, b->member[m].uuid, 16) != 0 ||
+		    a->member[m].size != b->member[m].size ||
+		    strncmp(a->member[m].serial, b->member[m].serial, LABEL_SERIAL_MAX) != 0)
+			return 0;
+	for (int t = 0; t < a->ntiers; t++) {
+		const struct label_tier *x = &a->tier[t], *y = &b->tier[t];
+
+		if (x->kind != y->kind || x->nmembers != y->nmembers || x->chunk != y->chunk ||
+		    x->tier_size != y->tier_size || memcmp(x->array_uuid, y->array_uuid, 16) != 0 ||
+		    memcmp(x->member, y->member, sizeof(x->member)) != 0)
+			return 0;
+	}
+	return 1;
 }
 
 int

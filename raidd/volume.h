@@ -62,6 +62,9 @@ int	 label_write_all(struct volume *, char *err, size_t errlen);
 int	 label_write_some(struct volume *, unsigned mask, char *err, size_t errlen);
 int	 label_next(struct volume *, char *err, size_t errlen);
 int	 label_agrees(const struct volume *, int m);
+int	 label_same_members(const struct label *, const struct label *);
+int	 label_change(struct volume *, unsigned mask, const struct label *was,
+	    char *err, size_t errlen);
 int	 member_verify(const struct volume *, int m, char *err, size_t errlen);
 int	 member_is(const struct disk *, const struct volume *, int m);
 
@@ -88,6 +91,7 @@ int	 volume_waits(const struct volume *);
 
 /* assemble.c */
 void	 volume_scan(void);
+void	 volume_note_failed(struct volume *);
 int	 volume_assemble(struct volume *, char *err, size_t errlen);
 int	 volume_mount(struct volume *, char *err, size_t errlen);
 int	 volume_unmount(struct volume *, char *err, size_t errlen);

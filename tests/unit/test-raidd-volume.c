@@ -981,6 +981,144 @@ START_TEST(disagreeing_members_are_not_rewritten)
 }
 END_TEST
 
+/*
+ * A disk from elsewhere carrying a copy of a member's label, made newer
+ * and widened to a third member (itself) with a delete covering all:
+ * the real members' labels describe another set of members, so the
+ * forged one is not obeyed and nothing is erased.
+ */
+START_TEST(forged_wider_label_is_not_obeyed)
+{
+	struct label l;
+	uint64_t a, b;
+
+	make_r();
+	sim_power_cut();
+	add_disk(3, "sdc", 4 * GIB);
+	slot_rw("sda", 1, &l, 0);
+	l.ndisks = 3;
+	l.position = 2;
+	memset(l.member[2].uuid, 0x5a, 16);
+	snprintf(l.member[2].serial, sizeof(l.member[2].serial), "SER3");
+	l.member[2].size = 4 * GIB;
+	for (int t = 0; t < l.ntiers; t++) {
+		l.tier[t].role = LABEL_NO_ROLE;
+		l.tier[t].start = 0;
+		l.tier[t].size = 0;
+	}
+	l.generation += 5;
+	l.intent.op = LABEL_OP_DELETING;
+	l.intent.covered = 0x7;
+	l.intent.target = l.generation + 1;
+	slot_rw("sdc", 0, &l, 1);
+	a = fingerprint("sda", 4 * GIB);
+	b = fingerprint("sdb", 4 * GIB);
+	reboot();
+	ck_assert_uint_eq(fingerprint("sda", 4 * GIB), a);
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), b);
+	ck_assert_ptr_nonnull(volume_find("r"));
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_INCONSISTENT);
+	ck_assert_int_eq(sim_mount_count(), 0);
+}
+END_TEST
+
+/* A running volume's pulled member's place is not taken by a label naming other disks. */
+START_TEST(forged_member_of_running_volume_is_left_out)
+{
+	struct label l;
+
+	make_r();
+	slot_rw("sdb", 1, &l, 0);
+	sim_pull_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	add_disk(3, "sdc", 4 * GIB);
+	snprintf(l.member[1].serial, sizeof(l.member[1].serial), "SER3");
+	slot_rw("sdc", 0, &l, 1);
+	disk_refresh(1);
+	volume_scan();
+	ck_assert_str_eq(volume_find("r")->disk[1], "");
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_DEGRADED);
+}
+END_TEST
+
+/*
+ * A failing disk: md kicks it, the next state check sees it, then it
+ * drops off the bus and comes back (a flap). It is not a pulled member
+ * back: it stays out.
+ */
+START_TEST(failed_member_that_flaps_stays_out)
+{
+	struct volume *v;
+
+	make_r();
+	sim_fail_member("md_r_t1", "sdb1");
+	volume_check_states();
+	sim_pull_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	sim_push_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	v = volume_find("r");
+	ck_assert_uint_eq(v->label.failed, 0x2);
+	ck_assert_int_eq(volume_state_now(v), VOL_DEGRADED);
+}
+END_TEST
+
+/*
+ * A label write that reached some members and then failed: the next
+ * change must not write other content at the generation those members
+ * already hold (a reboot would find the members disagreeing).
+ */
+START_TEST(partial_label_write_then_another_change)
+{
+	add_disk(3, "sdc", 4 * GIB);
+	disk_refresh(0);
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"t\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}")), JOB_DONE);
+	sim_fail_member("md_t_t1", "sdc1");
+	volume_scan();
+	ck_assert_uint_eq(volume_find("t")->label.failed, 0x4);
+	/* volume.clear reaches sda, then sdb's write fails. */
+	sim_fail_after(1);
+	json_object_put(call("volume.clear", "{\"name\":\"t\"}"));
+	sim_fail_after(-1);
+	/* Then md fails sdb for errors. */
+	sim_fail_member("md_t_t1", "sdb1");
+	volume_scan();
+	volume_scan();
+	reboot();
+	ck_assert_int_ne(volume_state_now(volume_find("t")), VOL_INCONSISTENT);
+	ck_assert_int_eq(sim_mount_count(), 1);
+}
+END_TEST
+
+/*
+ * A member absent at a delete, put back after a new volume took the
+ * name: the deleted volume's disk comes first in disk order, yet the
+ * live volume keeps its name and is mounted.
+ */
+START_TEST(deleted_volume_never_takes_a_live_ones_name)
+{
+	add_disk(3, "sdc", 4 * GIB);
+	disk_refresh(0);
+	make_r();
+	sim_pull_disk("sda");
+	disk_refresh(1);
+	volume_scan();
+	call_ok("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"r\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay2\",\"bay3\"]}")), JOB_DONE);
+	sim_push_disk("sda");
+	reboot();
+	ck_assert_ptr_nonnull(volume_find("r"));
+	ck_assert_str_eq(volume_find("r")->disk[0], "sdb");
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_CLEAN);
+	ck_assert_int_eq(sim_mount_count(), 1);
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -1018,6 +1156,11 @@ volume_suite(void)
 	tcase_add_test(tc, failed_commit_is_not_committed);
 	tcase_add_test(tc, generation_max_is_wipeable);
 	tcase_add_test(tc, disagreeing_members_are_not_rewritten);
+	tcase_add_test(tc, forged_wider_label_is_not_obeyed);
+	tcase_add_test(tc, forged_member_of_running_volume_is_left_out);
+	tcase_add_test(tc, failed_member_that_flaps_stays_out);
+	tcase_add_test(tc, partial_label_write_then_another_change);
+	tcase_add_test(tc, deleted_volume_never_takes_a_live_ones_name);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
