@@ -419,12 +419,14 @@ uint64_t
 mdsb_sync_sectors(const struct mdsb *m)
 {
 	uint32_t near = m->layout & 0xff, far = (m->layout >> 8) & 0xff;
-	uint64_t chunks;
+	unsigned __int128 sectors;
 
 	if (m->level != 10 || m->chunksize == 0 || near == 0 || far == 0)
 		return m->size;
-	chunks = m->size / m->chunksize / far * m->raid_disks / near;
-	return chunks * m->chunksize;
+	/* A foreign superblock's fields may multiply past 64 bits. */
+	sectors = (unsigned __int128)(m->size / m->chunksize / far) * m->raid_disks / near *
+	    m->chunksize;
+	return sectors > UINT64_MAX ? UINT64_MAX : (uint64_t)sectors;
 }
 
 /*

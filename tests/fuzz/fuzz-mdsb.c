@@ -76,7 +76,7 @@ bm_round_trip(const struct mdsb_bitmap *bm)
 
 /*
  * The bitmap raidd would plan for this superblock stays in its room and
- * its bits cover the array (for sizes a disk can have: 2^54 sectors is
+ * its bits cover what md resyncs (mdsb_sync_sectors) (for sizes a disk can have: 2^54 sectors is
  * 8 EiB; beyond that the byte count no longer fits 64 bits).
  */
 static void
@@ -84,7 +84,7 @@ bitmap_plan(const struct mdsb *m)
 {
 	struct mdsb_bitmap bm;
 	char err[MDSB_ERRLEN];
-	uint64_t room, bytes;
+	uint64_t room, bytes, sync = mdsb_sync_sectors(m);
 
 	if (mdsb_bitmap_init(&bm, m, err, sizeof(err)) != 0)
 		return;
@@ -93,8 +93,9 @@ bitmap_plan(const struct mdsb *m)
 	bytes = mdsb_bitmap_bytes(&bm);
 	if ((bytes + 511) / 512 > room || bytes < MDSB_BITMAP_SB)
 		fuzz_fail("planned bitmap overruns the data", "");
-	if (m->size <= 1ULL << 54 && (unsigned __int128)(bytes - MDSB_BITMAP_SB) *
-	    8 * bm.chunksize < (unsigned __int128)m->size * 512)
+	/* What md resyncs: one member for raid1/5, the array for raid10. */
+	if (sync <= 1ULL << 54 && (unsigned __int128)(bytes - MDSB_BITMAP_SB) *
+	    8 * bm.chunksize < (unsigned __int128)sync * 512)
 		fuzz_fail("planned bitmap does not cover the array", "");
 	bm_round_trip(&bm);
 }

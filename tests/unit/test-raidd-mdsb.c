@@ -380,6 +380,20 @@ END_TEST
  * Sized for one member, a raid10 bitmap over 2 TB members left the
  * second half of the array's bits clear: never resynced.
  */
+/* A foreign raid10 superblock's fields may multiply past 64 bits: the
+   product saturates instead of wrapping to a small array (fuzz-mdsb). */
+START_TEST(sync_sectors_saturate)
+{
+	struct mdsb m = { .level = 10, .layout = 0x102, .chunksize = 1024,
+	    .raid_disks = 1U << 30, .size = 1ULL << 62 };
+
+	ck_assert_uint_eq(mdsb_sync_sectors(&m), UINT64_MAX);
+	m.raid_disks = 4;
+	m.size = 1ULL << 20;
+	ck_assert_uint_eq(mdsb_sync_sectors(&m), 2ULL << 20);
+}
+END_TEST
+
 START_TEST(bitmap_covers_what_md_resyncs)
 {
 	static uint8_t bb[128 * 1024];
@@ -513,6 +527,7 @@ mdsb_suite(void)
 	tcase_add_test(tc, bitmap_round_trip);
 	tcase_add_test(tc, bitmap_refusals);
 	tcase_add_test(tc, bitmap_covers_what_md_resyncs);
+	tcase_add_test(tc, sync_sectors_saturate);
 	suite_add_tcase(s, tc);
 	return s;
 }
