@@ -17,12 +17,12 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 # Our own group reads and administers, so that the soak works unprivileged.
-# Room for every connection the soak holds at once (two per client), and
-# for the subscribers that half-close and go, which today's daemons never
-# notice (issue 7): the descriptor check counts those, while the valid
-# calls go on being served.
+# Room for every connection the soak holds at once (two per client, all
+# of them this one user's: the per-user cap must let 64 clients in), and
+# for descriptors enough; the descriptor check then finds any connection
+# a daemon fails to notice closing.
 ulimit -n 8192 2>/dev/null || true
-printf '[api]\nread_group = %s\nadmin_group = %s\nmax_clients = 4096\n[log]\nsyslog = no\n' \
+printf '[api]\nread_group = %s\nadmin_group = %s\nmax_clients = 4096\nmax_clients_per_uid = 4096\n[log]\nsyslog = no\n' \
 	"$(id -gn)" "$(id -gn)" > "$tmp/soak.ini"
 : > "$tmp/rows"
 # The daemons side by side: the soak takes as long as the slowest.
