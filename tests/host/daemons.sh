@@ -18,18 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-# check DESCRIPTION COMMAND...: passes when the command succeeds.
-# (Helpers use _names: sh has no locals, and the loops below use d.)
-check() {
-	_what=$1
-	shift
-	if "$@" > "$tmp/out" 2>&1; then ok "$_what"; else
-		bad "$_what"
-		sed 's/^/     /' "$tmp/out"
-	fi
-}
+. "$(dirname "$0")/check-lib.sh"
 # status WANT DESCRIPTION COMMAND...: passes when the command exits WANT;
 # its output stays in $tmp/last for the checks that follow.
 status() {

@@ -19,16 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
-check() {
-	_what=$1
-	shift
-	if "$@" > "$tmp/out" 2>&1; then ok "$_what"; else
-		bad "$_what"
-		sed 's/^/     /' "$tmp/out"
-	fi
-}
+. "$(dirname "$0")/check-lib.sh"
 
 # give_up WHY: the script cannot run here; that counts as one failure.
 give_up() {
