@@ -67,16 +67,7 @@ teardown(void)
 static struct json_object *
 call(const char *method, const char *params)
 {
-	char req[1024], *ans;
-	struct json_object *o;
-
-	snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\",\"params\":%s}",
-	    method, params);
-	ans = rpc_dispatch_text(srv, &root, req, strlen(req));
-	ck_assert_ptr_nonnull(ans);
-	o = json_tokener_parse(ans);
-	free(ans);
-	return o;
+	return unit_call(srv, &root, method, params);
 }
 
 /* Creates a volume and runs its job to the end. */

@@ -14,6 +14,7 @@
 
 #include <ev.h>
 
+#include "rpc.h"
 #include "unit-util.h"
 
 #define WAIT_ROUNDS	4000	/* x 5 ms: only a hung server takes this long */
@@ -225,4 +226,20 @@ unit_assert_silent(int fd)
 	for (int i = 0; i < 4; i++)
 		wait_a_little(fd);
 	ck_assert_int_eq(read_byte(fd, &c), -1);
+}
+
+struct json_object *
+unit_call(struct rpc_server *srv, const struct rpc_peer *peer, const char *method,
+    const char *params)
+{
+	char req[2048], *ans;
+	struct json_object *o;
+
+	snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"%s\"%s%s}",
+	    method, params ? ",\"params\":" : "", params ? params : "");
+	ans = rpc_dispatch_text(srv, peer, req, strlen(req));
+	ck_assert_ptr_nonnull(ans);
+	o = json_tokener_parse(ans);
+	free(ans);
+	return o;
 }

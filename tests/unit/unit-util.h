@@ -12,6 +12,11 @@ void	 unit_rmtree(const char *dir);
 char	*unit_write(const char *dir, const char *name, const char *text);
 /* Parses text that must be one JSON value. */
 struct json_object *unit_json(const char *text);
+struct rpc_server;
+struct rpc_peer;
+/* Calls method with params (JSON text or NULL) through the dispatcher. */
+struct json_object *unit_call(struct rpc_server *, const struct rpc_peer *,
+	    const char *method, const char *params);
 /* The error code of an answer object, 0 when it carries a result. */
 int	 unit_err_code(struct json_object *answer);
 const char *unit_err_msg(struct json_object *answer);
