@@ -52,8 +52,10 @@ monitor_cb(struct ev_loop *l, ev_io *w, int revents)
 {
 	(void)l;
 	(void)revents;
-	if (net->monitor_read(w->fd) > 0)
+	if (net->monitor_read(w->fd) > 0) {
 		link_watch();
+		bond_watch();
+	}
 }
 
 /*
@@ -95,6 +97,7 @@ netd_init(const struct conf *c)
 		ev_io_start(nas_loop(), &monitor_w);
 	}
 	link_watch_reset();
+	bond_watch();
 	return 0;
 }
 
@@ -106,7 +109,7 @@ netd_reload(const struct conf *c)
 	return 0;
 }
 
-static const struct rpc_method *const netd_tables[] = { link_methods, addr_methods, NULL };
+static const struct rpc_method *const netd_tables[] = { link_methods, addr_methods, bond_methods, NULL };
 
 const struct nas_daemon netd_daemon = {
 	.name = "netd",

@@ -9,8 +9,10 @@ NL_CFLAGS := $(shell pkg-config --cflags libnl-route-3.0 2>/dev/null)
 NL_LIBS := $(shell pkg-config --libs libnl-route-3.0 2>/dev/null)
 CFLAGS_netd := $(NL_CFLAGS)
 # The logic above the kernel seam (system.h), and the simulated seam.
-NETD_LOGIC := netd/seam.c netd/util.c netd/link.c netd/addr.c netd/system-sim.c
-NETD_LINUX := netd/system-linux.c netd/system-linux-link.c netd/system-linux-addr.c
+NETD_LOGIC := netd/seam.c netd/util.c netd/link.c netd/addr.c netd/bond.c netd/lacp.c \
+	netd/bond-nl.c netd/system-sim.c
+NETD_LINUX := netd/system-linux.c netd/system-linux-link.c netd/system-linux-addr.c \
+	netd/system-linux-bond.c
 netd_SRCS := netd/main.c netd/api.c $(NETD_LOGIC) $(NETD_LINUX)
 netd_LIBS := $(NL_LIBS)
 
@@ -18,3 +20,6 @@ UNIT_TESTS += test-netd-link
 test-netd-link_SRCS := tests/unit/test-netd-link.c $(NETD_LOGIC)\
 	tests/unit/unit-util.c
 test-netd-link_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-netd-bond
+test-netd-bond_SRCS := tests/unit/test-netd-bond.c $(NETD_LOGIC) tests/unit/unit-util.c
+test-netd-bond_LIBS = $(CHECK_LIBS)

@@ -33,6 +33,12 @@ struct json_object *link_describe(const struct net_link *);
 void	link_watch(void);
 void	link_watch_reset(void);
 
+/* bond.c */
+extern const struct rpc_method bond_methods[];
+/* Compares every bond with the last look: bond.port, bond.diagnosis. */
+void	bond_watch(void);
+void	bond_reset(void);
+
 /* addr.c */
 extern const struct rpc_method addr_methods[];
 void	addr_set_resolv(const char *path);

@@ -22,8 +22,8 @@
 #endif
 
 /* Speed and duplex as the driver reports them (veth: 10000, full). */
-static void
-ethtool_speed(struct net_link *l)
+void
+linux_ethtool(struct net_link *l)
 {
 	struct ethtool_cmd cmd = { .cmd = ETHTOOL_GSET };
 	struct ifreq ifr;
@@ -81,7 +81,7 @@ nl_fill_link(struct nl_cache *c, struct rtnl_link *k, struct net_link *l)
 		l->vlan_id = rtnl_link_vlan_get_id(k);
 		rtnl_link_i2name(c, rtnl_link_get_link(k), l->parent, sizeof(l->parent));
 	}
-	ethtool_speed(l);
+	linux_ethtool(l);
 }
 
 int
@@ -122,9 +122,9 @@ linux_link_get(const char *name, struct net_link *out)
 	return 0;
 }
 
-/* RTM_NEWLINK for the link with what change says. */
-static int
-change(const char *name, struct rtnl_link *chg)
+/* RTM_NEWLINK for the link with what chg says. */
+int
+linux_link_change(const char *name, struct rtnl_link *chg)
 {
 	struct rtnl_link *orig;
 	struct nl_msg *msg;
@@ -164,7 +164,7 @@ linux_link_set(const char *name, int up, unsigned mtu)
 		rtnl_link_set_flags(chg, IFF_UP);
 	else if (up == 0)
 		rtnl_link_unset_flags(chg, IFF_UP);
-	rc = change(name, chg);
+	rc = linux_link_change(name, chg);
 	rtnl_link_put(chg);
 	return rc;
 }

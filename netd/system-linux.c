@@ -207,6 +207,9 @@ const struct net_ops net_linux = {
 	.addr_del = linux_addr_del,
 	.route_list = linux_route_list,
 	.route_set_default = linux_route_set_default,
+	.bond_create = linux_bond_create,
+	.bond_get = linux_bond_get,
+	.link_set_master = linux_link_set_master,
 	.monitor_open = linux_monitor_open,
 	.monitor_read = linux_monitor_read,
 };

@@ -28,6 +28,15 @@ int	linux_link_get(const char *, struct net_link *);
 int	linux_link_set(const char *, int, unsigned);
 int	linux_vlan_add(const char *, int, const char *);
 int	linux_link_del(const char *);
+/* RTM_NEWLINK for the named link with what chg says. */
+int	linux_link_change(const char *name, struct rtnl_link *chg);
+/* Speed and duplex of l->name from the ethtool ioctl. */
+void	linux_ethtool(struct net_link *l);
+
+/* system-linux-bond.c */
+int	linux_bond_create(const struct net_bond_opts *);
+int	linux_bond_get(const char *, struct net_bond *);
+int	linux_link_set_master(const char *, const char *);
 
 /* system-linux-addr.c */
 int	linux_addr_list(struct net_addr **, int *);

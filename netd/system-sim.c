@@ -24,7 +24,7 @@
 #define SIM_LINKS	64
 #define SIM_ADDRS	256
 
-enum { K_LOOPBACK, K_PORT, K_VETH, K_VLAN };
+enum { K_LOOPBACK, K_PORT, K_VETH, K_VLAN, K_BOND };
 
 struct sim_link {
 	struct net_link	l;
@@ -33,6 +33,10 @@ struct sim_link {
 	int		peer;		/* veth: index of the other end */
 	int		lower;		/* vlan: index of the parent */
 	unsigned	min_mtu, max_mtu;
+	unsigned char	perm_mac[6];
+	int		master;		/* index of its bond, or -1 */
+	struct net_bond_opts bond;	/* bonds: the options */
+	struct net_bond	ad;		/* bonds: AD info; ports: port[0] holds the LACP state */
 };
 
 static struct sim_link links[SIM_LINKS];
@@ -55,8 +59,10 @@ static int
 step(void)
 {
 	net_set_errmsg("");
-	if (fail_after == 0)
+	if (fail_after == 0) {
+		fail_after = -1;	/* the kernel refuses one step, not all that follow */
 		return fail(EIO);
+	}
 	if (fail_after > 0)
 		fail_after--;
 	return 0;
@@ -100,11 +106,31 @@ valid_name(const char *s)
 	return 1;
 }
 
+/*
+ * A bond has carrier when enough of its ports do: in 802.3ad mode those
+ * of the active aggregator, at least min_links of them.
+ */
+static int
+bond_has_carrier(int b)
+{
+	int n = 0, need = links[b].bond.min_links > 0 ? links[b].bond.min_links : 1;
+
+	for (int i = 0; i < nlinks; i++) {
+		if (links[i].master != b || !links[i].l.carrier)
+			continue;
+		if (links[b].bond.mode == 4 && (!links[b].ad.has_ad_info ||
+		    links[i].ad.port[0].aggregator_id != links[b].ad.ad_aggregator))
+			continue;
+		n++;
+	}
+	return n >= need;
+}
+
 /* Carrier and operstate follow from the link's own state and what is below it. */
 static void
 update_carrier(void)
 {
-	for (int pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 3; pass++) {
 		for (int i = 0; i < nlinks; i++) {
 			struct sim_link *s = &links[i];
 			int below = 1;
@@ -115,6 +141,11 @@ update_carrier(void)
 				below = links[s->peer].l.up;
 			else if (s->type == K_VLAN)
 				below = links[s->lower].l.carrier;
+			else if (s->type == K_BOND)
+				below = bond_has_carrier(i);
+			s->l.master[0] = '\0';
+			if (s->master != -1)
+				snprintf(s->l.master, sizeof(s->l.master), "%s", links[s->master].l.name);
 			s->l.carrier = s->l.up && below;
 			snprintf(s->l.operstate, sizeof(s->l.operstate), "%s",
 			    s->type == K_LOOPBACK ? "unknown" : !s->l.up ? "down" :
@@ -144,7 +175,7 @@ new_link(const char *name, int type)
 	s->l.speed_mbps = -1;
 	snprintf(s->l.duplex, sizeof(s->l.duplex), "unknown");
 	s->l.vlan_id = -1;
-	s->peer = s->lower = -1;
+	s->peer = s->lower = s->master = -1;
 	return s;
 }
 
@@ -173,6 +204,7 @@ sim_add_port(const char *name, const unsigned char mac[6], int speed_mbps)
 	if ((s = new_link(name, K_PORT)) == NULL)
 		return -1;
 	memcpy(s->l.mac, mac, 6);
+	memcpy(s->perm_mac, mac, 6);
 	s->cable = 1;
 	s->l.speed_mbps = speed_mbps;
 	snprintf(s->l.duplex, sizeof(s->l.duplex), "full");
@@ -198,6 +230,8 @@ sim_add_veth(const char *a, const char *b)
 		y->l.mac[i] = (unsigned char)(0x02 + i + y->l.ifindex * 16);
 	}
 	x->l.mac[0] = y->l.mac[0] = 0x02;
+	memcpy(x->perm_mac, x->l.mac, 6);
+	memcpy(y->perm_mac, y->l.mac, 6);
 	x->l.speed_mbps = y->l.speed_mbps = 10000;
 	snprintf(x->l.duplex, sizeof(x->l.duplex), "full");
 	snprintf(y->l.duplex, sizeof(y->l.duplex), "full");
@@ -347,6 +381,16 @@ sim_vlan_add(const char *parent, int id, const char *name)
 	return 0;
 }
 
+/* The bond lets a port go: its own MAC back, closed (the kernel's dev_close). */
+static void
+release(int p)
+{
+	links[p].master = -1;
+	memcpy(links[p].l.mac, links[p].perm_mac, 6);
+	links[p].l.up = 0;
+	memset(&links[p].ad, 0, sizeof(links[p].ad));
+}
+
 /* Removes link i and fixes up the indexes that point past it. */
 static void
 remove_link(int i)
@@ -365,6 +409,10 @@ remove_link(int i)
 			links[j].peer--;
 		if (links[j].lower > i)
 			links[j].lower--;
+		if (links[j].master == i)
+			release(j);
+		else if (links[j].master > i)
+			links[j].master--;
 	}
 }
 
@@ -402,6 +450,170 @@ sim_link_del(const char *name)
 	if (step() == -1)
 		return -1;
 	delete_cascade(i);
+	update_carrier();
+	changed();
+	return 0;
+}
+
+static int
+sim_bond_create(const struct net_bond_opts *o)
+{
+	struct sim_link *s;
+
+	if (!valid_name(o->name))
+		return fail(EINVAL);
+	if (find(o->name) != -1)
+		return fail(EEXIST);
+	if (o->mode < 0 || o->mode > 6 || o->miimon < -1 || o->min_links < -1 ||
+	    o->lacp_rate > 1 || o->xmit_hash_policy > 5 || o->ad_select > 2)
+		return fail(EINVAL);
+	/* bond_opt_check_deps(): an 802.3ad option in another mode. */
+	if ((o->lacp_rate >= 0 || o->ad_select >= 0) && o->mode != 4) {
+		net_set_errmsg("option not supported in this mode");
+		return fail(EACCES);
+	}
+	if (step() == -1)
+		return -1;
+	if ((s = new_link(o->name, K_BOND)) == NULL)
+		return -1;
+	snprintf(s->l.kind, sizeof(s->l.kind), "bond");
+	s->bond = *o;
+	s->bond.miimon = o->miimon >= 0 ? o->miimon : 0;
+	s->bond.lacp_rate = o->lacp_rate >= 0 ? o->lacp_rate : 0;
+	s->bond.xmit_hash_policy = o->xmit_hash_policy >= 0 ? o->xmit_hash_policy : 0;
+	s->bond.min_links = o->min_links >= 0 ? o->min_links : 0;
+	s->bond.ad_select = o->ad_select >= 0 ? o->ad_select : 0;
+	memcpy(s->l.mac, o->mac, 6);
+	memcpy(s->perm_mac, o->mac, 6);
+	s->min_mtu = 68;
+	update_carrier();
+	changed();
+	return 0;
+}
+
+static int
+sim_bond_get(const char *name, struct net_bond *b)
+{
+	struct sim_link *s;
+	int i;
+
+	if ((i = find(name)) == -1 || links[i].type != K_BOND)
+		return 1;
+	s = &links[i];
+	*b = s->ad;
+	snprintf(b->name, sizeof(b->name), "%s", s->l.name);
+	b->ifindex = s->l.ifindex;
+	b->up = s->l.up;
+	b->carrier = s->l.carrier;
+	memcpy(b->mac, s->l.mac, 6);
+	b->mode = s->bond.mode;
+	b->miimon = s->bond.miimon;
+	b->lacp_rate = s->bond.lacp_rate;
+	b->xmit_hash_policy = s->bond.xmit_hash_policy;
+	b->min_links = s->bond.min_links;
+	b->ad_select = s->bond.ad_select;
+	if (b->mode != 4 || !b->up)
+		b->has_ad_info = 0;
+	b->nports = 0;
+	for (int j = 0; j < nlinks && b->nports < NET_BOND_PORTS; j++) {
+		struct net_bond_port *p;
+
+		if (links[j].master != i)
+			continue;
+		p = &b->port[b->nports++];
+		*p = links[j].ad.port[0];
+		memcpy(p->name, links[j].l.name, sizeof(p->name));
+		p->up = links[j].l.up;
+		p->carrier = links[j].l.carrier;
+		p->mii_up = links[j].l.carrier;
+		p->speed_mbps = links[j].l.speed_mbps;
+		snprintf(p->duplex, sizeof(p->duplex), "%s", links[j].l.duplex);
+		memcpy(p->perm_mac, links[j].perm_mac, 6);
+		p->rx_bytes = links[j].l.rx_bytes;
+		p->tx_bytes = links[j].l.tx_bytes;
+		if (b->mode != 4)
+			p->aggregator_id = p->actor_state = p->partner_state = -1;
+	}
+	return 0;
+}
+
+static int
+sim_link_set_master(const char *port, const char *master)
+{
+	int p, m = -1;
+
+	if ((p = find(port)) == -1)
+		return fail(ENODEV);
+	if (*master && (m = find(master)) == -1)
+		return fail(ENODEV);
+	if (m == -1) {
+		if (step() == -1)
+			return -1;
+		if (links[p].master != -1)
+			release(p);
+		update_carrier();
+		changed();
+		return 0;
+	}
+	if (links[m].type != K_BOND)
+		return fail(EOPNOTSUPP);
+	if (links[p].master == m)
+		return 0;
+	if (p == m) {
+		net_set_errmsg("Cannot enslave bond to itself.");
+		return fail(EPERM);
+	}
+	if (links[p].l.up) {
+		net_set_errmsg("Device can not be enslaved while up");
+		return fail(EPERM);
+	}
+	if (step() == -1)
+		return -1;
+	/* do_set_master(): a port of another bond leaves it first. */
+	if (links[p].master != -1)
+		release(p);
+	links[p].master = m;
+	links[p].l.up = 1;	/* bond_enslave() opens the port */
+	if (links[m].bond.mode != 5 && links[m].bond.mode != 6)
+		memcpy(links[p].l.mac, links[m].l.mac, 6);
+	memset(&links[p].ad, 0, sizeof(links[p].ad));
+	if (links[m].bond.mode == 4) {
+		/* Alone until a partner answers: an aggregator of its own, defaulted. */
+		links[p].ad.port[0].aggregator_id = links[p].l.ifindex;
+		links[p].ad.port[0].actor_state = 0x45 | (links[m].bond.lacp_rate ? 0x02 : 0);
+		links[p].ad.port[0].partner_state = 0x01;
+	}
+	update_carrier();
+	changed();
+	return 0;
+}
+
+int
+sim_set_lacp(const char *port, int aggregator_id, int actor_state, int partner_state)
+{
+	int p;
+
+	if ((p = find(port)) == -1 || links[p].master == -1)
+		return fail(ENODEV);
+	links[p].ad.port[0].aggregator_id = aggregator_id;
+	links[p].ad.port[0].actor_state = actor_state;
+	links[p].ad.port[0].partner_state = partner_state;
+	update_carrier();
+	changed();
+	return 0;
+}
+
+int
+sim_set_ad_info(const char *bond, int aggregator, int nports, const unsigned char partner[6])
+{
+	int b;
+
+	if ((b = find(bond)) == -1 || links[b].type != K_BOND)
+		return fail(ENODEV);
+	links[b].ad.has_ad_info = aggregator > 0;
+	links[b].ad.ad_aggregator = aggregator;
+	links[b].ad.ad_num_ports = nports;
+	memcpy(links[b].ad.ad_partner_mac, partner, 6);
 	update_carrier();
 	changed();
 	return 0;
@@ -586,6 +798,9 @@ const struct net_ops net_sim = {
 	.addr_del = sim_addr_del,
 	.route_list = sim_route_list,
 	.route_set_default = sim_route_set_default,
+	.bond_create = sim_bond_create,
+	.bond_get = sim_bond_get,
+	.link_set_master = sim_link_set_master,
 	.monitor_open = sim_monitor_open,
 	.monitor_read = sim_monitor_read,
 };

@@ -14,7 +14,11 @@ int	sim_add_veth(const char *a, const char *b);
 int	sim_set_cable(const char *name, int plugged);
 /* Counters of a link, as if traffic had passed. */
 int	sim_add_traffic(const char *name, uint64_t rx_bytes, uint64_t tx_bytes);
-/* Mutating operations left before every one fails with EIO; -1: no limit. */
+/* 802.3ad state of a bond's port, as the kernel would report it. */
+int	sim_set_lacp(const char *port, int aggregator_id, int actor_state, int partner_state);
+/* The bond's active aggregator (0: none), its ports and partner. */
+int	sim_set_ad_info(const char *bond, int aggregator, int nports, const unsigned char partner[6]);
+/* The mutating operation after the next n fails with EIO (once); -1: none. */
 void	sim_fail_after(int n);
 
 #endif

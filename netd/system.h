@@ -53,6 +53,50 @@ struct net_route {
 	char		proto[16];	/* kernel, static, boot, dhcp ... */
 };
 
+#define NET_BOND_PORTS	8
+
+/* What bond_create sets; -1 leaves an option at the kernel's default. */
+struct net_bond_opts {
+	char		name[NET_NAME_MAX];
+	int		mode;		/* BOND_MODE_*: 0 balance-rr ... 4 802.3ad ... 6 balance-alb */
+	int		miimon;		/* ms */
+	int		lacp_rate;	/* 0 slow, 1 fast */
+	int		xmit_hash_policy;	/* BOND_XMIT_POLICY_* */
+	int		min_links;
+	int		ad_select;	/* 0 stable, 1 bandwidth, 2 count */
+	unsigned char	mac[6];		/* the bond's MAC, set at creation */
+};
+
+/* One port of a bond as the kernel reports it (IFLA_INFO_SLAVE_DATA). */
+struct net_bond_port {
+	char		name[NET_NAME_MAX];
+	int		up, carrier;
+	int		speed_mbps;	/* -1: unknown */
+	char		duplex[8];
+	int		backup;		/* IFLA_BOND_SLAVE_STATE: 0 active, 1 backup */
+	int		mii_up;
+	uint32_t	link_failures;
+	unsigned char	perm_mac[6];
+	int		aggregator_id;	/* -1: none reported */
+	int		actor_state;	/* LACP port state bits; -1: none reported */
+	int		partner_state;
+	uint64_t	rx_bytes, tx_bytes;
+};
+
+/* A bond with its options, 802.3ad state and ports (IFLA_INFO_DATA). */
+struct net_bond {
+	char		name[NET_NAME_MAX];
+	int		ifindex;
+	int		up, carrier;
+	unsigned char	mac[6];
+	int		mode, miimon, lacp_rate, xmit_hash_policy, min_links, ad_select;
+	int		has_ad_info;	/* IFLA_BOND_AD_INFO: an active aggregator */
+	int		ad_aggregator, ad_num_ports, ad_actor_key, ad_partner_key;
+	unsigned char	ad_partner_mac[6];
+	int		nports;
+	struct net_bond_port port[NET_BOND_PORTS];
+};
+
 struct net_ops {
 	/* Every link; caller frees *out. */
 	int	(*link_list)(struct net_link **out, int *n);
@@ -69,6 +113,12 @@ struct net_ops {
 	int	(*route_list)(struct net_route **out, int *n);
 	/* Makes (or replaces) the main table's default route of gw's family. */
 	int	(*route_set_default)(int family, const unsigned char *gw);
+	/* A bond, down, with every option of o; the ports come after. */
+	int	(*bond_create)(const struct net_bond_opts *o);
+	/* 0 found, 1 no bond of that name (absent, or not a bond), -1 error. */
+	int	(*bond_get)(const char *name, struct net_bond *out);
+	/* Makes port a port of master (the port must be down); "" releases. */
+	int	(*link_set_master)(const char *port, const char *master);
 	/*
 	 * A descriptor that becomes readable when a link changes (the
 	 * RTNLGRP_LINK multicast group); -1 if none. monitor_read drains it:
