@@ -187,6 +187,38 @@ static const struct arg dns_set_args[] = {
 	END_ARGS
 };
 
+static const struct arg bond_create_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--mode", "mode", ARG_STRING, ARG_REQUIRED, NULL },
+	{ "--ports", "ports", ARG_LIST, ARG_REQUIRED, "P1,P2[,...]" },
+	{ "--lacp-rate", "lacp_rate", ARG_STRING, 0, "fast|slow" },
+	{ "--hash", "xmit_hash_policy", ARG_STRING, 0, "layer2|layer2+3|layer3+4|encap3+4" },
+	{ "--miimon", "miimon", ARG_INT, 0, "MS" },
+	{ "--min-links", "min_links", ARG_INT, 0, "N" },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	END_ARGS
+};
+
+static const struct arg bond_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	END_ARGS
+};
+
+static const struct arg bond_delete_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	END_ARGS
+};
+
+static const struct column bond_cols[] = {
+	{ "BOND", "name", NULL, 0 },
+	{ "MODE", "mode", NULL, 0 },
+	{ "STATE", "state", NULL, 0 },
+	{ "MAC", "mac", NULL, 0 },
+	{ "HASH", "xmit_hash_policy", NULL, 0 },
+	END_COLS
+};
+
 #define R "raidd"
 const struct command nasctl_commands[] = {
 	{ "disk", "list", R, "disk.list", no_args, disk_cols, "disks", NULL,
@@ -232,6 +264,14 @@ const struct command nasctl_commands[] = {
 	  "an 802.1Q VLAN on a link (named LINK.ID unless --name)" },
 	{ "vlan", "delete", N, "vlan.delete", vlan_delete_args, NULL, NULL, NULL,
 	  "delete a VLAN link" },
+	{ "bond", "create", N, "bond.create", bond_create_args, NULL, NULL, NULL,
+	  "make a bond of ports (802.3ad: LACP rate fast and hash layer3+4 unless given)" },
+	{ "bond", "list", N, "bond.list", no_args, bond_cols, "bonds", NULL,
+	  "bonds and their state" },
+	{ "bond", "show", N, "bond.show", bond_args, NULL, NULL, NULL,
+	  "a bond: ports, LACP partner and aggregator, diagnosis" },
+	{ "bond", "delete", N, "bond.delete", bond_delete_args, NULL, NULL, NULL,
+	  "delete a bond; its ports get their own MACs back" },
 #undef N
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,
 	  "running and recent jobs (of every daemon without --daemon)" },

@@ -109,11 +109,17 @@ diag_speed(const struct net_bond *b, struct bond_diag *out, int *n, int max)
 	for (int i = 0; i < b->nports; i++) {
 		const struct net_bond_port *p = &b->port[i];
 
-		if (!p->carrier || p->speed_mbps < 0)
+		if (!p->carrier)
 			continue;
-		if (strcmp(p->duplex, "half") == 0 && (d = add(out, n, max, "speed-mismatch")))
-			snprintf(d->message, sizeof(d->message), "%s runs at half duplex: 802.3ad "
-			    "needs full duplex; set the switch port to auto-negotiation", p->name);
+		if (strcmp(p->duplex, "full") != 0 && (d = add(out, n, max, "speed-mismatch")))
+			snprintf(d->message, sizeof(d->message), "%s %s: 802.3ad aggregates only "
+			    "ports known to run at full duplex; set the switch port to "
+			    "auto-negotiation%s", p->name, strcmp(p->duplex, "half") == 0 ?
+			    "runs at half duplex" : "reports no speed or duplex",
+			    strcmp(p->duplex, "half") == 0 ? "" :
+			    " (a virtual NIC must be given them: qemu speed=,duplex=)");
+		if (p->speed_mbps < 0)
+			continue;
 		if (first == NULL)
 			first = p;
 		else if (p->speed_mbps != first->speed_mbps &&

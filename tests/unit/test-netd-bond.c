@@ -377,6 +377,11 @@ START_TEST(diagnose_speed_mismatch)
 	port_msg(&p2, 3, "lan2", 1, 2, 0x0d, 0x0d, 0, 0);
 	decode(&b, &bm, &p1, &p2, 1000, 100);
 	ck_assert_str_eq(codes(&b, NULL), "speed-mismatch port-not-aggregated");
+	/* A port that reports no duplex (virtio without speed= and duplex=) never aggregates. */
+	decode(&b, &bm, &p1, &p2, 1000, -1);
+	snprintf(b.port[1].duplex, sizeof(b.port[1].duplex), "unknown");
+	ck_assert_str_eq(codes(&b, NULL), "speed-mismatch port-not-aggregated");
+	ck_assert(!lacp_in_bundle(&b, &b.port[1]));
 }
 END_TEST
 
