@@ -23,3 +23,8 @@ test-netd-link_LIBS = $(CHECK_LIBS)
 UNIT_TESTS += test-netd-bond
 test-netd-bond_SRCS := tests/unit/test-netd-bond.c $(NETD_LOGIC) tests/unit/unit-util.c
 test-netd-bond_LIBS = $(CHECK_LIBS)
+# netd-nlrec: records kernel link messages on the board for the unit suite
+# (tests/unit/netd-recorded.h); not installed by `make install`.
+PROGS += netd-nlrec
+netd-nlrec_SRCS := tests/host/netd-nlrec.c
+netd-nlrec_LIBS :=

@@ -21,6 +21,7 @@
 #include "netd/lacp.h"
 #include "netd/netd.h"
 #include "netd/system-sim.h"
+#include "tests/unit/netd-recorded.h"
 #include "tests/unit/unit-util.h"
 
 static struct rpc_server *srv;
@@ -141,7 +142,8 @@ m_put(struct msg *m, int type, const void *d, size_t n)
 
 	a->rta_type = (unsigned short)type;
 	a->rta_len = (unsigned short)RTA_LENGTH(n);
-	memcpy(RTA_DATA(a), d, n);
+	if (n)
+		memcpy(RTA_DATA(a), d, n);
 	m->len += RTA_SPACE(n);
 }
 
@@ -425,6 +427,95 @@ START_TEST(diagnose_single_port_traffic)
 }
 END_TEST
 
+/* ---- states recorded on the board (netd-recorded.h) ---- */
+
+/* A bond and its ports from recorded messages; speed and duplex as ethtool said there. */
+static void
+recorded(struct net_bond *b, const unsigned char *bm, size_t blen,
+    const unsigned char *p1, size_t l1, const unsigned char *p2, size_t l2, int veth)
+{
+	const unsigned char *pm[2] = { p1, p2 };
+	size_t pl[2] = { l1, l2 };
+	struct bond_nl_link l;
+
+	ck_assert_int_eq(bond_nl_parse(bm, blen, &l), 0);
+	ck_assert(l.is_bond && !l.is_port);
+	*b = l.bond;
+	b->nports = 2;
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(bond_nl_parse(pm[i], pl[i], &l), 0);
+		ck_assert(l.is_port);
+		ck_assert_int_eq(l.master, b->ifindex);
+		b->port[i] = l.port;
+		b->port[i].speed_mbps = veth ? 10000 : -1;
+		snprintf(b->port[i].duplex, sizeof(b->port[i].duplex), veth ? "full" : "unknown");
+	}
+}
+
+#define REC(s, b, p1, p2, veth) recorded(&bond, rec_##s##_##b, sizeof(rec_##s##_##b), \
+	rec_##s##_##p1, sizeof(rec_##s##_##p1), rec_##s##_##p2, sizeof(rec_##s##_##p2), veth)
+
+START_TEST(recorded_aggregated)
+{
+	static const unsigned char zero[6];
+	struct net_bond bond;
+
+	REC(aggregated, nbond, n1, n2, 1);
+	ck_assert_str_eq(bond.name, "nbond");
+	ck_assert_int_eq(bond.mode, 4);
+	ck_assert_int_eq(bond.lacp_rate, 1);
+	ck_assert_int_eq(bond.xmit_hash_policy, 1);
+	ck_assert_int_eq(bond.miimon, 100);
+	ck_assert_int_eq(bond.min_links, 1);
+	ck_assert(bond.up && bond.carrier && bond.has_ad_info);
+	ck_assert_int_eq(bond.ad_num_ports, 2);
+	ck_assert(memcmp(bond.ad_partner_mac, zero, 6) != 0);
+	ck_assert_str_eq(bond.port[0].name, "n1");
+	ck_assert_int_eq(bond.port[0].aggregator_id, bond.ad_aggregator);
+	ck_assert_int_eq(bond.port[1].aggregator_id, bond.ad_aggregator);
+	ck_assert_int_eq(bond.port[0].actor_state & 0x3f, 0x3f);
+	ck_assert_int_eq(bond.port[1].partner_state & 0x3d, 0x3d);
+	ck_assert(lacp_in_bundle(&bond, &bond.port[0]) && lacp_in_bundle(&bond, &bond.port[1]));
+	ck_assert_str_eq(codes(&bond, NULL), "");
+}
+END_TEST
+
+START_TEST(recorded_link_cut)
+{
+	struct net_bond bond;
+
+	REC(cut, nbond, n1, n2, 1);
+	ck_assert(!bond.port[1].carrier);
+	ck_assert(lacp_in_bundle(&bond, &bond.port[0]) && !lacp_in_bundle(&bond, &bond.port[1]));
+	ck_assert_str_eq(codes(&bond, NULL), "link-down");
+}
+END_TEST
+
+START_TEST(recorded_two_groups)
+{
+	struct net_bond bond;
+
+	REC(twogroups, sbond, n3, n4, 1);
+	ck_assert_int_ne(bond.port[0].aggregator_id, bond.port[1].aggregator_id);
+	ck_assert_str_eq(codes(&bond, NULL), "port-not-aggregated");
+}
+END_TEST
+
+START_TEST(recorded_no_partner)
+{
+	struct net_bond bond;
+
+	/* virtio ports that report no duplex, and nothing speaking LACP behind them. */
+	REC(nopartner, lbond, lan1, lan2, 0);
+	ck_assert(bond.port[0].carrier && bond.port[1].carrier);
+	ck_assert_str_eq(codes(&bond, NULL), "speed-mismatch speed-mismatch no-partner");
+	/* Given full duplex, no-partner alone. */
+	for (int i = 0; i < 2; i++)
+		snprintf(bond.port[i].duplex, sizeof(bond.port[i].duplex), "full");
+	ck_assert_str_eq(codes(&bond, NULL), "no-partner");
+}
+END_TEST
+
 /* A message cut short or lying about its lengths decodes to nothing it does not hold. */
 START_TEST(decode_hostile)
 {
@@ -440,6 +531,23 @@ START_TEST(decode_hostile)
 	}
 	bond_msg(&bm, 1, 2, sw);
 	ck_assert_int_eq(bond_nl_parse(bm.buf, 10, &l), -1);
+	/* Every recorded message cut at every length (ASan watches the reads). */
+	{
+		static const struct { const unsigned char *p; size_t n; } recs[] = {
+			{ rec_aggregated_nbond, sizeof(rec_aggregated_nbond) },
+			{ rec_aggregated_n1, sizeof(rec_aggregated_n1) },
+			{ rec_nopartner_lan1, sizeof(rec_nopartner_lan1) },
+		};
+
+		for (size_t r = 0; r < sizeof(recs) / sizeof(recs[0]); r++)
+			for (size_t cut = 0; cut <= recs[r].n; cut++) {
+				unsigned char *copy = malloc(cut ? cut : 1);
+
+				memcpy(copy, recs[r].p, cut);
+				(void)bond_nl_parse(copy, cut, &l);
+				free(copy);
+			}
+	}
 	/* An attribute claiming more than the message has stops the walk. */
 	a = (struct rtattr *)(bm.buf + NLMSG_SPACE(sizeof(struct ifinfomsg)));
 	a->rta_len = 2000;
@@ -788,6 +896,10 @@ suite(void)
 	tcase_add_test(t, diagnose_link_down);
 	tcase_add_test(t, diagnose_single_port_traffic);
 	tcase_add_test(t, decode_hostile);
+	tcase_add_test(t, recorded_aggregated);
+	tcase_add_test(t, recorded_link_cut);
+	tcase_add_test(t, recorded_two_groups);
+	tcase_add_test(t, recorded_no_partner);
 	suite_add_tcase(s, t);
 	t = tcase_create("api");
 	tcase_add_checked_fixture(t, setup, teardown);
