@@ -252,12 +252,9 @@ m_bond_list(struct rpc_call *c, struct json_object *params)
 	rpc_result(c, r);
 }
 
-/*
- * Whether the link carries what the caller is likely reaching us
- * through: an address other than IPv6 link-local, or the default route.
- */
+/* An address other than IPv6 link-local, or the default route, on the link. */
 static int
-management_link(const char *name)
+management_link_itself(const char *name)
 {
 	struct net_addr *as;
 	struct net_route *rs;
@@ -277,6 +274,26 @@ management_link(const char *name)
 		free(rs);
 	}
 	return found;
+}
+
+/*
+ * Whether the link carries what the caller is likely reaching us
+ * through: an address other than IPv6 link-local, or the default route,
+ * on the link itself or on a VLAN of it.
+ */
+static int
+management_link(const char *name)
+{
+	struct net_link *ls;
+	int n, found = 0;
+
+	if (net->link_list(&ls, &n) == 0) {
+		for (int i = 0; i < n; i++)
+			if (strcmp(ls[i].parent, name) == 0 && ls[i].vlan_id >= 0)
+				found |= management_link_itself(ls[i].name);
+		free(ls);
+	}
+	return found || management_link_itself(name);
 }
 
 /* Options given that the mode does not use are refused, not ignored. */
@@ -556,6 +573,15 @@ bond_watch(void)
 	if (net->link_list(&ls, &n) == -1) {
 		log_warn("bond monitor: listing links");
 		return;
+	}
+	/* Bonds deleted behind netd's back give their slots back. */
+	for (int k = 0; k < BOND_WATCH; k++) {
+		int found = 0;
+
+		for (int i = 0; i < n && seen[k].name[0]; i++)
+			found |= strcmp(ls[i].name, seen[k].name) == 0 && strcmp(ls[i].kind, "bond") == 0;
+		if (!found)
+			memset(&seen[k], 0, sizeof(seen[k]));
 	}
 	for (int i = 0; i < n; i++)
 		if (strcmp(ls[i].kind, "bond") == 0 && net->bond_get(ls[i].name, &b) == 0)

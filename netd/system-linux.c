@@ -170,7 +170,9 @@ linux_monitor_open(void)
 	nl_socket_disable_seq_check(mon_sk);
 	if ((err = nl_connect(mon_sk, NETLINK_ROUTE)) < 0 ||
 	    (err = nl_socket_add_membership(mon_sk, RTNLGRP_LINK)) < 0 ||
-	    (err = nl_socket_set_nonblocking(mon_sk)) < 0) {
+	    (err = nl_socket_set_nonblocking(mon_sk)) < 0 ||
+	    /* Room for a burst (every port of a bond at once) before ENOBUFS. */
+	    (err = nl_socket_set_buffer_size(mon_sk, 1 << 20, 0)) < 0) {
 		nl_socket_free(mon_sk);
 		mon_sk = NULL;
 		errno = nl_errno(err);

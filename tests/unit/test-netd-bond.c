@@ -727,6 +727,12 @@ START_TEST(refusals_change_nothing)
 	ck_assert_int_eq(link_of("v0").up, 0);
 	call0("bond.create", "{\"name\":\"bond2\",\"ports\":[\"bond1\"],\"mode\":\"802.3ad\"}",
 	    NAS_ERR_INVALID);
+	/* A port whose VLAN carries the address counts as well. */
+	call0("vlan.create", "{\"link\":\"v0\",\"id\":10}", 0);
+	call0("addr.add", "{\"link\":\"v0.10\",\"address\":\"10.10.0.2/24\"}", 0);
+	call0("bond.create", "{\"name\":\"bond3\",\"ports\":[\"v0\"],\"mode\":\"802.3ad\"}",
+	    NAS_ERR_REFUSED);
+	ck_assert(!exists("bond3"));
 	/* With force, the addressed port is bonded. */
 	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\"],\"mode\":\"802.3ad\",\"force\":true}", 0);
 	call0("bond.delete", "{\"name\":\"lan1\"}", NAS_ERR_NOT_FOUND);
@@ -876,6 +882,20 @@ START_TEST(events_port_and_diagnosis)
 	ck_assert_ptr_nonnull(strstr(l, "link-down"));
 	free(l);
 	unit_assert_silent(fd);
+	/* More bonds than netd keeps, each deleted behind its back: the new one is still watched. */
+	call0("bond.delete", "{\"name\":\"bond0\"}", 0);
+	for (int i = 0; i < 12; i++) {
+		char p[96];
+
+		snprintf(p, sizeof(p), "{\"name\":\"t%d\",\"ports\":[\"v0\"],\"mode\":\"802.3ad\"}", i);
+		call0("bond.create", p, 0);
+		bond_watch();
+		free(next_event(fd, "bond.port"));
+		free(next_event(fd, "bond.diagnosis"));
+		snprintf(p, sizeof(p), "t%d", i);
+		ck_assert_int_eq(net->link_del(p), 0);
+		ck_assert_int_eq(net->link_set("v0", 0, 0), 0);
+	}
 	close(fd);
 }
 END_TEST
