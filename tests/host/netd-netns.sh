@@ -120,6 +120,22 @@ else
 fi
 refused "vlan delete of a link that is no VLAN" "not a VLAN" n vlan delete v0
 
+# Bonds: the raw link dump netd decodes itself (bond-nl.c) on the real kernel.
+check "bond list reads the kernel's dump: no bonds" sh -c \
+	"'$bin/nasctl' -S '$tmp/run' --json bond list | jq -e '.bonds == []'"
+if [ ! -e /sys/class/net/bonding_masters ] && ! in_ns ip link add probe0 type bond 2>/dev/null; then
+	refused "no bonding in this kernel: bond.create says so" "Unknown device type" \
+		n bond create b0 --mode 802.3ad --ports v0 --force
+	check "the refused bond changed nothing: v0 up, no master, no b0" sh -c \
+		"ip -n $ns -j link show v0 | jq -e '.[0].master == null and (.[0].flags | index(\"UP\"))' &&
+		 ! ip -n $ns link show b0 2>/dev/null"
+else
+	in_ns ip link del probe0 2>/dev/null
+	check "bond create b0 over v0" n bond create b0 --mode active-backup --ports v0 --force
+	check "iproute2 sees v0 in b0" sh -c "ip -n $ns -j link show v0 | jq -e '.[0].master == \"b0\"'"
+	check "bond delete b0" n bond delete b0 --force
+fi
+
 check "link down: the default route goes with it" sh -c \
 	"'$bin/nasctl' -S '$tmp/run' call netd link.set '{\"link\":\"v0\",\"up\":false}' > /dev/null &&
 	 [ -z \"\$(ip -n $ns route show default)\" ]"
