@@ -1,7 +1,7 @@
 /*
  * Bonds: bond.create/delete/list/show and the bond.port and
  * bond.diagnosis events. A bond is made in the order the driver needs:
- * the bond with every option and the first port's MAC (a MAC that
+ * the bond with every option and the first board port's MAC (a MAC that
  * changes later breaks LACP with the switch), each port down, enslaved
  * (the driver opens it again), then the bond up. A step the kernel
  * refuses undoes the ones before it.
@@ -418,7 +418,7 @@ static void
 m_bond_create(struct rpc_call *c, struct json_object *params)
 {
 	const char *name = rpc_param_str(params, "name", "");
-	int mode = name_index(bond_mode_names, rpc_param_str(params, "mode", "")), n;
+	int mode = name_index(bond_mode_names, rpc_param_str(params, "mode", "")), n, mac;
 	char ports[NET_BOND_PORTS][NET_NAME_MAX];
 	struct net_link ls[NET_BOND_PORTS], l;
 	struct net_bond_opts o;
@@ -436,7 +436,10 @@ m_bond_create(struct rpc_call *c, struct json_object *params)
 	if (check_mode_options(c, params, mode) == -1 ||
 	    (n = check_ports(c, params, name, ports, ls)) == -1)
 		return;
-	make_opts(params, mode, ls[0].mac, &o);
+	/* The first board port's MAC, so the bond keeps one the switch knows. */
+	for (mac = 0; mac < n && link_board_label(ports[mac]) == NULL; mac++)
+		;
+	make_opts(params, mode, ls[mac < n ? mac : 0].mac, &o);
 	if (net->bond_create(&o) == -1) {
 		net_fail(c, "creating the bond");
 		return;
@@ -598,7 +601,7 @@ static const char *const rate_choices[] = { "slow", "fast", NULL };
 static const struct rpc_param p_bond_create[] = {
 	{ "name", RPC_STRING, RPC_REQUIRED, 1, 15, NULL, "the bond's interface name (bond0)" },
 	{ "ports", RPC_ARRAY, RPC_REQUIRED, 1, NET_BOND_PORTS, NULL,
-	  "its ports; the first one's MAC becomes the bond's" },
+	  "its ports; the first board port's MAC (else the first port's) becomes the bond's" },
 	{ "mode", RPC_STRING, RPC_REQUIRED, 0, 0, mode_choices, "bonding mode" },
 	{ "lacp_rate", RPC_STRING, 0, 0, 0, rate_choices, "802.3ad: LACPDU rate asked of the partner (fast)" },
 	{ "xmit_hash_policy", RPC_STRING, 0, 0, 0, hash_choices,

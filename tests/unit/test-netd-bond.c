@@ -667,6 +667,19 @@ START_TEST(create_lacp_bond)
 }
 END_TEST
 
+/* The bond's MAC is the first board port's, wherever it is listed. */
+START_TEST(mac_of_first_board_port)
+{
+	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"v0\",\"lan2\",\"lan1\"],"
+	    "\"mode\":\"802.3ad\"}", 0);
+	ck_assert_mem_eq(link_of("bond0").mac, mac2, 6);
+	ck_assert_mem_eq(link_of("v0").mac, mac2, 6);
+	call0("bond.delete", "{\"name\":\"bond0\"}", 0);
+	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"v0\"],\"mode\":\"802.3ad\"}", 0);
+	ck_assert_mem_eq(link_of("bond0").mac, link_of("v0").mac, 6);
+}
+END_TEST
+
 START_TEST(every_mode)
 {
 	static const char *const modes[] = { "balance-rr", "active-backup", "balance-xor",
@@ -924,6 +937,7 @@ suite(void)
 	t = tcase_create("api");
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, create_lacp_bond);
+	tcase_add_test(t, mac_of_first_board_port);
 	tcase_add_test(t, every_mode);
 	tcase_add_test(t, refusals_change_nothing);
 	tcase_add_test(t, failure_at_every_step_undone);
