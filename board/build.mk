@@ -37,7 +37,7 @@ $(IMAGE_PROD): $(IMAGE_ROOTFS)/.stamp
 
 $(IMAGE_TEST): $(IMAGE_ROOTFS)/.stamp
 	@echo "  IMAGE   $(BOARD) test"
-	@TEST_EXTRA="$(O)/bin/raidd-sysdrv" \
+	@TEST_EXTRA="$(O)/bin/raidd-sysdrv $(O)/bin/netd-nlrec" \
 	    bash $(SRC)/scripts/image/mkimage.sh -v test -b $(BOARD_DIR) -r $(IMAGE_ROOTFS) -d $(DL) -o $(IMAGE_DIR)
 
 image: $(IMAGE_PROD) $(IMAGE_TEST)

@@ -123,6 +123,102 @@ static const struct column volume_cols[] = {
 	END_COLS
 };
 
+/* Keys as netd's link_describe(), addr.list and route.list write them. */
+static const struct column link_cols[] = {
+	{ "LINK", "name", NULL, 0 },
+	{ "PORT", "port", NULL, 0 },
+	{ "STATE", "state", NULL, 0 },
+	{ "SPEED", "speed_mbps", NULL, 1 },
+	{ "MTU", "mtu", NULL, 1 },
+	{ "MAC", "mac", NULL, 0 },
+	{ "MASTER", "master", NULL, 0 },
+	END_COLS
+};
+
+static const struct column addr_cols[] = {
+	{ "LINK", "link", NULL, 0 },
+	{ "ADDRESS", "address", NULL, 0 },
+	END_COLS
+};
+
+static const struct column route_cols[] = {
+	{ "DESTINATION", "destination", NULL, 0 },
+	{ "GATEWAY", "gateway", NULL, 0 },
+	{ "LINK", "link", NULL, 0 },
+	{ "PROTO", "proto", NULL, 0 },
+	END_COLS
+};
+
+static const struct arg link_args[] = {
+	{ "LINK", "link", ARG_STRING, 0, NULL },
+	END_ARGS
+};
+
+static const struct arg addr_args[] = {
+	{ "LINK", "link", ARG_STRING, 0, NULL },
+	{ "ADDRESS/PREFIX", "address", ARG_STRING, 0, NULL },
+	END_ARGS
+};
+
+static const struct arg addr_list_args[] = {
+	{ "LINK", "link", ARG_STRING, ARG_OPTIONAL, NULL },
+	END_ARGS
+};
+
+static const struct arg vlan_create_args[] = {
+	{ "LINK", "link", ARG_STRING, 0, NULL },
+	{ "--id", "id", ARG_INT, ARG_REQUIRED, "1-4094" },
+	{ "--name", "name", ARG_STRING, 0, NULL },
+	END_ARGS
+};
+
+static const struct arg vlan_delete_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	END_ARGS
+};
+
+static const struct arg route_default_args[] = {
+	{ "GATEWAY", "gateway", ARG_STRING, 0, NULL },
+	END_ARGS
+};
+
+static const struct arg dns_set_args[] = {
+	{ "--servers", "servers", ARG_LIST, ARG_REQUIRED, "A1[,A2,A3]" },
+	END_ARGS
+};
+
+static const struct arg bond_create_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--mode", "mode", ARG_STRING, ARG_REQUIRED, NULL },
+	{ "--ports", "ports", ARG_LIST, ARG_REQUIRED, "P1,P2[,...]" },
+	{ "--lacp-rate", "lacp_rate", ARG_STRING, 0, "fast|slow" },
+	{ "--hash", "xmit_hash_policy", ARG_STRING, 0, "layer2|layer2+3|layer3+4|encap3+4" },
+	{ "--miimon", "miimon", ARG_INT, 0, "MS" },
+	{ "--min-links", "min_links", ARG_INT, 0, "N" },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	END_ARGS
+};
+
+static const struct arg bond_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	END_ARGS
+};
+
+static const struct arg bond_delete_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	END_ARGS
+};
+
+static const struct column bond_cols[] = {
+	{ "BOND", "name", NULL, 0 },
+	{ "MODE", "mode", NULL, 0 },
+	{ "STATE", "state", NULL, 0 },
+	{ "MAC", "mac", NULL, 0 },
+	{ "HASH", "xmit_hash_policy", NULL, 0 },
+	END_COLS
+};
+
 #define R "raidd"
 const struct command nasctl_commands[] = {
 	{ "disk", "list", R, "disk.list", no_args, disk_cols, "disks", NULL,
@@ -147,6 +243,36 @@ const struct command nasctl_commands[] = {
 	  "make a foreign (or deleted) volume this unit's and assemble it" },
 	{ "volume", "clear", R, "volume.clear", volume_args, NULL, NULL, NULL,
 	  "let members md failed for errors rejoin" },
+#define N "netd"
+	{ "link", "list", N, "link.list", no_args, link_cols, "links", NULL,
+	  "the board's ports, then every other link" },
+	{ "link", "show", N, "link.show", link_args, NULL, NULL, NULL,
+	  "one link: state, speed, duplex, counters" },
+	{ "addr", "list", N, "addr.list", addr_list_args, addr_cols, "addresses", NULL,
+	  "addresses of every link, or of LINK" },
+	{ "addr", "add", N, "addr.add", addr_args, NULL, NULL, NULL,
+	  "add an address (CIDR: 192.168.1.10/24) to a link" },
+	{ "addr", "del", N, "addr.del", addr_args, NULL, NULL, NULL,
+	  "delete an address from a link" },
+	{ "route", "list", N, "route.list", no_args, route_cols, "routes", NULL,
+	  "routes of the main table" },
+	{ "route", "default", N, "route.set_default", route_default_args, NULL, NULL, NULL,
+	  "make or replace the default route" },
+	{ "dns", "set", N, "dns.set", dns_set_args, NULL, NULL, NULL,
+	  "replace the name servers" },
+	{ "vlan", "create", N, "vlan.create", vlan_create_args, NULL, NULL, NULL,
+	  "an 802.1Q VLAN on a link (named LINK.ID unless --name)" },
+	{ "vlan", "delete", N, "vlan.delete", vlan_delete_args, NULL, NULL, NULL,
+	  "delete a VLAN link" },
+	{ "bond", "create", N, "bond.create", bond_create_args, NULL, NULL, NULL,
+	  "make a bond of ports (802.3ad: LACP rate fast and hash layer3+4 unless given)" },
+	{ "bond", "list", N, "bond.list", no_args, bond_cols, "bonds", NULL,
+	  "bonds and their state" },
+	{ "bond", "show", N, "bond.show", bond_args, NULL, NULL, NULL,
+	  "a bond: ports, LACP partner and aggregator, diagnosis" },
+	{ "bond", "delete", N, "bond.delete", bond_delete_args, NULL, NULL, NULL,
+	  "delete a bond; its ports get their own MACs back" },
+#undef N
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,
 	  "running and recent jobs (of every daemon without --daemon)" },
 	{ "job", "status", NULL, "job.status", job_id_args, NULL, NULL, run_job_one,

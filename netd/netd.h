@@ -2,11 +2,45 @@
 #ifndef NETD_H
 #define NETD_H
 
+#include "board.h"
 #include "daemon.h"
 #include "feature.h"
+#include "system.h"
 
 /* api.c */
 extern const struct nas_daemon netd_daemon;
 extern const struct nas_feature netd_features[];
+
+/* util.c: names, addresses, errors */
+/* The kernel's rule for an interface name (dev_valid_name). */
+int	ifname_valid(const char *);
+/* "10.0.0.2/24" or "fd00::2/64" into a; 0, or -1 with why. */
+int	cidr_parse(const char *s, struct net_addr *a, char *why, size_t len);
+/* A bare address (no prefix): family, or -1. */
+int	ip_parse(const char *s, unsigned char out[16]);
+void	ip_format(int family, const unsigned char *a, char *buf, size_t len);
+void	mac_format(const unsigned char mac[6], char *buf, size_t len);
+/* Answers the failed seam call: errno mapped to an API code, the kernel's words. */
+void	net_fail(struct rpc_call *, const char *what);
+
+/* link.c */
+extern const struct rpc_method link_methods[];
+void	link_set_board(const struct board *);
+/* The board port's label ("LAN 1") of a link name, or NULL. */
+const char *link_board_label(const char *name);
+struct json_object *link_describe(const struct net_link *);
+/* Compares the links with the last look and announces link.state. */
+void	link_watch(void);
+void	link_watch_reset(void);
+
+/* bond.c */
+extern const struct rpc_method bond_methods[];
+/* Compares every bond with the last look: bond.port, bond.diagnosis. */
+void	bond_watch(void);
+void	bond_reset(void);
+
+/* addr.c */
+extern const struct rpc_method addr_methods[];
+void	addr_set_resolv(const char *path);
 
 #endif

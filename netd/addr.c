@@ -1,0 +1,278 @@
+/*
+ * Addresses, routes and DNS: addr.list/add/del (CIDR only),
+ * route.list, route.set_default, dns.set. resolv.conf is replaced
+ * atomically (a new file synced, renamed over the old, the directory
+ * synced), so a power cut leaves the old list or the new one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <sys/socket.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "netd.h"
+
+#define DNS_MAX	3	/* resolv.conf's MAXNS: more are ignored by libc */
+
+static char resolv_path[256] = "/etc/resolv.conf";
+
+void
+addr_set_resolv(const char *path)
+{
+	snprintf(resolv_path, sizeof(resolv_path), "%s", path);
+}
+
+static struct json_object *
+addr_describe(const struct net_addr *a)
+{
+	struct json_object *o = json_object_new_object();
+	char ip[64], cidr[80];
+
+	ip_format(a->family, a->addr, ip, sizeof(ip));
+	snprintf(cidr, sizeof(cidr), "%s/%d", ip, a->prefix);
+	json_object_object_add(o, "link", json_object_new_string(a->link));
+	json_object_object_add(o, "family", json_object_new_string(a->family == AF_INET ? "inet" : "inet6"));
+	json_object_object_add(o, "address", json_object_new_string(cidr));
+	return o;
+}
+
+static void
+m_addr_list(struct rpc_call *c, struct json_object *params)
+{
+	struct json_object *a, *r;
+	struct net_addr *as;
+	const char *link = rpc_param_str(params, "link", NULL);
+	int n;
+
+	if (net->addr_list(&as, &n) == -1) {
+		net_fail(c, "listing addresses");
+		return;
+	}
+	a = json_object_new_array();
+	for (int i = 0; i < n; i++)
+		if (link == NULL || strcmp(link, as[i].link) == 0)
+			json_object_array_add(a, addr_describe(&as[i]));
+	free(as);
+	r = json_object_new_object();
+	json_object_object_add(r, "addresses", a);
+	rpc_result(c, r);
+}
+
+/* The link and CIDR address of params; answers and returns -1 when bad. */
+static int
+get_addr(struct rpc_call *c, struct json_object *params, struct net_addr *a)
+{
+	const char *link = rpc_param_str(params, "link", "");
+	struct net_link l;
+	char why[128];
+	int rc;
+
+	if (cidr_parse(rpc_param_str(params, "address", ""), a, why, sizeof(why)) == -1) {
+		rpc_error(c, RPC_INVALID_PARAMS, "%s", why);
+		return -1;
+	}
+	if (!ifname_valid(link)) {
+		rpc_error(c, RPC_INVALID_PARAMS, "link is not a valid interface name");
+		return -1;
+	}
+	if ((rc = net->link_get(link, &l)) != 0) {
+		if (rc == 1)
+			rpc_error(c, NAS_ERR_NOT_FOUND, "no such link");
+		else
+			net_fail(c, "reading the link");
+		return -1;
+	}
+	snprintf(a->link, sizeof(a->link), "%s", link);
+	return 0;
+}
+
+static void
+m_addr_add(struct rpc_call *c, struct json_object *params)
+{
+	struct net_addr a;
+
+	if (get_addr(c, params, &a) == -1)
+		return;
+	if (net->addr_add(&a) == -1) {
+		net_fail(c, "adding the address");
+		return;
+	}
+	rpc_result(c, addr_describe(&a));
+}
+
+static void
+m_addr_del(struct rpc_call *c, struct json_object *params)
+{
+	struct net_addr a;
+
+	if (get_addr(c, params, &a) == -1)
+		return;
+	if (net->addr_del(&a) == -1) {
+		net_fail(c, "deleting the address");
+		return;
+	}
+	rpc_result(c, json_object_new_object());
+}
+
+static struct json_object *
+route_describe(const struct net_route *r)
+{
+	struct json_object *o = json_object_new_object();
+	char ip[64], dst[80];
+
+	ip_format(r->family, r->dst, ip, sizeof(ip));
+	if (r->dst_len == 0)
+		snprintf(dst, sizeof(dst), "default");
+	else
+		snprintf(dst, sizeof(dst), "%s/%d", ip, r->dst_len);
+	json_object_object_add(o, "family", json_object_new_string(r->family == AF_INET ? "inet" : "inet6"));
+	json_object_object_add(o, "destination", json_object_new_string(dst));
+	if (r->has_gw)
+		ip_format(r->family, r->gw, ip, sizeof(ip));
+	json_object_object_add(o, "gateway", r->has_gw ? json_object_new_string(ip) : NULL);
+	json_object_object_add(o, "link", *r->link ? json_object_new_string(r->link) : NULL);
+	json_object_object_add(o, "proto", json_object_new_string(r->proto));
+	return o;
+}
+
+static void
+m_route_list(struct rpc_call *c, struct json_object *params)
+{
+	struct json_object *a, *r;
+	struct net_route *rs;
+	int n;
+
+	(void)params;
+	if (net->route_list(&rs, &n) == -1) {
+		net_fail(c, "listing routes");
+		return;
+	}
+	a = json_object_new_array();
+	for (int i = 0; i < n; i++)
+		json_object_array_add(a, route_describe(&rs[i]));
+	free(rs);
+	r = json_object_new_object();
+	json_object_object_add(r, "routes", a);
+	rpc_result(c, r);
+}
+
+static void
+m_route_set_default(struct rpc_call *c, struct json_object *params)
+{
+	unsigned char gw[16];
+	int family;
+
+	if ((family = ip_parse(rpc_param_str(params, "gateway", ""), gw)) == -1) {
+		rpc_error(c, RPC_INVALID_PARAMS, "gateway is not an IPv4 or IPv6 address");
+		return;
+	}
+	if (net->route_set_default(family, gw) == -1) {
+		net_fail(c, "setting the default route");
+		return;
+	}
+	rpc_result(c, json_object_new_object());
+}
+
+/* Writes text to path through a synced temporary file and a rename. */
+static int
+write_atomic(const char *path, const char *text)
+{
+	char tmp[300], dir[256];
+	size_t len = strlen(text);
+	int fd, dfd;
+
+	snprintf(tmp, sizeof(tmp), "%s.netd-new", path);
+	(void)unlink(tmp);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd) == -1) {
+		int e = errno ? errno : EIO;
+
+		close(fd);
+		unlink(tmp);
+		errno = e;
+		return -1;
+	}
+	if (close(fd) == -1 || rename(tmp, path) == -1) {
+		int e = errno;
+
+		unlink(tmp);
+		errno = e;
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		(void)fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+static void
+m_dns_set(struct rpc_call *c, struct json_object *params)
+{
+	struct json_object *servers, *r;
+	char text[512], ip[64];
+	unsigned char a[16];
+	size_t n, off;
+	int family;
+
+	json_object_object_get_ex(params, "servers", &servers);
+	n = json_object_array_length(servers);
+	off = (size_t)snprintf(text, sizeof(text), "# written by netd (dns.set)\n");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *s = json_object_array_get_idx(servers, i);
+
+		if (!json_object_is_type(s, json_type_string) ||
+		    (family = ip_parse(json_object_get_string(s), a)) == -1) {
+			rpc_error(c, RPC_INVALID_PARAMS, "servers[%zu] is not an IPv4 or IPv6 address", i);
+			return;
+		}
+		/* Written as parsed, so nothing of the caller's text reaches the file. */
+		ip_format(family, a, ip, sizeof(ip));
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "nameserver %s\n", ip);
+	}
+	if (write_atomic(resolv_path, text) == -1) {
+		rpc_error(c, NAS_ERR_FAILED, "writing %s: %s", resolv_path, strerror(errno));
+		return;
+	}
+	r = json_object_new_object();
+	json_object_object_add(r, "servers", json_object_get(servers));
+	rpc_result(c, r);
+}
+
+static const struct rpc_param p_addr_list[] = {
+	{ "link", RPC_STRING, 0, 1, 15, NULL, "only this link's addresses" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+
+static const struct rpc_param p_addr[] = {
+	{ "link", RPC_STRING, RPC_REQUIRED, 1, 15, NULL, "interface name" },
+	{ "address", RPC_STRING, RPC_REQUIRED, 3, 49, NULL, "ADDRESS/PREFIX, IPv4 or IPv6" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+
+static const struct rpc_param p_route_default[] = {
+	{ "gateway", RPC_STRING, RPC_REQUIRED, 2, 45, NULL, "the gateway's IPv4 or IPv6 address" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+
+static const struct rpc_param p_dns[] = {
+	{ "servers", RPC_ARRAY, RPC_REQUIRED, 0, DNS_MAX, NULL,
+	  "name servers' addresses, at most 3 (an empty list clears them)" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+
+const struct rpc_method addr_methods[] = {
+	{ "addr.list", m_addr_list, p_addr_list, 0, "addresses of every link, or of one" },
+	{ "addr.add", m_addr_add, p_addr, RPC_MUTATES, "add an address (CIDR) to a link" },
+	{ "addr.del", m_addr_del, p_addr, RPC_MUTATES, "delete an address (CIDR) from a link" },
+	{ "route.list", m_route_list, NULL, 0, "routes of the main table" },
+	{ "route.set_default", m_route_set_default, p_route_default, RPC_MUTATES,
+	  "make or replace the default route of the gateway's family" },
+	{ "dns.set", m_dns_set, p_dns, RPC_MUTATES, "replace the name servers (resolv.conf)" },
+	{ NULL, NULL, NULL, 0, NULL }
+};
