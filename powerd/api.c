@@ -1,7 +1,10 @@
 /*
- * powerd's API: the method table with its parameter policies. The common
- * methods (system.*, events.*, job.*) come from libnas.
+ * powerd's API: the method table with its parameter policies, the
+ * configuration schema and the sampling timer. The common methods
+ * (system.*, events.*, job.*) come from libnas.
  */
+#include <time.h>
+
 #include "powerd.h"
 
 static const char *const hwmon_paths[] = { "/sys/class/hwmon", NULL };
@@ -13,20 +16,95 @@ const struct nas_feature powerd_features[] = {
 	{ NULL, NULL, NULL }
 };
 
+static const struct conf_key powerd_conf[] = {
+	{ "powerd", "board", CONF_STRING, "/etc/board.ini", 1, 255, NULL,
+	  "board description: bays, ports, [power] sensor or model" },
+	{ "powerd", "sysfs_root", CONF_STRING, "/sys", 1, 255, NULL,
+	  "where sysfs is (tests point it at a fixture tree)" },
+	{ "powerd", "proc_root", CONF_STRING, "/proc", 1, 255, NULL,
+	  "where procfs is (diskstats, stat)" },
+	{ "powerd", "interval_ms", CONF_INT, "1000", 100, 60000, NULL,
+	  "one sample of every source this often" },
+	{ "powerd", "read_timeout_ms", CONF_INT, "200", 10, 5000, NULL,
+	  "a sensor read that takes longer is skipped for a minute" },
+	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
+};
+
+static ev_timer sample_w;
+
 static void
 powerd_info(struct json_object *r)
 {
 	nas_feature_report(powerd_features, r);
 }
 
-static const struct rpc_method powerd_methods[] = {
-	{ NULL, NULL, NULL, 0, NULL }
-};
+static double
+clock_s(clockid_t id)
+{
+	struct timespec ts;
 
-static const struct rpc_method *const powerd_tables[] = { powerd_methods, NULL };
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+sample_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	(void)l;
+	(void)w;
+	(void)revents;
+	power_sample(clock_s(CLOCK_MONOTONIC), clock_s(CLOCK_REALTIME));
+}
+
+static void
+apply(const struct conf *c)
+{
+	char err[512];
+
+	/* Without a board there is no model: sensors only, watts unknown. */
+	if (power_load_board(conf_str(c, "powerd", "board"), err, sizeof(err)) == -1)
+		log_warnx("%s%s", err, power.have_board ? ": the previous one is kept" :
+		    ": no bays, no model, watts unknown");
+	sensor_set_root(conf_str(c, "powerd", "sysfs_root"));
+	activity_set_proc_root(conf_str(c, "powerd", "proc_root"));
+	sysread_set_bound((int)conf_int(c, "powerd", "read_timeout_ms"));
+	ev_timer_stop(nas_loop(), &sample_w);
+	ev_timer_init(&sample_w, sample_cb, 0.,
+	    (double)conf_int(c, "powerd", "interval_ms") / 1000.);
+	ev_timer_again(nas_loop(), &sample_w);
+}
+
+static int
+powerd_init(const struct conf *c)
+{
+	energy_reset(&power.energy);
+	apply(c);
+	/* A first sample before the socket opens: power.status answers at once. */
+	sample_cb(nas_loop(), &sample_w, 0);
+	return 0;
+}
+
+static int
+powerd_reload(const struct conf *c)
+{
+	apply(c);
+	return 0;
+}
+
+static void
+powerd_fini(void)
+{
+	ev_timer_stop(nas_loop(), &sample_w);
+}
+
+static const struct rpc_method *const powerd_tables[] = { power_methods, NULL };
 
 const struct nas_daemon powerd_daemon = {
 	.name = "powerd",
 	.methods = powerd_tables,
+	.conf = powerd_conf,
+	.init = powerd_init,
+	.reload = powerd_reload,
+	.fini = powerd_fini,
 	.info = powerd_info,
 };
