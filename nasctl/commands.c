@@ -123,7 +123,24 @@ static const struct column volume_cols[] = {
 	END_COLS
 };
 
+static const struct arg power_history_args[] = {
+	{ "--seconds", "seconds", ARG_INT, 0, "N" },
+	END_ARGS
+};
+
+/* Keys as powerd's sensor_describe() writes them. */
+static const struct column sensor_cols[] = {
+	{ "SENSOR", "name", NULL, 0 },
+	{ "KIND", "kind", NULL, 0 },
+	{ "LABEL", "label", NULL, 0 },
+	{ "VALUE", "value", NULL, 1 },
+	{ "UNIT", "unit", NULL, 0 },
+	{ "STATUS", "status", NULL, 0 },
+	END_COLS
+};
+
 #define R "raidd"
+#define P "powerd"
 const struct command nasctl_commands[] = {
 	{ "disk", "list", R, "disk.list", no_args, disk_cols, "disks", NULL,
 	  "disks in the bays" },
@@ -147,6 +164,12 @@ const struct command nasctl_commands[] = {
 	  "make a foreign (or deleted) volume this unit's and assemble it" },
 	{ "volume", "clear", R, "volume.clear", volume_args, NULL, NULL, NULL,
 	  "let members md failed for errors rejoin" },
+	{ "power", "status", P, "power.status", no_args, NULL, NULL, NULL,
+	  "watts now, their source (sensor or model), the state, energy per state" },
+	{ "power", "history", P, "power.history", power_history_args, NULL, NULL,
+	  run_power_history, "the last N seconds (default 600) as a sparkline" },
+	{ "sensor", "list", P, "sensor.list", no_args, sensor_cols, "sensors", NULL,
+	  "every power, energy, temperature, fan and PWM sensor" },
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,
 	  "running and recent jobs (of every daemon without --daemon)" },
 	{ "job", "status", NULL, "job.status", job_id_args, NULL, NULL, run_job_one,
@@ -169,6 +192,7 @@ const struct command nasctl_commands[] = {
 	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 };
 #undef R
+#undef P
 
 /* words: how many of the two words name the command (1 or 2). */
 const struct command *
