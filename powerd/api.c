@@ -27,10 +27,14 @@ static const struct conf_key powerd_conf[] = {
 	  "one sample of every source this often" },
 	{ "powerd", "read_timeout_ms", CONF_INT, "200", 10, 5000, NULL,
 	  "a sensor read that takes longer is skipped for a minute" },
+	{ "powerd", "metrics_dir", CONF_STRING, "/run/nas/metrics", 0, 255, NULL,
+	  "node_exporter textfile directory for powerd.prom; empty: none" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
 static ev_timer sample_w;
+static char metrics_dir[256];
+static int metrics_failed;
 
 static void
 powerd_info(struct json_object *r)
@@ -54,6 +58,13 @@ sample_cb(struct ev_loop *l, ev_timer *w, int revents)
 	(void)w;
 	(void)revents;
 	power_sample(clock_s(CLOCK_MONOTONIC), clock_s(CLOCK_REALTIME));
+	/* Said once, not every second; said again after it worked. */
+	if (prom_write(metrics_dir) == -1) {
+		if (!metrics_failed)
+			log_warn("%s/powerd.prom", metrics_dir);
+		metrics_failed = 1;
+	} else
+		metrics_failed = 0;
 }
 
 static void
@@ -68,6 +79,8 @@ apply(const struct conf *c)
 	sensor_set_root(conf_str(c, "powerd", "sysfs_root"));
 	activity_set_proc_root(conf_str(c, "powerd", "proc_root"));
 	sysread_set_bound((int)conf_int(c, "powerd", "read_timeout_ms"));
+	pathf(metrics_dir, sizeof(metrics_dir), "%s", conf_str(c, "powerd", "metrics_dir"));
+	metrics_failed = 0;
 	ev_timer_stop(nas_loop(), &sample_w);
 	ev_timer_init(&sample_w, sample_cb, 0.,
 	    (double)conf_int(c, "powerd", "interval_ms") / 1000.);

@@ -9,7 +9,7 @@ endif
 # reading sysfs and procfs under settable roots.
 POWERD_LOGIC := powerd/sysread.c powerd/sensor.c powerd/model.c powerd/activity.c \
 	powerd/energy.c powerd/power.c
-powerd_SRCS := powerd/main.c powerd/api.c $(POWERD_LOGIC)
+powerd_SRCS := powerd/main.c powerd/api.c powerd/prom.c $(POWERD_LOGIC)
 powerd_LIBS := -lm
 
 UNIT_TESTS += test-powerd

@@ -73,6 +73,16 @@ name_ok(const char *s)
 	return 1;
 }
 
+/* A label ("CPU Temp", "12V"): printable ASCII, no more. */
+static int
+label_ok(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (*s < 0x20 || *s > 0x7e)
+			return 0;
+	return 1;
+}
+
 static void
 full_path(const char *rel, char *out, size_t len)
 {
@@ -130,7 +140,7 @@ read_label(const char *dir, const char *file, char *label, size_t len)
 		*u = '\0';
 	pathf(rel, sizeof(rel), "%s/%s_label", dir, base);
 	full_path(rel, p, sizeof(p));
-	if (sysread_line(p, label, len) != RD_OK || !name_ok(label))
+	if (sysread_line(p, label, len) != RD_OK || !label_ok(label))
 		label[0] = '\0';
 }
 
@@ -256,7 +266,7 @@ scan_powercap(struct sensor_set *set)
 		pathf(rel, sizeof(rel), "class/powercap/%s/name", z);
 		full_path(rel, p, sizeof(p));
 		if (sysread_line(p, s->label, sizeof(s->label)) != RD_OK ||
-		    !name_ok(s->label))
+		    !label_ok(s->label))
 			s->label[0] = '\0';
 		pathf(rel, sizeof(rel), "class/powercap/%s/max_energy_range_uj", z);
 		full_path(rel, p, sizeof(p));
