@@ -139,6 +139,25 @@ static const struct column sensor_cols[] = {
 	END_COLS
 };
 
+static const struct arg drive_set_args[] = {
+	{ "DISK", "disk", ARG_STRING, 0, NULL },
+	{ "--standby-minutes", "standby_minutes", ARG_INT, ARG_REQUIRED, "N" },
+	END_ARGS
+};
+
+/* Keys as powerd's drive_describe() writes them. */
+static const struct column drive_cols[] = {
+	{ "DISK", "disk", NULL, 0 },
+	{ "DEVICE", "device", NULL, 0 },
+	{ "POWER", "power_state", NULL, 0 },
+	{ "REPORTED", "reported", NULL, 0 },
+	{ "IDLE S", "idle_seconds", NULL, 1 },
+	{ "STANDBY MIN", "standby_minutes", NULL, 1 },
+	{ "SPINUPS", "spinups", NULL, 1 },
+	{ "TEMP C", "temperature", NULL, 1 },
+	END_COLS
+};
+
 #define R "raidd"
 #define P "powerd"
 const struct command nasctl_commands[] = {
@@ -170,6 +189,12 @@ const struct command nasctl_commands[] = {
 	  run_power_history, "the last N seconds (default 600) as a sparkline" },
 	{ "sensor", "list", P, "sensor.list", no_args, sensor_cols, "sensors", NULL,
 	  "every power, energy, temperature, fan and PWM sensor" },
+	{ "drive", "list", P, "drive.list", no_args, drive_cols, "drives", NULL,
+	  "bay disks: power state, idle time, standby timer, temperature" },
+	{ "drive", "standby", P, "drive.standby", disk_args, NULL, NULL, NULL,
+	  "spin a disk down now; DISK is a bay (bay1) or a kernel name (sda)" },
+	{ "drive", "set", P, "drive.set", drive_set_args, NULL, NULL, NULL,
+	  "a bay's standby timer in minutes (0: never), until powerd restarts" },
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,
 	  "running and recent jobs (of every daemon without --daemon)" },
 	{ "job", "status", NULL, "job.status", job_id_args, NULL, NULL, run_job_one,

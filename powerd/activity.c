@@ -38,11 +38,11 @@ disk_named(struct activity *a, const char *name)
 	return NULL;
 }
 
-/* The bay of <root>/block/<name>, or 0. */
+/* The bay of <root>/block/<name>, or 0; sys gets its device's /sys path. */
 static int
-bay_of_block(const struct board *b, const char *name)
+bay_of_block(const struct board *b, const char *name, char *sys, size_t syslen)
 {
-	char p[PATH_MAX], real[PATH_MAX], sys[PATH_MAX];
+	char p[PATH_MAX], real[PATH_MAX];
 	const char *root = sensor_root();
 	size_t n = strlen(root);
 
@@ -50,9 +50,9 @@ bay_of_block(const struct board *b, const char *name)
 	if (realpath(p, real) == NULL)
 		return 0;
 	if (strcmp(root, "/") == 0)
-		pathf(sys, sizeof(sys), "%s", real);
+		pathf(sys, syslen, "%s", real);
 	else if (strncmp(real, root, n) == 0 && real[n] == '/')
-		pathf(sys, sizeof(sys), "/sys%s", real + n);
+		pathf(sys, syslen, "/sys%s", real + n);
 	else
 		return 0;
 	return board_bay_of(b, sys);
@@ -61,13 +61,14 @@ bay_of_block(const struct board *b, const char *name)
 void
 activity_scan_disks(struct activity *a, const struct board *b, double now)
 {
-	struct activity old = *a;
-	char p[PATH_MAX];
+	static struct activity old;	/* 10 KiB: not on the stack */
+	char p[PATH_MAX], sys[PATH_MAX], vendor[16];
 	struct dirent *e;
 	struct disk_io *d, *was;
 	DIR *dir;
 	int bay;
 
+	old = *a;
 	a->ndisks = 0;
 	pathf(p, sizeof(p), "%s/block", sensor_root());
 	if ((dir = opendir(p)) == NULL)
@@ -75,7 +76,7 @@ activity_scan_disks(struct activity *a, const struct board *b, double now)
 	while ((e = readdir(dir)) != NULL && a->ndisks < BOARD_MAX_BAYS) {
 		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(d->name))
 			continue;
-		if ((bay = bay_of_block(b, e->d_name)) == 0)
+		if ((bay = bay_of_block(b, e->d_name, sys, sizeof(sys))) == 0)
 			continue;
 		d = &a->disk[a->ndisks++];
 		/* The same disk in the same bay keeps its counters and state. */
@@ -85,6 +86,11 @@ activity_scan_disks(struct activity *a, const struct board *b, double now)
 		}
 		memset(d, 0, sizeof(*d));
 		pathf(d->name, sizeof(d->name), "%s", e->d_name);
+		pathf(d->device, sizeof(d->device), "%s", sys);
+		/* libata's SCSI layer says "ATA" as the vendor. */
+		pathf(p, sizeof(p), "%s/block/%s/device/vendor", sensor_root(), e->d_name);
+		d->ata = sysread_line(p, vendor, sizeof(vendor)) == RD_OK &&
+		    strncmp(vendor, "ATA", 3) == 0;
 		d->bay = bay;
 		d->power = DP_IDLE;
 		d->idle_since = now;

@@ -29,6 +29,16 @@ static const struct conf_key powerd_conf[] = {
 	  "a sensor read that takes longer is skipped for a minute" },
 	{ "powerd", "metrics_dir", CONF_STRING, "/run/nas/metrics", 0, 255, NULL,
 	  "node_exporter textfile directory for powerd.prom; empty: none" },
+	{ "powerd", "raidd_socket", CONF_STRING, "/run/nas/raidd.sock", 1, 255, NULL,
+	  "raidd's socket: which volumes sync (no standby for their disks)" },
+	{ "standby", "minutes", CONF_INT, "20", 0, 1440, NULL,
+	  "idle minutes before a bay's disk is sent to standby; 0: never" },
+#define BAY_KEY(n) { "standby", "bay" #n, CONF_INT, "-1", -1, 1440, NULL, \
+	  "bay " #n "'s own minutes; -1: [standby] minutes" }
+	BAY_KEY(1), BAY_KEY(2), BAY_KEY(3), BAY_KEY(4), BAY_KEY(5), BAY_KEY(6),
+	BAY_KEY(7), BAY_KEY(8), BAY_KEY(9), BAY_KEY(10), BAY_KEY(11), BAY_KEY(12),
+	BAY_KEY(13), BAY_KEY(14), BAY_KEY(15), BAY_KEY(16),
+#undef BAY_KEY
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
@@ -54,10 +64,13 @@ clock_s(clockid_t id)
 static void
 sample_cb(struct ev_loop *l, ev_timer *w, int revents)
 {
+	double now = clock_s(CLOCK_MONOTONIC);
+
 	(void)l;
 	(void)w;
 	(void)revents;
-	power_sample(clock_s(CLOCK_MONOTONIC), clock_s(CLOCK_REALTIME));
+	power_sample(now, clock_s(CLOCK_REALTIME));
+	sync_poll(now);
 	/* Said once, not every second; said again after it worked. */
 	if (prom_write(metrics_dir) == -1) {
 		if (!metrics_failed)
@@ -70,6 +83,7 @@ sample_cb(struct ev_loop *l, ev_timer *w, int revents)
 static void
 apply(const struct conf *c)
 {
+	int per_bay[BOARD_MAX_BAYS];
 	char err[512];
 
 	/* Without a board there is no model: sensors only, watts unknown. */
@@ -80,6 +94,14 @@ apply(const struct conf *c)
 	activity_set_proc_root(conf_str(c, "powerd", "proc_root"));
 	sysread_set_bound((int)conf_int(c, "powerd", "read_timeout_ms"));
 	pathf(metrics_dir, sizeof(metrics_dir), "%s", conf_str(c, "powerd", "metrics_dir"));
+	sync_set_socket(conf_str(c, "powerd", "raidd_socket"));
+	for (int i = 0; i < BOARD_MAX_BAYS; i++) {
+		char key[16];
+
+		pathf(key, sizeof(key), "bay%d", i + 1);
+		per_bay[i] = (int)conf_int(c, "standby", key);
+	}
+	drive_set_timers((int)conf_int(c, "standby", "minutes"), per_bay);
 	metrics_failed = 0;
 	ev_timer_stop(nas_loop(), &sample_w);
 	ev_timer_init(&sample_w, sample_cb, 0.,
@@ -110,7 +132,9 @@ powerd_fini(void)
 	ev_timer_stop(nas_loop(), &sample_w);
 }
 
-static const struct rpc_method *const powerd_tables[] = { power_methods, NULL };
+static const struct rpc_method *const powerd_tables[] = {
+	power_methods, drive_methods, NULL
+};
 
 const struct nas_daemon powerd_daemon = {
 	.name = "powerd",

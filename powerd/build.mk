@@ -5,10 +5,11 @@ SBIN_PROGS += powerd
 MAN8 += docs/man/powerd.8
 MAN5 += docs/man/powerd.conf.5
 endif
-# The sources, the model, the state and the energy: no kernel beyond
-# reading sysfs and procfs under settable roots.
+# The sources, the model, the state, the energy and standby: sysfs and
+# procfs under settable roots, and SG_IO behind drive_ops (sg.c).
 POWERD_LOGIC := powerd/sysread.c powerd/sensor.c powerd/model.c powerd/activity.c \
-	powerd/energy.c powerd/power.c
+	powerd/energy.c powerd/power.c powerd/drive.c powerd/sync.c \
+	powerd/sg.c
 powerd_SRCS := powerd/main.c powerd/api.c powerd/prom.c $(POWERD_LOGIC)
 powerd_LIBS := -lm
 

@@ -78,6 +78,7 @@ sensor_watts(double *joules, double now)
 void
 power_sample(double now, double wall)
 {
+	enum disk_power prev[BOARD_MAX_BAYS];
 	struct model_input in;
 	enum board_state st;
 	double joules = -1;
@@ -91,7 +92,12 @@ power_sample(double now, double wall)
 	for (int i = 0; i < power.sensors.n; i++)
 		if (model || strcmp(power.sensors.s[i].name, power.model.sensor) != 0)
 			sensor_read(&power.sensors.s[i], now);
+	for (int i = 0; i < power.act.ndisks; i++)
+		prev[i] = power.act.disk[i].power;
 	activity_sample(&power.act, now);
+	drive_note_wakes(prev, power.act.ndisks);
+	if (power.have_board)
+		drive_tick(now);
 	power.watts_error = NULL;
 	if (!power.have_board) {
 		power.watts = NAN;
@@ -117,6 +123,7 @@ power_sample(double now, double wall)
 	}
 	power.state = st;
 	power.sampled_at = wall;
+	power.sampled_mono = now;
 	power.samples++;
 	energy_add(&power.energy, now, wall, power.watts, joules, st);
 }

@@ -128,6 +128,8 @@ const char *board_state_name(enum board_state);
 
 struct disk_io {
 	char		name[32];	/* kernel name (sda) */
+	char		device[256];	/* its device, as under /sys/devices */
+	int		ata;		/* behind libata: ATA commands */
 	int		bay;		/* 1-based */
 	int		seen;		/* counters read at least once */
 	uint64_t	rd_ios, rd_sect, wr_ios, wr_sect;
@@ -207,6 +209,7 @@ struct power_ctx {
 	char			source[SENSOR_NAME + 8];
 	enum board_state	state;
 	double			sampled_at;	/* wall clock */
+	double			sampled_mono;	/* monotonic */
 	double			last_scan;	/* monotonic */
 	int			samples;
 };
@@ -217,6 +220,41 @@ int	power_load_board(const char *path, char *err, size_t errlen);
 /* One sample of every source at monotonic now, wall clock wall. */
 void	power_sample(double now, double wall);
 extern const struct rpc_method power_methods[];
+
+/* ---- sg.c: the disks' seam ---- */
+struct drive_ops {
+	/* Sends the disk (kernel name) to standby: 0, or -1 with errno. */
+	int	(*standby)(const char *name, int ata);
+	/* What the disk says its power state is (DP_*), -1 when it cannot tell. */
+	int	(*power_mode)(const char *name, int ata);
+};
+extern const struct drive_ops drive_linux;
+void	sg_cdb_ata_standby(uint8_t cdb[16]);
+void	sg_cdb_ata_check_power(uint8_t cdb[16]);
+void	sg_cdb_scsi_standby(uint8_t cdb[6]);
+void	sg_cdb_request_sense(uint8_t cdb[6], uint8_t len);
+int	sg_ata_power_from_sense(const uint8_t *sense, size_t len);
+int	sg_scsi_power_from_sense(const uint8_t *sense, size_t len);
+
+/* ---- drive.c ---- */
+extern const struct drive_ops *drive_ops;
+/* [standby] minutes and the per-bay overrides (-1: the default). */
+void	drive_set_timers(int minutes, const int per_bay[BOARD_MAX_BAYS]);
+int	drive_minutes(int bay);
+/* Disks of volumes that sync, from raidd (sync.c); NULL list: unknown. */
+void	drive_set_syncing(const char *const *names, int n, double now);
+/* Timers: sends each disk idle past its minutes to standby. */
+void	drive_tick(double now);
+/* Events for disks that I/O woke; prev[i]: disk i's power before the sample. */
+void	drive_note_wakes(const enum disk_power prev[], int n);
+extern const struct rpc_method drive_methods[];
+
+/* ---- sync.c: raidd's view of syncing volumes ---- */
+void	sync_set_socket(const char *path);
+/* Asks raidd (volume.list) when the last answer is older than 10 s. */
+void	sync_poll(double now);
+/* Takes raidd's volume.list answer: the disks of syncing volumes. */
+int	sync_apply(struct json_object *volumes, double now);
 
 /* ---- prom.c ---- */
 /* Writes <dir>/powerd.prom; dir "" does nothing. */

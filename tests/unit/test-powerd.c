@@ -4,6 +4,7 @@
  * the kernel's would be.
  */
 #include <check.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -591,6 +592,231 @@ START_TEST(sample_energy_counter_source)
 }
 END_TEST
 
+
+/* ---- standby: the seam's commands, the timers, raidd's veto ---- */
+
+START_TEST(sg_commands_encoded)
+{
+	static const uint8_t ata_standby[16] = { 0x85, 0x06, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	    0, 0, 0xe0, 0 };
+	static const uint8_t ata_check[16] = { 0x85, 0x06, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	    0, 0, 0xe5, 0 };
+	static const uint8_t scsi_standby[6] = { 0x1b, 0, 0, 0, 0x30, 0 };
+	static const uint8_t sense[6] = { 0x03, 0, 0, 0, 64, 0 };
+	uint8_t cdb[16];
+
+	sg_cdb_ata_standby(cdb);
+	ck_assert_mem_eq(cdb, ata_standby, 16);
+	sg_cdb_ata_check_power(cdb);
+	ck_assert_mem_eq(cdb, ata_check, 16);
+	sg_cdb_scsi_standby(cdb);
+	ck_assert_mem_eq(cdb, scsi_standby, 6);
+	sg_cdb_request_sense(cdb, 64);
+	ck_assert_mem_eq(cdb, sense, 6);
+}
+END_TEST
+
+START_TEST(sense_power_states)
+{
+	/* Descriptor format with an ATA Status Return descriptor (09h). */
+	uint8_t d[22] = { 0x72, 0x01, 0x00, 0x1d, 0, 0, 0, 14,
+	    0x09, 0x0c, 0x00, 0x00, 0x00, 0xff, 0, 0, 0, 0, 0, 0, 0x40, 0x50 };
+	/* Fixed format: ERROR, STATUS, DEVICE, COUNT at 3..6. */
+	uint8_t f[18] = { 0x70, 0, 0x01, 0x00, 0x50, 0x40, 0x80, 0, 0, 0, 0, 0, 0x00, 0x1d };
+	uint8_t scsi[18] = { 0x70, 0, 0x00, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x5e, 0x43 };
+
+	ck_assert_int_eq(sg_ata_power_from_sense(d, sizeof(d)), DP_ACTIVE);
+	d[13] = 0x00;
+	ck_assert_int_eq(sg_ata_power_from_sense(d, sizeof(d)), DP_STANDBY);
+	d[13] = 0x80;
+	ck_assert_int_eq(sg_ata_power_from_sense(d, sizeof(d)), DP_IDLE);
+	d[13] = 0x13;	/* no such mode */
+	ck_assert_int_eq(sg_ata_power_from_sense(d, sizeof(d)), -1);
+	d[7] = 200;	/* a length past the buffer is not followed */
+	d[13] = 0x00;
+	ck_assert_int_eq(sg_ata_power_from_sense(d, 12), -1);
+	ck_assert_int_eq(sg_ata_power_from_sense(f, sizeof(f)), DP_IDLE);
+	ck_assert_int_eq(sg_ata_power_from_sense(f, 4), -1);
+	ck_assert_int_eq(sg_scsi_power_from_sense(scsi, sizeof(scsi)), DP_STANDBY);
+	scsi[13] = 0x41;
+	ck_assert_int_eq(sg_scsi_power_from_sense(scsi, sizeof(scsi)), DP_ACTIVE);
+	/* No sense (what qemu's scsi-hd answers): the disk does not say. */
+	scsi[12] = scsi[13] = 0;
+	ck_assert_int_eq(sg_scsi_power_from_sense(scsi, sizeof(scsi)), -1);
+}
+END_TEST
+
+static int sim_standbys[3], sim_fail;
+
+static int
+sim_standby(const char *name, int ata)
+{
+	ck_assert(!ata);
+	if (sim_fail) {
+		errno = EIO;
+		return -1;
+	}
+	sim_standbys[strcmp(name, "sda") == 0 ? 1 : 2]++;
+	return 0;
+}
+
+static int
+sim_power_mode(const char *name, int ata)
+{
+	(void)name;
+	(void)ata;
+	return -1;	/* like qemu: no power condition reported */
+}
+
+static const struct drive_ops sim_ops = { sim_standby, sim_power_mode };
+static const int no_override[BOARD_MAX_BAYS] = {
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
+};
+
+static void
+standby_setup(void)
+{
+	setup();
+	drive_ops = &sim_ops;
+	memset(sim_standbys, 0, sizeof(sim_standbys));
+	sim_fail = 0;
+	fixture_disks();
+	fixture_proc(1);
+	power_start(board_ini);
+	drive_set_syncing((const char *const[]){ NULL }, 0, 0);
+}
+
+START_TEST(standby_timer_per_bay)
+{
+	int per_bay[BOARD_MAX_BAYS];
+
+	memcpy(per_bay, no_override, sizeof(per_bay));
+	per_bay[1] = 0;			/* bay 2: never */
+	drive_set_timers(1, per_bay);
+	ck_assert_int_eq(drive_minutes(1), 1);
+	ck_assert_int_eq(drive_minutes(2), 0);
+	power_sample(1, 1001);		/* idle since 1 */
+	drive_set_syncing((const char *const[]){ NULL }, 0, 59);
+	power_sample(60, 1060);
+	ck_assert_int_eq(sim_standbys[1], 0);
+	power_sample(61, 1061);
+	ck_assert_int_eq(sim_standbys[1], 1);
+	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
+	ck_assert_int_eq(sim_standbys[2], 0);
+	power_sample(62, 1062);
+	ck_assert_int_eq(sim_standbys[1], 1);	/* once */
+	/* A read of sda wakes it and starts its timer again. */
+	fixture_proc(5);
+	power_sample(63, 1063);
+	ck_assert_int_eq(power.act.disk[0].power, DP_ACTIVE);
+	ck_assert_int_eq(power.act.disk[0].spinups, 1);
+	ck_assert_double_eq(power.act.disk[0].idle_since, 63);
+}
+END_TEST
+
+START_TEST(standby_waits_for_raidd)
+{
+	drive_set_timers(1, no_override);
+	power_sample(1, 1001);
+	/* raidd never answered: whether a volume syncs is unknown. */
+	drive_set_syncing(NULL, 0, 0);
+	power_sample(120, 1120);
+	ck_assert_int_eq(sim_standbys[1] + sim_standbys[2], 0);
+	/* An answer 31 s old is no answer. */
+	drive_set_syncing((const char *const[]){ NULL }, 0, 89);
+	power_sample(121, 1121);
+	ck_assert_int_eq(sim_standbys[1] + sim_standbys[2], 0);
+	/* sdb's volume resyncs: only sda sleeps. */
+	drive_set_syncing((const char *const[]){ "sdb" }, 1, 121);
+	power_sample(122, 1122);
+	ck_assert_int_eq(sim_standbys[1], 1);
+	ck_assert_int_eq(sim_standbys[2], 0);
+}
+END_TEST
+
+START_TEST(raidd_volume_list_read)
+{
+	struct json_object *v = unit_json("["
+	    "{\"name\":\"a\",\"state\":\"clean\",\"tiers\":[{\"sync_action\":\"idle\","
+	    "  \"members\":[{\"disk\":\"sda\"}]}]},"
+	    "{\"name\":\"b\",\"state\":\"degraded\",\"tiers\":[{\"state\":\"recover\","
+	    "  \"sync_action\":\"recover\",\"members\":[{\"disk\":\"sdb\"},{\"disk\":null}]}]},"
+	    "{\"name\":\"c\",\"state\":\"clean\",\"tiers\":[{\"sync_action\":\"check\","
+	    "  \"members\":[{\"disk\":7}]}]}, 5, \"x\"]");
+
+	drive_set_timers(1, no_override);
+	power_sample(1, 1001);
+	ck_assert_int_eq(sync_apply(v, 100), 0);
+	power_sample(100, 1100);
+	ck_assert_int_eq(sim_standbys[1], 1);	/* sda: its volume is idle */
+	ck_assert_int_eq(sim_standbys[2], 0);	/* sdb: rebuilding */
+	json_object_put(v);
+	v = unit_json("{\"error\":1}");
+	ck_assert_int_eq(sync_apply(v, 101), -1);	/* not a list: unknown */
+	json_object_put(v);
+}
+END_TEST
+
+START_TEST(drive_methods_answer)
+{
+	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct json_object *a, *d;
+
+	rpc_server_add_methods(srv, drive_methods);
+	drive_set_timers(20, no_override);
+	put("class/hwmon/hwmon0/name", "drivetemp\n");
+	put("class/hwmon/hwmon0/temp1_input", "36000\n");
+	link_to("../../../devices/pci0000:00/host0/target0:0:2/0:0:2:0",
+	    "class/hwmon/hwmon0/device");
+	power_sample(1, 1001);
+	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
+	a = unit_call(srv, &root, "drive.list", NULL);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	d = json_object_array_get_idx(json_object_object_get(json_object_object_get(a,
+	    "result"), "drives"), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(d, "disk")), "bay2");
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(d, "power_state")),
+	    "idle");
+	ck_assert_ptr_null(json_object_object_get(d, "reported"));
+	ck_assert_double_eq(json_object_get_double(json_object_object_get(d, "temperature")),
+	    36);
+	json_object_put(a);
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay1\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	ck_assert_int_eq(sim_standbys[1], 1);
+	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
+	json_object_put(a);
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay9\"}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_NOT_FOUND);
+	json_object_put(a);
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay2x\"}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_NOT_FOUND);
+	json_object_put(a);
+	drive_set_syncing((const char *const[]){ "sdb" }, 1, 1);
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"/dev/sdb\"}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_BUSY);
+	ck_assert_int_eq(sim_standbys[2], 0);
+	json_object_put(a);
+	sim_fail = 1;
+	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"sdb\"}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
+	ck_assert_int_eq(power.act.disk[1].power, DP_IDLE);	/* unchanged */
+	json_object_put(a);
+	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay2\",\"standby_minutes\":5}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	ck_assert_int_eq(drive_minutes(2), 5);
+	ck_assert_int_eq(drive_minutes(1), 20);
+	json_object_put(a);
+	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay2\",\"standby_minutes\":2000}");
+	ck_assert_int_eq(unit_err_code(a), RPC_INVALID_PARAMS);
+	ck_assert_int_eq(drive_minutes(2), 5);
+	json_object_put(a);
+	rpc_server_free(srv);
+}
+END_TEST
+
 static Suite *
 powerd_suite(void)
 {
@@ -618,6 +844,15 @@ powerd_suite(void)
 	tcase_add_test(tc, sample_model_board);
 	tcase_add_test(tc, sample_sensor_that_vanishes);
 	tcase_add_test(tc, sample_energy_counter_source);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("standby");
+	tcase_add_checked_fixture(tc, standby_setup, teardown);
+	tcase_add_test(tc, sg_commands_encoded);
+	tcase_add_test(tc, sense_power_states);
+	tcase_add_test(tc, standby_timer_per_bay);
+	tcase_add_test(tc, standby_waits_for_raidd);
+	tcase_add_test(tc, raidd_volume_list_read);
+	tcase_add_test(tc, drive_methods_answer);
 	suite_add_tcase(s, tc);
 	return s;
 }
