@@ -24,9 +24,12 @@ all)   want="$build $check $image" ;;
 esac
 
 missing=
+arch=$(dpkg --print-architecture)
 for p in $want; do
-	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-	[ "$st" = installed ] || missing="$missing $p"
+	# One line per installed architecture (a cross build adds :arm64 ones):
+	# the native or arch-independent one must be there.
+	dpkg-query -W -f='${db:Status-Status}:${Architecture}\n' "$p" 2>/dev/null |
+		grep -Eqx "installed:($arch|all)" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 
