@@ -33,6 +33,10 @@ static const struct conf_key powerd_conf[] = {
 	  "raidd's socket: which volumes sync (no standby for their disks)" },
 	{ "standby", "minutes", CONF_INT, "20", 0, 1440, NULL,
 	  "idle minutes before a bay's disk is sent to standby; 0: never" },
+	{ "temp", "disk_max_c", CONF_INT, "55", 20, 100, NULL,
+	  "temp.alarm when a disk (drivetemp) reaches this" },
+	{ "temp", "board_max_c", CONF_INT, "70", 20, 125, NULL,
+	  "temp.alarm when any other hwmon temperature reaches this" },
 #define BAY_KEY(n) { "standby", "bay" #n, CONF_INT, "-1", -1, 1440, NULL, \
 	  "bay " #n "'s own minutes; -1: [standby] minutes" }
 	BAY_KEY(1), BAY_KEY(2), BAY_KEY(3), BAY_KEY(4), BAY_KEY(5), BAY_KEY(6),
@@ -102,6 +106,8 @@ apply(const struct conf *c)
 		per_bay[i] = (int)conf_int(c, "standby", key);
 	}
 	drive_set_timers((int)conf_int(c, "standby", "minutes"), per_bay);
+	thermal_set_limits((double)conf_int(c, "temp", "disk_max_c"),
+	    (double)conf_int(c, "temp", "board_max_c"));
 	metrics_failed = 0;
 	ev_timer_stop(nas_loop(), &sample_w);
 	ev_timer_init(&sample_w, sample_cb, 0.,
@@ -133,7 +139,7 @@ powerd_fini(void)
 }
 
 static const struct rpc_method *const powerd_tables[] = {
-	power_methods, drive_methods, NULL
+	power_methods, drive_methods, thermal_methods, NULL
 };
 
 const struct nas_daemon powerd_daemon = {

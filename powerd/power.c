@@ -92,6 +92,7 @@ power_sample(double now, double wall)
 	for (int i = 0; i < power.sensors.n; i++)
 		if (model || strcmp(power.sensors.s[i].name, power.model.sensor) != 0)
 			sensor_read(&power.sensors.s[i], now);
+	thermal_check(&power.sensors);
 	for (int i = 0; i < power.act.ndisks; i++)
 		prev[i] = power.act.disk[i].power;
 	activity_sample(&power.act, now);

@@ -7,6 +7,9 @@
  *   activity.c  /proc/diskstats and /proc/stat deltas, the board's state
  *   energy.c    energy per state (trapezoid) and the ring of samples
  *   power.c     one sample of everything; power.*, sensor.list
+ *   drive.c     disk standby timers, drive.*; sg.c the SG_IO seam
+ *   sync.c      raidd's syncing volumes (no standby for their disks)
+ *   thermal.c   temperature alarms, fan.set
  *   prom.c      powerd's node_exporter textfile (lib/metrics.c)
  */
 #ifndef POWERD_H
@@ -80,6 +83,7 @@ struct sensor {
 	double		 count_at;	/* monotonic seconds of count; 0: none yet */
 	double		 joules;	/* counted since powerd started */
 	double		 slow_until;	/* monotonic: skip reads until then */
+	int		 alarm;		/* temperature: above its limit (thermal.c) */
 };
 
 struct sensor_set {
@@ -255,6 +259,12 @@ void	sync_set_socket(const char *path);
 void	sync_poll(double now);
 /* Takes raidd's volume.list answer: the disks of syncing volumes. */
 int	sync_apply(struct json_object *volumes, double now);
+
+/* ---- thermal.c ---- */
+void	thermal_set_limits(double disk_max_c, double board_max_c);
+/* temp.alarm events for temperatures that passed or fell back below a limit. */
+void	thermal_check(struct sensor_set *);
+extern const struct rpc_method thermal_methods[];
 
 /* ---- prom.c ---- */
 /* Writes <dir>/powerd.prom; dir "" does nothing. */

@@ -306,6 +306,7 @@ sensor_scan(struct sensor_set *set)
 		s->count_at = old->count_at;
 		s->joules = old->joules;
 		s->slow_until = old->slow_until;
+		s->alarm = old->alarm;
 		s->status = old->status;
 		s->value = old->value;
 		s->watts = old->watts;

@@ -817,6 +817,110 @@ START_TEST(drive_methods_answer)
 }
 END_TEST
 
+START_TEST(temp_alarm_with_hysteresis)
+{
+	struct sensor *d, *b;
+
+	thermal_set_limits(55, 70);
+	put("class/hwmon/hwmon0/name", "drivetemp\n");
+	put("class/hwmon/hwmon0/temp1_input", "54000\n");
+	put("class/hwmon/hwmon1/name", "nct6775\n");
+	put("class/hwmon/hwmon1/temp1_input", "60000\n");
+	sensor_scan(&set);
+	ck_assert_ptr_nonnull(d = sensor_find(&set, "hwmon:drivetemp/temp1_input"));
+	ck_assert_ptr_nonnull(b = sensor_find(&set, "hwmon:nct6775/temp1_input"));
+	sensor_read(d, 1);
+	sensor_read(b, 1);
+	thermal_check(&set);
+	ck_assert(!d->alarm && !b->alarm);
+	/* 56 C is past the disk limit, not the board's. */
+	put("class/hwmon/hwmon0/temp1_input", "56000\n");
+	put("class/hwmon/hwmon1/temp1_input", "56000\n");
+	sensor_read(d, 2);
+	sensor_read(b, 2);
+	thermal_check(&set);
+	ck_assert(d->alarm && !b->alarm);
+	/* 53 C: still within 3 degrees of the limit; 52 C ends it. */
+	put("class/hwmon/hwmon0/temp1_input", "53000\n");
+	sensor_read(d, 3);
+	thermal_check(&set);
+	ck_assert(d->alarm);
+	/* A garbage reading neither raises nor ends an alarm. */
+	put("class/hwmon/hwmon0/temp1_input", "x\n");
+	sensor_read(d, 4);
+	thermal_check(&set);
+	ck_assert(d->alarm);
+	put("class/hwmon/hwmon0/temp1_input", "52000\n");
+	sensor_read(d, 5);
+	thermal_check(&set);
+	ck_assert(!d->alarm);
+}
+END_TEST
+
+static char *
+slurp_rel(const char *rel)
+{
+	static char buf[64];
+	char path[1024];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+START_TEST(fan_set_writes_pwm)
+{
+	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct json_object *a;
+
+	rpc_server_add_methods(srv, thermal_methods);
+	put("class/hwmon/hwmon0/name", "nct6775\n");
+	put("class/hwmon/hwmon0/pwm2", "100\n");
+	put("class/hwmon/hwmon0/pwm2_enable", "2\n");
+	put("class/hwmon/hwmon0/temp1_input", "40000\n");
+	memset(&power, 0, sizeof(power));
+	sensor_scan(&power.sensors);
+	a = unit_call(srv, &root, "fan.set",
+	    "{\"fan\":\"hwmon:nct6775/pwm2\",\"mode\":\"manual\",\"pwm\":180}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2_enable"), "1\n");
+	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2"), "180\n");
+	json_object_put(a);
+	a = unit_call(srv, &root, "fan.set", "{\"fan\":\"hwmon:nct6775/pwm2\",\"mode\":\"auto\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2_enable"), "2\n");
+	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2"), "180\n");
+	json_object_put(a);
+	/* Refused, nothing written: not a PWM, manual without pwm, pwm out of range. */
+	a = unit_call(srv, &root, "fan.set",
+	    "{\"fan\":\"hwmon:nct6775/temp1_input\",\"mode\":\"manual\",\"pwm\":1}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_NOT_FOUND);
+	json_object_put(a);
+	a = unit_call(srv, &root, "fan.set", "{\"fan\":\"hwmon:nct6775/pwm2\",\"mode\":\"manual\"}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_INVALID);
+	json_object_put(a);
+	a = unit_call(srv, &root, "fan.set",
+	    "{\"fan\":\"hwmon:nct6775/pwm2\",\"mode\":\"manual\",\"pwm\":256}");
+	ck_assert_int_eq(unit_err_code(a), RPC_INVALID_PARAMS);
+	json_object_put(a);
+	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2_enable"), "2\n");
+	/* A board without the enable file: the error says so, pwm untouched. */
+	gone("class/hwmon/hwmon0/pwm2_enable");
+	a = unit_call(srv, &root, "fan.set",
+	    "{\"fan\":\"hwmon:nct6775/pwm2\",\"mode\":\"manual\",\"pwm\":10}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
+	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2"), "180\n");
+	json_object_put(a);
+	rpc_server_free(srv);
+}
+END_TEST
+
 static Suite *
 powerd_suite(void)
 {
@@ -832,6 +936,8 @@ powerd_suite(void)
 	tcase_add_test(tc, temp_fan_pwm);
 	tcase_add_test(tc, same_driver_twice_gets_told_apart);
 	tcase_add_test(tc, counter_survives_rescan);
+	tcase_add_test(tc, temp_alarm_with_hysteresis);
+	tcase_add_test(tc, fan_set_writes_pwm);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("board");
 	tcase_add_checked_fixture(tc, setup, teardown);
