@@ -92,6 +92,8 @@ activity_scan_disks(struct activity *a, const struct board *b, double now)
 		d->ata = sysread_line(p, vendor, sizeof(vendor)) == RD_OK &&
 		    strncmp(vendor, "ATA", 3) == 0;
 		d->bay = bay;
+		d->smart_temp = -1000;
+		d->power_cycles = -1;
 		d->power = DP_IDLE;
 		d->idle_since = now;
 	}

@@ -118,6 +118,7 @@ apply(const struct conf *c)
 static int
 powerd_init(const struct conf *c)
 {
+	drive_smart = smart_linux;
 	energy_reset(&power.energy);
 	apply(c);
 	/* A first sample before the socket opens: power.status answers at once. */

@@ -10,8 +10,8 @@ endif
 POWERD_LOGIC := powerd/sysread.c powerd/sensor.c powerd/model.c powerd/activity.c \
 	powerd/energy.c powerd/power.c powerd/drive.c powerd/sync.c \
 	powerd/sg.c powerd/thermal.c
-powerd_SRCS := powerd/main.c powerd/api.c powerd/prom.c $(POWERD_LOGIC)
-powerd_LIBS := -lm
+powerd_SRCS := powerd/main.c powerd/api.c powerd/prom.c powerd/smart.c $(POWERD_LOGIC)
+powerd_LIBS := -lm -latasmart
 
 UNIT_TESTS += test-powerd
 test-powerd_SRCS := tests/unit/test-powerd.c $(POWERD_LOGIC) tests/unit/unit-util.c

@@ -12,8 +12,10 @@
 #include "powerd.h"
 
 #define SYNC_STALE	30.0	/* seconds an answer of raidd's stays good */
+#define SMART_EVERY	600.0
 
 const struct drive_ops *drive_ops = &drive_linux;
+int (*drive_smart)(const char *, double *, long long *);
 
 static int default_minutes;
 static int bay_minutes[BOARD_MAX_BAYS];	/* -1: the default */
@@ -107,6 +109,26 @@ drive_tick(double now)
 }
 
 void
+drive_smart_tick(double now)
+{
+	for (int i = 0; drive_smart != NULL && i < power.act.ndisks; i++) {
+		struct disk_io *d = &power.act.disk[i];
+		int said;
+
+		if (!d->ata || d->power == DP_STANDBY ||
+		    (d->smart_at > 0 && now - d->smart_at < SMART_EVERY))
+			continue;
+		d->smart_at = now;
+		/* Only a disk that says it is spinning: SMART would wake it. */
+		if ((said = drive_ops->power_mode(d->name, d->ata)) != DP_ACTIVE &&
+		    said != DP_IDLE)
+			continue;
+		if (drive_smart(d->name, &d->smart_temp, &d->power_cycles) == -1)
+			log_debug("%s: SMART not read", d->name);
+	}
+}
+
+void
 drive_note_wakes(const enum disk_power prev[], int n)
 {
 	for (int i = 0; i < n && i < power.act.ndisks; i++)
@@ -137,17 +159,24 @@ drive_find(const char *name)
 	return NULL;
 }
 
-/* The drivetemp reading of the disk, when its chip is bound to it. */
+/* The drivetemp reading of the disk when its chip is bound to it, else SMART's. */
 static struct json_object *
-temperature(const struct disk_io *d)
+temperature(const struct disk_io *d, const char **from)
 {
 	for (int i = 0; i < power.sensors.n; i++) {
 		const struct sensor *s = &power.sensors.s[i];
 
 		if (s->kind == SK_TEMP && d->device[0] != '\0' &&
-		    strcmp(s->device, d->device) == 0 && s->status == RD_OK)
+		    strcmp(s->device, d->device) == 0 && s->status == RD_OK) {
+			*from = "drivetemp";
 			return json_object_new_double(s->value);
+		}
 	}
+	if (d->smart_temp > -273) {
+		*from = "smart";
+		return json_object_new_double(d->smart_temp);
+	}
+	*from = NULL;
 	return NULL;
 }
 
@@ -155,6 +184,7 @@ static struct json_object *
 drive_describe(const struct disk_io *d, double now)
 {
 	struct json_object *o = json_object_new_object();
+	const char *from;
 	char bay[16];
 	int said = drive_ops->power_mode(d->name, d->ata);
 
@@ -172,7 +202,10 @@ drive_describe(const struct disk_io *d, double now)
 	json_object_object_add(o, "standby_minutes", json_object_new_int(drive_minutes(d->bay)));
 	json_object_object_add(o, "spinups", json_object_new_int(d->spinups));
 	json_object_object_add(o, "standby_seconds", json_object_new_double(floor(d->standby_s)));
-	json_object_object_add(o, "temperature", temperature(d));
+	json_object_object_add(o, "temperature", temperature(d, &from));
+	json_object_object_add(o, "temperature_from", from ? json_object_new_string(from) : NULL);
+	json_object_object_add(o, "power_cycles", d->power_cycles < 0 ? NULL :
+	    json_object_new_int64(d->power_cycles));
 	return o;
 }
 

@@ -97,8 +97,10 @@ power_sample(double now, double wall)
 		prev[i] = power.act.disk[i].power;
 	activity_sample(&power.act, now);
 	drive_note_wakes(prev, power.act.ndisks);
-	if (power.have_board)
+	if (power.have_board) {
 		drive_tick(now);
+		drive_smart_tick(now);
+	}
 	power.watts_error = NULL;
 	if (!power.have_board) {
 		power.watts = NAN;

@@ -142,6 +142,9 @@ struct disk_io {
 	double		idle_since;	/* monotonic: last I/O seen */
 	int		spinups;	/* estimated: standby -> I/O */
 	double		standby_s;	/* seconds in standby */
+	double		smart_at;	/* monotonic: last SMART read; 0: never */
+	double		smart_temp;	/* -1000: none */
+	long long	power_cycles;	/* -1: none */
 };
 
 struct activity {
@@ -249,6 +252,13 @@ int	drive_minutes(int bay);
 void	drive_set_syncing(const char *const *names, int n, double now);
 /* Timers: sends each disk idle past its minutes to standby. */
 void	drive_tick(double now);
+/*
+ * SMART of awake ATA disks, every 10 min: temp_c (-1000: none) and power
+ * cycles (-1: none); 0, or -1 when it could not be read. NULL: not built.
+ */
+extern int (*drive_smart)(const char *name, double *temp_c, long long *cycles);
+extern int (*const smart_linux)(const char *, double *, long long *);	/* smart.c */
+void	drive_smart_tick(double now);
 /* Events for disks that I/O woke; prev[i]: disk i's power before the sample. */
 void	drive_note_wakes(const enum disk_power prev[], int n);
 extern const struct rpc_method drive_methods[];

@@ -921,6 +921,62 @@ START_TEST(fan_set_writes_pwm)
 }
 END_TEST
 
+static int smart_reads, ata_said = DP_IDLE;
+
+static int
+sim_smart(const char *name, double *temp_c, long long *cycles)
+{
+	ck_assert_str_eq(name, "sda");
+	smart_reads++;
+	*temp_c = 38;
+	*cycles = 1234;
+	return 0;
+}
+
+static int
+ata_power_mode(const char *name, int ata)
+{
+	(void)name;
+	return ata ? ata_said : -1;
+}
+
+static int
+ata_standby(const char *name, int ata)
+{
+	(void)name;
+	(void)ata;
+	return 0;
+}
+
+static const struct drive_ops ata_ops = { ata_standby, ata_power_mode };
+
+START_TEST(smart_only_when_awake)
+{
+	put("devices/pci0000:00/host0/target0:0:1/0:0:1:0/vendor", "ATA     \n");
+	power.last_scan = 0;		/* find sda's transport again */
+	drive_ops = &ata_ops;
+	drive_smart = sim_smart;
+	smart_reads = 0;
+	ata_said = DP_STANDBY;		/* spun down by its own timer */
+	power_sample(1, 1001);
+	ck_assert(power.act.disk[0].ata);
+	ck_assert(!power.act.disk[1].ata);
+	ck_assert_int_eq(smart_reads, 0);
+	ata_said = DP_IDLE;
+	power_sample(2, 1002);
+	ck_assert_int_eq(smart_reads, 0);	/* asked at 1: not before 601 */
+	power_sample(601, 1601);
+	ck_assert_int_eq(smart_reads, 1);
+	ck_assert_double_eq(power.act.disk[0].smart_temp, 38);
+	ck_assert_int_eq(power.act.disk[0].power_cycles, 1234);
+	/* In standby by powerd's own command: SMART is not even asked for. */
+	power.act.disk[0].power = DP_STANDBY;
+	power_sample(1300, 2300);
+	ck_assert_int_eq(smart_reads, 1);
+	drive_smart = NULL;
+}
+END_TEST
+
 static Suite *
 powerd_suite(void)
 {
@@ -959,6 +1015,7 @@ powerd_suite(void)
 	tcase_add_test(tc, standby_waits_for_raidd);
 	tcase_add_test(tc, raidd_volume_list_read);
 	tcase_add_test(tc, drive_methods_answer);
+	tcase_add_test(tc, smart_only_when_awake);
 	suite_add_tcase(s, tc);
 	return s;
 }
