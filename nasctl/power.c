@@ -19,9 +19,10 @@ static const char spark_ascii[] = "_.-:=+*#";
 int
 spark_step(int seconds)
 {
-	int step = (seconds + SPARK_WIDTH - 1) / SPARK_WIDTH;
+	long long step = ((long long)seconds + SPARK_WIDTH - 1) / SPARK_WIDTH;
 
-	return step < 1 ? 1 : step;
+	/* The daemon judges the range; this only must not overflow. */
+	return step < 1 ? 1 : step > 3600 ? 3600 : (int)step;
 }
 
 static int

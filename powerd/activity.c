@@ -58,6 +58,12 @@ bay_of_block(const struct board *b, const char *name, char *sys, size_t syslen)
 	return board_bay_of(b, sys);
 }
 
+static int
+by_bay(const void *x, const void *y)
+{
+	return ((const struct disk_io *)x)->bay - ((const struct disk_io *)y)->bay;
+}
+
 void
 activity_scan_disks(struct activity *a, const struct board *b, double now)
 {
@@ -98,6 +104,8 @@ activity_scan_disks(struct activity *a, const struct board *b, double now)
 		d->idle_since = now;
 	}
 	closedir(dir);
+	/* Bay order, whatever order readdir gave. */
+	qsort(a->disk, (size_t)a->ndisks, sizeof(a->disk[0]), by_bay);
 }
 
 static void
@@ -189,7 +197,7 @@ static char *
 slurp(const char *name)
 {
 	char p[PATH_MAX];
-	char *buf = NULL;
+	char *buf = NULL, *cut;
 	size_t len = 0;
 	FILE *f;
 
@@ -200,6 +208,9 @@ slurp(const char *name)
 	if (buf != NULL) {
 		len = fread(buf, 1, 65535, f);
 		buf[len] = '\0';
+		/* A line cut by the buffer's end would read as smaller counters. */
+		if (len == 65535 && (cut = strrchr(buf, '\n')) != NULL)
+			cut[1] = '\0';
 	}
 	fclose(f);
 	return buf;

@@ -79,6 +79,9 @@ event(const char *topic, const struct disk_io *d, const char *reason)
 	nas_event(topic, o);
 }
 
+/* What each bay's disk said of its power state, and when (drive_describe). */
+static struct { char name[32]; double at; int said; } said_cache[BOARD_MAX_BAYS];
+
 /* 0, or -1 with errno. */
 static int
 standby(struct disk_io *d, const char *reason)
@@ -86,6 +89,7 @@ standby(struct disk_io *d, const char *reason)
 	if (drive_ops->standby(d->name, d->ata) == -1)
 		return -1;
 	d->power = DP_STANDBY;
+	said_cache[d->bay - 1].name[0] = '\0';	/* ask it again */
 	event("disk.standby", d, reason);
 	return 0;
 }
@@ -120,8 +124,13 @@ drive_smart_tick(double now)
 			continue;
 		d->smart_at = now;
 		/* Only a disk that says it is spinning: SMART would wake it. */
-		if ((said = drive_ops->power_mode(d->name, d->ata)) != DP_ACTIVE &&
-		    said != DP_IDLE)
+		if ((said = drive_ops->power_mode(d->name, d->ata)) == DP_STANDBY) {
+			/* Its own timer spun it down: the model counts it so. */
+			d->power = DP_STANDBY;
+			event("disk.standby", d, "disk");
+			continue;
+		}
+		if (said != DP_ACTIVE && said != DP_IDLE)
 			continue;
 		if (drive_smart(d->name, &d->smart_temp, &d->power_cycles) == -1)
 			log_debug("%s: SMART not read", d->name);
@@ -180,13 +189,33 @@ temperature(const struct disk_io *d, const char **from)
 	return NULL;
 }
 
+/*
+ * What the disk says, asked at most every 5 s: drive.list is open to the
+ * read group, and its callers should not decide how often disks are asked.
+ */
+static int
+reported(const struct disk_io *d, double now)
+{
+	int i = d->bay - 1;
+
+	if (i < 0 || i >= BOARD_MAX_BAYS)
+		return -1;
+	if (strcmp(said_cache[i].name, d->name) != 0 || now - said_cache[i].at >= 5 ||
+	    now < said_cache[i].at) {
+		pathf(said_cache[i].name, sizeof(said_cache[i].name), "%s", d->name);
+		said_cache[i].at = now;
+		said_cache[i].said = drive_ops->power_mode(d->name, d->ata);
+	}
+	return said_cache[i].said;
+}
+
 static struct json_object *
 drive_describe(const struct disk_io *d, double now)
 {
 	struct json_object *o = json_object_new_object();
 	const char *from;
 	char bay[16];
-	int said = drive_ops->power_mode(d->name, d->ata);
+	int said = reported(d, now);
 
 	pathf(bay, sizeof(bay), "bay%d", d->bay);
 	json_object_object_add(o, "disk", json_object_new_string(bay));

@@ -488,6 +488,7 @@ START_TEST(power_history_sparkline)
 	ck_assert_int_eq(spark_step(60), 1);
 	ck_assert_int_eq(spark_step(61), 2);
 	ck_assert_int_eq(spark_step(3600), 60);
+	ck_assert_int_eq(spark_step(2147483647), 3600);	/* no overflow */
 	spark_print(f, o, 0);
 	spark_print(f, o, 1);
 	ck_assert_str_eq(mem_close(f),

@@ -962,8 +962,12 @@ START_TEST(smart_only_when_awake)
 	ck_assert(power.act.disk[0].ata);
 	ck_assert(!power.act.disk[1].ata);
 	ck_assert_int_eq(smart_reads, 0);
+	/* The disk's own word counts: the model has it in standby. */
+	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
 	ata_said = DP_IDLE;
+	fixture_proc(5);		/* a read wakes it */
 	power_sample(2, 1002);
+	ck_assert_int_eq(power.act.disk[0].power, DP_ACTIVE);
 	ck_assert_int_eq(smart_reads, 0);	/* asked at 1: not before 601 */
 	power_sample(601, 1601);
 	ck_assert_int_eq(smart_reads, 1);
@@ -974,6 +978,41 @@ START_TEST(smart_only_when_awake)
 	power_sample(1300, 2300);
 	ck_assert_int_eq(smart_reads, 1);
 	drive_smart = NULL;
+}
+END_TEST
+
+START_TEST(diskstats_cut_line_is_not_read)
+{
+	struct board b = fixture_board();
+	struct activity a;
+	char *text, line[128];
+	size_t len = 0;
+	int n;
+
+	fixture_disks();
+	memset(&a, 0, sizeof(a));
+	activity_scan_disks(&a, &b, 0);
+	ck_assert_ptr_nonnull(text = malloc(70000));
+	/* Filler up to 32 bytes short of the 64 KiB read, then sda's line. */
+	while (len < 65535 - 32 - 60) {
+		n = snprintf(line, sizeof(line), "   7 %5zu loop%zu 0 0 0 0 0 0 0 0 0 0 0\n",
+		    len % 100000, len % 100000);
+		memcpy(text + len, line, (size_t)n);
+		len += (size_t)n;
+	}
+	memset(text + len, ' ', 65535 - 32 - len);
+	len = 65535 - 32;
+	text[len - 1] = '\n';
+	snprintf(text + len, 70000 - len,
+	    "   8 0 sda 100 0 800 10 500 0 4000 10 0 20 20 0 0 0 0 0 0\n"
+	    "   8 16 sdb 1 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+	put("diskstats", text);
+	put("stat", "cpu  1 0 1 8 0 0 0 0 0 0\ncpu0 1\n");
+	activity_sample(&a, 1);
+	/* sda's line was cut at "...500 0 40": it must not count as 40 sectors. */
+	ck_assert_int_eq(a.disk[0].seen, 0);
+	ck_assert(a.disk[0].wr_sect != 40);
+	free(text);
 }
 END_TEST
 
@@ -1001,6 +1040,7 @@ powerd_suite(void)
 	tcase_add_test(tc, model_refuses_bad_figures);
 	tcase_add_test(tc, state_from_recorded_diskstats);
 	tcase_add_test(tc, cpu_load_from_stat);
+	tcase_add_test(tc, diskstats_cut_line_is_not_read);
 	tcase_add_test(tc, energy_trapezoid_exact);
 	tcase_add_test(tc, history_ring_is_fixed_and_averaged);
 	tcase_add_test(tc, sample_model_board);
