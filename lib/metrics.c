@@ -232,7 +232,8 @@ metrics_write(struct metrics *m, const char *dir, const char *daemon)
 
 	if (m->bad || !name_ok(daemon, 1) ||
 	    snprintf(name, sizeof(name), "%s.prom", daemon) >= (int)sizeof(name) ||
-	    snprintf(tmp, sizeof(tmp), ".%s.prom.tmp", daemon) >= (int)sizeof(tmp)) {
+	    snprintf(tmp, sizeof(tmp), ".%s.prom.%ld.tmp", daemon, (long)getpid()) >=
+	    (int)sizeof(tmp)) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -33,8 +33,10 @@ void	metrics_family(struct metrics *, const char *name, const char *type,
  */
 void	metrics_add(struct metrics *, const char *const *labels, double value);
 /*
- * Writes <dir>/<daemon>.prom through a temporary file in dir and
- * rename(2), so a collector never reads half a file. dir is made (0755)
+ * Writes <dir>/<daemon>.prom through a temporary file in dir
+ * (.<daemon>.prom.<pid>.tmp: two copies of a daemon, as in tests, do not
+ * write into each other's) and rename(2), so a collector never reads
+ * half a file. dir is made (0755)
  * when missing. 0, or -1 with errno (EINVAL for a bad metric or label).
  */
 int	metrics_write(struct metrics *, const char *dir, const char *daemon);

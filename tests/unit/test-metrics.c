@@ -105,7 +105,8 @@ START_TEST(write_replaces_atomically)
 	metrics_add(m, NULL, 1);
 	ck_assert_int_eq(metrics_write(m, sub, "powerd"), 0);
 	/* A leftover temporary file from a crash is replaced, not followed. */
-	old = unit_write(sub, ".powerd.prom.tmp", "stale");
+	snprintf(path, sizeof(path), ".powerd.prom.%ld.tmp", (long)getpid());
+	old = unit_write(sub, path, "stale");
 	ck_assert_int_eq(metrics_write(m, sub, "powerd"), 0);
 	ck_assert_int_eq(access(old, F_OK), -1);
 	snprintf(path, sizeof(path), "%s/powerd.prom", sub);
