@@ -2,6 +2,9 @@
 PROGS += rpc-bench
 rpc-bench_SRCS := bench/rpc-bench.c
 rpc-bench_LIBS :=
+PROGS += powerd-sample
+powerd-sample_SRCS := bench/powerd-sample.c $(POWERD_LOGIC)
+powerd-sample_LIBS := -lm
 
 # The board figures first (they boot the virtual NAS), then the host's.
 .PHONY: bench
@@ -10,3 +13,4 @@ bench: all image
 	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) bench-board
 	@sh $(SRC)/bench/raidd-board.sh $(SRC) $(O) $(IMAGE_DIR)
 	@sh $(SRC)/bench/run.sh $(O) $(SRC)/docs/benchmarks.md
+	@sh $(SRC)/bench/powerd.sh $(O) $(SRC) $(SRC)/docs/benchmarks.md

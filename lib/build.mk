@@ -4,3 +4,4 @@ libnas_SRCS := lib/log.c lib/config.c lib/rpc-policy.c lib/rpc-dispatch.c \
 	lib/spawn.c lib/feature.c lib/board.c lib/secret.c
 libnas_SRCS += lib/client-ev.c lib/rpc-socket.c
 libnas_SRCS += lib/dm.c
+libnas_SRCS += lib/metrics.c

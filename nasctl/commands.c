@@ -219,7 +219,43 @@ static const struct column bond_cols[] = {
 	END_COLS
 };
 
+static const struct arg power_history_args[] = {
+	{ "--seconds", "seconds", ARG_INT, 0, "N" },
+	END_ARGS
+};
+
+/* Keys as powerd's sensor_describe() writes them. */
+static const struct column sensor_cols[] = {
+	{ "SENSOR", "name", NULL, 0 },
+	{ "KIND", "kind", NULL, 0 },
+	{ "LABEL", "label", NULL, 0 },
+	{ "VALUE", "value", NULL, 1 },
+	{ "UNIT", "unit", NULL, 0 },
+	{ "STATUS", "status", NULL, 0 },
+	END_COLS
+};
+
+static const struct arg drive_set_args[] = {
+	{ "DISK", "disk", ARG_STRING, 0, NULL },
+	{ "--standby-minutes", "standby_minutes", ARG_INT, ARG_REQUIRED, "N" },
+	END_ARGS
+};
+
+/* Keys as powerd's drive_describe() writes them. */
+static const struct column drive_cols[] = {
+	{ "DISK", "disk", NULL, 0 },
+	{ "DEVICE", "device", NULL, 0 },
+	{ "POWER", "power_state", NULL, 0 },
+	{ "REPORTED", "reported", NULL, 0 },
+	{ "IDLE S", "idle_seconds", NULL, 1 },
+	{ "STANDBY MIN", "standby_minutes", NULL, 1 },
+	{ "SPINUPS", "spinups", NULL, 1 },
+	{ "TEMP C", "temperature", NULL, 1 },
+	END_COLS
+};
+
 #define R "raidd"
+#define P "powerd"
 const struct command nasctl_commands[] = {
 	{ "disk", "list", R, "disk.list", no_args, disk_cols, "disks", NULL,
 	  "disks in the bays" },
@@ -273,6 +309,18 @@ const struct command nasctl_commands[] = {
 	{ "bond", "delete", N, "bond.delete", bond_delete_args, NULL, NULL, NULL,
 	  "delete a bond; its ports get their own MACs back" },
 #undef N
+	{ "power", "status", P, "power.status", no_args, NULL, NULL, NULL,
+	  "watts now, their source (sensor or model), the state, energy per state" },
+	{ "power", "history", P, "power.history", power_history_args, NULL, NULL,
+	  run_power_history, "the last N seconds (default 600) as a sparkline" },
+	{ "sensor", "list", P, "sensor.list", no_args, sensor_cols, "sensors", NULL,
+	  "every power, energy, temperature, fan and PWM sensor" },
+	{ "drive", "list", P, "drive.list", no_args, drive_cols, "drives", NULL,
+	  "bay disks: power state, idle time, standby timer, temperature" },
+	{ "drive", "standby", P, "drive.standby", disk_args, NULL, NULL, NULL,
+	  "spin a disk down now; DISK is a bay (bay1) or a kernel name (sda)" },
+	{ "drive", "set", P, "drive.set", drive_set_args, NULL, NULL, NULL,
+	  "a bay's standby timer in minutes (0: never), until powerd restarts" },
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,
 	  "running and recent jobs (of every daemon without --daemon)" },
 	{ "job", "status", NULL, "job.status", job_id_args, NULL, NULL, run_job_one,
@@ -295,6 +343,7 @@ const struct command nasctl_commands[] = {
 	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 };
 #undef R
+#undef P
 
 /* words: how many of the two words name the command (1 or 2). */
 const struct command *

@@ -233,6 +233,12 @@ int	run_methods(struct ctx *, const struct command *, struct json_object *,
 	    struct json_object *);
 void	fmt_params(struct json_object *, char *, size_t);
 
+/* power.c */
+int	run_power_history(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
+int	spark_step(int seconds);
+void	spark_print(FILE *, struct json_object *samples, int utf8);
+
 /* events.c */
 int	run_events(struct ctx *, const struct command *, struct json_object *,
 	    struct json_object *);

@@ -16,6 +16,8 @@ test-spawn_SRCS := tests/unit/test-spawn.c $(UNIT_UTIL)
 UNIT_TESTS += test-dm
 test-dm_SRCS := tests/unit/test-dm.c $(UNIT_UTIL)
 test-rpc-socket_SRCS := tests/unit/test-rpc-socket.c $(UNIT_UTIL)
+UNIT_TESTS += test-metrics
+test-metrics_SRCS := tests/unit/test-metrics.c $(UNIT_UTIL)
 $(foreach t,$(UNIT_TESTS),$(eval $(t)_LIBS += $$(CHECK_LIBS)))
 
 # ---- libFuzzer targets (clang), built apart from the gcc objects ----
@@ -93,6 +95,7 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	sh $(SRC)/tests/host/mdsb-examine.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/raidd-sys-loop.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/netd-netns.sh $(O)/bin || rc=1; \
+	sh $(SRC)/tests/host/powerd-fixture.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/soak.sh $(O)/bin $(SRC) 8 300 || rc=1; \
 	exit $$rc
 

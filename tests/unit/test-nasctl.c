@@ -479,6 +479,25 @@ START_TEST(event_line_golden)
 }
 END_TEST
 
+START_TEST(power_history_sparkline)
+{
+	struct json_object *o = json_tokener_parse("[{\"watts\":10},{\"watts\":14},"
+	    "{\"watts\":null},{\"watts\":18},{\"watts\":\"x\"}]");
+	FILE *f = mem_open();
+
+	ck_assert_int_eq(spark_step(60), 1);
+	ck_assert_int_eq(spark_step(61), 2);
+	ck_assert_int_eq(spark_step(3600), 60);
+	ck_assert_int_eq(spark_step(2147483647), 3600);	/* no overflow */
+	spark_print(f, o, 0);
+	spark_print(f, o, 1);
+	ck_assert_str_eq(mem_close(f),
+	    "_: # \nmin 10.0 W  avg 14.0 W  max 18.0 W  (3 samples)\n"
+	    "\u2581\u2584 \u2588 \nmin 10.0 W  avg 14.0 W  max 18.0 W  (3 samples)\n");
+	json_object_put(o);
+}
+END_TEST
+
 START_TEST(job_ids_in_start_answers)
 {
 	static const char *const answers[] = { "7", "{\"job\":7}", "{\"job\":{\"id\":7}}",
@@ -1447,6 +1466,7 @@ nasctl_suite(void)
 	tcase_add_loop_test(t, disk_list_golden, 0, 2);
 	tcase_add_test(t, object_golden);
 	tcase_add_test(t, event_line_golden);
+	tcase_add_test(t, power_history_sparkline);
 	tcase_add_test(t, job_ids_in_start_answers);
 	suite_add_tcase(s, t);
 	t = tcase_create("escape");

@@ -1,0 +1,316 @@
+/*
+ * Disk standby: a timer per bay from the disk's last I/O (diskstats),
+ * the command through the seam (sg.c), never for a disk whose volume is
+ * syncing (raidd says, sync.c), and what each disk is doing now.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "powerd.h"
+
+#define SYNC_STALE	30.0	/* seconds an answer of raidd's stays good */
+#define SMART_EVERY	600.0
+
+const struct drive_ops *drive_ops = &drive_linux;
+int (*drive_smart)(const char *, double *, long long *);
+
+static int default_minutes;
+static int bay_minutes[BOARD_MAX_BAYS];	/* -1: the default */
+
+static struct {
+	int	known;			/* raidd answered within SYNC_STALE */
+	double	at;
+	int	n;
+	char	names[BOARD_MAX_BAYS * 4][32];
+} syncing;
+
+void
+drive_set_timers(int minutes, const int per_bay[BOARD_MAX_BAYS])
+{
+	default_minutes = minutes;
+	memcpy(bay_minutes, per_bay, sizeof(bay_minutes));
+}
+
+int
+drive_minutes(int bay)
+{
+	if (bay < 1 || bay > BOARD_MAX_BAYS || bay_minutes[bay - 1] < 0)
+		return default_minutes;
+	return bay_minutes[bay - 1];
+}
+
+void
+drive_set_syncing(const char *const *names, int n, double now)
+{
+	syncing.known = names != NULL;
+	syncing.at = now;
+	syncing.n = 0;
+	for (int i = 0; names != NULL && i < n && syncing.n < (int)(sizeof(syncing.names) /
+	    sizeof(syncing.names[0])); i++)
+		pathf(syncing.names[syncing.n++], sizeof(syncing.names[0]), "%s", names[i]);
+}
+
+/* NULL when the disk may sleep; else why not. */
+static const char *
+sync_refusal(const struct disk_io *d, double now)
+{
+	if (!syncing.known || now - syncing.at > SYNC_STALE)
+		return "raidd does not answer: whether its volume syncs is unknown";
+	for (int i = 0; i < syncing.n; i++)
+		if (strcmp(syncing.names[i], d->name) == 0)
+			return "its volume is resyncing, rebuilding or being scrubbed";
+	return NULL;
+}
+
+static void
+event(const char *topic, const struct disk_io *d, const char *reason)
+{
+	struct json_object *o = json_object_new_object();
+	char bay[16];
+
+	pathf(bay, sizeof(bay), "bay%d", d->bay);
+	json_object_object_add(o, "disk", json_object_new_string(bay));
+	json_object_object_add(o, "device", json_object_new_string(d->name));
+	if (reason != NULL)
+		json_object_object_add(o, "reason", json_object_new_string(reason));
+	nas_event(topic, o);
+}
+
+/* What each bay's disk said of its power state, and when (drive_describe). */
+static struct { char name[32]; double at; int said; } said_cache[BOARD_MAX_BAYS];
+
+/* 0, or -1 with errno. */
+static int
+standby(struct disk_io *d, const char *reason)
+{
+	if (drive_ops->standby(d->name, d->ata) == -1)
+		return -1;
+	d->power = DP_STANDBY;
+	said_cache[d->bay - 1].name[0] = '\0';	/* ask it again */
+	event("disk.standby", d, reason);
+	return 0;
+}
+
+void
+drive_tick(double now)
+{
+	for (int i = 0; i < power.act.ndisks; i++) {
+		struct disk_io *d = &power.act.disk[i];
+		int min = drive_minutes(d->bay);
+
+		if (d->power == DP_STANDBY || min == 0 || now - d->idle_since < min * 60.0 ||
+		    sync_refusal(d, now) != NULL)
+			continue;
+		if (standby(d, "timer") == -1) {
+			log_warn("%s: standby", d->name);
+			/* Not again at every sample: a full period from now. */
+			d->idle_since = now;
+		}
+	}
+}
+
+void
+drive_smart_tick(double now)
+{
+	for (int i = 0; drive_smart != NULL && i < power.act.ndisks; i++) {
+		struct disk_io *d = &power.act.disk[i];
+		int said;
+
+		if (!d->ata || d->power == DP_STANDBY ||
+		    (d->smart_at > 0 && now - d->smart_at < SMART_EVERY))
+			continue;
+		d->smart_at = now;
+		/* Only a disk that says it is spinning: SMART would wake it. */
+		if ((said = drive_ops->power_mode(d->name, d->ata)) == DP_STANDBY) {
+			/* Its own timer spun it down: the model counts it so. */
+			d->power = DP_STANDBY;
+			event("disk.standby", d, "disk");
+			continue;
+		}
+		if (said != DP_ACTIVE && said != DP_IDLE)
+			continue;
+		if (drive_smart(d->name, &d->smart_temp, &d->power_cycles) == -1)
+			log_debug("%s: SMART not read", d->name);
+	}
+}
+
+void
+drive_note_wakes(const enum disk_power prev[], int n)
+{
+	for (int i = 0; i < n && i < power.act.ndisks; i++)
+		if (prev[i] == DP_STANDBY && power.act.disk[i].power != DP_STANDBY)
+			event("disk.wake", &power.act.disk[i], "io");
+}
+
+/* ---- methods ---- */
+
+/* A bay (bay1) or a kernel name (sda, /dev/sda). */
+static struct disk_io *
+drive_find(const char *name)
+{
+	int bay;
+	char end;
+
+	if (strncmp(name, "/dev/", 5) == 0)
+		name += 5;
+	if (sscanf(name, "bay%d%c", &bay, &end) == 1) {
+		for (int i = 0; i < power.act.ndisks; i++)
+			if (power.act.disk[i].bay == bay)
+				return &power.act.disk[i];
+		return NULL;
+	}
+	for (int i = 0; i < power.act.ndisks; i++)
+		if (strcmp(power.act.disk[i].name, name) == 0)
+			return &power.act.disk[i];
+	return NULL;
+}
+
+/* The drivetemp reading of the disk when its chip is bound to it, else SMART's. */
+static struct json_object *
+temperature(const struct disk_io *d, const char **from)
+{
+	for (int i = 0; i < power.sensors.n; i++) {
+		const struct sensor *s = &power.sensors.s[i];
+
+		if (s->kind == SK_TEMP && d->device[0] != '\0' &&
+		    strcmp(s->device, d->device) == 0 && s->status == RD_OK) {
+			*from = "drivetemp";
+			return json_object_new_double(s->value);
+		}
+	}
+	if (d->smart_temp > -273) {
+		*from = "smart";
+		return json_object_new_double(d->smart_temp);
+	}
+	*from = NULL;
+	return NULL;
+}
+
+/*
+ * What the disk says, asked at most every 5 s: drive.list is open to the
+ * read group, and its callers should not decide how often disks are asked.
+ */
+static int
+reported(const struct disk_io *d, double now)
+{
+	int i = d->bay - 1;
+
+	if (i < 0 || i >= BOARD_MAX_BAYS)
+		return -1;
+	if (strcmp(said_cache[i].name, d->name) != 0 || now - said_cache[i].at >= 5 ||
+	    now < said_cache[i].at) {
+		pathf(said_cache[i].name, sizeof(said_cache[i].name), "%s", d->name);
+		said_cache[i].at = now;
+		said_cache[i].said = drive_ops->power_mode(d->name, d->ata);
+	}
+	return said_cache[i].said;
+}
+
+static struct json_object *
+drive_describe(const struct disk_io *d, double now)
+{
+	struct json_object *o = json_object_new_object();
+	const char *from;
+	char bay[16];
+	int said = reported(d, now);
+
+	pathf(bay, sizeof(bay), "bay%d", d->bay);
+	json_object_object_add(o, "disk", json_object_new_string(bay));
+	json_object_object_add(o, "device", json_object_new_string(d->name));
+	json_object_object_add(o, "bay", json_object_new_int(d->bay));
+	json_object_object_add(o, "transport", json_object_new_string(d->ata ? "ata" : "scsi"));
+	json_object_object_add(o, "power_state",
+	    json_object_new_string(disk_power_name(d->power)));
+	json_object_object_add(o, "reported", said < 0 ? NULL :
+	    json_object_new_string(disk_power_name(said)));
+	json_object_object_add(o, "idle_seconds",
+	    json_object_new_double(d->power == DP_ACTIVE ? 0 : floor(now - d->idle_since)));
+	json_object_object_add(o, "standby_minutes", json_object_new_int(drive_minutes(d->bay)));
+	json_object_object_add(o, "spinups", json_object_new_int(d->spinups));
+	json_object_object_add(o, "standby_seconds", json_object_new_double(floor(d->standby_s)));
+	json_object_object_add(o, "temperature", temperature(d, &from));
+	json_object_object_add(o, "temperature_from", from ? json_object_new_string(from) : NULL);
+	json_object_object_add(o, "power_cycles", d->power_cycles < 0 ? NULL :
+	    json_object_new_int64(d->power_cycles));
+	return o;
+}
+
+/* Handlers see the time of the last sample: what they show is of then. */
+static double
+now_mono(void)
+{
+	return power.sampled_mono;
+}
+
+static void
+drive_list(struct rpc_call *c, struct json_object *params)
+{
+	struct json_object *r = json_object_new_object(), *arr = json_object_new_array();
+	double now = now_mono();
+
+	(void)params;
+	for (int i = 0; i < power.act.ndisks; i++)
+		json_object_array_add(arr, drive_describe(&power.act.disk[i], now));
+	json_object_object_add(r, "drives", arr);
+	rpc_result(c, r);
+}
+
+static void
+drive_standby(struct rpc_call *c, struct json_object *params)
+{
+	struct disk_io *d = drive_find(rpc_param_str(params, "disk", ""));
+	const char *why;
+	double now = now_mono();
+
+	if (d == NULL) {
+		rpc_error(c, NAS_ERR_NOT_FOUND, "no such disk in a bay");
+		return;
+	}
+	if ((why = sync_refusal(d, now)) != NULL) {
+		rpc_error(c, NAS_ERR_BUSY, "bay%d: %s", d->bay, why);
+		return;
+	}
+	if (standby(d, "request") == -1) {
+		rpc_error(c, NAS_ERR_FAILED, "bay%d: standby: %s", d->bay, strerror(errno));
+		return;
+	}
+	rpc_result(c, drive_describe(d, now));
+}
+
+static void
+drive_set(struct rpc_call *c, struct json_object *params)
+{
+	struct disk_io *d = drive_find(rpc_param_str(params, "disk", ""));
+
+	if (d == NULL) {
+		rpc_error(c, NAS_ERR_NOT_FOUND, "no such disk in a bay");
+		return;
+	}
+	bay_minutes[d->bay - 1] = (int)rpc_param_int(params, "standby_minutes", 0);
+	rpc_result(c, drive_describe(d, now_mono()));
+}
+
+static const struct rpc_param disk_params[] = {
+	{ "disk", RPC_STRING, RPC_REQUIRED, 1, 32, NULL, "bay (bay1) or kernel name (sda)" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+
+static const struct rpc_param set_params[] = {
+	{ "disk", RPC_STRING, RPC_REQUIRED, 1, 32, NULL, "bay (bay1) or kernel name (sda)" },
+	{ "standby_minutes", RPC_INT, RPC_REQUIRED, 0, 1440, NULL,
+	  "idle minutes before standby; 0: never" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+
+const struct rpc_method drive_methods[] = {
+	{ "drive.list", drive_list, NULL, 0,
+	  "bay disks: power state, idle time, standby timer, temperature" },
+	{ "drive.standby", drive_standby, disk_params, RPC_MUTATES,
+	  "spin a disk down now (not while its volume syncs)" },
+	{ "drive.set", drive_set, set_params, RPC_MUTATES,
+	  "a bay's standby timer, until powerd restarts or reloads" },
+	{ NULL, NULL, NULL, 0, NULL }
+};
