@@ -22,8 +22,10 @@ esac
 
 missing=
 for p in $want; do
-	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-	[ "$st" = installed ] || missing="$missing $p"
+	# One line per architecture (a host with a foreign one, e.g. arm64,
+	# prints two): installed for any counts.
+	dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed ||
+		missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -50,12 +51,14 @@ write_json(const char *path, struct json_object *rec)
 	size_t len = strlen(text);
 	int fd;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1)
+	/* A fresh name: nothing planted in a shared directory is written through. */
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1)
 		return -1;
+	fchmod(fd, 0644);
 	if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 || fsync(fd) == -1) {
 		close(fd);
 		unlink(tmp);
