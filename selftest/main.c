@@ -36,20 +36,18 @@ usage(FILE *f)
 	    "usage: nas-selftest run [--volume NAME | --dir DIR] [--preset review|quick|factory]\n"
 	    "           [--tests T1,T2,...] [--scale F] [--peers ADDR,...] [--json FILE]\n"
 	    "           [--html FILE] [--board FILE] [--seed N] [--exec-between CMD] [-S DIR]\n"
+	    "       nas-selftest html RECORD.json OUT.html\n"
 	    "       nas-selftest tests\n"
 	    "tests: file-2g files-1000x2m files-10000x2k seq-max iops-4k-t8 iops-4k-q16\n"
 	    "       power net-1 lacp-4 load-curve\n");
 }
 
-/* Writes the record to path through a temporary file: never half a record. */
+/* Writes text to path through a temporary file: never half a record. */
 static int
-write_json(const char *path, struct json_object *rec)
+write_file(const char *path, const char *text, size_t len)
 {
 	char tmp[4096];
-	const char *text = json_object_to_json_string_ext(rec,
-	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-	size_t len = strlen(text);
-	int fd;
+	int fd, ok, e;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp)) {
 		errno = ENAMETOOLONG;
@@ -58,14 +56,57 @@ write_json(const char *path, struct json_object *rec)
 	/* A fresh name: nothing planted in a shared directory is written through. */
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1)
 		return -1;
-	fchmod(fd, 0644);
-	if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 || fsync(fd) == -1) {
-		close(fd);
+	ok = fchmod(fd, 0644) == 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+	e = errno;
+	if (close(fd) == -1 && ok) {
+		ok = 0;
+		e = errno;
+	}
+	if (ok && rename(tmp, path) == -1) {
+		ok = 0;
+		e = errno;
+	}
+	if (!ok) {
 		unlink(tmp);
+		errno = e ? e : EIO;
 		return -1;
 	}
-	close(fd);
-	return rename(tmp, path);
+	return 0;
+}
+
+static int
+write_json(const char *path, struct json_object *rec)
+{
+	const char *text = json_object_to_json_string_ext(rec,
+	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	char *buf;
+	int rc;
+
+	if (asprintf(&buf, "%s\n", text) == -1)
+		return -1;
+	rc = write_file(path, buf, strlen(buf));
+	free(buf);
+	return rc;
+}
+
+static int
+write_html(const char *path, struct json_object *rec)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc = -1;
+
+	if (f == NULL)
+		return -1;
+	if (st_html(f, rec) == 0 && fclose(f) == 0)
+		rc = write_file(path, buf, len);
+	else {
+		fclose(f);
+		errno = EINVAL;
+	}
+	free(buf);
+	return rc;
 }
 
 static void
@@ -145,10 +186,6 @@ parse(int argc, char **argv, struct st_run *run, const char **tests)
 		log_warnx("--volume and --dir exclude each other");
 		return -1;
 	}
-	if (run->html_path) {
-		log_warnx("--html: not in this build of nas-selftest");
-		return -1;
-	}
 	return 0;
 }
 
@@ -190,6 +227,7 @@ cmd_run(int argc, char **argv)
 		return ST_EXIT_USAGE;
 	}
 	run.progress_tty = isatty(STDERR_FILENO);
+	run.origin = now_s();
 	signals();
 	if (power_start(run.sockdir) == -1)
 		log_info("powerd does not answer power.status: power is unavailable");
@@ -215,9 +253,13 @@ cmd_run(int argc, char **argv)
 		rc = ST_EXIT_NORUN;
 	st_table(stdout, res, n);
 	fflush(stdout);
-	rec = st_record(&run, &lim, &tg, res, n, rc);
+	rec = st_record(&run, &lim, &tg, res, n, rc, run.origin, power_series(run.origin, 2000));
 	if (run.json_path && write_json(run.json_path, rec) == -1) {
 		log_warn("%s", run.json_path);
+		rc = rc ? rc : ST_EXIT_NORUN;
+	}
+	if (run.html_path && write_html(run.html_path, rec) == -1) {
+		log_warn("%s", run.html_path);
 		rc = rc ? rc : ST_EXIT_NORUN;
 	}
 	json_object_put(rec);
@@ -225,10 +267,35 @@ cmd_run(int argc, char **argv)
 	return rc;
 }
 
+/* The report of a stored record. */
+static int
+cmd_html(int argc, char **argv)
+{
+	struct json_object *rec;
+	int rc;
+
+	if (argc != 3) {
+		usage(stderr);
+		return ST_EXIT_USAGE;
+	}
+	if ((rec = json_object_from_file(argv[1])) == NULL ||
+	    !json_object_is_type(rec, json_type_object)) {
+		log_warnx("%s: not a JSON record", argv[1]);
+		json_object_put(rec);
+		return ST_EXIT_NORUN;
+	}
+	if ((rc = write_html(argv[2], rec)) == -1)
+		log_warn("%s", argv[2]);
+	json_object_put(rec);
+	return rc == 0 ? ST_EXIT_PASS : ST_EXIT_NORUN;
+}
+
 int
 main(int argc, char **argv)
 {
 	log_init("nas-selftest", 1, 0);
+	if (argc >= 2 && strcmp(argv[1], "html") == 0)
+		return cmd_html(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "tests") == 0) {

@@ -4,6 +4,7 @@
  * it), integrated per phase. Without an answer from powerd the phases
  * say "unavailable", never 0 W.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,4 +139,26 @@ power_phase(double t0, double t1, double *watts, double *joules)
 	}
 	pthread_mutex_unlock(&pw.lock);
 	return rc;
+}
+
+struct json_object *
+power_series(double origin, int max)
+{
+	struct json_object *a = NULL, *pt;
+	size_t stride;
+
+	pthread_mutex_lock(&pw.lock);
+	if (pw.n > 0 && max > 0) {
+		a = json_object_new_array();
+		stride = (pw.n + (size_t)max - 1) / (size_t)max;
+		for (size_t i = 0; i < pw.n; i += stride) {
+			pt = json_object_new_array();
+			json_object_array_add(pt, json_object_new_double(
+			    round((pw.t[i] - origin) * 1000) / 1000));
+			json_object_array_add(pt, json_object_new_double(round(pw.w[i] * 1000) / 1000));
+			json_object_array_add(a, pt);
+		}
+	}
+	pthread_mutex_unlock(&pw.lock);
+	return a;
 }

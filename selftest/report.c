@@ -41,7 +41,7 @@ num(double v)
 }
 
 static struct json_object *
-row_json(const struct st_result *r)
+row_json(const struct st_result *r, double origin)
 {
 	struct json_object *o = json_object_new_object(), *lat = NULL;
 	int measured = r->op != OP_IDLE;
@@ -50,6 +50,8 @@ row_json(const struct st_result *r)
 	json_object_object_add(o, "op", json_object_new_string(op_name(r->op)));
 	json_object_object_add(o, "bytes", json_object_new_int64((int64_t)r->bytes));
 	json_object_object_add(o, "seconds", num(r->seconds));
+	json_object_object_add(o, "start_s", num(r->t1 > 0 ? r->t0 - origin : 0));
+	json_object_object_add(o, "end_s", num(r->t1 > 0 ? r->t1 - origin : 0));
 	json_object_object_add(o, "mb_s", measured ? num(st_mb_s(r)) : NULL);
 	json_object_object_add(o, "iops", measured ? num(st_iops(r)) : NULL);
 	if (r->files) {
@@ -89,7 +91,7 @@ st_exit_code(const struct st_result *r, int n)
 
 struct json_object *
 st_record(const struct st_run *run, const struct st_limits *l, const struct st_target *tg,
-    const struct st_result *res, int n, int exit_code)
+    const struct st_result *res, int n, int exit_code, double origin, struct json_object *power)
 {
 	struct json_object *o = json_object_new_object(), *b, *fw, *a;
 	struct utsname u;
@@ -117,10 +119,11 @@ st_record(const struct st_run *run, const struct st_limits *l, const struct st_t
 	json_object_object_add(o, "seed", json_object_new_int64((int64_t)run->seed));
 	a = json_object_new_array();
 	for (int i = 0; i < n; i++) {
-		json_object_array_add(a, row_json(&res[i]));
+		json_object_array_add(a, row_json(&res[i], origin));
 		powered |= res[i].has_power;
 	}
 	json_object_object_add(o, "power", json_object_new_string(powered ? "powerd" : "unavailable"));
+	json_object_object_add(o, "power_w", power);
 	json_object_object_add(o, "results", a);
 	json_object_object_add(o, "pass", json_object_new_boolean(exit_code == ST_EXIT_PASS));
 	json_object_object_add(o, "exit", json_object_new_int(exit_code));

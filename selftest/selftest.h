@@ -31,6 +31,7 @@ struct st_result {
 	uint64_t	ops;
 	uint64_t	files;		/* many-file tests, else 0 */
 	double		seconds;
+	double		t0, t1;		/* now_s() at the phase's ends */
 	double		cpu_s;
 	int		has_lat;
 	double		p50, p99, p999;	/* microseconds */
@@ -77,6 +78,7 @@ struct st_run {
 	const char	*board_ini;
 	const char	*between;	/* shell command between write and read */
 	uint64_t	 seed;
+	double		 origin;	/* now_s() at the start: the record's time 0 */
 	int		 progress_tty;
 	volatile sig_atomic_t *stop;
 };
@@ -100,7 +102,8 @@ void	st_limits_apply(const struct st_limits *, struct st_result *);
 double	st_mb_s(const struct st_result *);
 double	st_iops(const struct st_result *);
 struct json_object *st_record(const struct st_run *, const struct st_limits *,
-	    const struct st_target *, const struct st_result *, int n, int exit_code);
+	    const struct st_target *, const struct st_result *, int n, int exit_code,
+	    double origin, struct json_object *power);
 void	st_table(FILE *, const struct st_result *, int n);
 int	st_exit_code(const struct st_result *, int n);
 
@@ -109,6 +112,12 @@ int	power_start(const char *sockdir);	/* 0 when powerd answers power.status */
 void	power_stop(void);
 /* Mean watts and joules from t0 to t1 (now_s() clock); 0 if unavailable. */
 int	power_phase(double t0, double t1, double *watts, double *joules);
+/* The readings as [[seconds since origin, watts], ...] (at most max,
+ * evenly thinned), or NULL when there are none. */
+struct json_object *power_series(double origin, int max);
+
+/* html.c: the report, from the record alone. */
+int	st_html(FILE *, struct json_object *record);
 
 /* target.c: the directory the tests write to. */
 int	target_open(const struct st_run *, uint64_t need, struct st_target *, char *err,

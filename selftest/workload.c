@@ -233,6 +233,8 @@ phase_end(const struct phase *p, struct st_result *r)
 	double t1 = now_s();
 
 	r->cpu_s = cpu_s() - p->c0;
+	r->t0 = p->t0;
+	r->t1 = t1;
 	if (r->seconds <= 0)
 		r->seconds = t1 - p->t0;
 	r->has_power = power_phase(p->t0, t1, &r->watts, &r->joules) == 0;

@@ -33,7 +33,8 @@ fi
 printf '[board]\nname = host\nmodel = test\n[selftest]\nseq_read_min_mbs = 0.001\n' >"$tmp/board.ini"
 run() { "$st" run --board "$tmp/board.ini" -S "$tmp/nosock" "$@"; }
 
-run --dir "$mnt" --preset quick --scale 0.05 --json "$tmp/r.json" >"$tmp/table" 2>"$tmp/progress"
+run --dir "$mnt" --preset quick --scale 0.05 --json "$tmp/r.json" --html "$tmp/r.html" \
+	>"$tmp/table" 2>"$tmp/progress"
 rc=$?
 check "quick preset at scale 0.05 passes (exit $rc)" test "$rc" = 0
 cat "$tmp/table"
@@ -56,6 +57,13 @@ check "record: the seq read limit from board.ini applies" jq -e \
 check "record: power unavailable without powerd (null, not 0 W)" jq -e \
 	'.power == "unavailable" and (.results[] | select(.test == "power") | .watts == null and .pass == null)' \
 	"$tmp/r.json"
+check "report: one HTML file with inline SVG bars, no scripts or links" sh -c \
+	"grep -q 'data-chart=\"mb_s\"' '$tmp/r.html' && grep -q 'data-chart=\"iops\"' '$tmp/r.html' &&
+	 ! grep -Eq '<script|src=|href=' '$tmp/r.html'"
+"$st" html "$tmp/r.json" "$tmp/again.html"
+check "nas-selftest html: the same report from the stored record" cmp "$tmp/r.html" "$tmp/again.html"
+"$st" html "$tmp/progress" "$tmp/x.html" 2>/dev/null
+check "nas-selftest html: a file that is no record: exit 3" test $? = 3
 check "scratch directory removed" sh -c "! ls -A '$mnt' | grep -q nas-selftest"
 
 # A block of the file corrupted after the writes: the read must catch it.

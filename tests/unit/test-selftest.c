@@ -327,7 +327,7 @@ START_TEST(record_schema)
 	int n = sample_rows();
 
 	snprintf(run.tests, sizeof(run.tests), "file-2g");
-	rec = st_record(&run, &lim, &tg, rows, n, st_exit_code(rows, n));
+	rec = st_record(&run, &lim, &tg, rows, n, st_exit_code(rows, n), 0, NULL);
 	for (int i = 0; top[i]; i++)
 		ck_assert_msg(json_object_object_get_ex(rec, top[i], NULL), "no %s", top[i]);
 	json_object_object_get_ex(rec, "schema", &v);
@@ -402,6 +402,67 @@ START_TEST(table_layout)
 }
 END_TEST
 
+START_TEST(html_report)
+{
+	struct st_run run = { .preset = "quick", .scale = 0.5, .seed = 3 };
+	struct st_target tg = { .dir = "/x" };
+	struct st_limits hostile = lim;
+	struct json_object *rec, *pw = json_object_new_array();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n = sample_rows();
+
+	/* A board model from a hostile board.ini is text, not markup. */
+	snprintf(hostile.model, sizeof(hostile.model), "<script>alert(1)</script>&\"");
+	for (int i = 0; i < 10; i++) {
+		struct json_object *pt = json_object_new_array();
+
+		json_object_array_add(pt, json_object_new_double(i));
+		json_object_array_add(pt, json_object_new_double(10 + i));
+		json_object_array_add(pw, pt);
+	}
+	rows[0].t0 = 100;
+	rows[0].t1 = 104;
+	rec = st_record(&run, &hostile, &tg, rows, n, st_exit_code(rows, n), 99, pw);
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(st_html(f, rec), 0);
+	fclose(f);
+	ck_assert_ptr_null(strstr(buf, "<script"));
+	ck_assert_ptr_nonnull(strstr(buf, "&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;"));
+	/* Self-contained: no script, no link, no image or style fetched. */
+	ck_assert_ptr_null(strstr(buf, "src="));
+	ck_assert_ptr_null(strstr(buf, "href="));
+	/* Bars per metric with the limits as ticks, power with its phases. */
+	ck_assert_ptr_nonnull(strstr(buf, "data-chart=\"mb_s\""));
+	ck_assert_ptr_nonnull(strstr(buf, "data-chart=\"iops\""));
+	ck_assert_ptr_nonnull(strstr(buf, "class=\"limit\""));
+	ck_assert_ptr_nonnull(strstr(buf, "data-chart=\"power\""));
+	ck_assert_ptr_nonnull(strstr(buf, "<polyline"));
+	ck_assert_ptr_nonnull(strstr(buf, "class=\"phase\">file-2g write</text>"));
+	free(buf);
+	json_object_put(rec);
+
+	/* Without power readings the report says so instead of drawing 0 W. */
+	rec = st_record(&run, &lim, &tg, rows, n, 0, 0, NULL);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(st_html(f, rec), 0);
+	fclose(f);
+	ck_assert_ptr_null(strstr(buf, "data-chart=\"power\""));
+	ck_assert_ptr_nonnull(strstr(buf, "Power unavailable"));
+	free(buf);
+	json_object_put(rec);
+	/* A record without results is refused. */
+	rec = json_object_new_object();
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(st_html(f, rec), -1);
+	fclose(f);
+	free(buf);
+	json_object_put(rec);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -421,6 +482,7 @@ suite(void)
 	tcase_add_test(t, limits);
 	tcase_add_test(t, record_schema);
 	tcase_add_test(t, table_layout);
+	tcase_add_test(t, html_report);
 	suite_add_tcase(s, t);
 	return s;
 }
