@@ -8,6 +8,7 @@ endif
 SELFTEST_CORE := selftest/pattern.c selftest/stats.c selftest/engine.c selftest/report.c \
 	selftest/limits.c selftest/html.c
 nas-selftest_SRCS := selftest/main.c selftest/workload.c selftest/power.c selftest/target.c \
+	selftest/serve.c \
 	$(SELFTEST_CORE)
 nas-selftest_LIBS := -luring -lpthread -lm
 

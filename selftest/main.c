@@ -36,7 +36,9 @@ usage(FILE *f)
 	    "usage: nas-selftest run [--volume NAME | --dir DIR] [--preset review|quick|factory]\n"
 	    "           [--tests T1,T2,...] [--scale F] [--peers ADDR,...] [--json FILE]\n"
 	    "           [--html FILE] [--board FILE] [--seed N] [--exec-between CMD] [-S DIR]\n"
+	    "           [--progress-file FILE]\n"
 	    "       nas-selftest html RECORD.json OUT.html\n"
+	    "       nas-selftest serve [-dfn] [-c FILE] [-S DIR]\n"
 	    "       nas-selftest tests\n"
 	    "tests: file-2g files-1000x2m files-10000x2k seq-max iops-4k-t8 iops-4k-q16\n"
 	    "       power net-1 lacp-4 load-curve\n");
@@ -137,6 +139,7 @@ parse(int argc, char **argv, struct st_run *run, const char **tests)
 		{ "board", required_argument, NULL, 'b' },
 		{ "seed", required_argument, NULL, 'e' },
 		{ "exec-between", required_argument, NULL, 'x' },
+		{ "progress-file", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -155,6 +158,14 @@ parse(int argc, char **argv, struct st_run *run, const char **tests)
 		case 'b': run->board_ini = optarg; break;
 		case 'x': run->between = optarg; break;
 		case 'S': run->sockdir = optarg; break;
+		case 'g':
+			run->progress_fd = open(optarg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+			    O_NOFOLLOW, 0644);
+			if (run->progress_fd == -1) {
+				log_warn("--progress-file %s", optarg);
+				return -1;
+			}
+			break;
 		case 's':
 			errno = 0;
 			run->scale = strtod(optarg, &end);
@@ -193,7 +204,7 @@ static int
 cmd_run(int argc, char **argv)
 {
 	struct st_run run = { .preset = "quick", .scale = 1, .sockdir = CONFIG_NAS_SOCKET_DIR,
-	    .stop = &stop };
+	    .stop = &stop, .progress_fd = -1 };
 	static struct st_result res[ST_MAX_RESULTS];
 	struct st_limits lim;
 	struct st_target tg;
@@ -228,6 +239,8 @@ cmd_run(int argc, char **argv)
 	}
 	run.progress_tty = isatty(STDERR_FILENO);
 	run.origin = now_s();
+	/* 0.068, not 0.068000000000000005: the figures are rounded already. */
+	json_c_set_serialization_double_format("%.10g", JSON_C_OPTION_GLOBAL);
 	signals();
 	if (power_start(run.sockdir) == -1)
 		log_info("powerd does not answer power.status: power is unavailable");
@@ -294,6 +307,8 @@ int
 main(int argc, char **argv)
 {
 	log_init("nas-selftest", 1, 0);
+	if (argc >= 2 && strcmp(argv[1], "serve") == 0)
+		return st_serve(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "html") == 0)
 		return cmd_html(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "run") == 0)

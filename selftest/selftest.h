@@ -80,6 +80,7 @@ struct st_run {
 	uint64_t	 seed;
 	double		 origin;	/* now_s() at the start: the record's time 0 */
 	int		 progress_tty;
+	int		 progress_fd;	/* --progress-file, or -1 */
 	volatile sig_atomic_t *stop;
 };
 
@@ -118,6 +119,9 @@ struct json_object *power_series(double origin, int max);
 
 /* html.c: the report, from the record alone. */
 int	st_html(FILE *, struct json_object *record);
+
+/* serve.c: nas-selftest serve, the selftest.* API. */
+int	st_serve(int argc, char **argv);
 
 /* target.c: the directory the tests write to. */
 int	target_open(const struct st_run *, uint64_t need, struct st_target *, char *err,

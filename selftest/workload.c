@@ -189,6 +189,16 @@ row(struct ctx *c, const char *test, enum st_op op)
 static void
 progress(struct ctx *c, const char *test, const char *what)
 {
+	char line[256];
+	int n;
+
+	/* The step for nas-selftest serve's job progress, replaced in place. */
+	if (c->run->progress_fd >= 0) {
+		n = snprintf(line, sizeof(line), "%d %d %s: %s\n", c->index, c->total, test, what);
+		if (n > 0 && (size_t)n < sizeof(line) && ftruncate(c->run->progress_fd, 0) == 0 &&
+		    pwrite(c->run->progress_fd, line, (size_t)n, 0) != n)
+			log_debug("progress file: short write");
+	}
 	if (c->run->progress_tty)
 		fprintf(stderr, "\r\033[K[%d/%d] %s: %s", c->index, c->total, test, what);
 	else

@@ -12,9 +12,10 @@ bin=$1
 st=$bin/nas-selftest
 tmp=$(mktemp -d /tmp/nas-selftest.XXXXXX)
 pass=0 fail=0
-mnt=$tmp/vol small=$tmp/small
+mnt=$tmp/vol small=$tmp/small spid=
 
 cleanup() {
+	[ -n "$spid" ] && kill "$spid" 2>/dev/null
 	mountpoint -q "$mnt" 2>/dev/null && umount "$mnt"
 	mountpoint -q "$small" 2>/dev/null && umount "$small"
 	rm -rf "$tmp"
@@ -101,6 +102,39 @@ fi
 # Without a board, raidd or powerd the scratch RAID 1 cannot be made.
 run --preset quick >/dev/null 2>"$tmp/err"
 check "no --dir or --volume and no raidd: exit 3" test $? = 3
+
+# The API: nas-selftest serve, a run as a job, its record and report.
+mkdir -p "$tmp/sock" "$tmp/api"
+printf '[selftest]\nrecord_dir = %s/rec\nprogram = %s\ndir_root = %s/api\n' \
+	"$tmp" "$st" "$tmp" >"$tmp/serve.ini"
+"$st" serve -f -S "$tmp/sock" -c "$tmp/serve.ini" >"$tmp/serve.log" 2>&1 &
+spid=$!
+N="$bin/nasctl -S $tmp/sock"
+i=0
+while [ ! -S "$tmp/sock/selftest.sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "selftest.results before any run: not found" sh -c "! $N call selftest selftest.results"
+check "selftest.run: a dir outside dir_root is refused" sh -c \
+	"$N call selftest selftest.run '{\"dir\": \"$tmp\"}' 2>&1 | grep -q 'must lie below'"
+check "selftest.run: an unknown test is refused" sh -c \
+	"! $N call selftest selftest.run '{\"dir\": \"$tmp/api\", \"tests\": \"nosuch\"}'"
+$N call selftest selftest.run "{\"dir\": \"$tmp/api\", \"tests\": \"seq-max,iops-4k-q16\", \"scale\": \"0.01\"}" \
+	>"$tmp/job" 2>&1
+check "selftest.run starts job 1" jq -e '.job == 1' "$tmp/job"
+check "a second run while one runs: busy" sh -c \
+	"$N call selftest selftest.run '{\"dir\": \"$tmp/api\"}' 2>&1 | grep -q 'is running'"
+i=0
+while [ "$($N call selftest job.status '{"id": 1}' | jq -r .state)" = running ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+$N call selftest job.status '{"id": 1}' >"$tmp/status"
+check "the job ends done, its result the record (pass)" jq -e \
+	'.state == "done" and .result.schema == "nas-selftest/1" and .result.pass == true' "$tmp/status"
+check "selftest.results: the same record, every read verified" sh -c \
+	"$N call selftest selftest.results | jq -e '[.results[] | .verified] | length == 4 and all'"
+check "selftest.report: the HTML report" sh -c \
+	"$N call selftest selftest.report | jq -r .html | grep -q 'data-chart=\"iops\"'"
+kill "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
 
 echo "selftest: $pass passed, $fail failed"
 [ -n "${NAS_SUMMARY:-}" ] && echo "$pass $fail host-selftest" >> "$NAS_SUMMARY"
