@@ -15,3 +15,14 @@ nas-selftest_LIBS := -luring -lpthread -lm
 UNIT_TESTS += test-selftest
 test-selftest_SRCS := tests/unit/test-selftest.c tests/unit/unit-util.c $(SELFTEST_CORE)
 test-selftest_LIBS = -luring -lpthread -lm
+
+# make bench-selftest: the board scenario at 1/16 of review (256 MiB files,
+# 7.5 s runs) on 2 GiB disks, holding every ratio to fio to 0.9-1.1x
+# (Decision 47); its output in $(O)/bench-selftest.log. Part of make bench.
+.PHONY: bench-selftest
+bench-selftest: image
+	@sed 's/^SCALE=.*/SCALE=0.0625/; s/^BAND=.*/BAND=0.9-1.1/' \
+		$(SRC)/tests/system/scenarios/selftest-vs-fio >$(O)/selftest-vs-fio-bench
+	@$(RUN_SCENARIO) --disk-size 2G --timeout 1200 $(O)/selftest-vs-fio-bench \
+		>$(O)/bench-selftest.log 2>&1; rc=$$?; \
+	grep -E '^    |^(ok|FAIL) .*of fio' $(O)/bench-selftest.log; exit $$rc
