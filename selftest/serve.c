@@ -7,6 +7,7 @@
  * last run stay in record_dir. One run at a time.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,14 +163,27 @@ static const struct rpc_param run_params[] = {
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 
-/* dir: absolute, no "..", below dir_root; the child checks it exists. */
+static int
+below(const char *path, const char *root)
+{
+	size_t l = strlen(root);
+
+	return strncmp(path, root, l) == 0 && (path[l] == '/' || path[l] == '\0' ||
+	    (l > 0 && root[l - 1] == '/'));
+}
+
+/* dir: an existing directory below dir_root as written and once every
+ * symbolic link is resolved (a link on a volume must not lead out). */
 static int
 dir_ok(const char *dir)
 {
-	size_t l = strlen(sv.dir_root);
+	char real[PATH_MAX], root[PATH_MAX];
 
-	return dir[0] == '/' && strstr(dir, "/..") == NULL && strncmp(dir, sv.dir_root, l) == 0 &&
-	    (dir[l] == '/' || dir[l] == '\0');
+	if (dir[0] != '/' || strstr(dir, "/..") || !below(dir, sv.dir_root))
+		return 0;
+	if (realpath(dir, real) == NULL || realpath(sv.dir_root, root) == NULL)
+		return 0;
+	return below(real, root);
 }
 
 static int
@@ -203,7 +217,7 @@ selftest_run(struct rpc_call *c, struct json_object *params)
 		return;
 	}
 	if (dir && !dir_ok(dir)) {
-		rpc_error(c, RPC_INVALID_PARAMS, "dir must lie below %s", sv.dir_root);
+		rpc_error(c, RPC_INVALID_PARAMS, "dir must be a directory below %s", sv.dir_root);
 		return;
 	}
 	if (scale && !scale_ok(scale)) {

@@ -114,7 +114,10 @@ i=0
 while [ ! -S "$tmp/sock/selftest.sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 check "selftest.results before any run: not found" sh -c "! $N call selftest selftest.results"
 check "selftest.run: a dir outside dir_root is refused" sh -c \
-	"$N call selftest selftest.run '{\"dir\": \"$tmp\"}' 2>&1 | grep -q 'must lie below'"
+	"$N call selftest selftest.run '{\"dir\": \"$tmp\"}' 2>&1 | grep -q 'must be a directory below'"
+ln -s "$tmp" "$tmp/api/out"
+check "selftest.run: a link below dir_root that leads out is refused" sh -c \
+	"$N call selftest selftest.run '{\"dir\": \"$tmp/api/out\"}' 2>&1 | grep -q 'must be a directory below'"
 check "selftest.run: an unknown test is refused" sh -c \
 	"! $N call selftest selftest.run '{\"dir\": \"$tmp/api\", \"tests\": \"nosuch\"}'"
 $N call selftest selftest.run "{\"dir\": \"$tmp/api\", \"tests\": \"seq-max,iops-4k-q16\", \"scale\": \"0.01\"}" \
