@@ -231,7 +231,10 @@ selftest_run(struct rpc_call *c, struct json_object *params)
 	path_in(json, sizeof(json), "record.json");
 	path_in(html, sizeof(html), "report.html");
 	path_in(prog, sizeof(prog), "progress");
+	/* Never a record of an earlier run as this run's result. */
 	unlink(prog);
+	unlink(json);
+	unlink(html);
 	argv[a++] = sv.program;
 	argv[a++] = (char *)"run";
 	argv[a++] = (char *)"--preset";
