@@ -450,11 +450,15 @@ run_seqfile(struct ctx *c, const struct tdef *t)
 	j.threads = 1;
 	j.qd = 1;
 	j.fsync_end = 1;
-	if (one_job(c, t, path, &j, OP_WRITE, ST_MB_S, &w) == -1)
+	if (one_job(c, t, path, &j, OP_WRITE, ST_MB_S, &w) == -1) {
+		unlink(path);
 		return -1;
+	}
 	between(c, t->name, path);
-	if (!*c->run->stop && one_job(c, t, path, &j, OP_READ, ST_MB_S, &r) == -1)
+	if (!*c->run->stop && one_job(c, t, path, &j, OP_READ, ST_MB_S, &r) == -1) {
+		unlink(path);
 		return -1;
+	}
 	if (!*c->run->stop)
 		w->verified = r->verified;
 	unlink(path);
