@@ -101,6 +101,7 @@ include $(SRC)/cryptd/build.mk
 include $(SRC)/netd/build.mk
 include $(SRC)/powerd/build.mk
 include $(SRC)/nasctl/build.mk
+include $(SRC)/selftest/build.mk
 include $(SRC)/tests/build.mk
 include $(SRC)/bench/build.mk
 -include $(SRC)/board/build.mk

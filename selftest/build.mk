@@ -1,0 +1,46 @@
+# nas-selftest: see selftest/Kconfig and docs/selftest.md.
+ifeq ($(CONFIG_SELFTEST),y)
+PROGS += nas-selftest
+SBIN_PROGS += nas-selftest
+MAN8 += docs/man/nas-selftest.8
+endif
+# Everything but main.c, so the unit suite links the real modules.
+SELFTEST_CORE := selftest/pattern.c selftest/stats.c selftest/engine.c selftest/report.c \
+	selftest/limits.c selftest/html.c
+nas-selftest_SRCS := selftest/main.c selftest/workload.c selftest/power.c selftest/target.c \
+	selftest/serve.c \
+	$(SELFTEST_CORE)
+nas-selftest_LIBS := -luring -lpthread -lm
+
+UNIT_TESTS += test-selftest
+test-selftest_SRCS := tests/unit/test-selftest.c tests/unit/unit-util.c $(SELFTEST_CORE)
+test-selftest_LIBS = -luring -lpthread -lm
+
+# make bench-selftest: the board scenario at 1/16 of review (256 MiB files,
+# 7.5 s runs) on 2 GiB disks, holding every ratio to fio to 0.9-1.1x
+# (Decision 47); its output in $(O)/bench-selftest.log. Part of make bench.
+.PHONY: bench-selftest
+bench-selftest: image
+	@sed 's/^SCALE=.*/SCALE=0.0625/; s/^BAND=.*/BAND=0.9-1.1/' \
+		$(SRC)/tests/system/scenarios/selftest-vs-fio >$(O)/selftest-vs-fio-bench
+	@$(RUN_SCENARIO) --disk-size 2G --timeout 1800 $(O)/selftest-vs-fio-bench \
+		>$(O)/bench-selftest.log 2>&1; rc=$$?; \
+	grep -E '^    |^(ok|FAIL) .*of fio' $(O)/bench-selftest.log; exit $$rc
+
+# make selftest: boots the board with two blank 1 GiB disks; nas-selftest
+# makes its scratch RAID 1 through raidd, runs the quick preset, prints the
+# table and deletes the volume; the record goes to $(O)/selftest/report.json
+# and its report (made on the host from the record) to report.html.
+.PHONY: selftest
+selftest: image $(O)/bin/nas-selftest
+	@mkdir -p $(O)/selftest
+	@$(RUN_SCENARIO) --disk-size 1G --timeout 900 $(SRC)/tests/system/tools/selftest \
+		>$(O)/selftest/console.log 2>&1; rc=$$?; \
+	sed -n '/^test  *write (up)/,/^result:/p' $(O)/selftest/console.log; \
+	sed -n '/^=== record/,/^=== end/p' $(O)/selftest/console.log | sed '1d;$$d' \
+		>$(O)/selftest/report.json; \
+	if [ -s $(O)/selftest/report.json ] && \
+	    $(O)/bin/nas-selftest html $(O)/selftest/report.json $(O)/selftest/report.html; then \
+		echo "record: $(O)/selftest/report.json, report: $(O)/selftest/report.html"; \
+	else tail -n 40 $(O)/selftest/console.log; fi; \
+	exit $$rc

@@ -1,0 +1,266 @@
+/*
+ * The I/O engine. Sequential jobs share one offset counter; random jobs
+ * draw block numbers from a per-thread xorshift generator. Latency is
+ * the time of the system call (or from submission to completion on
+ * io_uring); filling and checking the pattern is outside it but inside
+ * the job's wall time and CPU seconds, as a copy tool's work would be.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "engine.h"
+#include "pattern.h"
+
+#define END	UINT64_MAX
+
+struct worker {
+	const struct io_job	*job;
+	_Atomic uint64_t	*next;		/* sequential offset / random op count */
+	uint64_t		 rng;
+	uint64_t		 t_end_ns;
+	struct io_result	 r;
+};
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+double
+now_s(void)
+{
+	return (double)now_ns() / 1e9;
+}
+
+double
+cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == -1)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void
+fail(struct io_result *r, int err, const char *what)
+{
+	if (r->err)
+		return;
+	r->err = err ? err : EIO;
+	snprintf(r->what, sizeof(r->what), "%s", what);
+}
+
+/* The next offset to do, or END. */
+static uint64_t
+next_offset(struct worker *w)
+{
+	const struct io_job *j = w->job;
+	uint64_t nblocks = j->span / j->bs, n;
+
+	if (*j->stop || w->r.err)
+		return END;
+	if (!j->random) {
+		n = atomic_fetch_add(w->next, j->bs);
+		return n + j->bs <= j->span ? n : END;
+	}
+	if (j->seconds > 0) {
+		if (now_ns() >= w->t_end_ns)
+			return END;
+	} else if (atomic_fetch_add(w->next, 1) >= nblocks)
+		return END;
+	w->rng ^= w->rng << 13;
+	w->rng ^= w->rng >> 7;
+	w->rng ^= w->rng << 17;
+	return (w->rng % nblocks) * j->bs;
+}
+
+/* Counts one finished transfer of len bytes at off taking ns. */
+static void
+account(struct worker *w, const void *buf, ssize_t len, uint64_t off, uint64_t ns)
+{
+	const struct io_job *j = w->job;
+	int64_t bad;
+
+	if (len < 0) {
+		fail(&w->r, (int)-len, j->write ? "write" : "read");
+		return;
+	}
+	if ((size_t)len != j->bs) {
+		fail(&w->r, EIO, j->write ? "short write" : "short read");
+		return;
+	}
+	lat_add(&w->r.lat, ns);
+	w->r.bytes += j->bs;
+	w->r.ops++;
+	if (!j->write && (bad = pattern_check(buf, j->bs, j->seed, j->file, off)) >= 0) {
+		if (w->r.first_bad < 0 || (int64_t)off + bad < w->r.first_bad)
+			w->r.first_bad = (int64_t)off + bad;
+		w->r.bad_units++;
+	}
+}
+
+static void *
+sync_worker(void *arg)
+{
+	struct worker *w = arg;
+	const struct io_job *j = w->job;
+	uint64_t off, t0;
+	ssize_t n;
+	void *buf;
+
+	if (posix_memalign(&buf, 4096, j->bs) != 0) {
+		fail(&w->r, ENOMEM, "buffer");
+		return NULL;
+	}
+	while ((off = next_offset(w)) != END) {
+		if (j->write)
+			pattern_fill(buf, j->bs, j->seed, j->file, off);
+		t0 = now_ns();
+		n = j->write ? pwrite(j->fd, buf, j->bs, (off_t)off) :
+		    pread(j->fd, buf, j->bs, (off_t)off);
+		account(w, buf, n < 0 ? -errno : n, off, now_ns() - t0);
+	}
+	free(buf);
+	return NULL;
+}
+
+struct slot {
+	void		*buf;
+	uint64_t	 off;
+	uint64_t	 t0;
+};
+
+/* Queues slot s for its next offset; 0 when there is none. */
+static int
+uring_queue(struct io_uring *ring, struct worker *w, struct slot *s)
+{
+	const struct io_job *j = w->job;
+	struct io_uring_sqe *sqe;
+
+	if ((s->off = next_offset(w)) == END || (sqe = io_uring_get_sqe(ring)) == NULL)
+		return 0;
+	if (j->write) {
+		pattern_fill(s->buf, j->bs, j->seed, j->file, s->off);
+		io_uring_prep_write(sqe, j->fd, s->buf, j->bs, s->off);
+	} else
+		io_uring_prep_read(sqe, j->fd, s->buf, j->bs, s->off);
+	io_uring_sqe_set_data(sqe, s);
+	s->t0 = now_ns();
+	return 1;
+}
+
+static void *
+uring_worker(void *arg)
+{
+	struct worker *w = arg;
+	const struct io_job *j = w->job;
+	struct slot slot[ENGINE_MAX_QD];
+	struct io_uring ring;
+	struct io_uring_cqe *cqe;
+	int inflight = 0, rc, qd = j->qd;
+
+	memset(slot, 0, sizeof(slot));
+	if ((rc = io_uring_queue_init((unsigned)qd, &ring, 0)) < 0) {
+		fail(&w->r, -rc, "io_uring_queue_init");
+		return NULL;
+	}
+	for (int i = 0; i < qd; i++)
+		if (posix_memalign(&slot[i].buf, 4096, j->bs) != 0) {
+			fail(&w->r, ENOMEM, "buffer");
+			goto out;
+		}
+	for (int i = 0; i < qd; i++)
+		inflight += uring_queue(&ring, w, &slot[i]);
+	while (inflight > 0) {
+		if ((rc = io_uring_submit_and_wait(&ring, 1)) < 0 && rc != -EINTR) {
+			fail(&w->r, -rc, "io_uring_submit");
+			break;
+		}
+		while (io_uring_peek_cqe(&ring, &cqe) == 0) {
+			struct slot *s = io_uring_cqe_get_data(cqe);
+
+			account(w, s->buf, cqe->res, s->off, now_ns() - s->t0);
+			io_uring_cqe_seen(&ring, cqe);
+			inflight--;
+			inflight += uring_queue(&ring, w, s);
+		}
+	}
+	/* An error above may leave requests in flight: they finish first. */
+	while (inflight > 0 && io_uring_wait_cqe(&ring, &cqe) == 0) {
+		io_uring_cqe_seen(&ring, cqe);
+		inflight--;
+	}
+out:
+	io_uring_queue_exit(&ring);
+	for (int i = 0; i < qd; i++)
+		free(slot[i].buf);
+	return NULL;
+}
+
+int
+io_run(const struct io_job *j, struct io_result *res)
+{
+	struct worker *w;
+	pthread_t tid[ENGINE_MAX_THREADS];
+	_Atomic uint64_t next = 0;
+	int n = j->qd > 1 ? 1 : j->threads, started = 0;
+	uint64_t t0;
+
+	memset(res, 0, sizeof(*res));
+	res->first_bad = -1;
+	if (n < 1 || n > ENGINE_MAX_THREADS || j->qd > ENGINE_MAX_QD || j->bs == 0 ||
+	    j->bs % PATTERN_UNIT || j->span < j->bs) {
+		fail(res, EINVAL, "job");
+		return -1;
+	}
+	if ((w = calloc((size_t)n, sizeof(*w))) == NULL) {
+		fail(res, ENOMEM, "workers");
+		return -1;
+	}
+	t0 = now_ns();
+	for (int i = 0; i < n; i++) {
+		w[i].job = j;
+		w[i].next = &next;
+		w[i].rng = 0x2545f4914f6cdd1dULL * (uint64_t)(i + 1) ^ j->seed;
+		w[i].t_end_ns = t0 + (uint64_t)(j->seconds * 1e9);
+		w[i].r.first_bad = -1;
+		if (pthread_create(&tid[i], NULL, j->qd > 1 ? uring_worker : sync_worker,
+		    &w[i]) != 0) {
+			fail(res, EAGAIN, "pthread_create");
+			break;
+		}
+		started++;
+	}
+	for (int i = 0; i < started; i++) {
+		pthread_join(tid[i], NULL);
+		res->bytes += w[i].r.bytes;
+		res->ops += w[i].r.ops;
+		res->bad_units += w[i].r.bad_units;
+		lat_merge(&res->lat, &w[i].r.lat);
+		if (w[i].r.first_bad >= 0 &&
+		    (res->first_bad < 0 || w[i].r.first_bad < res->first_bad))
+			res->first_bad = w[i].r.first_bad;
+		if (w[i].r.err)
+			fail(res, w[i].r.err, w[i].r.what);
+	}
+	if (j->write && j->fsync_end && !res->err && fsync(j->fd) == -1)
+		fail(res, errno, "fsync");
+	res->seconds = (double)(now_ns() - t0) / 1e9;
+	free(w);
+	return 0;
+}

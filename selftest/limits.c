@@ -1,0 +1,107 @@
+/*
+ * The board's pass/fail limits: board.ini [selftest] (docs/boards.md).
+ * A limit missing or 0 is no limit; a negative or non-numeric one is an
+ * error, not a limit that always passes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <iniparser.h>
+
+#include "selftest.h"
+
+static const struct {
+	const char	*key;
+	size_t		 off;
+} keys[] = {
+	{ "seq_write_min_mbs", offsetof(struct st_limits, seq_write_min_mbs) },
+	{ "seq_read_min_mbs", offsetof(struct st_limits, seq_read_min_mbs) },
+	{ "rand_read_min_iops", offsetof(struct st_limits, rand_read_min_iops) },
+	{ "rand_write_min_iops", offsetof(struct st_limits, rand_write_min_iops) },
+	{ "net_min_mbits", offsetof(struct st_limits, net_min_mbits) },
+	{ "idle_max_w", offsetof(struct st_limits, idle_max_w) },
+	{ "file_mb", offsetof(struct st_limits, file_mb) },
+	{ NULL, 0 }
+};
+
+int
+st_limits_load(const char *path, struct st_limits *l, char *err, size_t errlen)
+{
+	dictionary *d;
+	char name[64], *end;
+	const char *s;
+
+	memset(l, 0, sizeof(*l));
+	if (access(path, R_OK) == -1 || (d = iniparser_load(path)) == NULL) {
+		snprintf(err, errlen, "%s: cannot read the board description", path);
+		return -1;
+	}
+	snprintf(l->board, sizeof(l->board), "%s", iniparser_getstring(d, "board:name", ""));
+	snprintf(l->model, sizeof(l->model), "%s", iniparser_getstring(d, "board:model", ""));
+	for (int i = 0; keys[i].key; i++) {
+		snprintf(name, sizeof(name), "selftest:%s", keys[i].key);
+		if ((s = iniparser_getstring(d, name, NULL)) == NULL || *s == '\0')
+			continue;
+		errno = 0;
+		double v = strtod(s, &end);
+		if (errno || *end != '\0' || !(v >= 0 && v < 1e12)) {
+			snprintf(err, errlen, "%s: [selftest] %s: not a number >= 0", path, keys[i].key);
+			iniparser_freedict(d);
+			return -1;
+		}
+		*(double *)((char *)l + keys[i].off) = v;
+	}
+	iniparser_freedict(d);
+	return 0;
+}
+
+/* The limit that applies to a row, from its test and direction. */
+static double
+limit_of(const struct st_limits *l, const struct st_result *r)
+{
+	int seq = strcmp(r->test, "file-2g") == 0 || strcmp(r->test, "seq-max") == 0;
+	int iops = strncmp(r->test, "iops-", 5) == 0;
+
+	if (seq)
+		return r->op == OP_WRITE ? l->seq_write_min_mbs : l->seq_read_min_mbs;
+	if (iops)
+		return r->op == OP_WRITE ? l->rand_write_min_iops : l->rand_read_min_iops;
+	if (strcmp(r->test, "power") == 0)
+		return l->idle_max_w;
+	return 0;
+}
+
+void
+st_limits_apply(const struct st_limits *l, struct st_result *r)
+{
+	double v, lim = limit_of(l, r);
+
+	if (r->verified == 0 || r->pass == ST_FAIL) {
+		r->pass = ST_FAIL;
+		r->has_limit = lim > 0;
+		r->limit = lim;
+		return;
+	}
+	if (lim <= 0 || r->pass == ST_UNAVAILABLE)
+		return;
+	r->has_limit = 1;
+	r->limit = lim;
+	switch (r->metric) {
+	case ST_MB_S:
+		v = st_mb_s(r);
+		r->pass = v >= lim ? ST_PASS : ST_FAIL;
+		break;
+	case ST_IOPS:
+		v = st_iops(r);
+		r->pass = v >= lim ? ST_PASS : ST_FAIL;
+		break;
+	case ST_WATTS:
+		r->pass = r->watts <= lim ? ST_PASS : ST_FAIL;
+		break;
+	case ST_NONE:
+		break;
+	}
+}

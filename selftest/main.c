@@ -1,0 +1,322 @@
+/*
+ * nas-selftest: the figures the reviews publish (review-protocols.md),
+ * measured on the NAS itself with data verified, against the board's
+ * limits. See nas-selftest(8) and docs/selftest.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "log.h"
+#include "selftest.h"
+
+#define DEFAULT_BOARD	"/etc/board.ini"
+
+static volatile sig_atomic_t stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: nas-selftest run [--volume NAME | --dir DIR] [--preset review|quick|factory]\n"
+	    "           [--tests T1,T2,...] [--scale F] [--peers ADDR,...] [--json FILE]\n"
+	    "           [--html FILE] [--board FILE] [--seed N] [--exec-between CMD] [-S DIR]\n"
+	    "           [--progress-file FILE]\n"
+	    "       nas-selftest html RECORD.json OUT.html\n"
+	    "       nas-selftest serve [-dfn] [-c FILE] [-S DIR]\n"
+	    "       nas-selftest tests\n"
+	    "tests: file-2g files-1000x2m files-10000x2k seq-max iops-4k-t8 iops-4k-q16\n"
+	    "       power net-1 lacp-4 load-curve\n");
+}
+
+/* Writes text to path through a temporary file: never half a record. */
+static int
+write_file(const char *path, const char *text, size_t len)
+{
+	char tmp[4096];
+	int fd, ok, e;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	/* A fresh name: nothing planted in a shared directory is written through. */
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1)
+		return -1;
+	ok = fchmod(fd, 0644) == 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
+	e = errno;
+	if (close(fd) == -1 && ok) {
+		ok = 0;
+		e = errno;
+	}
+	if (ok && rename(tmp, path) == -1) {
+		ok = 0;
+		e = errno;
+	}
+	if (!ok) {
+		unlink(tmp);
+		errno = e ? e : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+write_json(const char *path, struct json_object *rec)
+{
+	const char *text = json_object_to_json_string_ext(rec,
+	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	char *buf;
+	int rc;
+
+	if (asprintf(&buf, "%s\n", text) == -1)
+		return -1;
+	rc = write_file(path, buf, strlen(buf));
+	free(buf);
+	return rc;
+}
+
+static int
+write_html(const char *path, struct json_object *rec)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc = -1;
+
+	if (f == NULL)
+		return -1;
+	if (st_html(f, rec) == 0 && fclose(f) == 0)
+		rc = write_file(path, buf, len);
+	else {
+		fclose(f);
+		errno = EINVAL;
+	}
+	free(buf);
+	return rc;
+}
+
+static void
+signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int
+parse(int argc, char **argv, struct st_run *run, const char **tests)
+{
+	static const struct option opts[] = {
+		{ "volume", required_argument, NULL, 'v' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "preset", required_argument, NULL, 'p' },
+		{ "tests", required_argument, NULL, 't' },
+		{ "scale", required_argument, NULL, 's' },
+		{ "peers", required_argument, NULL, 'P' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
+		{ "board", required_argument, NULL, 'b' },
+		{ "seed", required_argument, NULL, 'e' },
+		{ "exec-between", required_argument, NULL, 'x' },
+		{ "progress-file", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v': run->volume = optarg; break;
+		case 'd': run->dir = optarg; break;
+		case 'p': run->preset = optarg; break;
+		case 't': *tests = optarg; break;
+		case 'P': run->peers = optarg; break;
+		case 'j': run->json_path = optarg; break;
+		case 'H': run->html_path = optarg; break;
+		case 'b': run->board_ini = optarg; break;
+		case 'x': run->between = optarg; break;
+		case 'S': run->sockdir = optarg; break;
+		case 'g':
+			run->progress_fd = open(optarg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+			    O_NOFOLLOW, 0644);
+			if (run->progress_fd == -1) {
+				log_warn("--progress-file %s", optarg);
+				return -1;
+			}
+			break;
+		case 's':
+			errno = 0;
+			run->scale = strtod(optarg, &end);
+			if (errno || *end || !(run->scale > 0 && run->scale <= 64)) {
+				log_warnx("--scale: a number above 0, at most 64");
+				return -1;
+			}
+			break;
+		case 'e':
+			errno = 0;
+			run->seed = strtoull(optarg, &end, 0);
+			if (errno || *end || optarg[0] == '\0' || optarg[0] == '-') {
+				log_warnx("--seed: a number");
+				return -1;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			exit(ST_EXIT_PASS);
+		default:
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		log_warnx("unexpected argument %s", argv[optind]);
+		return -1;
+	}
+	if (run->volume && run->dir) {
+		log_warnx("--volume and --dir exclude each other");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+cmd_run(int argc, char **argv)
+{
+	struct st_run run = { .preset = "quick", .scale = 1, .sockdir = CONFIG_NAS_SOCKET_DIR,
+	    .stop = &stop, .progress_fd = -1 };
+	static struct st_result res[ST_MAX_RESULTS];
+	struct st_limits lim;
+	struct st_target tg;
+	struct json_object *rec;
+	const char *tests = NULL, *ptests;
+	double pscale;
+	char err[512] = "";
+	int n, rc, failed;
+
+	run.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	if (parse(argc, argv, &run, &tests) == -1) {
+		usage(stderr);
+		return ST_EXIT_USAGE;
+	}
+	if (st_limits_load(run.board_ini ? run.board_ini : DEFAULT_BOARD, &lim, err,
+	    sizeof(err)) == -1) {
+		if (run.board_ini || access(DEFAULT_BOARD, F_OK) == 0) {
+			log_warnx("%s", err);
+			return ST_EXIT_NORUN;
+		}
+		memset(&lim, 0, sizeof(lim));	/* a host without a board: no limits */
+	}
+	if (st_preset(run.preset, lim.file_mb, &ptests, &pscale) == -1) {
+		log_warnx("--preset: review, quick or factory");
+		return ST_EXIT_USAGE;
+	}
+	snprintf(run.tests, sizeof(run.tests), "%s", tests ? tests : ptests);
+	run.scale *= pscale;
+	if (st_tests_check(run.tests, err, sizeof(err)) == -1) {
+		log_warnx("--tests: %s", err);
+		return ST_EXIT_USAGE;
+	}
+	run.progress_tty = isatty(STDERR_FILENO);
+	run.origin = now_s();
+	/* 0.068, not 0.068000000000000005: the figures are rounded already. */
+	json_c_set_serialization_double_format("%.10g", JSON_C_OPTION_GLOBAL);
+	signals();
+	if (power_start(run.sockdir) == -1)
+		log_info("powerd does not answer power.status: power is unavailable");
+	if (target_open(&run, st_space_needed(run.tests, run.scale), &tg, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		power_stop();
+		return ST_EXIT_NORUN;
+	}
+	fprintf(stderr, "nas-selftest: preset %s, scale %g, in %s\n", run.preset, run.scale, tg.dir);
+	n = st_run_tests(&run, &tg, res, ST_MAX_RESULTS, err, sizeof(err));
+	power_stop();
+	if ((failed = n < 0)) {
+		log_warnx("%s", err);
+		n = 0;
+		while (n < ST_MAX_RESULTS && res[n].test[0])
+			n++;
+	}
+	for (int i = 0; i < n; i++)
+		st_limits_apply(&lim, &res[i]);
+	/* Data that did not verify is the verdict even of a run cut short. */
+	rc = st_exit_code(res, n);
+	if (rc == ST_EXIT_PASS && (failed || stop))
+		rc = ST_EXIT_NORUN;
+	st_table(stdout, res, n);
+	fflush(stdout);
+	rec = st_record(&run, &lim, &tg, res, n, rc, run.origin, power_series(run.origin, 2000));
+	if (run.json_path && write_json(run.json_path, rec) == -1) {
+		log_warn("%s", run.json_path);
+		rc = rc ? rc : ST_EXIT_NORUN;
+	}
+	if (run.html_path && write_html(run.html_path, rec) == -1) {
+		log_warn("%s", run.html_path);
+		rc = rc ? rc : ST_EXIT_NORUN;
+	}
+	json_object_put(rec);
+	target_close(&run, &tg);
+	return rc;
+}
+
+/* The report of a stored record. */
+static int
+cmd_html(int argc, char **argv)
+{
+	struct json_object *rec;
+	int rc;
+
+	if (argc != 3) {
+		usage(stderr);
+		return ST_EXIT_USAGE;
+	}
+	if ((rec = json_object_from_file(argv[1])) == NULL ||
+	    !json_object_is_type(rec, json_type_object)) {
+		log_warnx("%s: not a JSON record", argv[1]);
+		json_object_put(rec);
+		return ST_EXIT_NORUN;
+	}
+	if ((rc = write_html(argv[2], rec)) == -1)
+		log_warn("%s", argv[2]);
+	json_object_put(rec);
+	return rc == 0 ? ST_EXIT_PASS : ST_EXIT_NORUN;
+}
+
+int
+main(int argc, char **argv)
+{
+	log_init("nas-selftest", 1, 0);
+	if (argc >= 2 && strcmp(argv[1], "serve") == 0)
+		return st_serve(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "html") == 0)
+		return cmd_html(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "tests") == 0) {
+		usage(stdout);
+		return ST_EXIT_PASS;
+	}
+	usage(stderr);
+	return ST_EXIT_USAGE;
+}

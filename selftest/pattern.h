@@ -1,0 +1,23 @@
+/*
+ * pattern.c: the data every write workload lays down and every read
+ * checks. Each 512-byte unit is a function of (seed, file, offset), so a
+ * block that reads back from the wrong place, the wrong file or an older
+ * run fails as surely as a flipped bit.
+ */
+#ifndef SELFTEST_PATTERN_H
+#define SELFTEST_PATTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PATTERN_UNIT	512
+
+/* Fills len bytes meant for byte offset off of file; off and len are
+ * multiples of PATTERN_UNIT. */
+void	pattern_fill(void *buf, size_t len, uint64_t seed, uint64_t file, uint64_t off);
+/* -1 when buf holds what pattern_fill would write there, else the
+ * offset within buf of the first unit that differs. */
+int64_t	pattern_check(const void *buf, size_t len, uint64_t seed, uint64_t file,
+	    uint64_t off);
+
+#endif

@@ -1,0 +1,131 @@
+/* nas-selftest: the reviews' figures measured on the NAS itself. */
+#ifndef SELFTEST_H
+#define SELFTEST_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+#define ST_MAX_RESULTS	64
+#define ST_SCHEMA	"nas-selftest/1"
+
+/* Exit codes: documented in nas-selftest(8). */
+#define ST_EXIT_PASS	0
+#define ST_EXIT_FAIL	1
+#define ST_EXIT_USAGE	2
+#define ST_EXIT_NORUN	3
+
+enum st_op { OP_WRITE, OP_READ, OP_IDLE };
+enum st_metric { ST_MB_S, ST_IOPS, ST_WATTS, ST_NONE };
+/* pass: ST_PASS / ST_FAIL, or ST_UNAVAILABLE when nothing was measured. */
+enum { ST_FAIL = 0, ST_PASS = 1, ST_UNAVAILABLE = -1 };
+
+/* One row of the record: one test in one direction. */
+struct st_result {
+	char		test[32];
+	enum st_op	op;
+	uint64_t	bytes;
+	uint64_t	ops;
+	uint64_t	files;		/* many-file tests, else 0 */
+	double		seconds;
+	double		t0, t1;		/* now_s() at the phase's ends */
+	double		cpu_s;
+	int		has_lat;
+	double		p50, p99, p999;	/* microseconds */
+	int		has_power;
+	double		watts, joules;
+	int		verified;	/* 1, 0, or -1 when nothing was read */
+	int		direct;		/* O_DIRECT was used */
+	enum st_metric	metric;		/* what the limit is compared with */
+	int		has_limit;
+	double		limit;		/* a floor, or a ceiling for watts */
+	int		pass;
+	char		note[320];
+};
+
+/* The board's [selftest] limits; 0 where the board sets none. */
+struct st_limits {
+	char	board[64];
+	char	model[128];
+	double	seq_write_min_mbs, seq_read_min_mbs;
+	double	rand_read_min_iops, rand_write_min_iops;
+	double	net_min_mbits, idle_max_w;
+	double	file_mb;
+};
+
+/* What the record says about where the test ran. */
+struct st_target {
+	char	dir[512];		/* the directory the files go to */
+	char	volume[64];		/* raidd's name, "" for --dir */
+	int	scratch;		/* made by nas-selftest, deleted after */
+	struct json_object *info;	/* the record's "volume" object */
+};
+
+/* The run as the options set it. */
+struct st_run {
+	const char	*preset;
+	double		 scale;
+	char		 tests[512];	/* comma-separated, after the preset */
+	const char	*peers;
+	const char	*json_path;
+	const char	*html_path;
+	const char	*volume;
+	const char	*dir;
+	const char	*sockdir;
+	const char	*board_ini;
+	const char	*between;	/* shell command between write and read */
+	uint64_t	 seed;
+	double		 origin;	/* now_s() at the start: the record's time 0 */
+	int		 progress_tty;
+	int		 progress_fd;	/* --progress-file, or -1 */
+	volatile sig_atomic_t *stop;
+};
+
+/* workload.c */
+/* The tests of a preset and its scale; -1 for an unknown preset. */
+int	st_preset(const char *name, double file_mb, const char **tests, double *scale);
+/* Bytes of free space the tests need at scale (the largest test). */
+uint64_t st_space_needed(const char *tests, double scale);
+int	st_tests_check(const char *tests, char *err, size_t errlen);
+/* Runs every test, adding rows to res (at most max); returns the count,
+ * or -1 when the run could not go on (err says why). */
+int	st_run_tests(const struct st_run *, const struct st_target *, struct st_result *res,
+	    int max, char *err, size_t errlen);
+
+/* limits.c */
+int	st_limits_load(const char *path, struct st_limits *, char *err, size_t errlen);
+void	st_limits_apply(const struct st_limits *, struct st_result *);
+
+/* report.c */
+double	st_mb_s(const struct st_result *);
+double	st_iops(const struct st_result *);
+struct json_object *st_record(const struct st_run *, const struct st_limits *,
+	    const struct st_target *, const struct st_result *, int n, int exit_code,
+	    double origin, struct json_object *power);
+void	st_table(FILE *, const struct st_result *, int n);
+int	st_exit_code(const struct st_result *, int n);
+
+/* power.c: powerd's readings while the tests run. */
+int	power_start(const char *sockdir);	/* 0 when powerd answers power.status */
+void	power_stop(void);
+/* Mean watts and joules from t0 to t1 (now_s() clock); 0 if unavailable. */
+int	power_phase(double t0, double t1, double *watts, double *joules);
+/* The readings as [[seconds since origin, watts], ...] (at most max,
+ * evenly thinned), or NULL when there are none. */
+struct json_object *power_series(double origin, int max);
+
+/* html.c: the report, from the record alone. */
+int	st_html(FILE *, struct json_object *record);
+
+/* serve.c: nas-selftest serve, the selftest.* API. */
+int	st_serve(int argc, char **argv);
+
+/* target.c: the directory the tests write to. */
+int	target_open(const struct st_run *, uint64_t need, struct st_target *, char *err,
+	    size_t errlen);
+void	target_close(const struct st_run *, struct st_target *);
+
+#endif

@@ -1,0 +1,774 @@
+/*
+ * The workloads: what each named test writes and reads, scaled. Sizes
+ * are binary (a "2 MB" file is 2 MiB) so every transfer is a whole
+ * number of pattern units and O_DIRECT blocks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "log.h"
+#include "pattern.h"
+#include "selftest.h"
+
+#define KiB	1024ULL
+#define MiB	(1024 * KiB)
+#define GiB	(1024 * MiB)
+
+enum kind { K_ONEFILE, K_MANY, K_SEQ, K_IOPS, K_POWER, K_LATER };
+
+struct tdef {
+	const char	*name;
+	enum kind	 kind;
+	uint64_t	 size;		/* of the file, or of each file */
+	uint64_t	 count;		/* files */
+	uint32_t	 bs;
+	int		 threads, qd, direct;
+	double		 seconds;
+};
+
+static const struct tdef tdefs[] = {
+	{ "file-2g", K_ONEFILE, 2 * GiB, 1, 1 * MiB, 1, 1, 0, 0 },
+	{ "files-1000x2m", K_MANY, 2 * MiB, 1000, 1 * MiB, 1, 1, 0, 0 },
+	{ "files-10000x2k", K_MANY, 2 * KiB, 10000, 2 * KiB, 1, 1, 0, 0 },
+	{ "seq-max", K_SEQ, 4 * GiB, 1, 1 * MiB, 1, 1, 1, 0 },
+	{ "iops-4k-t8", K_IOPS, 4 * GiB, 1, 4 * KiB, 8, 1, 1, 120 },
+	{ "iops-4k-q16", K_IOPS, 4 * GiB, 1, 4 * KiB, 1, 16, 1, 120 },
+	{ "power", K_POWER, 0, 0, 0, 0, 0, 0, 10 },
+	{ "net-1", K_LATER, 0, 0, 0, 0, 0, 0, 0 },
+	{ "lacp-4", K_LATER, 0, 0, 0, 0, 0, 0, 0 },
+	{ "load-curve", K_LATER, 0, 0, 0, 0, 0, 0, 0 },
+	{ NULL, K_LATER, 0, 0, 0, 0, 0, 0, 0 }
+};
+
+#define DISK_TESTS "file-2g,files-1000x2m,files-10000x2k,seq-max,iops-4k-t8,iops-4k-q16,power"
+
+static const struct tdef *
+tdef_find(const char *name, size_t len)
+{
+	for (const struct tdef *t = tdefs; t->name; t++)
+		if (strlen(t->name) == len && strncmp(t->name, name, len) == 0)
+			return t;
+	return NULL;
+}
+
+int
+st_preset(const char *name, double file_mb, const char **tests, double *scale)
+{
+	if (strcmp(name, "review") == 0) {
+		*tests = DISK_TESTS;
+		*scale = 1;
+	} else if (strcmp(name, "quick") == 0) {
+		*tests = DISK_TESTS;
+		*scale = 1.0 / 32;
+	} else if (strcmp(name, "factory") == 0) {
+		/* The board's file_mb sizes the sequential file; the rest follow. */
+		*tests = "file-2g,seq-max,iops-4k-t8,power";
+		*scale = (file_mb > 0 ? file_mb : 64) / 2048;
+	} else
+		return -1;
+	return 0;
+}
+
+int
+st_tests_check(const char *tests, char *err, size_t errlen)
+{
+	const char *p = tests, *e;
+
+	if (*tests == '\0') {
+		snprintf(err, errlen, "no tests named");
+		return -1;
+	}
+	for (; *p; p = *e ? e + 1 : e) {
+		e = p + strcspn(p, ",");
+		if (tdef_find(p, (size_t)(e - p)) == NULL) {
+			snprintf(err, errlen, "unknown test \"%.*s\"", (int)(e - p > 32 ? 32 : e - p), p);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The test's sizes at scale. */
+static struct tdef
+scaled(const struct tdef *t, double scale)
+{
+	struct tdef s = *t;
+	uint64_t unit = t->bs ? (t->bs > MiB ? t->bs : MiB) : 0;
+
+	switch (t->kind) {
+	case K_ONEFILE:
+	case K_SEQ:
+	case K_IOPS:
+		s.size = (uint64_t)llround((double)t->size * scale / (double)unit) * unit;
+		if (s.size < (t->kind == K_IOPS ? 16 : t->kind == K_SEQ ? 8 : 1) * unit)
+			s.size = (t->kind == K_IOPS ? 16 : t->kind == K_SEQ ? 8 : 1) * unit;
+		break;
+	case K_MANY:
+		s.count = (uint64_t)llround((double)t->count * scale);
+		if (s.count < 1)
+			s.count = 1;
+		break;
+	default:
+		break;
+	}
+	if (t->seconds > 0) {
+		s.seconds = t->seconds * scale;
+		if (s.seconds < (t->kind == K_POWER ? 1 : 0.5))
+			s.seconds = t->kind == K_POWER ? 1 : 0.5;
+	}
+	return s;
+}
+
+uint64_t
+st_space_needed(const char *tests, double scale)
+{
+	uint64_t most = 0, iops = 0, one;
+	const char *p = tests, *e;
+
+	for (; *p; p = *e ? e + 1 : e) {
+		const struct tdef *t;
+		struct tdef s;
+
+		e = p + strcspn(p, ",");
+		if ((t = tdef_find(p, (size_t)(e - p))) == NULL)
+			continue;
+		s = scaled(t, scale);
+		/* A 2 KiB file takes a 4 KiB block and an inode. */
+		one = t->kind == K_MANY ? s.count * (s.size > 4 * KiB ? s.size : 4 * KiB) :
+		    s.size;
+		if (t->kind == K_IOPS)
+			iops = s.size;		/* one file, kept for both IOPS tests */
+		else if (one > most)
+			most = one;
+	}
+	/* Room for the filesystem's own metadata and reserve. */
+	return (most + iops) + (most + iops) / 16 + 16 * MiB;
+}
+
+/* ---- helpers ---- */
+
+struct ctx {
+	const struct st_run	*run;
+	const struct st_target	*tg;
+	struct st_result	*res;
+	int			 n, max;
+	int			 index, total;
+	char			*err;
+	size_t			 errlen;
+	int			 iops_ready;
+};
+
+static struct st_result *
+row(struct ctx *c, const char *test, enum st_op op)
+{
+	struct st_result *r;
+
+	if (c->n >= c->max)
+		return NULL;
+	r = &c->res[c->n++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->test, sizeof(r->test), "%s", test);
+	r->op = op;
+	r->verified = -1;
+	r->metric = ST_MB_S;
+	r->pass = ST_PASS;
+	return r;
+}
+
+static void
+progress(struct ctx *c, const char *test, const char *what)
+{
+	char line[256];
+	int n;
+
+	/* The step for nas-selftest serve's job progress, replaced in place. */
+	if (c->run->progress_fd >= 0) {
+		n = snprintf(line, sizeof(line), "%d %d %s: %s\n", c->index, c->total, test, what);
+		if (n > 0 && (size_t)n < sizeof(line) && ftruncate(c->run->progress_fd, 0) == 0 &&
+		    pwrite(c->run->progress_fd, line, (size_t)n, 0) != n)
+			log_debug("progress file: short write");
+	}
+	if (c->run->progress_tty)
+		fprintf(stderr, "\r\033[K[%d/%d] %s: %s", c->index, c->total, test, what);
+	else
+		fprintf(stderr, "[%d/%d] %s: %s\n", c->index, c->total, test, what);
+}
+
+static void
+progress_done(struct ctx *c, const struct st_result *r)
+{
+	char what[160];
+
+	const char *op = r->op == OP_WRITE ? "write" : r->op == OP_READ ? "read" : "idle";
+	const char *bad = r->verified == 0 ? ", DATA DID NOT VERIFY" : "";
+
+	if (r->metric == ST_IOPS)
+		snprintf(what, sizeof(what), "%s %.0f IOPS, %.2f s%s", op, st_iops(r), r->seconds, bad);
+	else if (r->op == OP_IDLE)
+		snprintf(what, sizeof(what), "%s %.2f s%s", op, r->seconds,
+		    r->has_power ? "" : ", power unavailable");
+	else
+		snprintf(what, sizeof(what), "%s %.1f MB/s, %.2f s%s", op, st_mb_s(r), r->seconds, bad);
+	progress(c, r->test, what);
+	if (c->run->progress_tty)
+		fputc('\n', stderr);
+}
+
+/* Brackets one measured phase: power and CPU seconds. */
+struct phase {
+	double	t0, c0;
+};
+
+static void
+phase_begin(struct phase *p)
+{
+	p->t0 = now_s();
+	p->c0 = cpu_s();
+}
+
+static void
+phase_end(const struct phase *p, struct st_result *r)
+{
+	double t1 = now_s();
+
+	r->cpu_s = cpu_s() - p->c0;
+	r->t0 = p->t0;
+	r->t1 = t1;
+	if (r->seconds <= 0)
+		r->seconds = t1 - p->t0;
+	r->has_power = power_phase(p->t0, t1, &r->watts, &r->joules) == 0;
+}
+
+/* Cold cache: the file's pages and, where we may, every clean page. */
+static void
+drop_caches(int fd)
+{
+	int d;
+
+	if (fd >= 0)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	sync();
+	if ((d = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC)) >= 0) {
+		if (write(d, "3\n", 2) != 2)
+			log_debug("drop_caches refused");
+		close(d);
+	}
+}
+
+/* Physical byte offset of the file's first extent, or -1. */
+static long long
+first_extent(const char *path)
+{
+	struct {
+		struct fiemap		fm;
+		struct fiemap_extent	ext[1];
+	} q;
+	int fd;
+	long long phys = -1;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	memset(&q, 0, sizeof(q));
+	q.fm.fm_length = FIEMAP_MAX_OFFSET;
+	q.fm.fm_flags = FIEMAP_FLAG_SYNC;
+	q.fm.fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) == 0 && q.fm.fm_mapped_extents == 1 &&
+	    !(q.ext[0].fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_ENCODED)))
+		phys = (long long)q.ext[0].fe_physical;
+	close(fd);
+	return phys;
+}
+
+/*
+ * --exec-between: a command run after a test's writes and before its
+ * reads, told the file and where its first extent lies on the device.
+ * The tests corrupt a block with it; a line PC could pull a disk.
+ */
+static void
+between(struct ctx *c, const char *test, const char *path)
+{
+	char phys[32];
+	pid_t pid;
+	int status;
+
+	if (c->run->between == NULL)
+		return;
+	snprintf(phys, sizeof(phys), "%lld", first_extent(path));
+	if ((pid = fork()) == -1) {
+		log_warn("fork");
+		return;
+	}
+	if (pid == 0) {
+		setenv("NAS_SELFTEST_TEST", test, 1);
+		setenv("NAS_SELFTEST_FILE", path, 1);
+		setenv("NAS_SELFTEST_PHYS", phys, 1);
+		execl("/bin/sh", "sh", "-c", c->run->between, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		log_warnx("--exec-between command failed for %s", test);
+}
+
+/* O_DIRECT where the test asks and the filesystem allows (tmpfs does not). */
+static int
+open_file(const char *path, int flags, int direct, int *got_direct)
+{
+	int fd;
+
+	*got_direct = 0;
+	if (direct) {
+		fd = open(path, flags | O_DIRECT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd >= 0 || errno != EINVAL) {
+			*got_direct = fd >= 0;
+			return fd;
+		}
+	}
+	return open(path, flags | O_CLOEXEC | O_NOFOLLOW, 0600);
+}
+
+/*
+ * The O_DIRECT tests' files are allocated before the clock starts, as
+ * fio lays out its files (fallocate=native): the block allocator is not
+ * what seq-max or the IOPS tests measure.
+ */
+static void
+preallocate(int fd, uint64_t size)
+{
+	int e = posix_fallocate(fd, 0, (off_t)size);
+
+	if (e && e != EOPNOTSUPP && e != EINVAL)
+		log_debug("fallocate: %s", strerror(e));
+}
+
+static void
+io_failed(struct st_result *r, const struct io_result *io, const char *path)
+{
+	snprintf(r->note, sizeof(r->note), "%.200s: %s: %s", path, io->what, strerror(io->err));
+	r->pass = ST_FAIL;
+	if (r->op == OP_READ)
+		r->verified = 0;
+}
+
+static void
+read_verdict(struct st_result *r, const struct io_result *io)
+{
+	r->verified = io->bad_units == 0 && io->err == 0;
+	if (io->bad_units)
+		snprintf(r->note, sizeof(r->note), "%llu reads did not verify, first at byte %lld",
+		    (unsigned long long)io->bad_units, (long long)io->first_bad);
+}
+
+static void
+fill_io(struct st_result *r, const struct io_result *io, int lat)
+{
+	r->bytes = io->bytes;
+	r->ops = io->ops;
+	r->seconds = io->seconds;
+	if (lat && io->lat.count) {
+		r->has_lat = 1;
+		r->p50 = lat_percentile_us(&io->lat, 0.50);
+		r->p99 = lat_percentile_us(&io->lat, 0.99);
+		r->p999 = lat_percentile_us(&io->lat, 0.999);
+	}
+}
+
+/* One job on path, measured into a new row. -1: the run cannot go on. */
+static int
+one_job(struct ctx *c, const struct tdef *t, const char *path, struct io_job *j,
+    enum st_op op, enum st_metric metric, struct st_result **out)
+{
+	struct st_result *r = row(c, t->name, op);
+	struct io_result io;
+	struct phase ph;
+	int fd, direct;
+
+	*out = r;
+	if (r == NULL)
+		return -1;
+	r->metric = metric;
+	progress(c, t->name, op == OP_WRITE ? "writing" : "reading");
+	fd = open_file(path, op == OP_WRITE ? O_WRONLY | O_CREAT : O_RDONLY, t->direct, &direct);
+	if (fd == -1) {
+		snprintf(c->err, c->errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (op == OP_READ && !direct)
+		drop_caches(fd);
+	if (op == OP_WRITE && t->direct)
+		preallocate(fd, j->span);
+	j->fd = fd;
+	j->write = op == OP_WRITE;
+	j->stop = c->run->stop;
+	phase_begin(&ph);
+	io_run(j, &io);
+	phase_end(&ph, r);
+	close(fd);
+	r->direct = direct;
+	fill_io(r, &io, t->kind != K_ONEFILE);
+	if (op == OP_READ)
+		read_verdict(r, &io);
+	if (io.err)
+		io_failed(r, &io, path);
+	progress_done(c, r);
+	return 0;
+}
+
+static void
+path_of(struct ctx *c, char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", c->tg->dir, name);
+}
+
+/* ---- the tests ---- */
+
+static int
+run_seqfile(struct ctx *c, const struct tdef *t)
+{
+	struct st_result *w, *r;
+	struct io_job j;
+	char path[600];
+
+	path_of(c, path, sizeof(path), t->kind == K_SEQ ? "seq-max.dat" : "file-2g.dat");
+	memset(&j, 0, sizeof(j));
+	j.seed = c->run->seed;
+	j.file = t->kind == K_SEQ ? 2 : 1;
+	j.bs = t->bs;
+	j.span = t->size;
+	j.threads = 1;
+	j.qd = 1;
+	j.fsync_end = 1;
+	if (one_job(c, t, path, &j, OP_WRITE, ST_MB_S, &w) == -1) {
+		unlink(path);
+		return -1;
+	}
+	between(c, t->name, path);
+	if (!*c->run->stop && one_job(c, t, path, &j, OP_READ, ST_MB_S, &r) == -1) {
+		unlink(path);
+		return -1;
+	}
+	if (!*c->run->stop)
+		w->verified = r->verified;
+	unlink(path);
+	return 0;
+}
+
+static int
+prepare_iops(struct ctx *c, const struct tdef *t, const char *path)
+{
+	struct io_result io;
+	struct io_job j;
+	int fd, direct;
+
+	if (c->iops_ready)
+		return 0;
+	progress(c, t->name, "laying out the file");
+	if ((fd = open_file(path, O_WRONLY | O_CREAT | O_TRUNC, 1, &direct)) == -1) {
+		snprintf(c->err, c->errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	preallocate(fd, t->size);
+	memset(&j, 0, sizeof(j));
+	j.fd = fd;
+	j.seed = c->run->seed;
+	j.file = 3;
+	j.write = 1;
+	j.bs = (uint32_t)MiB;
+	j.span = t->size;
+	j.threads = 1;
+	j.qd = 1;
+	j.fsync_end = 1;
+	j.stop = c->run->stop;
+	io_run(&j, &io);
+	close(fd);
+	if (io.err) {
+		snprintf(c->err, c->errlen, "%s: %s: %s", path, io.what, strerror(io.err));
+		return -1;
+	}
+	c->iops_ready = !*c->run->stop;
+	return 0;
+}
+
+static int
+run_iops(struct ctx *c, const struct tdef *t)
+{
+	struct st_result *w, *r;
+	struct io_job j;
+	char path[600];
+
+	path_of(c, path, sizeof(path), "iops.dat");
+	if (prepare_iops(c, t, path) == -1)
+		return -1;
+	memset(&j, 0, sizeof(j));
+	j.seed = c->run->seed;
+	j.file = 3;
+	j.random = 1;
+	j.bs = t->bs;
+	j.span = t->size;
+	j.threads = t->threads;
+	j.qd = t->qd;
+	j.seconds = t->seconds;
+	if (one_job(c, t, path, &j, OP_WRITE, ST_IOPS, &w) == -1)
+		return -1;
+	between(c, t->name, path);
+	if (*c->run->stop || one_job(c, t, path, &j, OP_READ, ST_IOPS, &r) == -1)
+		return *c->run->stop ? 0 : -1;
+	w->verified = r->verified;
+	return 0;
+}
+
+/* Writes file i of a many-file test; -1 with errno. */
+static int
+write_small(const char *path, void *buf, uint64_t size, uint64_t seed, uint64_t file)
+{
+	int fd, e;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
+		return -1;
+	for (uint64_t off = 0; off < size; off += MiB) {
+		size_t len = size - off < MiB ? size - off : MiB;
+
+		pattern_fill(buf, len, seed, file, off);
+		if (pwrite(fd, buf, len, (off_t)off) != (ssize_t)len) {
+			e = errno ? errno : EIO;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+	}
+	return close(fd);
+}
+
+/* Reads file i back: 1 verified, 0 not, -1 with errno. */
+static int
+read_small(const char *path, void *buf, uint64_t size, uint64_t seed, uint64_t file)
+{
+	int fd, ok = 1, e;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return -1;
+	for (uint64_t off = 0; off < size; off += MiB) {
+		size_t len = size - off < MiB ? size - off : MiB;
+
+		if (pread(fd, buf, len, (off_t)off) != (ssize_t)len) {
+			e = errno ? errno : EIO;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (pattern_check(buf, len, seed, file, off) >= 0)
+			ok = 0;
+	}
+	close(fd);
+	return ok;
+}
+
+static void
+many_path(struct ctx *c, char *buf, size_t len, uint64_t i)
+{
+	snprintf(buf, len, "%s/many/f%06llu", c->tg->dir, (unsigned long long)i);
+}
+
+/* Drops the cache of each file so the read back is cold. */
+static void
+many_cold(struct ctx *c, uint64_t count)
+{
+	char path[600];
+	int fd;
+
+	for (uint64_t i = 0; i < count; i++) {
+		many_path(c, path, sizeof(path), i);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+			close(fd);
+		}
+	}
+	drop_caches(-1);
+}
+
+static void
+many_remove(struct ctx *c, uint64_t count)
+{
+	char path[600];
+
+	for (uint64_t i = 0; i < count; i++) {
+		many_path(c, path, sizeof(path), i);
+		unlink(path);
+	}
+	path_of(c, path, sizeof(path), "many");
+	rmdir(path);
+}
+
+static int
+run_many(struct ctx *c, const struct tdef *t)
+{
+	struct st_result *w, *r;
+	struct phase ph;
+	char path[600];
+	uint64_t i, bad = 0, done;
+	void *buf;
+	int fd, rc = -1, v;
+
+	if ((buf = malloc(t->size < MiB ? t->size : MiB)) == NULL) {
+		snprintf(c->err, c->errlen, "out of memory");
+		return -1;
+	}
+	path_of(c, path, sizeof(path), "many");
+	if (mkdir(path, 0700) == -1 || (fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		snprintf(c->err, c->errlen, "%s: %s", path, strerror(errno));
+		free(buf);
+		return -1;
+	}
+	if ((w = row(c, t->name, OP_WRITE)) == NULL)
+		goto out;
+	progress(c, t->name, "writing");
+	phase_begin(&ph);
+	for (i = 0; i < t->count && !*c->run->stop; i++) {
+		many_path(c, path, sizeof(path), i);
+		if (write_small(path, buf, t->size, c->run->seed, 1000 + i) == -1)
+			break;
+	}
+	done = i;
+	if (i == t->count && syncfs(fd) == -1)
+		done = 0;
+	phase_end(&ph, w);
+	w->files = done;
+	w->bytes = done * t->size;
+	if (done < t->count && !*c->run->stop) {
+		snprintf(w->note, sizeof(w->note), "%.200s: %s", path, strerror(errno));
+		w->pass = ST_FAIL;
+	}
+	progress_done(c, w);
+	between(c, t->name, path);
+	many_cold(c, done);
+	if (*c->run->stop || (r = row(c, t->name, OP_READ)) == NULL)
+		goto clean;
+	progress(c, t->name, "reading");
+	phase_begin(&ph);
+	for (i = 0; i < done && !*c->run->stop; i++) {
+		many_path(c, path, sizeof(path), i);
+		if ((v = read_small(path, buf, t->size, c->run->seed, 1000 + i)) == -1)
+			break;
+		bad += v == 0;
+	}
+	phase_end(&ph, r);
+	r->files = i;
+	r->bytes = i * t->size;
+	r->verified = bad == 0 && i == done;
+	w->verified = r->verified;
+	if (i < done && !*c->run->stop) {
+		snprintf(r->note, sizeof(r->note), "%.200s: %s", path, strerror(errno));
+		r->pass = ST_FAIL;
+	} else if (bad)
+		snprintf(r->note, sizeof(r->note), "%llu of %llu files did not verify",
+		    (unsigned long long)bad, (unsigned long long)done);
+	progress_done(c, r);
+clean:
+	rc = 0;
+out:
+	many_remove(c, t->count);
+	close(fd);
+	free(buf);
+	return rc;
+}
+
+static int
+run_power(struct ctx *c, const struct tdef *t)
+{
+	struct st_result *r = row(c, t->name, OP_IDLE);
+	struct phase ph;
+	double end;
+
+	if (r == NULL)
+		return -1;
+	progress(c, t->name, "idle");
+	r->metric = ST_WATTS;
+	sync();
+	phase_begin(&ph);
+	end = ph.t0 + t->seconds;
+	while (!*c->run->stop && now_s() < end)
+		usleep(100000);
+	phase_end(&ph, r);
+	if (!r->has_power) {
+		r->pass = ST_UNAVAILABLE;
+		snprintf(r->note, sizeof(r->note), "powerd does not answer power.status");
+	}
+	progress_done(c, r);
+	return 0;
+}
+
+static int
+run_later(struct ctx *c, const struct tdef *t)
+{
+	struct st_result *r = row(c, t->name, OP_IDLE);
+
+	if (r == NULL)
+		return -1;
+	r->metric = ST_NONE;
+	r->pass = ST_UNAVAILABLE;
+	snprintf(r->note, sizeof(r->note), "not in this build of nas-selftest");
+	progress(c, t->name, "unavailable");
+	if (c->run->progress_tty)
+		fputc('\n', stderr);
+	return 0;
+}
+
+int
+st_run_tests(const struct st_run *run, const struct st_target *tg, struct st_result *res,
+    int max, char *err, size_t errlen)
+{
+	struct ctx c = { run, tg, res, 0, max, 0, 0, err, errlen, 0 };
+	const char *p, *e;
+	char path[600];
+	int rc = 0;
+
+	for (p = run->tests; *p; p = *e ? e + 1 : e, c.total++)
+		e = p + strcspn(p, ",");
+	for (p = run->tests; *p && rc == 0 && !*run->stop; p = *e ? e + 1 : e) {
+		const struct tdef *t;
+		struct tdef s;
+
+		e = p + strcspn(p, ",");
+		if ((t = tdef_find(p, (size_t)(e - p))) == NULL)
+			continue;
+		s = scaled(t, run->scale);
+		c.index++;
+		switch (t->kind) {
+		case K_ONEFILE:
+		case K_SEQ:
+			rc = run_seqfile(&c, &s);
+			break;
+		case K_MANY:
+			rc = run_many(&c, &s);
+			break;
+		case K_IOPS:
+			rc = run_iops(&c, &s);
+			break;
+		case K_POWER:
+			rc = run_power(&c, &s);
+			break;
+		case K_LATER:
+			rc = run_later(&c, &s);
+			break;
+		}
+	}
+	path_of(&c, path, sizeof(path), "iops.dat");
+	unlink(path);
+	if (*run->stop && rc == 0) {
+		snprintf(err, errlen, "interrupted");
+		rc = -1;
+	}
+	return rc == 0 ? c.n : -1;
+}

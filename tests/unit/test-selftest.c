@@ -1,0 +1,494 @@
+/*
+ * Unit tests for nas-selftest's logic: the pattern and its verifier,
+ * the engine on a plain file (a corrupted block fails), percentiles,
+ * the knee, energy per phase, limits, the JSON record and the table.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "selftest/engine.h"
+#include "selftest/pattern.h"
+#include "selftest/selftest.h"
+#include "selftest/stats.h"
+#include "unit-util.h"
+
+static volatile sig_atomic_t no_stop;
+
+START_TEST(pattern_roundtrip)
+{
+	static char buf[64 * 1024];
+
+	pattern_fill(buf, sizeof(buf), 42, 7, 1 << 20);
+	ck_assert_int_eq(pattern_check(buf, sizeof(buf), 42, 7, 1 << 20), -1);
+	/* Any other seed, file or offset reads as wrong data. */
+	ck_assert_int_eq(pattern_check(buf, sizeof(buf), 43, 7, 1 << 20), 0);
+	ck_assert_int_eq(pattern_check(buf, sizeof(buf), 42, 8, 1 << 20), 0);
+	ck_assert_int_eq(pattern_check(buf, sizeof(buf), 42, 7, (1 << 20) + PATTERN_UNIT), 0);
+}
+END_TEST
+
+START_TEST(pattern_every_bit)
+{
+	static char buf[4096];
+
+	pattern_fill(buf, sizeof(buf), 1, 2, 0);
+	/* One flipped bit anywhere is found, in the right unit. */
+	for (size_t bit = 0; bit < sizeof(buf) * 8; bit += 61) {
+		buf[bit / 8] ^= (char)(1 << (bit % 8));
+		ck_assert_int_eq(pattern_check(buf, sizeof(buf), 1, 2, 0),
+		    (int64_t)(bit / 8 / PATTERN_UNIT * PATTERN_UNIT));
+		buf[bit / 8] ^= (char)(1 << (bit % 8));
+	}
+	ck_assert_int_eq(pattern_check(buf, sizeof(buf), 1, 2, 0), -1);
+}
+END_TEST
+
+START_TEST(pattern_units_differ)
+{
+	static char a[PATTERN_UNIT], z[PATTERN_UNIT];
+
+	/* Zeroes (a lost write on a fresh disk) and a swapped unit both fail. */
+	ck_assert_int_eq(pattern_check(z, sizeof(z), 5, 5, 0), 0);
+	pattern_fill(a, sizeof(a), 5, 5, PATTERN_UNIT);
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 5, 5, 0), 0);
+	ck_assert_int_ne(memcmp(a, z, sizeof(a)), 0);
+}
+END_TEST
+
+static char *
+tmpfile_of(size_t size)
+{
+	char *path = strdup("/tmp/test-selftest.XXXXXX");
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	close(fd);
+	return path;
+}
+
+static void
+job_on(struct io_job *j, int fd, int write, int random)
+{
+	memset(j, 0, sizeof(*j));
+	j->fd = fd;
+	j->seed = 99;
+	j->file = 3;
+	j->write = write;
+	j->random = random;
+	j->bs = 4096;
+	j->span = 1 << 20;
+	j->threads = 4;
+	j->qd = 1;
+	j->stop = &no_stop;
+}
+
+static void
+engine_case(int qd)
+{
+	char *path = tmpfile_of(1 << 20);
+	struct io_result r;
+	struct io_job j;
+	char junk[512];
+	int fd = open(path, O_RDWR);
+
+	ck_assert_int_ge(fd, 0);
+	job_on(&j, fd, 1, 0);
+	j.qd = qd;
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_int_eq(r.err, 0);
+	ck_assert_uint_eq(r.bytes, 1 << 20);
+	ck_assert_uint_eq(r.ops, 256);
+	/* Random reads of a whole pass all verify. */
+	job_on(&j, fd, 0, 1);
+	j.qd = qd;
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_int_eq(r.err, 0);
+	ck_assert_uint_eq(r.ops, 256);
+	ck_assert_uint_eq(r.bad_units, 0);
+	ck_assert_uint_eq(r.lat.count, 256);
+	/* One corrupted unit: a sequential read finds it at its offset. */
+	memset(junk, 0xa5, sizeof(junk));
+	ck_assert_int_eq(pwrite(fd, junk, sizeof(junk), 5 * 4096 + 1024), (ssize_t)sizeof(junk));
+	job_on(&j, fd, 0, 0);
+	j.qd = qd;
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_uint_eq(r.bad_units, 1);
+	ck_assert_int_eq(r.first_bad, 5 * 4096 + 1024);
+	close(fd);
+	unlink(path);
+	free(path);
+}
+
+START_TEST(engine_threads) { engine_case(1); }
+END_TEST
+
+START_TEST(engine_uring) { engine_case(16); }
+END_TEST
+
+START_TEST(engine_short_file)
+{
+	char *path = tmpfile_of(8192);
+	struct io_result r;
+	struct io_job j;
+	int fd = open(path, O_RDONLY);
+
+	/* Reading past the end is an error, never a pass with fewer bytes. */
+	job_on(&j, fd, 0, 0);
+	j.threads = 1;
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_int_ne(r.err, 0);
+	ck_assert_str_eq(r.what, "short read");
+	j.bs = 1000;			/* not a whole pattern unit */
+	ck_assert_int_eq(io_run(&j, &r), -1);
+	close(fd);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+START_TEST(percentiles)
+{
+	static struct lat_hist h;
+
+	memset(&h, 0, sizeof(h));
+	ck_assert(lat_percentile_us(&h, 0.5) == 0);
+	for (uint64_t v = 1; v <= 100000; v++)
+		lat_add(&h, v * 1000);		/* 1 us .. 100 ms */
+	ck_assert_uint_eq(h.count, 100000);
+	/* Buckets are under 3.2 % wide: the middle is within 1.6 %. */
+	ck_assert(fabs(lat_percentile_us(&h, 0.50) - 50000) / 50000 < 0.016);
+	ck_assert(fabs(lat_percentile_us(&h, 0.99) - 99000) / 99000 < 0.016);
+	ck_assert(fabs(lat_percentile_us(&h, 0.999) - 99900) / 99900 < 0.016);
+	ck_assert(lat_percentile_us(&h, 1.0) <= 100000);
+	/* Small values are exact. */
+	memset(&h, 0, sizeof(h));
+	for (int i = 0; i < 99; i++)
+		lat_add(&h, 10);
+	lat_add(&h, 1000000);
+	ck_assert(lat_percentile_us(&h, 0.99) == 0.010);
+	ck_assert(fabs(lat_percentile_us(&h, 0.999) - 1000) / 1000 < 0.016);
+}
+END_TEST
+
+START_TEST(merge)
+{
+	static struct lat_hist a, b;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	lat_add(&a, 100);
+	lat_add(&b, 5000000);
+	lat_merge(&a, &b);
+	ck_assert_uint_eq(a.count, 2);
+	ck_assert_uint_eq(a.max_ns, 5000000);
+	ck_assert(fabs(lat_percentile_us(&a, 0.5) - 0.1) < 0.1 * 0.016);
+	ck_assert(fabs(lat_percentile_us(&a, 1.0) - 5000) < 5000 * 0.016);
+}
+END_TEST
+
+START_TEST(knee)
+{
+	/* NetBench-like: linear to 32 clients, then flat. */
+	double x[] = { 1, 2, 4, 8, 16, 32, 48, 64 };
+	double y[] = { 3, 6, 12, 24, 48, 96, 98, 99 };
+	double line[] = { 1, 2, 4, 8, 16, 32, 48, 64 };
+
+	ck_assert_int_eq(knee_index(x, y, 8), 5);
+	ck_assert_int_eq(knee_index(x, line, 8), -1);	/* no knee on a straight line */
+	ck_assert_int_eq(knee_index(x, y, 2), -1);
+}
+END_TEST
+
+START_TEST(energy)
+{
+	double t[] = { 10, 11, 12, 13 };
+	double w[] = { 10, 20, 20, 10 };
+
+	/* Whole series: 15 + 20 + 15. */
+	ck_assert(fabs(energy_joules(t, w, 4, 10, 13) - 50) < 1e-9);
+	/* A phase between samples: interpolated at both ends. */
+	ck_assert(fabs(energy_joules(t, w, 4, 10.5, 11) - 8.75) < 1e-9);
+	/* Held flat outside the series. */
+	ck_assert(fabs(energy_joules(t, w, 4, 8, 10) - 20) < 1e-9);
+	ck_assert(fabs(energy_joules(t, w, 4, 13, 15) - 20) < 1e-9);
+	ck_assert(energy_joules(t, w, 0, 0, 1) == -1);
+	ck_assert(energy_joules(t, w, 4, 12, 11) == -1);
+}
+END_TEST
+
+static void
+result(struct st_result *r, const char *test, enum st_op op, enum st_metric m, uint64_t bytes,
+    uint64_t ops, double s)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->test, sizeof(r->test), "%s", test);
+	r->op = op;
+	r->metric = m;
+	r->bytes = bytes;
+	r->ops = ops;
+	r->seconds = s;
+	r->verified = op == OP_IDLE ? -1 : 1;
+	r->pass = ST_PASS;
+}
+
+static struct st_limits lim = {
+	.board = "qemu-x86_64", .seq_write_min_mbs = 5, .seq_read_min_mbs = 5,
+	.rand_read_min_iops = 100, .rand_write_min_iops = 50, .idle_max_w = 15
+};
+
+START_TEST(limits)
+{
+	struct st_result r;
+	char dir[] = "/tmp/test-selftest.XXXXXX", path[64], err[256];
+	struct st_limits l;
+	FILE *f;
+
+	result(&r, "seq-max", OP_READ, ST_MB_S, 4000000, 4, 1.0);	/* 4 MB/s */
+	st_limits_apply(&lim, &r);
+	ck_assert_int_eq(r.pass, ST_FAIL);
+	ck_assert(r.has_limit && r.limit == 5);
+	result(&r, "iops-4k-t8", OP_WRITE, ST_IOPS, 4096 * 60, 60, 1.0);
+	st_limits_apply(&lim, &r);
+	ck_assert_int_eq(r.pass, ST_PASS);
+	/* Wrong data fails whatever its speed. */
+	result(&r, "file-2g", OP_READ, ST_MB_S, 1000000000, 1000, 1.0);
+	r.verified = 0;
+	st_limits_apply(&lim, &r);
+	ck_assert_int_eq(r.pass, ST_FAIL);
+	/* Power: a ceiling; unavailable is neither pass nor fail. */
+	result(&r, "power", OP_IDLE, ST_WATTS, 0, 0, 1);
+	r.has_power = 1;
+	r.watts = 16;
+	st_limits_apply(&lim, &r);
+	ck_assert_int_eq(r.pass, ST_FAIL);
+	result(&r, "power", OP_IDLE, ST_WATTS, 0, 0, 1);
+	r.pass = ST_UNAVAILABLE;
+	st_limits_apply(&lim, &r);
+	ck_assert_int_eq(r.pass, ST_UNAVAILABLE);
+	ck_assert_int_eq(st_exit_code(&r, 1), ST_EXIT_PASS);
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/board.ini", dir);
+	f = fopen(path, "w");
+	fputs("[board]\nname = b\n[selftest]\nseq_read_min_mbs = 7.5\nidle_max_w = 9\n", f);
+	fclose(f);
+	ck_assert_int_eq(st_limits_load(path, &l, err, sizeof(err)), 0);
+	ck_assert(l.seq_read_min_mbs == 7.5 && l.idle_max_w == 9 && l.seq_write_min_mbs == 0);
+	ck_assert_str_eq(l.board, "b");
+	f = fopen(path, "w");
+	fputs("[selftest]\nseq_read_min_mbs = -1\n", f);
+	fclose(f);
+	ck_assert_int_eq(st_limits_load(path, &l, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "seq_read_min_mbs"));
+	f = fopen(path, "w");
+	fputs("[selftest]\nrand_read_min_iops = 10k\n", f);
+	fclose(f);
+	ck_assert_int_eq(st_limits_load(path, &l, err, sizeof(err)), -1);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+static struct st_result rows[5];
+
+static int
+sample_rows(void)
+{
+	result(&rows[0], "file-2g", OP_WRITE, ST_MB_S, 108000000, 103, 1.0);
+	result(&rows[1], "file-2g", OP_READ, ST_MB_S, 111000000, 106, 1.0);
+	result(&rows[2], "iops-4k-t8", OP_WRITE, ST_IOPS, 4096ULL * 4668, 4668, 1.0);
+	result(&rows[3], "iops-4k-t8", OP_READ, ST_IOPS, 4096ULL * 16014, 16014, 1.0);
+	rows[3].has_lat = 1;
+	rows[3].p50 = 450;
+	rows[3].p99 = 1800;
+	rows[3].p999 = 4000.4;
+	result(&rows[4], "power", OP_IDLE, ST_WATTS, 0, 0, 10);
+	rows[4].pass = ST_UNAVAILABLE;
+	for (int i = 0; i < 5; i++)
+		st_limits_apply(&lim, &rows[i]);
+	return 5;
+}
+
+START_TEST(record_schema)
+{
+	struct st_run run = { .preset = "quick", .scale = 0.5, .seed = 3 };
+	struct st_target tg = { .dir = "/x" };
+	struct json_object *rec, *a, *row, *v, *lat;
+	static const char *const top[] = { "schema", "board", "firmware", "kernel", "volume",
+		"preset", "scale", "results", "pass", "exit", NULL };
+	static const char *const per[] = { "test", "op", "bytes", "seconds", "mb_s", "iops",
+		"lat_us", "cpu_s", "watts", "joules", "verified", "limit", "pass", NULL };
+	int n = sample_rows();
+
+	snprintf(run.tests, sizeof(run.tests), "file-2g");
+	rec = st_record(&run, &lim, &tg, rows, n, st_exit_code(rows, n), 0, NULL);
+	for (int i = 0; top[i]; i++)
+		ck_assert_msg(json_object_object_get_ex(rec, top[i], NULL), "no %s", top[i]);
+	json_object_object_get_ex(rec, "schema", &v);
+	ck_assert_str_eq(json_object_get_string(v), ST_SCHEMA);
+	json_object_object_get_ex(rec, "results", &a);
+	ck_assert_int_eq((int)json_object_array_length(a), n);
+	for (int k = 0; k < n; k++) {
+		row = json_object_array_get_idx(a, (size_t)k);
+		for (int i = 0; per[i]; i++)
+			ck_assert_msg(json_object_object_get_ex(row, per[i], NULL), "row %d: no %s", k,
+			    per[i]);
+	}
+	row = json_object_array_get_idx(a, 3);
+	json_object_object_get_ex(row, "iops", &v);
+	ck_assert(json_object_get_double(v) == 16014);
+	json_object_object_get_ex(row, "lat_us", &lat);
+	json_object_object_get_ex(lat, "p999", &v);
+	ck_assert(json_object_get_double(v) == 4000.4);
+	json_object_object_get_ex(row, "limit", &v);
+	ck_assert(json_object_get_double(v) == 100);
+	/* Unavailable power: null watts and pass, never 0 W. */
+	row = json_object_array_get_idx(a, 4);
+	json_object_object_get_ex(row, "watts", &v);
+	ck_assert_ptr_null(v);
+	json_object_object_get_ex(row, "pass", &v);
+	ck_assert_ptr_null(v);
+	json_object_object_get_ex(rec, "pass", &v);
+	ck_assert(json_object_get_boolean(v));
+	json_object_put(rec);
+}
+END_TEST
+
+/* The column where text starts in line, or -1. */
+static int
+col(const char *line, const char *text)
+{
+	const char *p = strstr(line, text);
+
+	return p ? (int)(p - line) : -1;
+}
+
+START_TEST(table_layout)
+{
+	char *buf = NULL, *lines[16], *save = NULL;
+	size_t len = 0;
+	int n = sample_rows(), nl = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	rows[1].verified = 0;
+	st_limits_apply(&lim, &rows[1]);
+	st_table(f, rows, n);
+	fclose(f);
+	for (char *l = strtok_r(buf, "\n", &save); l && nl < 16; l = strtok_r(NULL, "\n", &save))
+		lines[nl++] = l;
+	ck_assert_int_ge(nl, 6);
+	/* The reviews' layout: write (up) and read (down) side by side. */
+	ck_assert_int_eq(col(lines[0], "test"), 0);
+	ck_assert_int_eq(col(lines[1], "file-2g"), 0);
+	ck_assert_int_eq(col(lines[1], "108.0 MB/s"), col(lines[0], "write (up)"));
+	ck_assert_int_eq(col(lines[1], "111.0 MB/s"), col(lines[0], "read (down)"));
+	ck_assert_int_eq(col(lines[1], "5 / 5 MB/s"), col(lines[0], "limit"));
+	ck_assert_int_eq(col(lines[1], "FAIL (data)"), col(lines[0], "result"));
+	ck_assert_int_eq(col(lines[2], "4668 IOPS"), col(lines[0], "write (up)"));
+	ck_assert_int_eq(col(lines[2], "16014 IOPS"), col(lines[0], "read (down)"));
+	ck_assert_int_eq(col(lines[2], "pass"), col(lines[0], "result"));
+	ck_assert_int_eq(col(lines[3], "450/1800/4000 us"), col(lines[0], "read (down)"));
+	ck_assert_int_eq(col(lines[4], "power"), 0);
+	ck_assert_int_eq(col(lines[4], "unavailable"), col(lines[0], "write (up)"));
+	ck_assert_int_eq(col(lines[4], "n/a"), col(lines[0], "result"));
+	ck_assert_int_eq(col(lines[nl - 1], "result: FAIL"), 0);
+	free(buf);
+}
+END_TEST
+
+START_TEST(html_report)
+{
+	struct st_run run = { .preset = "quick", .scale = 0.5, .seed = 3 };
+	struct st_target tg = { .dir = "/x" };
+	struct st_limits hostile = lim;
+	struct json_object *rec, *pw = json_object_new_array();
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n = sample_rows();
+
+	/* A board model from a hostile board.ini is text, not markup. */
+	snprintf(hostile.model, sizeof(hostile.model), "<script>alert(1)</script>&\"");
+	for (int i = 0; i < 10; i++) {
+		struct json_object *pt = json_object_new_array();
+
+		json_object_array_add(pt, json_object_new_double(i));
+		json_object_array_add(pt, json_object_new_double(10 + i));
+		json_object_array_add(pw, pt);
+	}
+	rows[0].t0 = 100;
+	rows[0].t1 = 104;
+	rec = st_record(&run, &hostile, &tg, rows, n, st_exit_code(rows, n), 99, pw);
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(st_html(f, rec), 0);
+	fclose(f);
+	ck_assert_ptr_null(strstr(buf, "<script"));
+	ck_assert_ptr_nonnull(strstr(buf, "&lt;script&gt;alert(1)&lt;/script&gt;&amp;&quot;"));
+	/* Self-contained: no script, no link, no image or style fetched. */
+	ck_assert_ptr_null(strstr(buf, "src="));
+	ck_assert_ptr_null(strstr(buf, "href="));
+	/* Bars per metric with the limits as ticks, power with its phases. */
+	ck_assert_ptr_nonnull(strstr(buf, "data-chart=\"mb_s\""));
+	ck_assert_ptr_nonnull(strstr(buf, "data-chart=\"iops\""));
+	ck_assert_ptr_nonnull(strstr(buf, "class=\"limit\""));
+	ck_assert_ptr_nonnull(strstr(buf, "data-chart=\"power\""));
+	ck_assert_ptr_nonnull(strstr(buf, "<polyline"));
+	ck_assert_ptr_nonnull(strstr(buf, "class=\"phase\">file-2g write</text>"));
+	free(buf);
+	json_object_put(rec);
+
+	/* Without power readings the report says so instead of drawing 0 W. */
+	rec = st_record(&run, &lim, &tg, rows, n, 0, 0, NULL);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(st_html(f, rec), 0);
+	fclose(f);
+	ck_assert_ptr_null(strstr(buf, "data-chart=\"power\""));
+	ck_assert_ptr_nonnull(strstr(buf, "Power unavailable"));
+	free(buf);
+	json_object_put(rec);
+	/* A record without results is refused. */
+	rec = json_object_new_object();
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(st_html(f, rec), -1);
+	fclose(f);
+	free(buf);
+	json_object_put(rec);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("selftest");
+	TCase *t = tcase_create("core");
+
+	tcase_add_test(t, pattern_roundtrip);
+	tcase_add_test(t, pattern_every_bit);
+	tcase_add_test(t, pattern_units_differ);
+	tcase_add_test(t, engine_threads);
+	tcase_add_test(t, engine_uring);
+	tcase_add_test(t, engine_short_file);
+	tcase_add_test(t, percentiles);
+	tcase_add_test(t, merge);
+	tcase_add_test(t, knee);
+	tcase_add_test(t, energy);
+	tcase_add_test(t, limits);
+	tcase_add_test(t, record_schema);
+	tcase_add_test(t, table_layout);
+	tcase_add_test(t, html_report);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	return unit_run(suite());
+}
