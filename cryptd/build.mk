@@ -7,3 +7,15 @@ MAN5 += docs/man/cryptd.conf.5
 endif
 cryptd_SRCS := cryptd/main.c cryptd/api.c
 cryptd_LIBS :=
+# The LUKS2 library (no daemon state): headers, keyslots, format.
+CRYPTD_LUKS2 := cryptd/luks2-hdr.c cryptd/luks2-json.c cryptd/luks2-crypto.c \
+	cryptd/luks2-keyslot.c
+CRYPTD_CRYPTO_LIBS := -lcrypto -largon2
+UNIT_TESTS += test-luks2
+test-luks2_SRCS := tests/unit/test-luks2.c $(CRYPTD_LUKS2)
+test-luks2_LIBS = $(CHECK_LIBS) $(CRYPTD_CRYPTO_LIBS)
+# luks2-tool: drives the library from the shell for tests/host/luks2.sh
+# (cryptsetup on loop files); not installed.
+PROGS += luks2-tool
+luks2-tool_SRCS := tests/host/luks2-tool.c $(CRYPTD_LUKS2)
+luks2-tool_LIBS := $(CRYPTD_CRYPTO_LIBS)
