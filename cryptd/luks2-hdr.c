@@ -275,7 +275,7 @@ load_luks1(const struct luks2_io *io, struct luks2 **out, char *err,
 		return ERR("cannot read the LUKS1 header");
 	if ((h = calloc(1, sizeof(*h))) == NULL)
 		return ERR("out of memory");
-	if (luks1_parse(buf, sizeof(buf), io->size, h, err, errlen) != 0) {
+	if (luks1_parse(buf, sizeof(buf), h, err, errlen) != 0) {
 		luks2_free(h);
 		return -1;
 	}
@@ -359,7 +359,7 @@ luks2_encode_copy(const struct luks2 *h, int secondary, uint8_t *buf,
 
 	if (h->version != 2 || len != h->hdr_size || !hdr_size_ok(len))
 		return ERR("cannot write this header");
-	text = json_object_to_json_string_ext(h->json, JSON_C_TO_STRING_PLAIN);
+	text = json_object_to_json_string_ext(h->json, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (text == NULL || (tlen = strlen(text)) >= len - LUKS2_BIN_SIZE)
 		return ERR("JSON area too large for the header");
 	memset(buf, 0, len);
@@ -472,8 +472,8 @@ luks1_slot(const uint8_t *p, struct luks2 *h, int i, uint32_t keybytes,
 }
 
 int
-luks1_parse(const uint8_t *buf, size_t len, uint64_t devsize, struct luks2 *h,
-    char *err, size_t errlen)
+luks1_parse(const uint8_t *buf, size_t len, struct luks2 *h, char *err,
+    size_t errlen)
 {
 	char name[33], mode[33];
 	uint32_t keybytes;
@@ -500,7 +500,7 @@ luks1_parse(const uint8_t *buf, size_t len, uint64_t devsize, struct luks2 *h,
 		return ERR("LUKS1 key size %u not supported", keybytes);
 	h->sector_size = 512;
 	h->data_offset = (uint64_t)be32(buf + L1_PAYLOAD) * 512;
-	if (h->data_offset < 4096 || h->data_offset > devsize)
+	if (h->data_offset < 4096)
 		return ERR("LUKS1 payload offset bad");
 	h->dg[0].used = 1;
 	h->dg[0].iterations = be32(buf + L1_MKITER);

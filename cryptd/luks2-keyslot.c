@@ -201,7 +201,7 @@ keyslot_json(const struct luks2_keyslot *ks)
 static int
 reparse(struct luks2 *h, char *err, size_t errlen)
 {
-	const char *t = json_object_to_json_string_ext(h->json, JSON_C_TO_STRING_PLAIN);
+	const char *t = json_object_to_json_string_ext(h->json, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 
 	if (t == NULL)
 		return ERR("out of memory");

@@ -134,8 +134,8 @@ int	luks2_parse_json(const char *text, size_t len, struct luks2 *h,
 /* 1 when two used keyslots' areas overlap (err says which). */
 int	luks2_areas_overlap(const struct luks2 *, char *err, size_t errlen);
 /* LUKS1: buf holds the first LUKS1_HDR_SIZE bytes. */
-int	luks1_parse(const uint8_t *buf, size_t len, uint64_t devsize,
-	    struct luks2 *h, char *err, size_t errlen);
+int	luks1_parse(const uint8_t *buf, size_t len, struct luks2 *h,
+	    char *err, size_t errlen);
 
 /*
  * Writes both copies from h->json with seqid + 1 (primary first, so a
