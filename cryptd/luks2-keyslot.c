@@ -156,8 +156,8 @@ b64_str(const uint8_t *p, size_t len)
 	return o;
 }
 
-static struct json_object *
-kdf_json(const struct luks2_kdf *k)
+struct json_object *
+luks2_kdf_json(const struct luks2_kdf *k, int with_salt)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -170,7 +170,8 @@ kdf_json(const struct luks2_kdf *k)
 		json_object_object_add(o, "memory", json_object_new_int64(k->memory));
 		json_object_object_add(o, "cpus", json_object_new_int64(k->cpus));
 	}
-	json_object_object_add(o, "salt", b64_str(k->salt, k->salt_len));
+	if (with_salt)
+		json_object_object_add(o, "salt", b64_str(k->salt, k->salt_len));
 	return o;
 }
 
@@ -193,7 +194,7 @@ keyslot_json(const struct luks2_keyslot *ks)
 	json_object_object_add(area, "encryption", json_object_new_string(ks->area_cipher));
 	json_object_object_add(area, "key_size", json_object_new_int64(ks->area_key_size));
 	json_object_object_add(o, "area", area);
-	json_object_object_add(o, "kdf", kdf_json(&ks->kdf));
+	json_object_object_add(o, "kdf", luks2_kdf_json(&ks->kdf, 1));
 	return o;
 }
 

@@ -170,6 +170,9 @@ int	luks2_format(const struct luks2_io *, const struct luks2_format_opts *,
 	    const void *pass, size_t passlen, struct luks2 **out,
 	    struct secret **vk, char *err, size_t errlen);
 
+/* The kdf object as the JSON area has it (with_salt) or without the salt. */
+struct json_object *luks2_kdf_json(const struct luks2_kdf *, int with_salt);
+
 /* luks2-crypto.c */
 int	luks2_kdf_derive(const struct luks2_kdf *, const void *pass,
 	    size_t passlen, void *out, size_t outlen);
