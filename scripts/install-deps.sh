@@ -23,7 +23,8 @@ esac
 missing=
 for p in $want; do
 	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-	[ "$st" = installed ] || missing="$missing $p"
+	# Several architectures (multiarch) print one status each.
+	case $st in installed*) ;; *) missing="$missing $p" ;; esac
 done
 [ -z "$missing" ] && exit 0
 
