@@ -7,8 +7,11 @@
  */
 #include <sys/stat.h>
 
+#include <sys/syscall.h>
+
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,43 @@
 #include "system.h"
 
 #define KEYFILE_MAX	8192
+
+static char file_dirs[256] = "/volumes /media /mnt";
+
+void
+crypt_set_file_dirs(const char *dirs)
+{
+	snprintf(file_dirs, sizeof(file_dirs), "%s", dirs);
+}
+
+/*
+ * A header backup lives under one of file_dirs, by a path with no "."
+ * or ".." parts, opened without following any symlink: cryptd runs as
+ * root and an admin must not get it to write (or read back) a file
+ * elsewhere, e.g. a header whose label is a shell line in /etc.
+ */
+static int
+file_open(const char *path, int flags, char *err, size_t errlen)
+{
+	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+	    .mode = (flags & O_CREAT) ? 0600 : 0,
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	char dirs[256], *d, *save = NULL;
+	int fd, ok = 0;
+
+	if (path[0] != '/' || strstr(path, "/./") || strstr(path, "/../") ||
+	    strstr(path, "//"))
+		return luks2_err(err, errlen, "%s: not a plain absolute path", path);
+	snprintf(dirs, sizeof(dirs), "%s", file_dirs);
+	for (d = strtok_r(dirs, " ", &save); d && !ok; d = strtok_r(NULL, " ", &save))
+		ok = strncmp(path, d, strlen(d)) == 0 && path[strlen(d)] == '/' &&
+		    path[strlen(d) + 1] != '\0';
+	if (!ok)
+		return luks2_err(err, errlen, "%s: not under %s", path, file_dirs);
+	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))) < 0)
+		return luks2_err(err, errlen, "%s: %s", path, strerror(errno));
+	return fd;
+}
 
 /* A key file's bytes, whole, as cryptsetup takes them. */
 static struct secret *
@@ -215,7 +255,7 @@ show(struct rpc_call *call, struct json_object *params, int slots_only)
 	struct luks2 *h;
 	struct cdev d;
 
-	if (open_header(call, device, 0, &d, &h) != 0)
+	if (open_header(call, device, -1, &d, &h) != 0)
 		return;
 	if (slots_only) {
 		o = json_object_new_object();
@@ -531,6 +571,7 @@ header_backup(struct rpc_call *call, struct json_object *params)
 	struct luks2_io out;
 	struct luks2 *h;
 	struct cdev d;
+	char err[LUKS2_ERRLEN];
 	uint64_t n;
 	int fd;
 
@@ -538,9 +579,8 @@ header_backup(struct rpc_call *call, struct json_object *params)
 		return;
 	n = header_bytes(h);
 	/* A new file, root's alone: it holds every keyslot. */
-	if ((fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-	    0600)) < 0) {
-		rpc_error(call, NAS_ERR_FAILED, "%s: %s", file, strerror(errno));
+	if ((fd = file_open(file, O_WRONLY | O_CREAT | O_EXCL, err, sizeof(err))) < 0) {
+		rpc_error(call, NAS_ERR_FAILED, "%s", err);
 		goto out;
 	}
 	luks2_io_fd(&out, &fd, n);
@@ -577,10 +617,12 @@ header_restore(struct rpc_call *call, struct json_object *params)
 		    "keys of the backup replace the current ones");
 		return;
 	}
-	if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0 ||
-	    fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
+	if ((fd = file_open(file, O_RDONLY, err, sizeof(err))) < 0) {
+		rpc_error(call, NAS_ERR_NOT_FOUND, "%s", err);
+		return;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
 		rpc_error(call, NAS_ERR_NOT_FOUND, "%s: not a regular file", file);
 		return;
 	}

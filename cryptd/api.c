@@ -3,6 +3,7 @@
  * methods (system.*, events.*, job.*) come from libnas.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cryptd.h"
 #include "system.h"
@@ -38,6 +39,8 @@ static const struct conf_key cryptd_conf[] = {
 	{ "kdf", "time_ms", CONF_INT, "1000", 10, 60000, NULL,
 	  "time one unlock should take on this board, calibrated at the first use" },
 	{ "kdf", "cpus", CONF_INT, "1", 1, 4, NULL, "argon2 threads" },
+	{ "crypt", "file_dirs", CONF_STRING, "/volumes /media /mnt", 1, 255, NULL,
+	  "directories header backups are written to and restored from" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
@@ -53,7 +56,15 @@ cryptd_configure(const struct conf *c)
 		.cpus = (uint32_t)conf_int(c, "kdf", "cpus"),
 	};
 
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+
 	kdf_configure(&k);
+	/* Half of RAM at most for an unlock, whatever a header asks. */
+	if (pages > 0 && psize > 0)
+		luks2_set_memory_cap((uint32_t)((uint64_t)pages * (uint64_t)psize / 2048 >
+		    4U * 1024 * 1024 ? 4U * 1024 * 1024 :
+		    (uint64_t)pages * (uint64_t)psize / 2048));
+	crypt_set_file_dirs(conf_str(c, "crypt", "file_dirs"));
 	return 0;
 }
 

@@ -14,6 +14,8 @@ extern const struct nas_feature cryptd_features[];
 
 /* api-crypt.c: the crypt.* and key.* methods. */
 extern const struct rpc_method cryptd_crypt_methods[];
+/* Directories (space-separated) header backups may be written to and read from. */
+void	crypt_set_file_dirs(const char *);
 
 /* volume.c */
 struct cdev {
@@ -23,7 +25,7 @@ struct cdev {
 	char		 table_dev[300];	/* "major:minor" (sim: the path) */
 	uint64_t	 id_dev, id_ino;	/* who the rate limit counts */
 };
-/* A device to read headers from; excl: nobody else may hold it. */
+/* A device to read headers from; excl > 0: nobody else may hold it, < 0: read only. */
 int	cdev_open(const char *path, int excl, struct cdev *, char *err, size_t);
 void	cdev_close(struct cdev *);
 

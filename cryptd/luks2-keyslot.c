@@ -19,6 +19,15 @@
 
 #define ERR(...)	luks2_err(err, errlen, __VA_ARGS__)
 
+/* Argon2 memory a keyslot may ask of this machine (KiB). */
+static uint32_t memory_cap = 4U * 1024 * 1024;
+
+void
+luks2_set_memory_cap(uint32_t kib)
+{
+	memory_cap = kib;
+}
+
 static uint64_t
 af_bytes(uint32_t key_size, uint32_t stripes)
 {
@@ -50,6 +59,8 @@ digest_match(const struct luks2_digest *d, const struct secret *vk)
 	return ok;
 }
 
+static int too_big;	/* keyslots the last unlock skipped for memory */
+
 static int
 try_slot(const struct luks2_io *io, const struct luks2 *h, int i,
     const void *pass, size_t passlen, struct secret **vkp)
@@ -62,6 +73,10 @@ try_slot(const struct luks2_io *io, const struct luks2 *h, int i,
 
 	if (!ks->used || ks->digest < 0 || n > ks->area_size)
 		return -1;
+	if (ks->kdf.type != KDF_PBKDF2 && ks->kdf.memory > memory_cap) {
+		too_big++;
+		return -1;
+	}
 	if ((dk = secret_new(ks->area_key_size)) == NULL ||
 	    (af = secret_new(n)) == NULL || (vk = secret_new(ks->key_size)) == NULL ||
 	    (raw = malloc(n)) == NULL)
@@ -95,6 +110,7 @@ luks2_unlock(const struct luks2_io *io, const struct luks2 *h, const void *pass,
 	int i;
 
 	*vk = NULL;
+	too_big = 0;
 	if (slot >= LUKS2_KEYSLOTS)
 		return ERR("no keyslot %d", slot);
 	for (i = 0; i < LUKS2_KEYSLOTS; i++) {
@@ -106,6 +122,10 @@ luks2_unlock(const struct luks2_io *io, const struct luks2 *h, const void *pass,
 			return 0;
 		}
 	}
+	if (too_big)
+		return ERR("no key available with this passphrase (%d keyslot(s) "
+		    "skipped: their argon2 memory is more than %u KiB)", too_big,
+		    memory_cap);
 	return ERR("no key available with this passphrase");
 }
 

@@ -155,6 +155,11 @@ int	luks2_encode_copy(const struct luks2 *, int secondary, uint8_t *buf,
 int	luks2_unlock(const struct luks2_io *, const struct luks2 *,
 	    const void *pass, size_t passlen, int slot, struct secret **vk,
 	    int *slot_out, char *err, size_t errlen);
+/*
+ * Keyslots whose argon2 asks more memory than this (KiB) are not tried
+ * (a header from elsewhere must not take the machine's memory).
+ */
+void	luks2_set_memory_cap(uint32_t kib);
 /* A new keyslot for vk under pass (area written, h->json updated). */
 int	luks2_keyslot_add(const struct luks2_io *, struct luks2 *,
 	    const struct secret *vk, const void *pass, size_t passlen,

@@ -31,7 +31,9 @@ cdev_open(const char *path, int excl, struct cdev *d, char *err, size_t errlen)
 	d->fd = -1;
 	if (!sys->device_ok(path))
 		return luks2_err(err, errlen, "%s: not a block device", path);
-	d->fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (excl ? O_EXCL : 0));
+	/* excl < 0: read only, for the read group's methods. */
+	d->fd = open(path, (excl < 0 ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOFOLLOW |
+	    (excl > 0 ? O_EXCL : 0));
 	if (d->fd < 0 || fstat(d->fd, &st) != 0) {
 		luks2_err(err, errlen, "%s: %s", path, errno == EBUSY ?
 		    "in use (mounted, in an array or open)" : strerror(errno));

@@ -41,6 +41,7 @@ setup(void)
 	fake_now = 1000;
 	ratelimit_set_clock(fake_clock);
 	dir = unit_tmpdir();
+	crypt_set_file_dirs(dir);
 	snprintf(dev, sizeof(dev), "%s/disk", dir);
 	fd = open(dev, O_RDWR | O_CREAT, 0600);
 	ck_assert_int_ge(fd, 0);
@@ -253,15 +254,23 @@ END_TEST
 
 START_TEST(backup_restore_erase)
 {
-	char file[600];
+	char file[600], link[600];
 
 	format("old");
 	snprintf(file, sizeof(file), "%s/hdr", dir);
 	ck_assert_int_eq(code("header.backup", "{\"device\":\"%s\",\"file\":\"%s\"}",
 	    dev, file), 0);
-	/* Never over an existing file. */
+	/* Never over an existing file, nor outside file_dirs, nor through a symlink. */
 	ck_assert_int_eq(code("header.backup", "{\"device\":\"%s\",\"file\":\"%s\"}",
 	    dev, file), NAS_ERR_FAILED);
+	ck_assert_int_eq(code("header.backup", "{\"device\":\"%s\",\"file\":\"%s/../x\"}",
+	    dev, dir), NAS_ERR_FAILED);
+	ck_assert_int_eq(code("header.backup", "{\"device\":\"%s\",\"file\":\"/tmp/x%d\"}",
+	    dev, (int)getpid()), NAS_ERR_FAILED);
+	snprintf(link, sizeof(link), "%s/ln", dir);
+	ck_assert_int_eq(symlink("/tmp", link), 0);
+	ck_assert_int_eq(code("header.backup", "{\"device\":\"%s\",\"file\":\"%s/x\"}",
+	    dev, link), NAS_ERR_FAILED);
 	ck_assert_int_eq(code("key.change", "{\"device\":\"%s\",\"passphrase\":\"old\","
 	    "\"new_passphrase\":\"new\"}", dev), 0);
 	ck_assert_int_eq(opens("v", "old"), NAS_ERR_DENIED);

@@ -122,6 +122,14 @@ round_trip(enum luks2_kdf_type t)
 	ck_assert(opens(h, "pw", vk));
 	ck_assert(!opens(h, "pW", NULL));
 	ck_assert(!opens(h, "", NULL));
+	/* A keyslot asking more argon2 memory than allowed is not tried. */
+	if (t != KDF_PBKDF2) {
+		luks2_set_memory_cap(31);
+		ck_assert(!opens(h, "pw", NULL));
+		ck_assert_ptr_nonnull(strstr(err, "skipped"));
+		luks2_set_memory_cap(4U << 20);
+		ck_assert(opens(h, "pw", vk));
+	}
 	luks2_free(h);
 	secret_free(vk);
 }
