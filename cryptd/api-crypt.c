@@ -369,6 +369,11 @@ crypt_open(struct rpc_call *call, struct json_object *params)
 		rpc_error(call, RPC_INVALID_PARAMS, "name: letters, digits, _ . - only");
 		return;
 	}
+	/* device-mapper, dm-crypt, keyring: the simulator has them all. */
+	if (sys == &sys_linux && (nas_feature_require(call, &cryptd_features[0]) != 0 ||
+	    nas_feature_require(call, &cryptd_features[1]) != 0 ||
+	    nas_feature_require(call, &cryptd_features[2]) != 0))
+		return;
 	if (sys->map_uuid(name, uuid, sizeof(uuid)) == 0) {
 		rpc_error(call, NAS_ERR_EXISTS, "a mapping %s exists", name);
 		return;
