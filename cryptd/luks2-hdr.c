@@ -475,7 +475,7 @@ int
 luks1_parse(const uint8_t *buf, size_t len, struct luks2 *h, char *err,
     size_t errlen)
 {
-	char name[33], mode[33];
+	char name[33], mode[33], hash[33];
 	uint32_t keybytes;
 	int i;
 
@@ -487,9 +487,13 @@ luks1_parse(const uint8_t *buf, size_t len, struct luks2 *h, char *err,
 	h->hdr_size = LUKS1_HDR_SIZE;
 	if (fixed_str(buf + L1_CIPHER, 32, name) != 0 ||
 	    fixed_str(buf + L1_MODE, 32, mode) != 0 ||
-	    fixed_str(buf + L1_HASH, 32, h->dg[0].hash) != 0 ||
+	    fixed_str(buf + L1_HASH, 32, hash) != 0 ||
 	    fixed_str(buf + L1_UUID, LEN_UUID, h->uuid) != 0)
 		return ERR("LUKS1 strings not terminated");
+	/* The field is 32 bytes, the names we know are short. */
+	if (strlen(hash) >= sizeof(h->dg[0].hash))
+		return ERR("LUKS1 hash not supported");
+	strcpy(h->dg[0].hash, hash);
 	if (strcmp(name, "aes") != 0 || strcmp(mode, "xts-plain64") != 0)
 		return ERR("LUKS1 cipher %s-%s not supported", name, mode);
 	strcpy(h->cipher, "aes-xts-plain64");

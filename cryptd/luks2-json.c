@@ -403,10 +403,19 @@ luks2_parse_json(const char *text, size_t len, struct luks2 *h, char *err,
 	struct json_tokener *tok;
 	struct json_object *root;
 	const char *nul = memchr(text, '\0', len);
-	size_t n = nul ? (size_t)(nul - text) : len, end;
+	size_t n = nul ? (size_t)(nul - text) : len, end, i;
+	int containers;
 
 	if (n == 0 || n > INT32_MAX)
 		return ERR("JSON area empty");
+	/*
+	 * json-c spends hundreds of bytes on each object: 4 MiB of "{}"
+	 * would take a gigabyte.  Real headers have a few hundred.
+	 */
+	for (i = 0, containers = 0; i < n; i++)
+		if ((text[i] == '{' || text[i] == '[') && ++containers > LUKS2_JSON_CONTAINERS)
+			return ERR("JSON area has more than %d objects and arrays",
+			    LUKS2_JSON_CONTAINERS);
 	if ((tok = json_tokener_new_ex(16)) == NULL)
 		return ERR("out of memory");
 	root = json_tokener_parse_ex(tok, text, (int)n);

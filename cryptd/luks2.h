@@ -28,6 +28,7 @@ struct secret;
 #define LUKS2_DATA_OFFSET	(16U << 20)	/* bytes, as cryptsetup */
 #define LUKS2_KEYSLOTS_SIZE	(LUKS2_DATA_OFFSET - 2 * LUKS2_HDR_DEFAULT)
 #define LUKS2_PASS_MAX		512	/* passphrase bytes, as cryptsetup */
+#define LUKS2_JSON_CONTAINERS	4096	/* objects + arrays in a JSON area */
 #define LUKS1_HDR_SIZE		592
 #define LUKS1_KEYSLOTS		8
 #define LUKS1_DIGEST		20

@@ -303,6 +303,12 @@ START_TEST(refused_newer_not_skipped)
 }
 END_TEST
 
+#define OPEN_16	"[[[[[[[[[[[[[[[["
+#define OPEN_256	OPEN_16 OPEN_16 OPEN_16 OPEN_16 OPEN_16 OPEN_16 OPEN_16 OPEN_16 \
+	OPEN_16 OPEN_16 OPEN_16 OPEN_16 OPEN_16 OPEN_16 OPEN_16 OPEN_16
+#define OPEN_4096	OPEN_256 OPEN_256 OPEN_256 OPEN_256 OPEN_256 OPEN_256 OPEN_256 \
+	OPEN_256 OPEN_256 OPEN_256 OPEN_256 OPEN_256 OPEN_256 OPEN_256 OPEN_256 OPEN_256 "["
+
 /* Each edit of the JSON area makes a header cryptd must refuse, unchanged. */
 static const char *const refused[][2] = {
 	{ "\"config\":{", "\"config\":{\"requirements\":{\"mandatory\":[\"online-reencrypt-v2\"]}," },
@@ -344,6 +350,8 @@ static const char *const refused[][2] = {
 	{ "\"keyslots\":{\"0\"", "\"keyslots\":{\"x\"" },
 	{ "{\"keyslots\"", "[{\"keyslots\"" },
 	{ "\"salt\":\"", "\"salt\":\"!" },
+	/* The container cap, counted before json-c sees the text (in strings too). */
+	{ "\"tokens\":{}", "\"tokens\":{},\"x\":\"" OPEN_4096 "\"" },
 };
 
 START_TEST(refusals)
@@ -625,6 +633,9 @@ START_TEST(luks1)
 	ck_assert_int_eq(luks2_load(&io, &h, err, sizeof(err)), -1);
 	memcpy(dev, clean, sizeof(clean));
 	memset(dev + 72, 'a', 32);		/* hash not terminated */
+	ck_assert_int_eq(luks2_load(&io, &h, err, sizeof(err)), -1);
+	memcpy(dev, clean, sizeof(clean));
+	memset(dev + 72, 'a', 31);		/* terminated, longer than any we know */
 	ck_assert_int_eq(luks2_load(&io, &h, err, sizeof(err)), -1);
 }
 END_TEST
