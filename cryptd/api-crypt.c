@@ -646,12 +646,15 @@ header_restore(struct rpc_call *call, struct json_object *params)
 		rpc_error(call, NAS_ERR_BUSY, "%s", err);
 		return;
 	}
-	/* The data must stay where it is: same segment, or no header now. */
+	/*
+	 * The data must stay readable: the same volume (uuid) and segment,
+	 * or no readable header now (the case a backup is for).
+	 */
 	if (luks2_load(&d.io, &cur, NULL, 0) == 0 &&
-	    (cur->data_offset != b->data_offset || strcmp(cur->cipher, b->cipher) != 0 ||
-	    cur->sector_size != b->sector_size)) {
-		rpc_error(call, NAS_ERR_INVALID, "%s: the backup describes other data "
-		    "(offset, cipher or sector size differ)", device);
+	    (strcmp(cur->uuid, b->uuid) != 0 || cur->data_offset != b->data_offset ||
+	    strcmp(cur->cipher, b->cipher) != 0 || cur->sector_size != b->sector_size)) {
+		rpc_error(call, NAS_ERR_INVALID, "%s: the backup is of another volume "
+		    "(uuid, offset, cipher or sector size differ)", device);
 	} else if (b->data_offset >= d.size || copy_bytes(&in, &d.io, st.st_size) != 0) {
 		rpc_error(call, NAS_ERR_FAILED, "%s: cannot restore the header", device);
 	} else {

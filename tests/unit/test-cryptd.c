@@ -283,6 +283,12 @@ START_TEST(backup_restore_erase)
 	/* The backup's keys are back, the newer ones gone. */
 	ck_assert_int_eq(opens("v", "old"), 0);
 	ck_assert_int_eq(opens("v", "new"), NAS_ERR_DENIED);
+	/* Never over another volume: its data would be lost. */
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"other\","
+	    "\"force\":true}", dev), 0);
+	ck_assert_int_eq(code("header.restore", "{\"device\":\"%s\",\"file\":\"%s\","
+	    "\"confirm\":\"%s\"}", dev, file, dev), NAS_ERR_INVALID);
+	ck_assert_int_eq(opens("v", "other"), 0);
 	ck_assert_int_eq(code("crypt.erase", "{\"device\":\"%s\",\"confirm\":\"%s\"}",
 	    dev, dev), 0);
 	ck_assert_int_eq(opens("v", "old"), NAS_ERR_DENIED);
