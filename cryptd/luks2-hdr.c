@@ -256,11 +256,17 @@ find_secondary(const struct luks2_io *io, const struct luks2 *p, uint8_t **bufp,
 		*offp = p->hdr_size;
 		return read_copy(io, p->hdr_size, bufp, s, err, errlen);
 	}
-	for (off = 16384; off <= LUKS2_HDR_MAX; off *= 2)
-		if (read_copy(io, off, bufp, s, NULL, 0) == 0) {
+	/* A secondary sits right after a primary of its own size. */
+	for (off = 16384; off <= LUKS2_HDR_MAX; off *= 2) {
+		if (read_copy(io, off, bufp, s, NULL, 0) != 0)
+			continue;
+		if (s->hdr_size == off) {
 			*offp = off;
 			return 0;
 		}
+		free(*bufp);
+		*bufp = NULL;
+	}
 	return ERR("no intact secondary header");
 }
 

@@ -243,6 +243,17 @@ START_TEST(both_copies)
 	h = load_ok();
 	ck_assert(!h->primary_ok && h->repair);
 	luks2_free(h);
+	/* A secondary not right after a primary of its size is no secondary. */
+	memcpy(dev + 2 * HS, dev + HS, HS);
+	memset(dev + HS, 0, HS);
+	dev[2 * HS + 256 + 6] = (2 * HS) >> 8;	/* hdr_offset 32768, hdr_size 16384 */
+	reseal(2 * HS);
+	ck_assert_int_eq(luks2_load(&io, &h, err, sizeof(err)), -1);
+	memcpy(dev + HS, dev + 2 * HS, HS);
+	dev[HS + 256 + 6] = HS >> 8;
+	reseal(HS);
+	h = load_ok();
+	luks2_free(h);
 	/* Both damaged: refused. */
 	dev[HS + LUKS2_BIN_SIZE + 10] ^= 0x20;
 	ck_assert_int_eq(luks2_load(&io, &h, err, sizeof(err)), -1);
