@@ -8,7 +8,7 @@ tier=${1:-build}
 build="make gcc pkg-config kconfig-frontends-nox libev-dev libjson-c-dev \
 libiniparser-dev libnl-3-dev libnl-route-3-dev libblkid-dev libfdisk-dev \
 liburing-dev libssl-dev libargon2-dev libatasmart-dev"
-check="check socat jq clang libclang-rt-14-dev python3 mandoc"
+check="check socat jq clang libclang-rt-14-dev python3 mandoc cryptsetup-bin"
 image="qemu-system-x86 busybox-static cpio xz-utils zstd kmod python3 e2fsprogs \
 mdadm cryptsetup-bin dmsetup fio iperf3 jq socat util-linux iproute2 strace btrfs-progs"
 
