@@ -2,11 +2,55 @@
 #ifndef CRYPTD_H
 #define CRYPTD_H
 
+#include <sys/types.h>
+
 #include "daemon.h"
 #include "feature.h"
+#include "luks2.h"
 
 /* api.c */
 extern const struct nas_daemon cryptd_daemon;
 extern const struct nas_feature cryptd_features[];
+
+/* api-crypt.c: the crypt.* and key.* methods. */
+extern const struct rpc_method cryptd_crypt_methods[];
+/* Directories (space-separated) header backups may be written to and read from. */
+void	crypt_set_file_dirs(const char *);
+
+/* volume.c */
+struct cdev {
+	int		 fd;
+	uint64_t	 size;
+	struct luks2_io	 io;
+	char		 table_dev[300];	/* "major:minor" (sim: the path) */
+	uint64_t	 id_dev, id_ino;	/* who the rate limit counts */
+};
+/* A device to read headers from; excl > 0: nobody else may hold it, < 0: read only. */
+int	cdev_open(const char *path, int excl, struct cdev *, char *err, size_t);
+void	cdev_close(struct cdev *);
+
+/* Seconds until the next unlock attempt on d is allowed (0: now). */
+double	ratelimit_wait(const struct cdev *);
+/* After an attempt: ok clears the device's count, a failure doubles the wait. */
+void	ratelimit_note(const struct cdev *, int ok);
+void	ratelimit_set_clock(double (*)(void));
+
+struct kdf_conf {
+	enum luks2_kdf_type type;
+	uint32_t	 max_memory_kib;
+	uint32_t	 time_ms;
+	uint32_t	 cpus;
+};
+void	kdf_configure(const struct kdf_conf *);
+const struct kdf_conf *kdf_config(void);
+/* The KDF for a new keyslot on this board (measured once); ms: its cost. */
+int	kdf_params(enum luks2_kdf_type, struct luks2_kdf *,
+	    uint32_t *digest_iterations, double *ms);
+
+int	map_name_ok(const char *);
+void	map_dm_uuid(const struct luks2 *, const char *name, char *buf, size_t len);
+/* The dm-crypt mapping for h's segment, key through the keyring. */
+int	map_open(const struct luks2 *, const struct cdev *, const char *name,
+	    const struct secret *vk, char *err, size_t errlen);
 
 #endif

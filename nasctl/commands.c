@@ -254,6 +254,48 @@ static const struct column drive_cols[] = {
 	END_COLS
 };
 
+/* cryptd: passphrases only as ARG_SECRET (terminal, stdin or a file). */
+#define PASS_ARG { "--passphrase-file", "passphrase", ARG_STRING, ARG_SECRET | ARG_REQUIRED, "FILE" }
+#define NEW_PASS_ARG { "--new-passphrase-file", "new_passphrase", ARG_STRING, \
+	ARG_SECRET | ARG_REQUIRED | ARG_NEW, "FILE" }
+#define DEVICE_ARG { "DEVICE", "device", ARG_STRING, 0, NULL }
+static const struct arg crypt_format_args[] = {
+	DEVICE_ARG,
+	{ "--passphrase-file", "passphrase", ARG_STRING, ARG_SECRET | ARG_REQUIRED | ARG_NEW, "FILE" },
+	{ "--kdf", "kdf", ARG_STRING, 0, "argon2id|argon2i|pbkdf2" },
+	{ "--key-bits", "key_bits", ARG_INT, 0, "256|512" },
+	{ "--sector-size", "sector_size", ARG_INT, 0, NULL },
+	{ "--label", "label", ARG_STRING, 0, NULL },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	END_ARGS
+};
+static const struct arg crypt_open_args[] = {
+	DEVICE_ARG, { "NAME", "name", ARG_STRING, 0, NULL }, PASS_ARG, END_ARGS
+};
+static const struct arg crypt_device_args[] = { DEVICE_ARG, END_ARGS };
+static const struct arg crypt_confirm_args[] = {
+	DEVICE_ARG, { "--confirm", "confirm", ARG_STRING, ARG_REQUIRED, "DEVICE" }, END_ARGS
+};
+static const struct arg key_add_args[] = { DEVICE_ARG, PASS_ARG, NEW_PASS_ARG, END_ARGS };
+static const struct arg key_remove_args[] = {
+	DEVICE_ARG, PASS_ARG, { "--force", "force", ARG_BOOL, 0, NULL }, END_ARGS
+};
+static const struct arg header_backup_args[] = {
+	DEVICE_ARG, { "FILE", "file", ARG_STRING, 0, NULL }, END_ARGS
+};
+static const struct arg header_restore_args[] = {
+	DEVICE_ARG, { "FILE", "file", ARG_STRING, 0, NULL },
+	{ "--confirm", "confirm", ARG_STRING, ARG_REQUIRED, "DEVICE" }, END_ARGS
+};
+static const struct column crypt_cols[] = {
+	{ "NAME", "name", NULL, 0 }, { "UUID", "uuid", NULL, 0 }, END_COLS
+};
+static const struct column keyslot_cols[] = {
+	{ "SLOT", "slot", NULL, 1 }, { "KDF", "kdf.type", NULL, 0 },
+	{ "TIME", "kdf.time", NULL, 1 }, { "MEMORY", "kdf.memory", NULL, 1 },
+	{ "ITERATIONS", "kdf.iterations", NULL, 1 }, END_COLS
+};
+
 #define R "raidd"
 #define P "powerd"
 const struct command nasctl_commands[] = {
@@ -321,6 +363,34 @@ const struct command nasctl_commands[] = {
 	  "spin a disk down now; DISK is a bay (bay1) or a kernel name (sda)" },
 	{ "drive", "set", P, "drive.set", drive_set_args, NULL, NULL, NULL,
 	  "a bay's standby timer in minutes (0: never), until powerd restarts" },
+#define C "cryptd"
+	{ "crypt", "format", C, "crypt.format", crypt_format_args, NULL, NULL, NULL,
+	  "write a new LUKS2 header on DEVICE (its data is lost); asks the passphrase twice" },
+	{ "crypt", "open", C, "crypt.open", crypt_open_args, NULL, NULL, NULL,
+	  "unlock DEVICE into /dev/mapper/NAME" },
+	{ "crypt", "close", C, "crypt.close", volume_args, NULL, NULL, NULL,
+	  "close the mapping NAME" },
+	{ "crypt", "list", C, "crypt.list", no_args, crypt_cols, "mappings", NULL,
+	  "open encrypted mappings" },
+	{ "crypt", "show", C, "crypt.show", crypt_device_args, NULL, NULL, NULL,
+	  "a LUKS header: uuid, cipher, keyslots, open mapping" },
+	{ "crypt", "erase", C, "crypt.erase", crypt_confirm_args, NULL, NULL, NULL,
+	  "wipe every keyslot: the data is gone for good" },
+	{ "crypt", "benchmark", C, "crypt.benchmark", no_args, NULL, NULL, NULL,
+	  "calibrate the KDF on this board" },
+	{ "key", "add", C, "key.add", key_add_args, NULL, NULL, NULL,
+	  "add a passphrase (asks an existing one, then the new one twice)" },
+	{ "key", "change", C, "key.change", key_add_args, NULL, NULL, NULL,
+	  "change a passphrase (asks the old one, then the new one twice)" },
+	{ "key", "remove", C, "key.remove", key_remove_args, NULL, NULL, NULL,
+	  "remove the keyslot the passphrase opens (--force for the last)" },
+	{ "key", "list", C, "key.list", crypt_device_args, keyslot_cols, "keyslots", NULL,
+	  "a LUKS device's keyslots" },
+	{ "header", "backup", C, "header.backup", header_backup_args, NULL, NULL, NULL,
+	  "copy DEVICE's header and keyslots to a new FILE on the NAS" },
+	{ "header", "restore", C, "header.restore", header_restore_args, NULL, NULL, NULL,
+	  "put a header backup back (its passphrases replace the current ones)" },
+#undef C
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,
 	  "running and recent jobs (of every daemon without --daemon)" },
 	{ "job", "status", NULL, "job.status", job_id_args, NULL, NULL, run_job_one,

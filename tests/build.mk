@@ -46,6 +46,12 @@ FUZZERS += fuzz-nasctl
 fuzz-nasctl_SRCS := tests/fuzz/fuzz-nasctl.c nasctl/text.c nasctl/secret.c nasctl/args.c \
 	nasctl/table.c
 
+# cryptd: LUKS2 headers and JSON areas; seeds made by cryptsetup.
+FUZZERS += fuzz-luks2
+fuzz-luks2_SRCS := tests/fuzz/fuzz-luks2.c cryptd/luks2-hdr.c cryptd/luks2-json.c \
+	cryptd/luks2-crypto.c
+fuzz-luks2_FUZZLIBS := -lcrypto -largon2
+
 $(FUZZ_O)/obj/%.o: $(SRC)/%.c $(AUTOCONF)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $*.c"
@@ -55,7 +61,7 @@ define FUZZ_template
 $(FUZZ_O)/$(1): $(patsubst %.c,$(FUZZ_O)/obj/%.o,$($(1)_SRCS))
 	@echo "  FUZZLD  $(1)"
 	@$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ $$^ \
-		$$(shell pkg-config --libs json-c) -lev -liniparser -lm
+		$$(shell pkg-config --libs json-c) -lev -liniparser -lm $$($(1)_FUZZLIBS)
 endef
 $(foreach f,$(FUZZERS),$(eval $(call FUZZ_template,$(f))))
 
@@ -69,10 +75,12 @@ $(FUZZ_O)/fuzz-seeds: $(patsubst %.c,$(O)/obj/%.o,tests/fuzz/fuzz-seeds.c raidd/
 	@echo "  LD      fuzz-seeds"
 	@$(CC) $(ALL_LDFLAGS) -o $@ $^
 
-$(FUZZ_SEEDS)/.stamp: $(FUZZ_O)/fuzz-seeds $(wildcard $(SRC)/rootfs-overlay/etc/nas/*.ini)
+$(FUZZ_SEEDS)/.stamp: $(FUZZ_O)/fuzz-seeds $(wildcard $(SRC)/rootfs-overlay/etc/nas/*.ini) \
+		$(SRC)/tests/fuzz/luks2-seeds.sh
 	@rm -rf $(FUZZ_SEEDS) && mkdir -p $(FUZZ_SEEDS)/config
 	@$(FUZZ_O)/fuzz-seeds $(FUZZ_SEEDS)
 	@cp $(SRC)/rootfs-overlay/etc/nas/*.ini $(FUZZ_SEEDS)/config/
+	@sh $(SRC)/tests/fuzz/luks2-seeds.sh $(FUZZ_SEEDS)/luks2
 	@touch $@
 
 .PHONY: fuzz-long
@@ -97,6 +105,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	sh $(SRC)/tests/host/netd-netns.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/powerd-fixture.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/selftest.sh $(O)/bin || rc=1; \
+	sh $(SRC)/tests/host/luks2.sh $(O)/bin || rc=1; \
+	sh $(SRC)/tests/host/cryptd-nasctl.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/soak.sh $(O)/bin $(SRC) 8 300 || rc=1; \
 	exit $$rc
 

@@ -1,0 +1,810 @@
+/*
+ * api-crypt.c: the crypt.*, key.* and header.* methods.  Passphrases
+ * arrive as RPC_SECRET parameters and are moved at once into a struct
+ * secret (the request's string wiped); key files are read straight
+ * into one.  Every attempt to unlock counts against the device's rate
+ * limit (volume.c).  Messages name devices and slots, never a secret.
+ */
+#include <sys/stat.h>
+
+#include <sys/syscall.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "rpc.h"
+#include "secret.h"
+#include "cryptd.h"
+#include "system.h"
+
+#define KEYFILE_MAX	8192
+
+static char file_dirs[256] = "/volumes /media /mnt";
+
+void
+crypt_set_file_dirs(const char *dirs)
+{
+	snprintf(file_dirs, sizeof(file_dirs), "%s", dirs);
+}
+
+/*
+ * A header backup lives under one of file_dirs, by a path with no "."
+ * or ".." parts, opened without following any symlink: cryptd runs as
+ * root and an admin must not get it to write (or read back) a file
+ * elsewhere, e.g. a header whose label is a shell line in /etc.
+ */
+static int
+file_open(const char *path, int flags, char *err, size_t errlen)
+{
+	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+	    .mode = (flags & O_CREAT) ? 0600 : 0,
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	char dirs[256], *d, *save = NULL;
+	int fd, ok = 0;
+
+	if (path[0] != '/' || strstr(path, "/./") || strstr(path, "/../") ||
+	    strstr(path, "//"))
+		return luks2_err(err, errlen, "%s: not a plain absolute path", path);
+	snprintf(dirs, sizeof(dirs), "%s", file_dirs);
+	for (d = strtok_r(dirs, " ", &save); d && !ok; d = strtok_r(NULL, " ", &save))
+		ok = strncmp(path, d, strlen(d)) == 0 && path[strlen(d)] == '/' &&
+		    path[strlen(d) + 1] != '\0';
+	if (!ok)
+		return luks2_err(err, errlen, "%s: not under %s", path, file_dirs);
+	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))) < 0)
+		return luks2_err(err, errlen, "%s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* A key file's bytes, whole, as cryptsetup takes them. */
+static struct secret *
+keyfile_read(const char *path, char *err, size_t errlen)
+{
+	struct secret *s;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		luks2_err(err, errlen, "key file %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+	    st.st_size > KEYFILE_MAX || (s = secret_new(KEYFILE_MAX)) == NULL) {
+		close(fd);
+		luks2_err(err, errlen, "key file %s: not a regular file of 1-%d bytes",
+		    path, KEYFILE_MAX);
+		return NULL;
+	}
+	n = read(fd, s->buf, KEYFILE_MAX);
+	close(fd);
+	if (n <= 0) {
+		secret_free(s);
+		luks2_err(err, errlen, "key file %s: cannot read it", path);
+		return NULL;
+	}
+	s->len = (size_t)n;
+	return s;
+}
+
+/* The secret named pname, or the key file named fname; exactly one. */
+static struct secret *
+take_secret(struct rpc_call *call, struct json_object *params, const char *pname,
+    const char *fname)
+{
+	const char *file = rpc_param_str(params, fname, NULL);
+	int has = json_object_object_get_ex(params, pname, NULL);
+	char err[LUKS2_ERRLEN];
+	struct secret *s;
+
+	if (has == (file != NULL)) {
+		rpc_error(call, RPC_INVALID_PARAMS, "give %s or %s, not both or neither",
+		    pname, fname);
+		return NULL;
+	}
+	if (file != NULL) {
+		if ((s = keyfile_read(file, err, sizeof(err))) == NULL)
+			rpc_error(call, NAS_ERR_FAILED, "%s", err);
+		return s;
+	}
+	if ((s = secret_from_param(params, pname)) == NULL)
+		rpc_error(call, NAS_ERR_FAILED, "no locked memory for the passphrase");
+	else if (s->len == 0) {
+		secret_free(s);
+		rpc_error(call, RPC_INVALID_PARAMS, "%s is empty", pname);
+		return NULL;
+	}
+	return s;
+}
+
+/* An opened device and its header, refusing what is not LUKS. */
+static int
+open_header(struct rpc_call *call, const char *device, int excl, struct cdev *d,
+    struct luks2 **h)
+{
+	char err[LUKS2_ERRLEN];
+
+	if (cdev_open(device, excl, d, err, sizeof(err)) != 0) {
+		rpc_error(call, errno == EBUSY ? NAS_ERR_BUSY : NAS_ERR_NOT_FOUND,
+		    "%s", err);
+		return -1;
+	}
+	if (luks2_load(&d->io, h, err, sizeof(err)) != 0) {
+		cdev_close(d);
+		rpc_error(call, NAS_ERR_INVALID, "%s: %s", device, err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The volume key from the passphrase (or key file) in params, counted
+ * by the rate limit.  On failure the call is answered.
+ */
+static int
+unlock(struct rpc_call *call, struct json_object *params, const char *device,
+    struct cdev *d, struct luks2 *h, struct secret **vk, int *slot)
+{
+	char err[LUKS2_ERRLEN];
+	struct secret *pass;
+	double wait;
+	int rc;
+
+	if ((wait = ratelimit_wait(d)) > 0) {
+		rpc_error_data(call, NAS_ERR_BUSY, json_object_new_double(wait),
+		    "%s: too many wrong passphrases; try again in %.0f s", device,
+		    wait + 0.5);
+		return -1;
+	}
+	if ((pass = take_secret(call, params, "passphrase", "keyfile")) == NULL)
+		return -1;
+	rc = luks2_unlock(&d->io, h, pass->buf, pass->len, -1, vk, slot, err,
+	    sizeof(err));
+	secret_free(pass);
+	ratelimit_note(d, rc == 0);
+	if (rc != 0) {
+		log_warnx("%s: wrong passphrase", device);
+		rpc_error(call, NAS_ERR_DENIED, "%s: %s", device, err);
+		return -1;
+	}
+	return 0;
+}
+
+static struct json_object *
+keyslots_json(const struct luks2 *h)
+{
+	struct json_object *a = json_object_new_array(), *o;
+	int i;
+
+	for (i = 0; i < LUKS2_KEYSLOTS; i++) {
+		if (!h->ks[i].used)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "slot", json_object_new_int(i));
+		json_object_object_add(o, "kdf", luks2_kdf_json(&h->ks[i].kdf, 0));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* The open mapping of h, if any: its name. */
+static struct json_object *
+open_mapping(const struct luks2 *h)
+{
+	struct json_object *a = json_object_new_array(), *r = NULL, *v;
+	char want[160];
+	size_t i;
+
+	map_dm_uuid(h, "", want, sizeof(want));
+	sys->map_list(a);
+	for (i = 0; i < json_object_array_length(a) && r == NULL; i++) {
+		struct json_object *m = json_object_array_get_idx(a, i);
+
+		json_object_object_get_ex(m, "uuid", &v);
+		if (strncmp(json_object_get_string(v), want, strlen(want)) == 0 &&
+		    json_object_object_get_ex(m, "name", &v))
+			r = json_object_get(v);
+	}
+	json_object_put(a);
+	return r;
+}
+
+static struct json_object *
+header_json(const char *device, const struct luks2 *h)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "device", json_object_new_string(device));
+	json_object_object_add(o, "version", json_object_new_int(h->version));
+	json_object_object_add(o, "uuid", json_object_new_string(h->uuid));
+	json_object_object_add(o, "label", json_object_new_string(h->label));
+	json_object_object_add(o, "cipher", json_object_new_string(h->cipher));
+	json_object_object_add(o, "sector_size", json_object_new_int64(h->sector_size));
+	json_object_object_add(o, "data_offset", json_object_new_int64((int64_t)h->data_offset));
+	json_object_object_add(o, "keyslots", keyslots_json(h));
+	json_object_object_add(o, "header_repair_needed",
+	    json_object_new_boolean(h->version == 2 && h->repair));
+	json_object_object_add(o, "open", open_mapping(h));
+	return o;
+}
+
+/* key_bits of the first keyslot for the answer: any slot has the key size. */
+static int
+key_bits(const struct luks2 *h)
+{
+	int i;
+
+	for (i = 0; i < LUKS2_KEYSLOTS; i++)
+		if (h->ks[i].used)
+			return (int)h->ks[i].key_size * 8;
+	return 0;
+}
+
+/* crypt.show, and key.list (keyslots only). */
+static void
+show(struct rpc_call *call, struct json_object *params, int slots_only)
+{
+	const char *device = rpc_param_str(params, "device", "");
+	struct json_object *o;
+	struct luks2 *h;
+	struct cdev d;
+
+	if (open_header(call, device, -1, &d, &h) != 0)
+		return;
+	if (slots_only) {
+		o = json_object_new_object();
+		json_object_object_add(o, "keyslots", keyslots_json(h));
+	} else {
+		o = header_json(device, h);
+		json_object_object_add(o, "key_bits", json_object_new_int(key_bits(h)));
+	}
+	luks2_free(h);
+	cdev_close(&d);
+	rpc_result(call, o);
+}
+
+static void
+crypt_show(struct rpc_call *call, struct json_object *params)
+{
+	show(call, params, 0);
+}
+
+static void
+key_list(struct rpc_call *call, struct json_object *params)
+{
+	show(call, params, 1);
+}
+
+static void
+crypt_list(struct rpc_call *call, struct json_object *params)
+{
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+	(void)params;
+	sys->map_list(a);
+	json_object_object_add(o, "mappings", a);
+	rpc_result(call, o);
+}
+
+static enum luks2_kdf_type
+kdf_type_of(const char *s)
+{
+	if (s == NULL)
+		return kdf_config()->type;
+	return strcmp(s, "pbkdf2") == 0 ? KDF_PBKDF2 :
+	    strcmp(s, "argon2i") == 0 ? KDF_ARGON2I : KDF_ARGON2ID;
+}
+
+static void
+crypt_format(struct rpc_call *call, struct json_object *params)
+{
+	const char *device = rpc_param_str(params, "device", "");
+	struct luks2_format_opts o = { 0 };
+	char err[LUKS2_ERRLEN];
+	struct secret *pass, *vk;
+	struct luks2 *h;
+	struct cdev d;
+	int64_t bits = rpc_param_int(params, "key_bits", 512);
+
+	if (bits != 256 && bits != 512) {
+		rpc_error(call, RPC_INVALID_PARAMS, "key_bits is 256 or 512");
+		return;
+	}
+	o.key_bytes = (uint32_t)bits / 8;
+	o.cipher = rpc_param_str(params, "cipher", NULL);
+	o.label = rpc_param_str(params, "label", NULL);
+	o.sector_size = (uint32_t)rpc_param_int(params, "sector_size", 0);
+	kdf_params(kdf_type_of(rpc_param_str(params, "kdf", NULL)), &o.kdf,
+	    &o.digest_iterations, NULL);
+	if (cdev_open(device, 1, &d, err, sizeof(err)) != 0) {
+		rpc_error(call, errno == EBUSY ? NAS_ERR_BUSY : NAS_ERR_NOT_FOUND, "%s", err);
+		return;
+	}
+	if (!rpc_param_bool(params, "force", 0) && luks2_load(&d.io, &h, NULL, 0) == 0) {
+		luks2_free(h);
+		cdev_close(&d);
+		rpc_error(call, NAS_ERR_REFUSED, "%s holds a LUKS volume; force to "
+		    "destroy it", device);
+		return;
+	}
+	if ((pass = take_secret(call, params, "passphrase", "keyfile")) == NULL) {
+		cdev_close(&d);
+		return;
+	}
+	if (luks2_format(&d.io, &o, pass->buf, pass->len, &h, &vk, err, sizeof(err)) != 0) {
+		secret_free(pass);
+		cdev_close(&d);
+		rpc_error(call, NAS_ERR_FAILED, "%s: %s", device, err);
+		return;
+	}
+	secret_free(pass);
+	secret_free(vk);
+	cdev_close(&d);
+	log_info("%s: formatted, uuid %s", device, h->uuid);
+	params = header_json(device, h);
+	json_object_object_add(params, "key_bits", json_object_new_int(key_bits(h)));
+	luks2_free(h);
+	rpc_result(call, params);
+}
+
+static void
+crypt_open(struct rpc_call *call, struct json_object *params)
+{
+	const char *device = rpc_param_str(params, "device", "");
+	const char *name = rpc_param_str(params, "name", "");
+	char err[LUKS2_ERRLEN], uuid[160];
+	struct secret *vk;
+	struct json_object *o;
+	struct luks2 *h;
+	struct cdev d;
+	int slot;
+
+	if (!map_name_ok(name)) {
+		rpc_error(call, RPC_INVALID_PARAMS, "name: letters, digits, _ . - only");
+		return;
+	}
+	/* device-mapper, dm-crypt, keyring: the simulator has them all. */
+	if (sys == &sys_linux && (nas_feature_require(call, &cryptd_features[0]) != 0 ||
+	    nas_feature_require(call, &cryptd_features[1]) != 0 ||
+	    nas_feature_require(call, &cryptd_features[2]) != 0))
+		return;
+	if (sys->map_uuid(name, uuid, sizeof(uuid)) == 0) {
+		rpc_error(call, NAS_ERR_EXISTS, "a mapping %s exists", name);
+		return;
+	}
+	if (open_header(call, device, 0, &d, &h) != 0)
+		return;
+	if (unlock(call, params, device, &d, h, &vk, &slot) != 0)
+		goto out;
+	/* Proven the owner's: a damaged or older copy is mended now. */
+	if (h->version == 2 && h->repair) {
+		if (luks2_store(&d.io, h, err, sizeof(err)) != 0)
+			log_warnx("%s: header repair: %s", device, err);
+		else
+			log_info("%s: damaged header copy repaired", device);
+	}
+	if (map_open(h, &d, name, vk, err, sizeof(err)) != 0) {
+		rpc_error(call, errno == EEXIST ? NAS_ERR_EXISTS : NAS_ERR_FAILED,
+		    "%s: %s", device, err);
+	} else {
+		log_info("%s: opened as %s (keyslot %d)", device, name, slot);
+		o = json_object_new_object();
+		json_object_object_add(o, "name", json_object_new_string(name));
+		snprintf(err, sizeof(err), "/dev/mapper/%s", name);
+		json_object_object_add(o, "path", json_object_new_string(err));
+		json_object_object_add(o, "keyslot", json_object_new_int(slot));
+		rpc_result(call, o);
+	}
+	secret_free(vk);
+out:
+	luks2_free(h);
+	cdev_close(&d);
+}
+
+static void
+crypt_close(struct rpc_call *call, struct json_object *params)
+{
+	const char *name = rpc_param_str(params, "name", "");
+	char uuid[160];
+
+	if (!map_name_ok(name) || sys->map_uuid(name, uuid, sizeof(uuid)) != 0) {
+		rpc_error(call, NAS_ERR_NOT_FOUND, "no mapping %s", name);
+		return;
+	}
+	if (strncmp(uuid, "CRYPT-", 6) != 0) {
+		rpc_error(call, NAS_ERR_INVALID, "%s is not an encrypted mapping", name);
+		return;
+	}
+	if (sys->map_remove(name) != 0) {
+		rpc_error(call, errno == EBUSY ? NAS_ERR_BUSY : NAS_ERR_FAILED, "%s: %s",
+		    name, errno == EBUSY ? "in use (mounted?)" : strerror(errno));
+		return;
+	}
+	log_info("%s: closed", name);
+	rpc_result(call, json_object_new_object());
+}
+
+/* A new keyslot for the new passphrase or key file; header stored. */
+static int
+add_slot(struct rpc_call *call, struct json_object *params, const char *device,
+    struct cdev *d, struct luks2 *h, const struct secret *vk, int *slot)
+{
+	char err[LUKS2_ERRLEN];
+	struct luks2_kdf k;
+	struct secret *np;
+	int rc;
+
+	if (h->version != 2) {
+		rpc_error(call, NAS_ERR_INVALID, "%s: LUKS1 is read only", device);
+		return -1;
+	}
+	if ((np = take_secret(call, params, "new_passphrase", "new_keyfile")) == NULL)
+		return -1;
+	kdf_params(kdf_config()->type, &k, NULL, NULL);
+	rc = luks2_keyslot_add(&d->io, h, vk, np->buf, np->len, &k, slot, err,
+	    sizeof(err));
+	secret_free(np);
+	if (rc == 0)
+		rc = luks2_store(&d->io, h, err, sizeof(err));
+	if (rc != 0)
+		rpc_error(call, NAS_ERR_FAILED, "%s: %s", device, err);
+	return rc;
+}
+
+/* Keyslot slot out of the header (stored), then its area wiped. */
+static int
+drop_slot(struct rpc_call *call, const char *device, struct cdev *d,
+    struct luks2 *h, int slot)
+{
+	uint64_t off = h->ks[slot].area_offset, size = h->ks[slot].area_size;
+	char err[LUKS2_ERRLEN];
+
+	if (luks2_keyslot_drop(h, slot, err, sizeof(err)) != 0 ||
+	    luks2_store(&d->io, h, err, sizeof(err)) != 0 ||
+	    luks2_area_wipe(&d->io, off, size, err, sizeof(err)) != 0) {
+		rpc_error(call, NAS_ERR_FAILED, "%s: %s", device, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* change: 1 = add then drop the slot that opened. */
+static void
+key_add_or_change(struct rpc_call *call, struct json_object *params, int change)
+{
+	const char *device = rpc_param_str(params, "device", "");
+	struct json_object *o;
+	struct secret *vk = NULL;
+	struct luks2 *h;
+	struct cdev d;
+	int slot, nslot;
+
+	if (open_header(call, device, 0, &d, &h) != 0)
+		return;
+	if (unlock(call, params, device, &d, h, &vk, &slot) != 0 ||
+	    add_slot(call, params, device, &d, h, vk, &nslot) != 0 ||
+	    (change && drop_slot(call, device, &d, h, slot) != 0))
+		goto out;
+	log_info("%s: key %s (keyslot %d)", device, change ? "changed" : "added", nslot);
+	o = json_object_new_object();
+	json_object_object_add(o, "keyslot", json_object_new_int(nslot));
+	rpc_result(call, o);
+out:
+	secret_free(vk);
+	luks2_free(h);
+	cdev_close(&d);
+}
+
+static void
+key_add(struct rpc_call *call, struct json_object *params)
+{
+	key_add_or_change(call, params, 0);
+}
+
+static void
+key_change(struct rpc_call *call, struct json_object *params)
+{
+	key_add_or_change(call, params, 1);
+}
+
+static void
+key_remove(struct rpc_call *call, struct json_object *params)
+{
+	const char *device = rpc_param_str(params, "device", "");
+	struct secret *vk = NULL;
+	struct luks2 *h;
+	struct cdev d;
+	int slot;
+
+	if (open_header(call, device, 0, &d, &h) != 0)
+		return;
+	if (h->version != 2) {
+		rpc_error(call, NAS_ERR_INVALID, "%s: LUKS1 is read only", device);
+		goto out;
+	}
+	if (unlock(call, params, device, &d, h, &vk, &slot) != 0)
+		goto out;
+	if (luks2_keyslot_count(h) == 1 && !rpc_param_bool(params, "force", 0)) {
+		rpc_error(call, NAS_ERR_REFUSED, "%s: the last key: without it the data "
+		    "is lost for good; force to remove it", device);
+		goto out;
+	}
+	if (drop_slot(call, device, &d, h, slot) == 0) {
+		log_info("%s: keyslot %d removed", device, slot);
+		rpc_result(call, json_object_new_object());
+	}
+out:
+	secret_free(vk);
+	luks2_free(h);
+	cdev_close(&d);
+}
+
+/* Bytes of header and keyslots: what a backup holds. */
+static uint64_t
+header_bytes(const struct luks2 *h)
+{
+	return h->version == 2 ? 2 * h->hdr_size + h->keyslots_size : h->data_offset;
+}
+
+static int
+copy_bytes(const struct luks2_io *from, const struct luks2_io *to, uint64_t len)
+{
+	uint8_t buf[65536];
+	uint64_t off;
+	size_t n;
+
+	for (off = 0; off < len; off += n) {
+		n = len - off < sizeof(buf) ? (size_t)(len - off) : sizeof(buf);
+		if (luks2_read_at(from, buf, n, off) != 0 ||
+		    to->write(to->ctx, buf, n, off) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void
+header_backup(struct rpc_call *call, struct json_object *params)
+{
+	const char *device = rpc_param_str(params, "device", "");
+	const char *file = rpc_param_str(params, "file", "");
+	struct luks2_io out;
+	struct luks2 *h;
+	struct cdev d;
+	char err[LUKS2_ERRLEN];
+	uint64_t n;
+	int fd;
+
+	if (open_header(call, device, 0, &d, &h) != 0)
+		return;
+	n = header_bytes(h);
+	/* A new file, root's alone: it holds every keyslot. */
+	if ((fd = file_open(file, O_WRONLY | O_CREAT | O_EXCL, err, sizeof(err))) < 0) {
+		rpc_error(call, NAS_ERR_FAILED, "%s", err);
+		goto out;
+	}
+	luks2_io_fd(&out, &fd, n);
+	if (copy_bytes(&d.io, &out, n) != 0 || fsync(fd) != 0) {
+		close(fd);
+		unlink(file);
+		rpc_error(call, NAS_ERR_FAILED, "%s: cannot write the backup", file);
+		goto out;
+	}
+	close(fd);
+	log_info("%s: header backed up to %s", device, file);
+	params = json_object_new_object();
+	json_object_object_add(params, "bytes", json_object_new_int64((int64_t)n));
+	rpc_result(call, params);
+out:
+	luks2_free(h);
+	cdev_close(&d);
+}
+
+static void
+header_restore(struct rpc_call *call, struct json_object *params)
+{
+	const char *device = rpc_param_str(params, "device", "");
+	const char *file = rpc_param_str(params, "file", "");
+	char err[LUKS2_ERRLEN];
+	struct luks2 *b = NULL, *cur = NULL;
+	struct luks2_io in;
+	struct stat st;
+	struct cdev d;
+	int fd;
+
+	if (strcmp(rpc_param_str(params, "confirm", ""), device) != 0) {
+		rpc_error(call, NAS_ERR_REFUSED, "confirm must repeat the device: the "
+		    "keys of the backup replace the current ones");
+		return;
+	}
+	if ((fd = file_open(file, O_RDONLY, err, sizeof(err))) < 0) {
+		rpc_error(call, NAS_ERR_NOT_FOUND, "%s", err);
+		return;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		rpc_error(call, NAS_ERR_NOT_FOUND, "%s: not a regular file", file);
+		return;
+	}
+	luks2_io_fd(&in, &fd, (uint64_t)st.st_size);
+	if (luks2_load(&in, &b, err, sizeof(err)) != 0 ||
+	    (uint64_t)st.st_size != header_bytes(b)) {
+		close(fd);
+		luks2_free(b);
+		rpc_error(call, NAS_ERR_INVALID, "%s: not a header backup: %s", file,
+		    b ? "wrong size" : err);
+		return;
+	}
+	if (cdev_open(device, 1, &d, err, sizeof(err)) != 0) {
+		close(fd);
+		luks2_free(b);
+		rpc_error(call, NAS_ERR_BUSY, "%s", err);
+		return;
+	}
+	/*
+	 * The data must stay readable: the same volume (uuid) and segment,
+	 * or no readable header now (the case a backup is for).
+	 */
+	if (luks2_load(&d.io, &cur, NULL, 0) == 0 &&
+	    (strcmp(cur->uuid, b->uuid) != 0 || cur->data_offset != b->data_offset ||
+	    strcmp(cur->cipher, b->cipher) != 0 || cur->sector_size != b->sector_size)) {
+		rpc_error(call, NAS_ERR_INVALID, "%s: the backup is of another volume "
+		    "(uuid, offset, cipher or sector size differ)", device);
+	} else if (b->data_offset >= d.size || copy_bytes(&in, &d.io, st.st_size) != 0) {
+		rpc_error(call, NAS_ERR_FAILED, "%s: cannot restore the header", device);
+	} else {
+		log_info("%s: header restored from %s", device, file);
+		rpc_result(call, json_object_new_object());
+	}
+	close(fd);
+	luks2_free(b);
+	luks2_free(cur);
+	cdev_close(&d);
+}
+
+static void
+crypt_erase(struct rpc_call *call, struct json_object *params)
+{
+	const char *device = rpc_param_str(params, "device", "");
+	struct luks2 *h;
+	struct cdev d;
+	int i, n = 0;
+
+	if (strcmp(rpc_param_str(params, "confirm", ""), device) != 0) {
+		rpc_error(call, NAS_ERR_REFUSED, "confirm must repeat the device: every "
+		    "key is wiped and the data is lost for good");
+		return;
+	}
+	if (open_header(call, device, 1, &d, &h) != 0)
+		return;
+	if (h->version != 2) {
+		rpc_error(call, NAS_ERR_INVALID, "%s: LUKS1 is read only", device);
+		goto out;
+	}
+	for (i = 0; i < LUKS2_KEYSLOTS; i++) {
+		if (!h->ks[i].used)
+			continue;
+		if (drop_slot(call, device, &d, h, i) != 0)
+			goto out;
+		n++;
+	}
+	log_info("%s: erased (%d keyslots wiped)", device, n);
+	params = json_object_new_object();
+	json_object_object_add(params, "keyslots_wiped", json_object_new_int(n));
+	rpc_result(call, params);
+out:
+	luks2_free(h);
+	cdev_close(&d);
+}
+
+static void
+crypt_benchmark(struct rpc_call *call, struct json_object *params)
+{
+	struct json_object *o = json_object_new_object(), *k;
+	struct luks2_kdf kdf;
+	uint32_t di;
+	double ms;
+
+	kdf_params(kdf_type_of(rpc_param_str(params, "kdf", NULL)), &kdf, &di, &ms);
+	k = luks2_kdf_json(&kdf, 0);
+	json_object_object_add(k, "ms", json_object_new_int64((int64_t)(ms + 0.5)));
+	json_object_object_add(o, "kdf", k);
+	json_object_object_add(o, "digest_iterations", json_object_new_int64(di));
+	json_object_object_add(o, "max_memory_kib",
+	    json_object_new_int64(kdf_config()->max_memory_kib));
+	json_object_object_add(o, "time_ms", json_object_new_int64(kdf_config()->time_ms));
+	rpc_result(call, o);
+}
+
+#define DEVICE	{ "device", RPC_STRING, RPC_REQUIRED, 1, 255, NULL, "block device (/dev/...)" }
+#define PASS	{ "passphrase", RPC_STRING, RPC_SECRET, 1, LUKS2_PASS_MAX, NULL, \
+		  "a passphrase that opens it" }
+#define KEYFILE	{ "keyfile", RPC_STRING, 0, 1, 255, NULL, "or a key file on the NAS" }
+#define END	{ NULL, 0, 0, 0, 0, NULL, NULL }
+
+static const char *const kdfs[] = { "argon2id", "argon2i", "pbkdf2", NULL };
+static const char *const ciphers[] = { "aes-xts-plain64", NULL };
+
+static const struct rpc_param format_params[] = {
+	DEVICE,
+	{ "passphrase", RPC_STRING, RPC_SECRET, 1, LUKS2_PASS_MAX, NULL, "the first passphrase" },
+	KEYFILE,
+	{ "cipher", RPC_STRING, 0, 0, 0, ciphers, "default aes-xts-plain64" },
+	{ "key_bits", RPC_INT, 0, 256, 512, NULL, "256 or 512 (default)" },
+	{ "kdf", RPC_STRING, 0, 0, 0, kdfs, "default [kdf] type" },
+	{ "label", RPC_STRING, 0, 0, 47, NULL, "LUKS label" },
+	{ "sector_size", RPC_INT, 0, 512, 4096, NULL, "default 4096 where the size allows" },
+	{ "force", RPC_BOOL, 0, 0, 0, NULL, "format over an existing LUKS volume" },
+	END
+};
+static const struct rpc_param device_params[] = { DEVICE, END };
+static const struct rpc_param open_params[] = {
+	DEVICE,
+	{ "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "mapping name: /dev/mapper/NAME" },
+	PASS, KEYFILE, END
+};
+static const struct rpc_param name_params[] = {
+	{ "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "mapping name" }, END
+};
+static const struct rpc_param key_add_params[] = {
+	DEVICE, PASS, KEYFILE,
+	{ "new_passphrase", RPC_STRING, RPC_SECRET, 1, LUKS2_PASS_MAX, NULL, "the key to add" },
+	{ "new_keyfile", RPC_STRING, 0, 1, 255, NULL, "or a key file to add" },
+	END
+};
+static const struct rpc_param key_change_params[] = {
+	DEVICE,
+	{ "passphrase", RPC_STRING, RPC_REQUIRED | RPC_SECRET, 1, LUKS2_PASS_MAX, NULL,
+	  "the passphrase to change" },
+	{ "new_passphrase", RPC_STRING, RPC_REQUIRED | RPC_SECRET, 1, LUKS2_PASS_MAX, NULL,
+	  "what replaces it" },
+	END
+};
+static const struct rpc_param key_remove_params[] = {
+	DEVICE, PASS, KEYFILE,
+	{ "force", RPC_BOOL, 0, 0, 0, NULL, "remove the last key too" },
+	END
+};
+static const struct rpc_param backup_params[] = {
+	DEVICE, { "file", RPC_STRING, RPC_REQUIRED, 1, 255, NULL, "a new file" }, END
+};
+static const struct rpc_param restore_params[] = {
+	DEVICE, { "file", RPC_STRING, RPC_REQUIRED, 1, 255, NULL, "a backup file" },
+	{ "confirm", RPC_STRING, RPC_REQUIRED, 1, 255, NULL, "the device again" }, END
+};
+static const struct rpc_param erase_params[] = {
+	DEVICE, { "confirm", RPC_STRING, RPC_REQUIRED, 1, 255, NULL, "the device again" }, END
+};
+static const struct rpc_param bench_params[] = {
+	{ "kdf", RPC_STRING, 0, 0, 0, kdfs, "default [kdf] type" }, END
+};
+
+const struct rpc_method cryptd_crypt_methods[] = {
+	{ "crypt.format", crypt_format, format_params, RPC_MUTATES,
+	  "write a new LUKS2 header (the data is lost)" },
+	{ "crypt.show", crypt_show, device_params, 0,
+	  "a LUKS device's header: uuid, cipher, keyslots, open mapping" },
+	{ "crypt.list", crypt_list, NULL, 0, "open encrypted mappings" },
+	{ "crypt.open", crypt_open, open_params, RPC_MUTATES,
+	  "unlock a LUKS device into /dev/mapper/NAME" },
+	{ "crypt.close", crypt_close, name_params, RPC_MUTATES, "close a mapping" },
+	{ "crypt.erase", crypt_erase, erase_params, RPC_MUTATES,
+	  "wipe every keyslot: the data is gone for good" },
+	{ "crypt.benchmark", crypt_benchmark, bench_params, RPC_MUTATES,
+	  "calibrate the KDF on this board (takes about [kdf] time_ms)" },
+	{ "key.add", key_add, key_add_params, RPC_MUTATES, "add a passphrase or key file" },
+	{ "key.change", key_change, key_change_params, RPC_MUTATES, "change a passphrase" },
+	{ "key.remove", key_remove, key_remove_params, RPC_MUTATES,
+	  "remove the keyslot a passphrase opens" },
+	{ "key.list", key_list, device_params, 0, "a device's keyslots" },
+	{ "header.backup", header_backup, backup_params, RPC_MUTATES,
+	  "copy the header and keyslots to a new file" },
+	{ "header.restore", header_restore, restore_params, RPC_MUTATES,
+	  "put a header backup back" },
+	{ NULL, NULL, NULL, 0, NULL }
+};

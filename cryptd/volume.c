@@ -1,0 +1,317 @@
+/*
+ * volume.c: what the methods share: devices opened and sized, the
+ * unlock rate limit, the KDF calibrated for this board, and a mapping
+ * made with the volume key passed through the keyring.
+ */
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <linux/fs.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "secret.h"
+#include "cryptd.h"
+#include "system.h"
+
+int
+cdev_open(const char *path, int excl, struct cdev *d, char *err, size_t errlen)
+{
+	struct stat st;
+	unsigned long long size;
+
+	memset(d, 0, sizeof(*d));
+	d->fd = -1;
+	if (!sys->device_ok(path))
+		return luks2_err(err, errlen, "%s: not a block device", path);
+	/* excl < 0: read only, for the read group's methods. */
+	d->fd = open(path, (excl < 0 ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOFOLLOW |
+	    (excl > 0 ? O_EXCL : 0));
+	if (d->fd < 0 || fstat(d->fd, &st) != 0) {
+		luks2_err(err, errlen, "%s: %s", path, errno == EBUSY ?
+		    "in use (mounted, in an array or open)" : strerror(errno));
+		cdev_close(d);
+		return -1;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(d->fd, BLKGETSIZE64, &size) != 0) {
+			luks2_err(err, errlen, "%s: size: %s", path, strerror(errno));
+			cdev_close(d);
+			return -1;
+		}
+		d->size = size;
+		/* The table names the device by number: no path to swap. */
+		snprintf(d->table_dev, sizeof(d->table_dev), "%u:%u",
+		    major(st.st_rdev), minor(st.st_rdev));
+		d->id_dev = st.st_rdev;
+		d->id_ino = 0;
+	} else if (S_ISREG(st.st_mode) && sys == &sys_sim) {
+		d->size = (uint64_t)st.st_size;
+		snprintf(d->table_dev, sizeof(d->table_dev), "%s", path);
+		d->id_dev = st.st_dev;
+		d->id_ino = st.st_ino;
+	} else {
+		cdev_close(d);
+		return luks2_err(err, errlen, "%s: not a block device", path);
+	}
+	luks2_io_fd(&d->io, &d->fd, d->size);
+	return 0;
+}
+
+void
+cdev_close(struct cdev *d)
+{
+	if (d->fd >= 0) {
+		fsync(d->fd);
+		close(d->fd);
+	}
+	d->fd = -1;
+}
+
+/* ---- unlock attempts: a back-off per device, kept by the daemon ---- */
+
+#define RL_SLOTS	64
+#define RL_MAX_DELAY	60.
+
+static struct {
+	uint64_t	 dev, ino;
+	unsigned	 fails;
+	double		 last;
+} rl[RL_SLOTS];
+
+static double
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double (*rl_clock)(void) = mono_now;
+
+void
+ratelimit_set_clock(double (*fn)(void))
+{
+	rl_clock = fn ? fn : mono_now;
+}
+
+static int
+rl_find(const struct cdev *d, int make)
+{
+	int i, free_i = -1, oldest = 0;
+
+	for (i = 0; i < RL_SLOTS; i++) {
+		if (rl[i].fails && rl[i].dev == d->id_dev && rl[i].ino == d->id_ino)
+			return i;
+		if (!rl[i].fails && free_i < 0)
+			free_i = i;
+		if (rl[i].last < rl[oldest].last)
+			oldest = i;
+	}
+	if (!make)
+		return -1;
+	/* Full: the device idle longest is forgotten. */
+	i = free_i >= 0 ? free_i : oldest;
+	memset(&rl[i], 0, sizeof(rl[i]));
+	rl[i].dev = d->id_dev;
+	rl[i].ino = d->id_ino;
+	return i;
+}
+
+static double
+rl_delay(unsigned fails)
+{
+	double s = 1;
+
+	while (--fails > 0 && s < RL_MAX_DELAY)
+		s *= 2;
+	return s < RL_MAX_DELAY ? s : RL_MAX_DELAY;
+}
+
+double
+ratelimit_wait(const struct cdev *d)
+{
+	int i = rl_find(d, 0);
+	double left;
+
+	if (i < 0)
+		return 0;
+	left = rl[i].last + rl_delay(rl[i].fails) - rl_clock();
+	return left > 0 ? left : 0;
+}
+
+void
+ratelimit_note(const struct cdev *d, int ok)
+{
+	int i = rl_find(d, !ok);
+
+	if (i < 0)
+		return;
+	if (ok) {
+		memset(&rl[i], 0, sizeof(rl[i]));
+		return;
+	}
+	rl[i].fails++;
+	rl[i].last = rl_clock();
+}
+
+/* ---- the KDF for new keyslots, calibrated once ---- */
+
+static struct kdf_conf kc = { KDF_ARGON2ID, 65536, 1000, 1 };
+static struct luks2_kdf calibrated[3];	/* by type; salt_len 0: not yet */
+static double calib_ms[3];
+static uint32_t digest_iter;
+
+void
+kdf_configure(const struct kdf_conf *c)
+{
+	kc = *c;
+	memset(calibrated, 0, sizeof(calibrated));
+	digest_iter = 0;
+}
+
+const struct kdf_conf *
+kdf_config(void)
+{
+	return &kc;
+}
+
+static double
+time_one(const struct luks2_kdf *k)
+{
+	uint8_t out[64];
+	double t0 = mono_now();
+
+	luks2_kdf_derive(k, "calibration", 11, out, sizeof(out));
+	return (mono_now() - t0) * 1000;
+}
+
+/* pbkdf2-sha256 iterations per millisecond on this board. */
+static double
+pbkdf2_rate(void)
+{
+	struct luks2_kdf p = { .type = KDF_PBKDF2, .hash = "sha256",
+	    .iterations = 20000, .salt_len = 32 };
+	double t = time_one(&p);
+
+	return 20000 / (t > 0.01 ? t : 0.01);
+}
+
+static void
+calibrate(enum luks2_kdf_type type)
+{
+	struct luks2_kdf k = { .type = type, .hash = "sha256", .iterations = 1000,
+	    .time = 4, .memory = kc.max_memory_kib, .cpus = kc.cpus, .salt_len = 32 };
+	double t, per = pbkdf2_rate(), n;
+
+	n = per * kc.time_ms / 8;	/* the digest: an eighth of the target */
+	digest_iter = n > 1000 ? (n < INT32_MAX ? (uint32_t)n : INT32_MAX) : 1000;
+	if (type == KDF_PBKDF2) {
+		n = per * kc.time_ms;
+		k.iterations = n > 1000 ? (n < INT32_MAX ? (uint32_t)n : INT32_MAX) : 1000;
+		t = kc.time_ms;
+	} else {
+		/* Less memory until 4 passes fit the target, then more passes. */
+		while ((t = time_one(&k)) > kc.time_ms && k.memory >= 64)
+			k.memory /= 2;
+		n = 4 * kc.time_ms / (t > 0.01 ? t : 0.01);
+		k.time = n < 4 ? 4 : n < 1000000 ? (uint32_t)n : 1000000;
+		t = t * k.time / 4;
+	}
+	calibrated[type] = k;
+	calib_ms[type] = t;
+	log_info("kdf calibrated: %s time %u memory %u KiB cpus %u iterations %u, "
+	    "about %.0f ms", luks2_kdf_name(type), k.time, k.memory, k.cpus,
+	    k.iterations, t);
+}
+
+int
+kdf_params(enum luks2_kdf_type type, struct luks2_kdf *out,
+    uint32_t *digest_iterations, double *ms)
+{
+	if ((unsigned)type > KDF_ARGON2ID)
+		return -1;
+	if (calibrated[type].salt_len == 0)
+		calibrate(type);
+	*out = calibrated[type];
+	if (digest_iterations)
+		*digest_iterations = digest_iter;
+	if (ms)
+		*ms = calib_ms[type];
+	return 0;
+}
+
+/* ---- mappings ---- */
+
+int
+map_name_ok(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	if (n == 0 || n > 64 || name[0] == '.' || name[0] == '-')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", name[i]))
+			return 0;
+	return 1;
+}
+
+/* cryptsetup's convention, so stock tools know the mapping. */
+void
+map_dm_uuid(const struct luks2 *h, const char *name, char *buf, size_t len)
+{
+	char hex[40];
+	size_t i, o = 0;
+
+	for (i = 0; h->uuid[i] && o + 1 < sizeof(hex); i++)
+		if (h->uuid[i] != '-')
+			hex[o++] = h->uuid[i];
+	hex[o] = '\0';
+	snprintf(buf, len, "CRYPT-LUKS%d-%s-%s", h->version, hex, name);
+}
+
+int
+map_open(const struct luks2 *h, const struct cdev *d, const char *name,
+    const struct secret *vk, char *err, size_t errlen)
+{
+	char uuid[160], params[768];
+	uint64_t bytes;
+	long id;
+	int rc, saved;
+
+	if (h->data_offset >= d->size)
+		return luks2_err(err, errlen, "data offset past the end of the device");
+	bytes = h->data_size ? h->data_size : d->size - h->data_offset;
+	bytes -= bytes % h->sector_size;
+	if (bytes == 0 || h->data_offset + bytes > d->size)
+		return luks2_err(err, errlen, "the data segment does not fit the device");
+	map_dm_uuid(h, name, uuid, sizeof(uuid));
+	if (sys->key_add(uuid, vk, &id) != 0)
+		return luks2_err(err, errlen, "keyring: %s", strerror(errno));
+	if (snprintf(params, sizeof(params), "%s :%zu:logon:cryptd:%s %llu %s %llu%s",
+	    h->cipher, vk->len, uuid, (unsigned long long)h->iv_tweak, d->table_dev,
+	    (unsigned long long)(h->data_offset / 512),
+	    h->sector_size == 512 ? "" : h->sector_size == 4096 ?
+	    " 1 sector_size:4096" : h->sector_size == 2048 ? " 1 sector_size:2048" :
+	    " 1 sector_size:1024") >= (int)sizeof(params)) {
+		sys->key_unlink(id);
+		return luks2_err(err, errlen, "table too long");
+	}
+	rc = sys->map_create(name, uuid, bytes / 512, params);
+	saved = errno;
+	/* The kernel holds its own copy now: ours leaves the keyring at once. */
+	if (sys->key_unlink(id) != 0)
+		log_warn("keyring: unlink");
+	if (rc != 0)
+		return luks2_err(err, errlen, "device-mapper: %s", strerror(saved));
+	return 0;
+}

@@ -1,0 +1,358 @@
+/*
+ * Unit tests of cryptd's methods on the simulated keyring and
+ * device-mapper (cryptd/system-sim.c), devices being plain files: format,
+ * open and close with the key through the keyring (never in the table,
+ * unlinked after the load), the rate limit on a fake clock, key
+ * add/change/remove, header backup/restore, erase, key files, repair of
+ * a damaged primary, and the refusals.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unit-util.h"
+#include "rpc.h"
+#include "cryptd/cryptd.h"
+#include "cryptd/system.h"
+
+static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+static struct rpc_server *srv;
+static char *dir, dev[512], p[2048];
+static double fake_now;
+
+static double
+fake_clock(void)
+{
+	return fake_now;
+}
+
+static void
+setup(void)
+{
+	struct kdf_conf k = { KDF_ARGON2ID, 32, 10, 1 };
+	int fd;
+
+	sys = &sys_sim;
+	sim_reset();
+	kdf_configure(&k);
+	fake_now = 1000;
+	ratelimit_set_clock(fake_clock);
+	dir = unit_tmpdir();
+	crypt_set_file_dirs(dir);
+	snprintf(dev, sizeof(dev), "%s/disk", dir);
+	fd = open(dev, O_RDWR | O_CREAT, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (LUKS2_DATA_OFFSET + (4 << 20))), 0);
+	close(fd);
+	srv = rpc_server_new("cryptd", "test");
+	rpc_server_add_methods(srv, cryptd_crypt_methods);
+}
+
+static void
+teardown(void)
+{
+	rpc_server_free(srv);
+	unit_rmtree(dir);
+	free(dir);
+}
+
+/* The error code of method with params printed from fmt (0: a result). */
+static int
+code(const char *method, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int
+code(const char *method, const char *fmt, ...)
+{
+	struct json_object *a;
+	va_list ap;
+	int c;
+
+	va_start(ap, fmt);
+	vsnprintf(p, sizeof(p), fmt, ap);
+	va_end(ap);
+	a = unit_call(srv, &root, method, p);
+	c = unit_err_code(a);
+	json_object_put(a);
+	return c;
+}
+
+static struct json_object *
+result(const char *method, const char *params)
+{
+	struct json_object *a = unit_call(srv, &root, method, params), *r;
+
+	ck_assert_msg(unit_err_code(a) == 0, "%s: %s", method, unit_err_msg(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_get(r);
+	json_object_put(a);
+	return r;
+}
+
+static void
+format(const char *pass)
+{
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"%s\"}",
+	    dev, pass), 0);
+}
+
+static int
+opens(const char *name, const char *pass)
+{
+	int c = code("crypt.open", "{\"device\":\"%s\",\"name\":\"%s\",\"passphrase\":\"%s\"}",
+	    dev, name, pass);
+
+	if (c == 0)
+		ck_assert_int_eq(code("crypt.close", "{\"name\":\"%s\"}", name), 0);
+	fake_now += 100;	/* past any back-off */
+	return c;
+}
+
+START_TEST(format_open_close)
+{
+	struct json_object *r, *v;
+	char table[1024], q[600];
+	const char *s;
+	size_t i, run;
+
+	format("correct horse");
+	snprintf(q, sizeof(q), "{\"device\":\"%s\"}", dev);
+	r = result("crypt.show", q);
+	json_object_object_get_ex(r, "version", &v);
+	ck_assert_int_eq(json_object_get_int(v), 2);
+	json_object_object_get_ex(r, "sector_size", &v);
+	ck_assert_int_eq(json_object_get_int(v), 4096);
+	json_object_object_get_ex(r, "key_bits", &v);
+	ck_assert_int_eq(json_object_get_int(v), 512);
+	json_object_object_get_ex(r, "keyslots", &v);
+	ck_assert_int_eq(json_object_array_length(v), 1);
+	json_object_put(r);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"vol1\","
+	    "\"passphrase\":\"correct horse\"}", dev), 0);
+	/* The key went through the keyring and left it. */
+	ck_assert_int_eq(sim_keys_linked(), 0);
+	ck_assert_int_eq(sys->map_table("vol1", table, sizeof(table)), 0);
+	ck_assert_ptr_nonnull(strstr(table, " :64:logon:cryptd:CRYPT-LUKS2-"));
+	ck_assert_ptr_nonnull(strstr(table, " 1 sector_size:4096"));
+	for (s = table, run = 0, i = 0; s[i]; i++) {	/* no key in hex (the uuid is 32 digits) */
+		run = strchr("0123456789abcdef", s[i]) ? run + 1 : 0;
+		ck_assert_uint_lt(run, 40);
+	}
+	r = result("crypt.show", q);
+	json_object_object_get_ex(r, "open", &v);
+	ck_assert_str_eq(json_object_get_string(v), "vol1");
+	json_object_put(r);
+	r = result("crypt.list", NULL);
+	json_object_object_get_ex(r, "mappings", &v);
+	ck_assert_int_eq(json_object_array_length(v), 1);
+	json_object_put(r);
+	/* A name is taken once. */
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"vol1\","
+	    "\"passphrase\":\"correct horse\"}", dev), NAS_ERR_EXISTS);
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"vol1\"}"), 0);
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"vol1\"}"), NAS_ERR_NOT_FOUND);
+	ck_assert_int_eq(sim_keys_linked(), 0);
+}
+END_TEST
+
+START_TEST(refusals)
+{
+	format("pw one");
+	/* An existing LUKS volume needs force. */
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"x\"}",
+	    dev), NAS_ERR_REFUSED);
+	ck_assert_int_eq(opens("vol1", "pw one"), 0);
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"x\","
+	    "\"key_bits\":384}", dev), RPC_INVALID_PARAMS);
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"x\","
+	    "\"kdf\":\"scrypt\"}", dev), RPC_INVALID_PARAMS);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"a b\","
+	    "\"passphrase\":\"pw one\"}", dev), RPC_INVALID_PARAMS);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"v\"}", dev),
+	    RPC_INVALID_PARAMS);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"v\","
+	    "\"passphrase\":\"pw one\",\"keyfile\":\"/etc/passwd\"}", dev), RPC_INVALID_PARAMS);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s/none\",\"name\":\"v\","
+	    "\"passphrase\":\"pw one\"}", dir), NAS_ERR_NOT_FOUND);
+	ck_assert_int_eq(code("crypt.show", "{\"device\":\"%s\"}", dir), NAS_ERR_NOT_FOUND);
+	ck_assert_int_eq(code("crypt.erase", "{\"device\":\"%s\",\"confirm\":\"x\"}", dev),
+	    NAS_ERR_REFUSED);
+	ck_assert_int_eq(opens("vol1", "pw one"), 0);
+}
+END_TEST
+
+START_TEST(rate_limit)
+{
+	format("right");
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"v\","
+	    "\"passphrase\":\"wrong\"}", dev), NAS_ERR_DENIED);
+	/* At once, even the right one waits: the back-off is the device's. */
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"v\","
+	    "\"passphrase\":\"right\"}", dev), NAS_ERR_BUSY);
+	ck_assert_int_eq(code("key.add", "{\"device\":\"%s\",\"passphrase\":\"right\","
+	    "\"new_passphrase\":\"x\"}", dev), NAS_ERR_BUSY);
+	fake_now += 1.5;
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"v\","
+	    "\"passphrase\":\"wrong\"}", dev), NAS_ERR_DENIED);
+	fake_now += 1.5;	/* the second failure waits 2 s */
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"v\","
+	    "\"passphrase\":\"right\"}", dev), NAS_ERR_BUSY);
+	fake_now += 1;
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"v\","
+	    "\"passphrase\":\"right\"}", dev), 0);
+	/* Success clears the count: a wrong one now waits 1 s again. */
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"v\"}"), 0);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"v\","
+	    "\"passphrase\":\"wrong\"}", dev), NAS_ERR_DENIED);
+	fake_now += 1.1;
+	ck_assert_int_eq(opens("v", "right"), 0);
+}
+END_TEST
+
+START_TEST(keys)
+{
+	format("first");
+	ck_assert_int_eq(code("key.add", "{\"device\":\"%s\",\"passphrase\":\"first\","
+	    "\"new_passphrase\":\"second\"}", dev), 0);
+	ck_assert_int_eq(opens("v", "second"), 0);
+	ck_assert_int_eq(opens("v", "first"), 0);
+	ck_assert_int_eq(code("key.change", "{\"device\":\"%s\",\"passphrase\":\"first\","
+	    "\"new_passphrase\":\"third\"}", dev), 0);
+	ck_assert_int_eq(opens("v", "first"), NAS_ERR_DENIED);
+	ck_assert_int_eq(opens("v", "third"), 0);
+	ck_assert_int_eq(code("key.remove", "{\"device\":\"%s\",\"passphrase\":\"second\"}",
+	    dev), 0);
+	fake_now += 100;
+	ck_assert_int_eq(opens("v", "second"), NAS_ERR_DENIED);
+	/* The last key only with force. */
+	ck_assert_int_eq(code("key.remove", "{\"device\":\"%s\",\"passphrase\":\"third\"}",
+	    dev), NAS_ERR_REFUSED);
+	ck_assert_int_eq(opens("v", "third"), 0);
+	ck_assert_int_eq(code("key.list", "{\"device\":\"%s\"}", dev), 0);
+}
+END_TEST
+
+START_TEST(keyfile)
+{
+	char *kf = unit_write(dir, "key", "\x01\x02 a key file\n\n");
+
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"keyfile\":\"%s\"}",
+	    dev, kf), 0);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"k\","
+	    "\"keyfile\":\"%s\"}", dev, kf), 0);
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"k\"}"), 0);
+	ck_assert_int_eq(code("key.add", "{\"device\":\"%s\",\"keyfile\":\"%s\","
+	    "\"new_passphrase\":\"typed\"}", dev, kf), 0);
+	ck_assert_int_eq(opens("k", "typed"), 0);
+	/* Not a regular file: refused. */
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"k\","
+	    "\"keyfile\":\"%s\"}", dev, dir), NAS_ERR_FAILED);
+	free(kf);
+}
+END_TEST
+
+START_TEST(backup_restore_erase)
+{
+	char file[600], link[600];
+
+	format("old");
+	snprintf(file, sizeof(file), "%s/hdr", dir);
+	ck_assert_int_eq(code("header.backup", "{\"device\":\"%s\",\"file\":\"%s\"}",
+	    dev, file), 0);
+	/* Never over an existing file, nor outside file_dirs, nor through a symlink. */
+	ck_assert_int_eq(code("header.backup", "{\"device\":\"%s\",\"file\":\"%s\"}",
+	    dev, file), NAS_ERR_FAILED);
+	ck_assert_int_eq(code("header.backup", "{\"device\":\"%s\",\"file\":\"%s/../x\"}",
+	    dev, dir), NAS_ERR_FAILED);
+	ck_assert_int_eq(code("header.backup", "{\"device\":\"%s\",\"file\":\"/tmp/x%d\"}",
+	    dev, (int)getpid()), NAS_ERR_FAILED);
+	snprintf(link, sizeof(link), "%s/ln", dir);
+	ck_assert_int_eq(symlink("/tmp", link), 0);
+	ck_assert_int_eq(code("header.backup", "{\"device\":\"%s\",\"file\":\"%s/x\"}",
+	    dev, link), NAS_ERR_FAILED);
+	ck_assert_int_eq(code("key.change", "{\"device\":\"%s\",\"passphrase\":\"old\","
+	    "\"new_passphrase\":\"new\"}", dev), 0);
+	ck_assert_int_eq(opens("v", "old"), NAS_ERR_DENIED);
+	ck_assert_int_eq(code("header.restore", "{\"device\":\"%s\",\"file\":\"%s\","
+	    "\"confirm\":\"nope\"}", dev, file), NAS_ERR_REFUSED);
+	ck_assert_int_eq(code("header.restore", "{\"device\":\"%s\",\"file\":\"%s\","
+	    "\"confirm\":\"%s\"}", dev, dev, dev), NAS_ERR_INVALID);
+	ck_assert_int_eq(code("header.restore", "{\"device\":\"%s\",\"file\":\"%s\","
+	    "\"confirm\":\"%s\"}", dev, file, dev), 0);
+	/* The backup's keys are back, the newer ones gone. */
+	ck_assert_int_eq(opens("v", "old"), 0);
+	ck_assert_int_eq(opens("v", "new"), NAS_ERR_DENIED);
+	/* Never over another volume: its data would be lost. */
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"other\","
+	    "\"force\":true}", dev), 0);
+	ck_assert_int_eq(code("header.restore", "{\"device\":\"%s\",\"file\":\"%s\","
+	    "\"confirm\":\"%s\"}", dev, file, dev), NAS_ERR_INVALID);
+	ck_assert_int_eq(opens("v", "other"), 0);
+	ck_assert_int_eq(code("crypt.erase", "{\"device\":\"%s\",\"confirm\":\"%s\"}",
+	    dev, dev), 0);
+	ck_assert_int_eq(opens("v", "old"), NAS_ERR_DENIED);
+}
+END_TEST
+
+START_TEST(damaged_primary)
+{
+	struct json_object *r, *v;
+	char q[600];
+	int fd;
+
+	format("pw");
+	fd = open(dev, O_RDWR);
+	ck_assert_int_eq(pwrite(fd, "garbage", 7, 4200), 7);
+	close(fd);
+	snprintf(q, sizeof(q), "{\"device\":\"%s\"}", dev);
+	r = result("crypt.show", q);
+	json_object_object_get_ex(r, "header_repair_needed", &v);
+	ck_assert(json_object_get_boolean(v));
+	json_object_put(r);
+	ck_assert_int_eq(opens("v", "pw"), 0);
+	r = result("crypt.show", q);
+	json_object_object_get_ex(r, "header_repair_needed", &v);
+	ck_assert(!json_object_get_boolean(v));
+	json_object_put(r);
+}
+END_TEST
+
+START_TEST(benchmark)
+{
+	struct json_object *r = result("crypt.benchmark", "{\"kdf\":\"argon2id\"}"), *k, *v;
+
+	json_object_object_get_ex(r, "kdf", &k);
+	json_object_object_get_ex(k, "memory", &v);
+	ck_assert_int_le(json_object_get_int(v), 32);	/* the cap holds */
+	json_object_object_get_ex(k, "time", &v);
+	ck_assert_int_ge(json_object_get_int(v), 4);
+	json_object_put(r);
+}
+END_TEST
+
+static Suite *
+cryptd_suite(void)
+{
+	Suite *s = suite_create("cryptd");
+	TCase *tc = tcase_create("methods");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, format_open_close);
+	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, rate_limit);
+	tcase_add_test(tc, keys);
+	tcase_add_test(tc, keyfile);
+	tcase_add_test(tc, backup_restore_erase);
+	tcase_add_test(tc, damaged_primary);
+	tcase_add_test(tc, benchmark);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return unit_run(cryptd_suite());
+}
