@@ -236,13 +236,14 @@ first_label(struct create *c, int i, char *err, size_t errlen)
 	const struct disk *d = job_disk(c, i, err, errlen);
 	struct label l;
 	struct dfd f;
-	int next;
+	int next, rc;
 
 	if (d == NULL || dfd_open(&f, &d->sys, err, errlen) == -1)
 		return -1;
-	if (label_read_fd(&f, &l, &next, err, errlen) != 1) {
-		snprintf(err, errlen, "%s carries a label again since it was erased: not written",
-		    d->sys.name);
+	if ((rc = label_read_fd(&f, &l, &next, err, errlen)) != 1) {
+		if (rc != -1)
+			snprintf(err, errlen, "%s carries a label again since it was erased: "
+			    "not written", d->sys.name);
 		dfd_abandon(&f);
 		return -1;
 	}
