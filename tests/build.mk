@@ -100,7 +100,7 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # creates and deletes on the board (a copy of the scenario whose name
 # gives it the run count); the figures of both go to docs/benchmarks.md.
 # Then raidd's RAID 10 superblocks and bitmap on 4 x 6 TiB sparse disks
-# against mdadm --create's (tests/system/long/, about 130 s).
+# against mdadm --create's (tests/system/long/, 2-4 min).
 SOAK_CLIENTS ?= 64
 SOAK_CALLS ?= 10000
 KILL_RUNS ?= 20
