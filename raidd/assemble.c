@@ -532,8 +532,8 @@ readd_one(struct volume *v, int t, int r, const char *md, const char *dev,
 		    v, m, md, why);
 		return;
 	}
-	if (sys->md_readd(md, dev, r) == -1) {
-		log_warn("volume %s: %s could not rejoin %s", v->name, dev, md);
+	if (member_readd(v, m, md, dev, r, why, sizeof(why)) == -1) {
+		log_warnx("volume %s: %s could not rejoin %s: %s", v->name, dev, md, why);
 		return;
 	}
 	v->pulled &= ~(1U << m);

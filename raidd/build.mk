@@ -11,7 +11,7 @@ raidd_LIBS :=
 RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/label-io.c raidd/assemble.c raidd/teardown.c raidd/create.c \
 	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/mdsb.c raidd/label.c \
-	raidd/proof.c raidd/unit.c \
+	raidd/proof.c raidd/unit.c raidd/diskfd.c \
 	raidd/features.c raidd/health.c
 raidd_SRCS += $(RAIDD_LOGIC) raidd/system-sim.c
 
@@ -34,7 +34,7 @@ test-raidd-health_SRCS := tests/unit/test-raidd-health.c $(RAIDD_LOGIC) raidd/sy
 test-raidd-health_LIBS = $(CHECK_LIBS)
 
 # The kernel seam on Linux (system-linux*.c); label_probe comes from label.c.
-RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c \
+RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c raidd/system-linux-fd.c \
 	raidd/system-linux-sig.c raidd/system-linux-busy.c \
 	raidd/system-linux-part.c raidd/system-linux-md.c \
 	raidd/system-linux-mdstat.c raidd/system-linux-fs.c

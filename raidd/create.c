@@ -164,6 +164,28 @@ step_wipe(struct create *c, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * raidd picks its partitions' GUIDs, so the first label records them
+ * before the GPT is written (the proof checks them: docs/on-disk-format.md).
+ * Random, as RFC 4122 version 4 in GPT's mixed byte order.
+ */
+static int
+part_guids(struct label *l)
+{
+	for (int t = 0; t < l->ntiers; t++) {
+		struct label_tier *lt = &l->tier[t];
+
+		if (lt->role == LABEL_NO_ROLE)
+			continue;
+		if (getrandom(lt->part_guid, 16, 0) != 16)
+			return -1;
+		lt->part_guid[7] = (lt->part_guid[7] & 0x0f) | 0x40;
+		lt->part_guid[8] = (lt->part_guid[8] & 0x3f) | 0x80;
+		memcpy(lt->part_type, LABEL_GPT_TYPE, 16);
+	}
+	return 0;
+}
+
 static int
 make_labels(struct create *c, char *err, size_t errlen)
 {
@@ -191,6 +213,8 @@ make_labels(struct create *c, char *err, size_t errlen)
 		    err, errlen) == -1)
 			return -1;
 		memcpy(v->mlabel[i].unit, unit_id(NULL), 16);
+		if (part_guids(&v->mlabel[i]) == -1)
+			return snprintf(err, errlen, "no random numbers"), -1;
 		v->mlabel[i].fs = (uint8_t)c->req.fs;
 		v->mlabel[i].intent.op = LABEL_OP_CREATING;
 		v->mlabel[i].intent.target = v->mlabel[i].generation + 1;
@@ -201,21 +225,73 @@ make_labels(struct create *c, char *err, size_t errlen)
 	return 0;
 }
 
-/* The first labels go to disks that carry none: checked by serial and size. */
+/*
+ * The first labels go to disks that carry none: checked by serial and
+ * size, then through the descriptor the label goes through (Decision
+ * 21): still the device checked, and still wiped (no label).
+ */
+static int
+first_label(struct create *c, int i, char *err, size_t errlen)
+{
+	const struct disk *d = job_disk(c, i, err, errlen);
+	struct label l;
+	struct dfd f;
+	int next, rc;
+
+	if (d == NULL || dfd_open(&f, &d->sys, err, errlen) == -1)
+		return -1;
+	if ((rc = label_read_fd(&f, &l, &next, err, errlen)) != 1) {
+		if (rc != -1)
+			snprintf(err, errlen, "%s carries a label again since it was erased: "
+			    "not written", d->sys.name);
+		dfd_abandon(&f);
+		return -1;
+	}
+	if (label_write_fd(&f, &c->vol->mlabel[i], 0, err, errlen) == -1) {
+		dfd_abandon(&f);
+		return -1;
+	}
+	return dfd_close(&f, err, errlen);
+}
+
 static int
 step_label(struct create *c, char *err, size_t errlen)
 {
-	struct volume *v = c->vol;
-
 	if (make_labels(c, err, errlen) == -1)
 		return -1;
 	for (int i = 0; i < c->req.ndisks; i++) {
-		if (job_disk(c, i, err, errlen) == NULL ||
-		    label_write_disk(v->disk[i], &v->mlabel[i], 0, err, errlen) == -1)
+		if (first_label(c, i, err, errlen) == -1)
 			return -1;
-		v->next_slot[i] = 1;
+		c->vol->next_slot[i] = 1;
 	}
 	return 0;
+}
+
+/*
+ * libfdisk writes through the member's proven descriptor; the kernel's
+ * re-read names the disk, so the node is checked around it.
+ */
+static int
+partition_member(struct create *c, int i, const struct sys_part *parts, int n,
+    char *err, size_t errlen)
+{
+	struct dfd f;
+
+	if (job_disk(c, i, err, errlen) == NULL ||
+	    member_open(c->vol, i, &f, err, errlen) == -1)
+		return -1;
+	if (dfd_recheck(&f, err, errlen) == -1)
+		goto fail;
+	if (sys->partition(c->req.disk[i], f.fd, parts, n) == -1) {
+		snprintf(err, errlen, "%s: partitioning: %s", c->req.disk[i], strerror(errno));
+		goto fail;
+	}
+	if (dfd_recheck(&f, err, errlen) == -1)
+		goto fail;
+	return dfd_close(&f, err, errlen);
+fail:
+	dfd_abandon(&f);
+	return -1;
 }
 
 static int
@@ -225,8 +301,6 @@ step_partition(struct create *c, char *err, size_t errlen)
 		struct sys_part parts[SYS_MAX_PARTS];
 		int n = 0;
 
-		if (job_disk(c, i, err, errlen) == NULL)
-			return -1;
 		for (int t = 0; t < c->plan.ntiers; t++) {
 			const struct plan_tier *pt = &c->plan.tier[t];
 
@@ -235,17 +309,16 @@ step_partition(struct create *c, char *err, size_t errlen)
 					continue;
 				parts[n].start = pt->part[r].start;
 				parts[n].size = pt->part[r].size;
+				memcpy(parts[n].guid, c->vol->mlabel[i].tier[t].part_guid, 16);
+				memcpy(parts[n].type, c->vol->mlabel[i].tier[t].part_type, 16);
 				/* GPT names hold 36 characters; tiers are 1..8. */
 				snprintf(parts[n].name, sizeof(parts[n].name), "raidd:%.*s:t%c",
 				    VOL_NAME_MAX, c->req.name, '1' + t);
 				n++;
 			}
 		}
-		if (sys->partition(c->req.disk[i], parts, n) == -1) {
-			snprintf(err, errlen, "%s: partitioning: %s", c->req.disk[i],
-			    strerror(errno));
+		if (partition_member(c, i, parts, n, err, errlen) == -1)
 			return -1;
-		}
 	}
 	return 0;
 }
@@ -293,22 +366,74 @@ tier_members(struct create *c, int t, struct sys_md *md, struct tier_blocks *tb,
 	return 0;
 }
 
+/*
+ * Each member's superblock and bitmap go through its disk's proven
+ * descriptor, at its partition's place, synced before md reads them;
+ * md is then given none to write. The descriptors stay open until the
+ * array runs: f[r] is member r's, *nopen of them open.
+ */
+static int
+write_members(struct create *c, int t, struct sys_md *md, struct dfd *f, int *nopen,
+    char *err, size_t errlen)
+{
+	const struct plan_tier *pt = &c->plan.tier[t];
+
+	for (int r = 0; r < md->nmembers; r++) {
+		uint64_t at = pt->part[r].start + MDSB_SUPER_OFFSET * 512ULL;
+
+		if (job_disk(c, pt->part[r].disk, err, errlen) == NULL ||
+		    member_open(c->vol, pt->part[r].disk, &f[r], err, errlen) == -1)
+			return -1;
+		(*nopen)++;
+		if (sys->fd_write(f[r].fd, at, md->member[r].sb, md->member[r].sb_len) == -1 ||
+		    (md->member[r].bitmap_len && sys->fd_write(f[r].fd,
+		    at + MDSB_BITMAP_OFFSET * 512ULL, md->member[r].bitmap,
+		    md->member[r].bitmap_len) == -1) || sys->fd_sync(f[r].fd) == -1)
+			return snprintf(err, errlen, "%s: writing the md superblock: %s",
+			    f[r].name, strerror(errno)), -1;
+		md->member[r].sb = md->member[r].bitmap = NULL;
+		md->member[r].sb_len = md->member[r].bitmap_len = 0;
+	}
+	return 0;
+}
+
+/* md takes members by name: around it, every disk is still the one open. */
+static int
+recheck_all(const struct dfd *f, int n, char *err, size_t errlen)
+{
+	for (int i = 0; i < n; i++)
+		if (dfd_recheck(&f[i], err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
 /* The blocks are allocated for the call only: 1 MiB an idle daemon need not keep. */
 static int
 create_array(struct create *c, int t, char *err, size_t errlen)
 {
 	struct sys_md md = { .raid_disks = c->plan.tier[t].nmembers,
 	    .nmembers = c->plan.tier[t].nmembers };
+	struct dfd f[SYS_MAX_MEMBERS];
 	struct tier_blocks *tb;
-	int rc = -1;
+	int rc = -1, nopen = 0;
 
 	if ((tb = calloc(1, sizeof(*tb))) == NULL)
 		return snprintf(err, errlen, "out of memory"), -1;
 	volume_md_name(c->vol, t, md.name, sizeof(md.name));
-	if (tier_members(c, t, &md, tb, err, errlen) == 0) {
+	if (tier_members(c, t, &md, tb, err, errlen) == 0 &&
+	    write_members(c, t, &md, f, &nopen, err, errlen) == 0 &&
+	    recheck_all(f, nopen, err, errlen) == 0) {
 		if ((rc = sys->md_create(&md)) == -1)
 			snprintf(err, errlen, "creating %s: %s", md.name, strerror(errno));
+		else if ((rc = recheck_all(f, nopen, err, errlen)) == -1 &&
+		    sys->md_stop(md.name) == -1)
+			log_warn("%s: stopping", md.name);
 	}
+	for (int i = 0; i < nopen; i++)
+		if (rc == -1)
+			dfd_abandon(&f[i]);
+		else if (dfd_close(&f[i], err, errlen) == -1)
+			rc = -1;
 	free(tb);
 	return rc;
 }

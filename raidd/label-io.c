@@ -17,6 +17,15 @@ blank(const uint8_t *s0, const uint8_t *s1)
 	return memcmp(s0, LABEL_MAGIC, 8) != 0 && memcmp(s1, LABEL_MAGIC, 8) != 0;
 }
 
+static int
+choose(const uint8_t *s0, const uint8_t *s1, struct label *l, int *next_slot,
+    char *err, size_t errlen)
+{
+	if (blank(s0, s1))
+		return 1;
+	return label_choose(s0, s1, LABEL_SLOT_SIZE, l, next_slot, err, errlen) == 0 ? 0 : 2;
+}
+
 /* 0 found, 1 no label, 2 a damaged label, -1 unreadable (err says why). */
 int
 label_read_disk(const char *disk, struct label *l, int *next_slot,
@@ -29,21 +38,34 @@ label_read_disk(const char *disk, struct label *l, int *next_slot,
 		snprintf(err, errlen, "%s: reading the label: %s", disk, strerror(errno));
 		return -1;
 	}
-	if (blank(s0, s1))
-		return 1;
-	return label_choose(s0, s1, sizeof(s0), l, next_slot, err, errlen) == 0 ? 0 : 2;
+	return choose(s0, s1, l, next_slot, err, errlen);
+}
+
+/* The same, through the descriptor a write will go through. */
+int
+label_read_fd(const struct dfd *f, struct label *l, int *next_slot, char *err,
+    size_t errlen)
+{
+	static uint8_t s0[LABEL_SLOT_SIZE], s1[LABEL_SLOT_SIZE];
+
+	if (dfd_read(f, LABEL_SLOT0, s0, sizeof(s0)) == -1 ||
+	    dfd_read(f, LABEL_SLOT1, s1, sizeof(s1)) == -1) {
+		snprintf(err, errlen, "%s: reading the label: %s", f->name, strerror(errno));
+		return -1;
+	}
+	return choose(s0, s1, l, next_slot, err, errlen);
 }
 
 int
-label_write_disk(const char *disk, const struct label *l, int slot, char *err,
+label_write_fd(const struct dfd *f, const struct label *l, int slot, char *err,
     size_t errlen)
 {
 	static uint8_t buf[LABEL_SLOT_SIZE];
 
 	if (label_encode(l, buf, sizeof(buf), err, errlen) == -1)
 		return -1;
-	if (sys->write_at(disk, slot ? LABEL_SLOT1 : LABEL_SLOT0, buf, sizeof(buf)) == -1) {
-		snprintf(err, errlen, "%s: writing the label: %s", disk, strerror(errno));
+	if (sys->fd_write(f->fd, slot ? LABEL_SLOT1 : LABEL_SLOT0, buf, sizeof(buf)) == -1) {
+		snprintf(err, errlen, "%s: writing the label: %s", f->name, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -61,6 +83,8 @@ member_label(const struct volume *v, int m, struct label *out)
 		out->tier[t].role = own->tier[t].role;
 		out->tier[t].start = own->tier[t].start;
 		out->tier[t].size = own->tier[t].size;
+		memcpy(out->tier[t].part_guid, own->tier[t].part_guid, 16);
+		memcpy(out->tier[t].part_type, own->tier[t].part_type, 16);
 	}
 }
 
@@ -106,29 +130,57 @@ disk_named(const char *name)
 
 /*
  * Before raidd writes to member m: the disk under its kernel name is
- * still that member now - its label is read again, not taken from the
- * last scan, as a disk may have been swapped since.
+ * opened, checked to be the device the scan saw, and proven again
+ * through that descriptor - its label is this member's and its GPT is
+ * raidd's - as a disk may have been swapped since. The write goes
+ * through f; dfd_close syncs it.
  */
 int
-member_verify(const struct volume *v, int m, char *err, size_t errlen)
+member_open(const struct volume *v, int m, struct dfd *f, char *err, size_t errlen)
 {
 	const struct disk *d = disk_named(v->disk[m]);
 	struct label l;
-	char why[160];
+	char why[192];
 	int next;
 
+	f->fd = -1;
 	if (d == NULL || !sys_is_member(&d->sys, v, m)) {
 		snprintf(err, errlen, "%s is no longer member %d (serial %s) of %s: not written",
 		    v->disk[m], m + 1, v->label.member[m].serial, v->name);
 		return -1;
 	}
-	if (label_read_disk(d->sys.name, &l, &next, why, sizeof(why)) != 0 ||
-	    !label_is_member(&l, v, m)) {
+	if (dfd_open(f, &d->sys, why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s (member %d of %s)", why, m + 1, v->name);
+		return -1;
+	}
+	if (label_read_fd(f, &l, &next, why, sizeof(why)) != 0 || !label_is_member(&l, v, m)) {
 		snprintf(err, errlen, "%s no longer carries member %d's label of %s: not written",
 		    v->disk[m], m + 1, v->name);
+		dfd_abandon(f);
+		return -1;
+	}
+	if (!gpt_proven(f, &l, why, sizeof(why))) {
+		snprintf(err, errlen, "%s (member %d of %s) is no longer raidd's: %s: not written",
+		    v->disk[m], m + 1, v->name, why);
+		dfd_abandon(f);
 		return -1;
 	}
 	return 0;
+}
+
+/* One member's label, through its proven descriptor, synced. */
+static int
+member_write(struct volume *v, int m, const struct label *l, char *err, size_t errlen)
+{
+	struct dfd f;
+
+	if (member_open(v, m, &f, err, errlen) == -1)
+		return -1;
+	if (label_write_fd(&f, l, v->next_slot[m], err, errlen) == -1) {
+		dfd_abandon(&f);
+		return -1;
+	}
+	return dfd_close(&f, err, errlen);
 }
 
 /*
@@ -145,10 +197,8 @@ label_write_some(struct volume *v, unsigned mask, char *err, size_t errlen)
 		if (v->disk[m][0] == '\0' || !(mask & (1U << m)) ||
 		    v->mlabel[m].generation >= v->label.generation)
 			continue;
-		if (member_verify(v, m, err, errlen) == -1)
-			return -1;
 		member_label(v, m, &l);
-		if (label_write_disk(v->disk[m], &l, v->next_slot[m], err, errlen) == -1)
+		if (member_write(v, m, &l, err, errlen) == -1)
 			return -1;
 		v->mlabel[m] = l;
 		v->next_slot[m] ^= 1;

@@ -14,6 +14,7 @@
 #define OFF_MEMBERS	256
 #define OFF_TIERS	768
 #define ENTRY_SIZE	64
+#define OFF_PARTS	1280	/* this disk's GPT entry GUIDs, per tier */
 
 /* crc32c (Castagnoli, reflected 0x82f63b78), as iSCSI, ext4 and btrfs. */
 uint32_t
@@ -94,11 +95,15 @@ check_part(const struct label *l, int t, char *err, size_t errlen)
 	uint64_t disk = l->member[l->position].size;
 
 	if (ti->role == LABEL_NO_ROLE) {
-		if (ti->start || ti->size)
+		if (ti->start || ti->size || !zero16(ti->part_guid) ||
+		    !zero16(ti->part_type))
 			return plan_err(err, errlen, "tier %d: partition on a "
 			    "disk that is not a member", t);
 		return 0;
 	}
+	if (zero16(ti->part_guid) != zero16(ti->part_type))
+		return plan_err(err, errlen, "tier %d: a partition GUID without "
+		    "a type GUID, or a type without a GUID", t);
 	if (ti->member[ti->role] != l->position)
 		return plan_err(err, errlen, "tier %d: role %u is disk %u, not "
 		    "this one (%u)", t, ti->role, ti->member[ti->role],
@@ -294,6 +299,10 @@ label_encode(const struct label *l, void *buf, size_t len, char *err,
 	}
 	for (i = 0, c.off = OFF_TIERS; i < l->ntiers; i++)
 		encode_tier(&c, &l->tier[i]);
+	for (i = 0, c.off = OFF_PARTS; i < l->ntiers; i++) {
+		wbytes(&c, l->tier[i].part_guid, 16);
+		wbytes(&c, l->tier[i].part_type, 16);
+	}
 	c.off = HDR_CRC;
 	w32(&c, label_crc32c(0, buf, LABEL_SLOT_SIZE));
 	return 0;
@@ -380,6 +389,10 @@ decode_body(struct rcur *c, struct label *l)
 	}
 	for (i = 0, c->off = OFF_TIERS; i < PLAN_MAX_TIERS; i++)
 		decode_tier(c, &l->tier[i]);
+	for (i = 0, c->off = OFF_PARTS; i < PLAN_MAX_TIERS; i++) {
+		rbytes(c, l->tier[i].part_guid, 16);
+		rbytes(c, l->tier[i].part_type, 16);
+	}
 }
 
 static int

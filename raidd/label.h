@@ -24,6 +24,8 @@
 #define LABEL_SERIAL_MAX	40	/* disk serial, NUL included */
 #define LABEL_NO_ROLE		0xff	/* this disk is not in that tier */
 #define LABEL_NO_DISK		0xff
+/* GPT type of raidd's partitions: Linux RAID, A19D880F-05FC-4D3B-A006-743F0F84911E. */
+#define LABEL_GPT_TYPE	"\x0f\x88\x9d\xa1\xfc\x05\x3b\x4d\xa0\x06\x74\x3f\x0f\x84\x91\x1e"
 /*
  * No volume gets near these: one rewrite a second takes 8 million years
  * to reach 2^48.  A label read with a higher generation is damaged (a
@@ -67,6 +69,10 @@ struct label_tier {
 	uint64_t	size;
 	uint64_t	tier_size;	/* bytes the tier adds to the volume */
 	uint8_t		array_uuid[16];	/* md set_uuid; zero for TIER_NONE */
+	/* This disk's GPT entry of the tier, in GPT byte order; zero in
+	   labels written before raidd recorded them (place and name only). */
+	uint8_t		part_guid[16];	/* unique partition GUID */
+	uint8_t		part_type[16];	/* partition type GUID */
 };
 
 struct label {

@@ -56,32 +56,56 @@ tier_at(const struct label *l, uint64_t start)
 	return -1;
 }
 
+/* Where a GPT is read: by name at a scan, or through a write's descriptor. */
+struct src {
+	const char	*name;
+	const struct dfd *f;
+	uint64_t	 lba;
+};
+
 static int
-gpt_is_ours(const struct disk *d, const struct label *l, char *why, size_t len)
+src_read(const struct src *s, uint64_t off, void *buf, size_t len)
+{
+	return s->f ? dfd_read(s->f, off, buf, len) : sys->read_at(s->name, off, buf, len);
+}
+
+/*
+ * An entry's place in bytes, if it is one: a forged table can give any
+ * first and last LBA, and their product with the block size must not
+ * wrap into a place raidd did make.
+ */
+static int
+entry_place(uint64_t first, uint64_t last, uint64_t lba, uint64_t *start, uint64_t *size)
+{
+	if (last < first || last >= UINT64_MAX / lba)
+		return -1;
+	*start = first * lba;
+	*size = (last - first + 1) * lba;
+	return 0;
+}
+
+static int
+gpt_is_ours(const struct src *src, const uint8_t *hdr, const struct label *l, char *why,
+    size_t len)
 {
 	static uint8_t ent[GPT_ENTRIES_MAX * GPT_ENTRY_SIZE];
-	uint8_t hdr[92];
-	uint64_t lba = d->sys.logical_block ? d->sys.logical_block : 512, at;
+	uint64_t lba = src->lba, at;
 	uint32_t n, size;
 	int found = 0, want = 0;
 	char name[GPT_NAME_CHARS + 1], expect[GPT_NAME_CHARS + 1];
 
-	if (sys->read_at(d->sys.name, lba, hdr, sizeof(hdr)) == -1)
-		return why_not(why, len, "its GPT cannot be read");
-	if (memcmp(hdr, "EFI PART", 8) != 0)
-		return why_not(why, len, "its partition table is not a GPT");
 	memcpy(&at, hdr + 72, 8);
 	memcpy(&n, hdr + 80, 4);
 	memcpy(&size, hdr + 84, 4);
 	at = le64toh(at), n = le32toh(n), size = le32toh(size);
 	if (size != GPT_ENTRY_SIZE || n == 0 || n > GPT_ENTRIES_MAX || at < 2 ||
-	    at > LABEL_SLOT0 / lba || sys->read_at(d->sys.name, at * lba, ent,
+	    at > LABEL_SLOT0 / lba || src_read(src, at * lba, ent,
 	    (size_t)n * GPT_ENTRY_SIZE) == -1)
 		return why_not(why, len, "its GPT is not one raidd writes");
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *e = ent + (size_t)i * GPT_ENTRY_SIZE;
 		static const uint8_t zero[16];
-		uint64_t first, last;
+		uint64_t first, last, start, bytes;
 		int t;
 
 		if (memcmp(e, zero, 16) == 0)
@@ -90,13 +114,21 @@ gpt_is_ours(const struct disk *d, const struct label *l, char *why, size_t len)
 		memcpy(&last, e + 40, 8);
 		first = le64toh(first), last = le64toh(last);
 		entry_name(e, name);
-		t = tier_at(l, first * lba);
+		if (entry_place(first, last, lba, &start, &bytes) == -1)
+			return why_not(why, len, "its partition %u (\"%s\") has no possible place",
+			    i + 1, name);
+		t = tier_at(l, start);
 		if (t >= 0)
 			part_name(l, t, expect, sizeof(expect));
-		if (t < 0 || (last + 1 - first) * lba != l->tier[t].size ||
-		    strcmp(name, expect) != 0)
+		if (t < 0 || bytes != l->tier[t].size || strcmp(name, expect) != 0)
 			return why_not(why, len, "its partition %u (\"%s\" at byte %llu) is not "
-			    "one raidd made", i + 1, name, (unsigned long long)(first * lba));
+			    "one raidd made", i + 1, name, (unsigned long long)start);
+		/* A label from before GUIDs were recorded proves by place and name. */
+		if (!volume_uuid_zero(l->tier[t].part_guid) &&
+		    (memcmp(e, l->tier[t].part_type, 16) != 0 ||
+		    memcmp(e + 16, l->tier[t].part_guid, 16) != 0))
+			return why_not(why, len, "its partition %u (\"%s\") has another GUID "
+			    "than raidd gave it: it was made again", i + 1, name);
 		found++;
 	}
 	for (int t = 0; t < l->ntiers; t++)
@@ -104,6 +136,38 @@ gpt_is_ours(const struct disk *d, const struct label *l, char *why, size_t len)
 	if (found != want)
 		return why_not(why, len, "its GPT has %d partitions, raidd made %d", found, want);
 	return 1;
+}
+
+/* The GPT blkid found on d at the scan: raidd's partitions exactly. */
+static int
+scanned_gpt_is_ours(const struct disk *d, const struct label *l, char *why, size_t len)
+{
+	struct src src = { .name = d->sys.name,
+	    .lba = d->sys.logical_block ? d->sys.logical_block : 512 };
+	uint8_t hdr[92];
+
+	if (src_read(&src, src.lba, hdr, sizeof(hdr)) == -1)
+		return why_not(why, len, "its GPT cannot be read");
+	if (memcmp(hdr, "EFI PART", 8) != 0)
+		return why_not(why, len, "its partition table is not a GPT");
+	return gpt_is_ours(&src, hdr, l, why, len);
+}
+
+/*
+ * Again before a write, through its descriptor: no GPT (a create or a
+ * delete between steps) or raidd's, by l, the label read through f.
+ */
+int
+gpt_proven(const struct dfd *f, const struct label *l, char *why, size_t len)
+{
+	struct src src = { .name = f->name, .f = f, .lba = f->lba };
+	uint8_t hdr[92];
+
+	if (src_read(&src, src.lba, hdr, sizeof(hdr)) == -1)
+		return why_not(why, len, "its GPT cannot be read");
+	if (memcmp(hdr, "EFI PART", 8) != 0)
+		return 1;
+	return gpt_is_ours(&src, hdr, l, why, len);
 }
 
 /* An md superblock at byte off: the label's array, in this disk's role. */
@@ -160,7 +224,7 @@ disk_proven(const struct disk *d, const struct label *l, char *why, size_t len)
 		if (strcmp(s->type, "raidd") == 0)
 			continue;
 		if (strcmp(s->type, "gpt") == 0 && strcmp(s->where, d->sys.name) == 0) {
-			if (!gpt_is_ours(d, l, why, len))
+			if (!scanned_gpt_is_ours(d, l, why, len))
 				return 0;
 			continue;
 		}

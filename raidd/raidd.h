@@ -41,6 +41,19 @@ struct json_object *disk_describe(const struct disk *);
 int	 disk_has_foreign(const struct disk *, char *why, size_t len);
 extern const struct rpc_method disk_methods[];
 
+/* diskfd.c: a disk open for raidd's writes, checked against the scan. */
+struct dfd {
+	int		 fd;
+	char		 name[SYS_NAME_MAX];
+	unsigned	 major, minor;	/* what the open file is */
+	uint64_t	 size, lba;
+};
+int	 dfd_open(struct dfd *, const struct sys_disk *, char *err, size_t errlen);
+int	 dfd_recheck(const struct dfd *, char *err, size_t errlen);
+int	 dfd_read(const struct dfd *, uint64_t off, void *buf, size_t len);
+int	 dfd_close(struct dfd *, char *err, size_t errlen);
+void	 dfd_abandon(struct dfd *);
+
 /* wipe.c */
 int	 wipe_disk(const struct disk *, char *err, size_t errlen);
 

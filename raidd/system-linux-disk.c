@@ -20,8 +20,6 @@
 #include "log.h"
 #include "system-linux.h"
 
-#define ZERO_CHUNK	(1024 * 1024)
-
 /*
  * Real hardware has a "device" link; loop, ram, md, dm, zram and nbd
  * do not.  Loop devices are disks only for host tests (RAIDD_SCAN_LOOP=1)
@@ -215,72 +213,18 @@ dev_open(const char *dev, int flags)
 	return fd;
 }
 
+/* By name: open, one operation through the descriptor, close. */
 int
 lnx_read_at(const char *dev, uint64_t off, void *buf, size_t len)
 {
-	size_t done = 0;
-	ssize_t n;
-	int fd;
+	int fd, r;
 
 	if ((fd = dev_open(dev, O_RDONLY)) == -1)
 		return -1;
-	/* md writes its members' superblocks past this device's page cache:
-	   what raidd reads (labels, superblocks) must be on the disk now. */
-	posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_DONTNEED);
-	while (done < len) {
-		n = pread(fd, (char *)buf + done, len - done, off + done);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;	/* past the end */
-			log_warn("%s: read %zu at %llu", dev, len,
-			    (unsigned long long)off);
-			close(fd);
-			return -1;
-		}
-		done += n;
-	}
+	if ((r = lnx_fd_read(fd, off, buf, len)) == -1)
+		log_warn("%s", dev);
 	close(fd);
-	return 0;
-}
-
-static int
-write_all(int fd, const char *dev, const void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < len) {
-		n = pwrite(fd, (const char *)buf + done, len - done, off + done);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = ENOSPC;
-			log_warn("%s: write %zu at %llu", dev, len,
-			    (unsigned long long)off);
-			return -1;
-		}
-		done += n;
-	}
-	return 0;
-}
-
-/* Durable: the data is on the disk when this returns 0. */
-static int
-sync_close(int fd, const char *dev)
-{
-	int saved;
-
-	if (fdatasync(fd) == -1) {
-		saved = errno;
-		log_warn("%s: sync", dev);
-		close(fd);
-		errno = saved;
-		return -1;
-	}
-	return close(fd);
+	return r;
 }
 
 int
@@ -290,32 +234,25 @@ lnx_write_at(const char *dev, uint64_t off, const void *buf, size_t len)
 
 	if ((fd = dev_open(dev, O_RDWR)) == -1)
 		return -1;
-	if (write_all(fd, dev, buf, len, off) == -1) {
+	if (lnx_fd_write(fd, off, buf, len) == -1) {
 		close(fd);
 		return -1;
 	}
-	return sync_close(fd, dev);
+	return lnx_fd_close(fd);
 }
 
 int
 lnx_zero_at(const char *dev, uint64_t off, uint64_t len)
 {
-	static char zero[ZERO_CHUNK];	/* .bss, not 1 MiB of .rodata in the file */
-	size_t chunk;
 	int fd;
 
 	if ((fd = dev_open(dev, O_RDWR)) == -1)
 		return -1;
-	while (len > 0) {
-		chunk = len > ZERO_CHUNK ? ZERO_CHUNK : len;
-		if (write_all(fd, dev, zero, chunk, off) == -1) {
-			close(fd);
-			return -1;
-		}
-		off += chunk;
-		len -= chunk;
+	if (lnx_fd_zero(fd, off, len) == -1) {
+		close(fd);
+		return -1;
 	}
-	return sync_close(fd, dev);
+	return lnx_fd_close(fd);
 }
 
 int

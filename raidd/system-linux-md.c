@@ -202,9 +202,11 @@ lnx_md_create(const struct sys_md *m)
 	if ((fd = array_open(m)) == -1)
 		return -1;
 	for (i = 0; i < m->nmembers; i++) {
-		if (write_member(m->name, m->member[i].dev, m->member[i].sb,
-		    m->member[i].sb_len, m->member[i].bitmap,
-		    m->member[i].bitmap_len) == -1 ||
+		/* raidd writes its members' blocks through its proven disk
+		   descriptors and passes none (Decision 21); tools pass them. */
+		if ((m->member[i].sb != NULL && write_member(m->name,
+		    m->member[i].dev, m->member[i].sb, m->member[i].sb_len,
+		    m->member[i].bitmap, m->member[i].bitmap_len) == -1) ||
 		    add_member(fd, m->name, m->member[i].dev,
 		    m->member[i].role) == -1)
 			return abandon(fd, m->name);

@@ -26,6 +26,20 @@
 #define PART_POLL_MS	50
 #define RRPART_TRIES	5	/* a prober may hold a partition open briefly */
 
+/* A GUID as GPT stores it (first three fields little-endian), as text. */
+static int
+guid_text(const uint8_t *g, char *out, size_t len)
+{
+	static const uint8_t zero[16];
+
+	if (memcmp(g, zero, 16) == 0)
+		return 0;
+	snprintf(out, len, "%02X%02X%02X%02X-%02X%02X-%02X%02X-%02X%02X-"
+	    "%02X%02X%02X%02X%02X%02X", g[3], g[2], g[1], g[0], g[5], g[4],
+	    g[7], g[6], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+	return 1;
+}
+
 static int
 add_part(struct fdisk_context *cxt, const struct sys_part *p, size_t partno)
 {
@@ -33,6 +47,7 @@ add_part(struct fdisk_context *cxt, const struct sys_part *p, size_t partno)
 	unsigned long ss = fdisk_get_sector_size(cxt);
 	struct fdisk_partition *pa;
 	struct fdisk_parttype *type;
+	char guid[40], tguid[40];
 	int r;
 
 	if (p->start % ss || p->size % ss || p->size == 0) {
@@ -41,7 +56,8 @@ add_part(struct fdisk_context *cxt, const struct sys_part *p, size_t partno)
 	}
 	if ((pa = fdisk_new_partition()) == NULL)
 		return -1;
-	type = fdisk_label_get_parttype_from_string(lb, RAID_GUID);
+	type = fdisk_label_get_parttype_from_string(lb,
+	    guid_text(p->type, tguid, sizeof(tguid)) ? tguid : RAID_GUID);
 	/* Exact placement: the plan has aligned it already. */
 	fdisk_partition_set_start(pa, p->start / ss);
 	fdisk_partition_set_size(pa, p->size / ss);
@@ -50,6 +66,14 @@ add_part(struct fdisk_context *cxt, const struct sys_part *p, size_t partno)
 	fdisk_partition_set_name(pa, p->name);
 	if (type != NULL)
 		fdisk_partition_set_type(pa, type);
+	/* raidd's own GUID, recorded in its label first: the proof checks it. */
+	if (guid_text(p->guid, guid, sizeof(guid)) &&
+	    (r = fdisk_partition_set_uuid(pa, guid)) < 0) {
+		fdisk_unref_partition(pa);
+		fdisk_unref_parttype(type);
+		errno = -r;
+		return -1;
+	}
 	r = fdisk_add_partition(cxt, pa, NULL);
 	fdisk_unref_partition(pa);
 	fdisk_unref_parttype(type);
@@ -60,8 +84,9 @@ add_part(struct fdisk_context *cxt, const struct sys_part *p, size_t partno)
 	return 0;
 }
 
+/* Written through fd, which raidd proved (Decision 21); never reopened. */
 static int
-write_gpt(const char *disk, const char *path, const struct sys_part *p, int n)
+write_gpt(const char *disk, int fd, const char *path, const struct sys_part *p, int n)
 {
 	struct fdisk_context *cxt;
 	int i, r;
@@ -69,7 +94,7 @@ write_gpt(const char *disk, const char *path, const struct sys_part *p, int n)
 	if ((cxt = fdisk_new_context()) == NULL)
 		return -1;
 	fdisk_disable_dialogs(cxt, 1);
-	if ((r = fdisk_assign_device(cxt, path, 0)) < 0 ||
+	if ((r = fdisk_assign_device_by_fd(cxt, fd, path, 0)) < 0 ||
 	    (r = fdisk_create_disklabel(cxt, "gpt")) < 0) {
 		errno = -r;
 		log_warn("%s: new GPT", disk);
@@ -88,7 +113,8 @@ write_gpt(const char *disk, const char *path, const struct sys_part *p, int n)
 		log_warn("%s: write GPT", disk);
 		goto fail;
 	}
-	/* nosync 0: fsync and close; the kernel is told below. */
+	/* nosync 0: fsync (fd stays open: it is the caller's); the kernel
+	   is told below. */
 	if ((r = fdisk_deassign_device(cxt, 0)) < 0) {
 		errno = -r;
 		log_warn("%s: sync GPT", disk);
@@ -98,7 +124,7 @@ write_gpt(const char *disk, const char *path, const struct sys_part *p, int n)
 	fdisk_unref_context(cxt);
 	return 0;
 fail:
-	/* Nothing written: unref closes the device, if it was opened. */
+	/* Nothing written; fd stays the caller's. */
 	r = errno;
 	fdisk_unref_context(cxt);
 	errno = r;
@@ -172,16 +198,10 @@ kernel_agrees(const char *disk, const struct sys_part *p, int n)
  * rescanning (seen on loop devices): then BLKPG, one partition at a time.
  */
 static int
-reread(const char *disk, const struct sys_part *p, int n)
+reread(const char *disk, int fd, const struct sys_part *p, int n)
 {
-	char path[PATH_MAX];
-	int fd, try, r = -1;
+	int try, r = -1;
 
-	if (lnx_devpath(disk, path, sizeof(path)) == -1 ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		log_warn("%s: open", disk);
-		return -1;
-	}
 	for (try = 0; try < RRPART_TRIES; try++) {
 		if ((r = ioctl(fd, BLKRRPART)) == 0 || errno != EBUSY)
 			break;
@@ -189,12 +209,10 @@ reread(const char *disk, const struct sys_part *p, int n)
 	}
 	if (r == -1 && errno != EBUSY) {
 		log_warn("%s: re-read partition table", disk);
-		close(fd);
 		return -1;
 	}
 	if (r == -1 || !kernel_agrees(disk, p, n))
 		r = blkpg_sync(fd, disk, p, n);
-	close(fd);
 	if (r == 0 && !kernel_agrees(disk, p, n)) {
 		log_warnx("%s: the kernel keeps partitions in use", disk);
 		errno = EBUSY;
@@ -208,9 +226,9 @@ reread(const char *disk, const struct sys_part *p, int n)
  * if it had to be told one by one (BLKPG) because it did not rescan.
  */
 int
-lnx_reread_parts(const char *disk)
+lnx_reread_parts(const char *disk, int fd)
 {
-	return reread(disk, NULL, 0);
+	return reread(disk, fd, NULL, 0);
 }
 
 /* Waits until the kernel shows partition p and its node exists. */
@@ -231,7 +249,7 @@ part_wait(const char *disk, const struct sys_part *p, int *waited)
 }
 
 int
-lnx_partition(const char *disk, const struct sys_part *p, int n)
+lnx_partition(const char *disk, int fd, const struct sys_part *p, int n)
 {
 	char path[PATH_MAX];
 	int i, waited = 0;
@@ -244,7 +262,7 @@ lnx_partition(const char *disk, const struct sys_part *p, int n)
 		log_warn("%s", disk);
 		return -1;
 	}
-	if (write_gpt(disk, path, p, n) == -1 || reread(disk, p, n) == -1)
+	if (write_gpt(disk, fd, path, p, n) == -1 || reread(disk, fd, p, n) == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
 		if (part_wait(disk, &p[i], &waited) == -1) {

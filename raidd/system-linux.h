@@ -1,8 +1,8 @@
 /*
  * The Linux side of raidd's seam (system.h), split by subject:
  * system-linux.c (the ops table, sysfs and device-node helpers, dm-linear),
- * system-linux-disk.c (scan, byte I/O), -sig.c (libblkid signatures),
- * -busy.c (holders, mounts), -part.c (GPT), -md.c (md ioctls), -mdstat.c
+ * system-linux-disk.c (scan, byte I/O by name), -fd.c (byte I/O through
+ * a descriptor), -sig.c (libblkid signatures), -busy.c (holders, mounts), -part.c (GPT), -md.c (md ioctls), -mdstat.c
  * (md sysfs), -fs.c (mkfs, mount, uevents).  Private to those files.
  */
 #ifndef RAIDD_SYSTEM_LINUX_H
@@ -35,6 +35,16 @@ int	lnx_write_at(const char *, uint64_t, const void *, size_t);
 int	lnx_zero_at(const char *, uint64_t, uint64_t);
 int	lnx_dev_size(const char *, uint64_t *);
 
+/* system-linux-fd.c */
+int	lnx_dev_open(const char *, unsigned *, unsigned *);
+int	lnx_node_devnum(const char *, unsigned *, unsigned *);
+int	lnx_fd_read(int, uint64_t, void *, size_t);
+int	lnx_fd_write(int, uint64_t, const void *, size_t);
+int	lnx_fd_zero(int, uint64_t, uint64_t);
+int	lnx_fd_size(int, uint64_t *);
+int	lnx_fd_sync(int);
+int	lnx_fd_close(int);
+
 /* system-linux-sig.c */
 void	lnx_probe_sigs(struct sys_disk *);
 
@@ -42,8 +52,8 @@ void	lnx_probe_sigs(struct sys_disk *);
 void	lnx_busy(struct sys_disk *);
 
 /* system-linux-part.c */
-int	lnx_reread_parts(const char *);
-int	lnx_partition(const char *, const struct sys_part *, int);
+int	lnx_reread_parts(const char *, int);
+int	lnx_partition(const char *, int, const struct sys_part *, int);
 int	lnx_part_dev(const char *, uint64_t, char *, size_t);
 
 /* system-linux-md.c */

@@ -49,10 +49,15 @@ struct dev {
 	uint64_t	 events;	/* md: the array's event count */
 	int		 gone[SYS_MAX_MEMBERS];	/* md: its disk went away: no hold on it */
 	char		 mounted[128];
+	unsigned	 major, minor;	/* its device number */
+	unsigned	 gen;		/* disks: this time in the bay (handles) */
+	char		 node[SYS_NAME_MAX];	/* "": its /dev node leads to it */
 };
 
 static struct dev devs[MAX_DEVS];
 static int ndevs, fail_after = -1, nops;
+static unsigned next_minor, next_gen;
+static void (*before_step)(void);
 
 /* What an array holds outlives the array, as it does on its members. */
 static struct {
@@ -104,6 +109,15 @@ find(const char *name)
 	return NULL;
 }
 
+/* What opening /dev/<name> reaches: its node may lead elsewhere. */
+static struct dev *
+by_node(const char *name)
+{
+	struct dev *d = find(name);
+
+	return d && d->node[0] ? find(d->node) : d;
+}
+
 static struct dev *
 find_pulled(const char *name)
 {
@@ -114,6 +128,10 @@ find_pulled(const char *name)
 }
 
 static void sb_sync(struct dev *);
+static struct dev *fd_dev(int);
+static int zero_dev(struct dev *, uint64_t, uint64_t);
+static int zero_dev_nostep(struct dev *, uint64_t, uint64_t);
+static void close_all(void);
 
 /* The disk under a member: a partition's parent, or the disk itself. */
 static struct dev *
@@ -160,6 +178,7 @@ sim_pull_disk(const char *name)
 	if (d == NULL || d->kind != DEV_DISK)
 		return;
 	d->pulled = 1;
+	d->gen = ++next_gen;
 	/* md notices nothing until I/O or a user fails the member; the
 	   kernel lets go of the device, so a disk put back is not held. */
 	for (int i = 0; i < ndevs; i++)
@@ -189,8 +208,10 @@ sim_push_disk(const char *name)
 {
 	struct dev *d = find_pulled(name);
 
-	if (d)
+	if (d) {
 		d->pulled = 0;
+		d->gen = ++next_gen;	/* a new device for the kernel */
+	}
 }
 
 static struct dev *
@@ -210,6 +231,9 @@ new_dev(enum dev_kind k, const char *name)
 	memset(d, 0, sizeof(*d));
 	d->kind = k;
 	memcpy(d->name, copy, sizeof(d->name));
+	d->major = k == DEV_MD ? 9 : k == DEV_DM ? 253 : 8;
+	d->minor = ++next_minor;
+	d->gen = ++next_gen;
 	return d;
 }
 
@@ -230,6 +254,11 @@ drop(struct dev *d)
 static int
 step(void)
 {
+	void (*fn)(void) = before_step;
+
+	before_step = NULL;
+	if (fn)
+		fn();
 	nops++;
 	if (fail_after == 0)
 		return errno = EIO, -1;
@@ -242,6 +271,27 @@ void
 sim_fail_after(int n)
 {
 	fail_after = n;
+}
+
+void
+sim_before_step(void (*fn)(void))
+{
+	before_step = fn;
+}
+
+void
+sim_node_swap(const char *a, const char *b)
+{
+	struct dev *x = find(a), *y = find(b);
+
+	if (x == NULL || y == NULL)
+		return;
+	if (strcmp(x->node, b) == 0) {	/* again: the nodes are put back */
+		x->node[0] = y->node[0] = '\0';
+		return;
+	}
+	snprintf(x->node, sizeof(x->node), "%s", b);
+	snprintf(y->node, sizeof(y->node), "%s", a);
 }
 
 int
@@ -292,6 +342,9 @@ sim_swap_disks(const char *a, const char *b)
 	y->chunks = t.chunks;
 	y->size = t.size;
 	memcpy(y->serial, t.serial, sizeof(y->serial));
+	/* Each name is another disk now: what was open on it is gone. */
+	x->gen = ++next_gen;
+	y->gen = ++next_gen;
 	for (int i = 0; i < ndevs; i++) {
 		if (devs[i].kind != DEV_PART || !devs[i].name[0])
 			continue;
@@ -331,6 +384,8 @@ sim_reset(void)
 	ndevs = 0;
 	nops = 0;
 	fail_after = -1;
+	before_step = NULL;
+	close_all();
 }
 
 static int
@@ -447,7 +502,7 @@ dev_io(struct dev *d, uint64_t off, uint8_t *rbuf, const uint8_t *wbuf, size_t l
 static int
 sim_read_at(const char *name, uint64_t off, void *buf, size_t len)
 {
-	struct dev *d = find(name);
+	struct dev *d = by_node(name);
 
 	return d ? dev_io(d, off, buf, NULL, len) : (errno = ENOENT, -1);
 }
@@ -455,7 +510,7 @@ sim_read_at(const char *name, uint64_t off, void *buf, size_t len)
 static int
 sim_write_at(const char *name, uint64_t off, const void *buf, size_t len)
 {
-	struct dev *d = find(name);
+	struct dev *d = by_node(name);
 
 	if (d == NULL)
 		return errno = ENOENT, -1;
@@ -467,13 +522,26 @@ sim_write_at(const char *name, uint64_t off, const void *buf, size_t len)
 static int
 sim_zero_at(const char *name, uint64_t off, uint64_t len)
 {
-	static uint8_t zeros[CHUNK];	/* .bss: never written */
-	struct dev *d = find(name);
+	struct dev *d = by_node(name);
 
 	if (d == NULL)
 		return errno = ENOENT, -1;
+	return zero_dev(d, off, len);
+}
+
+static int
+zero_dev(struct dev *d, uint64_t off, uint64_t len)
+{
 	if (step() == -1)
 		return -1;
+	return zero_dev_nostep(d, off, len);
+}
+
+static int
+zero_dev_nostep(struct dev *d, uint64_t off, uint64_t len)
+{
+	static uint8_t zeros[CHUNK];	/* .bss: never written */
+
 	while (len > 0) {
 		size_t n = len < CHUNK ? (size_t)len : CHUNK;
 
@@ -551,6 +619,8 @@ fill_disk(int idx, struct sys_disk *s)
 	snprintf(s->syspath, sizeof(s->syspath), "%s", d->syspath);
 	snprintf(s->serial, sizeof(s->serial), "%s", d->serial);
 	snprintf(s->model, sizeof(s->model), "SIM DISK");
+	s->major = d->major;
+	s->minor = d->minor;
 	s->size = d->size;
 	s->rotational = 1;
 	s->logical_block = s->physical_block = 512;
@@ -598,13 +668,14 @@ sim_scan_disk(const char *name, struct sys_disk *out)
 /* ---- partitions ---- */
 
 static int
-sim_reread_parts(const char *disk)
+sim_reread_parts(const char *disk, int fd)
 {
-	struct dev *d = find(disk);
+	struct dev *d = fd_dev(fd);
 	int idx;
 
+	(void)disk;
 	if (d == NULL)
-		return errno = ENOENT, -1;
+		return -1;
 	/* Without a GPT the kernel forgets the partitions. */
 	if (has_bytes(d, 512, "EFI PART", 8))
 		return 0;
@@ -640,8 +711,13 @@ write_gpt(struct dev *d, const struct sys_part *parts, int n)
 		if ((int)i < n) {
 			uint64_t first = parts[i].start / 512, last = first + parts[i].size / 512 - 1;
 
-			memcpy(ent, linux_fs, 16);
-			ent[16] = (uint8_t)(i + 1);
+			static const uint8_t zero[16];
+
+			memcpy(ent, memcmp(parts[i].type, zero, 16) ? parts[i].type : linux_fs, 16);
+			if (memcmp(parts[i].guid, zero, 16) != 0)
+				memcpy(ent + 16, parts[i].guid, 16);
+			else
+				ent[16] = (uint8_t)(i + 1);
 			memcpy(ent + 32, &first, 8);
 			memcpy(ent + 40, &last, 8);
 			for (int k = 0; k < 36 && parts[i].name[k]; k++)
@@ -651,15 +727,17 @@ write_gpt(struct dev *d, const struct sys_part *parts, int n)
 	}
 }
 
+/* As libfdisk and BLKRRPART on the descriptor: the disk it is open on. */
 static int
-sim_partition(const char *disk, const struct sys_part *parts, int n)
+sim_partition(const char *disk, int fd, const struct sys_part *parts, int n)
 {
-	struct dev *d = find(disk), *p;
+	struct dev *d = fd_dev(fd), *p;
 	char name[SYS_NAME_MAX];
 	int idx;
 
+	(void)disk;
 	if (d == NULL)
-		return errno = ENOENT, -1;
+		return -1;
 	if (step() == -1)
 		return -1;
 	idx = (int)(d - devs);
@@ -670,7 +748,7 @@ sim_partition(const char *disk, const struct sys_part *parts, int n)
 	for (int i = 0; i < n; i++) {
 		if (parts[i].start + parts[i].size > d->size)
 			return errno = EINVAL, -1;
-		snprintf(name, sizeof(name), "%s%d", disk, i + 1);
+		snprintf(name, sizeof(name), "%.60s%c", d->name, '1' + i);
 		if ((p = new_dev(DEV_PART, name)) == NULL)
 			return errno = ENOSPC, -1;
 		p->parent = idx;
@@ -866,7 +944,7 @@ md_start(const struct sys_md *md, int create)
 				return errno = ENODEV, -1;
 			continue;
 		}
-		if (create && (dev_io(m, 4096, NULL, md->member[i].sb, md->member[i].sb_len) == -1 ||
+		if (create && md->member[i].sb && (dev_io(m, 4096, NULL, md->member[i].sb, md->member[i].sb_len) == -1 ||
 		    (md->member[i].bitmap_len && dev_io(m, 4096 + md->member[i].sb_len, NULL,
 		    md->member[i].bitmap, md->member[i].bitmap_len) == -1)))
 			return -1;
@@ -1209,12 +1287,146 @@ sim_hotplug_read(int fd, char (*names)[SYS_NAME_MAX], int max)
 	return 0;
 }
 
+/* ---- handles: what an open file descriptor on a disk is ---- */
+
+#define MAX_FDS		16
+#define FD_BASE		1000	/* not mistaken for a real descriptor */
+
+static struct {
+	int		 used;
+	int		 dev;	/* index in devs[] */
+	unsigned	 gen;	/* the dev's incarnation when opened */
+} fds[MAX_FDS];
+
+static void
+close_all(void)
+{
+	memset(fds, 0, sizeof(fds));
+}
+
+/*
+ * The device a handle is open on, if it is still there: once the disk
+ * was pulled, removed or replaced (even under the same name and
+ * number), I/O through the old descriptor fails, as on a dead gendisk.
+ */
+static struct dev *
+fd_dev(int fd)
+{
+	int i = fd - FD_BASE;
+	struct dev *d;
+
+	if (i < 0 || i >= MAX_FDS || !fds[i].used)
+		return errno = EBADF, NULL;
+	d = &devs[fds[i].dev];
+	if (!d->name[0] || gone(d) || d->gen != fds[i].gen)
+		return errno = ENXIO, NULL;
+	return d;
+}
+
+static int
+sim_dev_open(const char *name, unsigned *ma, unsigned *mi)
+{
+	struct dev *d = by_node(name);
+
+	if (d == NULL)
+		return errno = ENOENT, -1;
+	for (int i = 0; i < MAX_FDS; i++) {
+		if (fds[i].used)
+			continue;
+		fds[i].used = 1;
+		fds[i].dev = (int)(d - devs);
+		fds[i].gen = d->gen;
+		*ma = d->major;
+		*mi = d->minor;
+		return FD_BASE + i;
+	}
+	return errno = EMFILE, -1;
+}
+
+static int
+sim_node_devnum(const char *name, unsigned *ma, unsigned *mi)
+{
+	struct dev *d = by_node(name);
+
+	if (d == NULL)
+		return errno = ENOENT, -1;
+	*ma = d->major;
+	*mi = d->minor;
+	return 0;
+}
+
+static int
+sim_fd_read(int fd, uint64_t off, void *buf, size_t len)
+{
+	struct dev *d = fd_dev(fd);
+
+	return d ? dev_io(d, off, buf, NULL, len) : -1;
+}
+
+static int
+sim_fd_write(int fd, uint64_t off, const void *buf, size_t len)
+{
+	struct dev *d;
+
+	if (step() == -1)
+		return -1;
+	/* Looked up after the step: a disk may go in the meantime. */
+	return (d = fd_dev(fd)) ? dev_io(d, off, NULL, buf, len) : -1;
+}
+
+static int
+sim_fd_zero(int fd, uint64_t off, uint64_t len)
+{
+	struct dev *d;
+
+	if (step() == -1)
+		return -1;
+	return (d = fd_dev(fd)) ? zero_dev_nostep(d, off, len) : -1;
+}
+
+static int
+sim_fd_size(int fd, uint64_t *size)
+{
+	struct dev *d = fd_dev(fd);
+
+	if (d == NULL)
+		return -1;
+	*size = d->size;
+	return 0;
+}
+
+/* A descriptor on a device that went away cannot be synced. */
+static int
+sim_fd_sync(int fd)
+{
+	return fd_dev(fd) ? 0 : (errno = EIO, -1);
+}
+
+static int
+sim_fd_close(int fd)
+{
+	struct dev *d = fd_dev(fd);
+	int i = fd - FD_BASE;
+
+	if (i >= 0 && i < MAX_FDS)
+		fds[i].used = 0;
+	return d ? 0 : (errno = EIO, -1);
+}
+
 const struct sys_ops sys_sim = {
 	.scan_disks = sim_scan_disks,
 	.scan_disk = sim_scan_disk,
 	.read_at = sim_read_at,
 	.write_at = sim_write_at,
 	.zero_at = sim_zero_at,
+	.dev_open = sim_dev_open,
+	.fd_read = sim_fd_read,
+	.fd_write = sim_fd_write,
+	.fd_zero = sim_fd_zero,
+	.fd_size = sim_fd_size,
+	.fd_sync = sim_fd_sync,
+	.fd_close = sim_fd_close,
+	.node_devnum = sim_node_devnum,
 	.reread_parts = sim_reread_parts,
 	.partition = sim_partition,
 	.part_dev = sim_part_dev,

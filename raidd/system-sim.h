@@ -18,6 +18,13 @@ void	sim_disk_error(const char *name, int on);
 void	sim_fail_member(const char *md, const char *dev);
 /* Moves two disks' contents (and serials) into each other's place. */
 void	sim_swap_disks(const char *a, const char *b);
+/* Makes /dev/a lead to disk b and /dev/b to disk a (a hostile udev, a
+   stale node): sysfs and the scan still see each under its own name.
+   Called again, it puts the nodes back. */
+void	sim_node_swap(const char *a, const char *b);
+/* fn runs once, just before the next mutating operation (a disk swapped
+   between raidd's proof and its write). */
+void	sim_before_step(void (*fn)(void));
 /* Mutating operations after the next n succeed fail with EIO, as if the
    power went at that point; -1 turns this off. */
 void	sim_fail_after(int n);

@@ -43,6 +43,8 @@ struct sys_disk {
 struct sys_part {
 	uint64_t	start, size;
 	char		name[36];	/* GPT partition name */
+	uint8_t		guid[16];	/* unique GUID, GPT byte order; zero: any */
+	uint8_t		type[16];	/* type GUID; zero: Linux RAID */
 };
 
 /* One md array to create or assemble. */
@@ -53,7 +55,7 @@ struct sys_md {
 	struct {
 		char	dev[SYS_NAME_MAX];	/* partition: sda1 */
 		int	role;			/* slot, or -1 for spare */
-		const void *sb;			/* create: superblock to write */
+		const void *sb;			/* create: superblock to write; NULL: written */
 		size_t	sb_len;			/* at 4 KiB (v1.2) */
 		const void *bitmap;		/* create: bitmap area after it */
 		size_t	bitmap_len;
@@ -90,14 +92,35 @@ struct sys_ops {
 	int	(*scan_disks)(struct sys_disk **out, int *n);
 	/* One of them by kernel name: 0 found, 1 no such disk, -1 error. */
 	int	(*scan_disk)(const char *name, struct sys_disk *out);
-	/* Byte I/O on a disk or partition by kernel name; writes are durable. */
+	/*
+	 * Byte I/O on a disk or partition by kernel name (its node); writes
+	 * are durable. raidd reads with these; it writes only through a
+	 * handle (below). The writes by name are for tests and tools.
+	 */
 	int	(*read_at)(const char *dev, uint64_t off, void *buf, size_t len);
 	int	(*write_at)(const char *dev, uint64_t off, const void *buf, size_t len);
 	int	(*zero_at)(const char *dev, uint64_t off, uint64_t len);
+	/*
+	 * A handle on a disk for raidd's own writes (Decision 21): opened
+	 * by node once, *major:*minor is what the open file is (fstat
+	 * st_rdev), and its I/O reaches that device or fails (ENXIO once
+	 * it is gone), whatever the node or the name lead to later.
+	 * fd_close syncs first: -1 when the writes may not be on the disk.
+	 */
+	int	(*dev_open)(const char *dev, unsigned *major, unsigned *minor);
+	int	(*fd_read)(int fd, uint64_t off, void *buf, size_t len);
+	int	(*fd_write)(int fd, uint64_t off, const void *buf, size_t len);
+	int	(*fd_zero)(int fd, uint64_t off, uint64_t len);
+	int	(*fd_size)(int fd, uint64_t *size);
+	int	(*fd_sync)(int fd);
+	int	(*fd_close)(int fd);
+	/* The device dev's node leads to now (stat st_rdev of the path). */
+	int	(*node_devnum)(const char *dev, unsigned *major, unsigned *minor);
 	/* Makes the kernel re-read (and so drop) a wiped disk's partitions. */
-	int	(*reread_parts)(const char *disk);
-	/* A fresh GPT with exactly these partitions; waits for their nodes. */
-	int	(*partition)(const char *disk, const struct sys_part *, int n);
+	int	(*reread_parts)(const char *disk, int fd);
+	/* A fresh GPT with exactly these partitions, written through fd (a
+	   dev_open handle on disk); waits for their nodes. */
+	int	(*partition)(const char *disk, int fd, const struct sys_part *, int n);
 	/* Kernel name of the partition of disk starting at start (bytes). */
 	int	(*part_dev)(const char *disk, uint64_t start, char *out, size_t len);
 	/* Writes each member's superblock and bitmap, then starts the array. */

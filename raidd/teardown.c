@@ -45,21 +45,22 @@ volume_stop(struct volume *v, char *err, size_t errlen)
 }
 
 static int
-erase(const char *dev, uint64_t off, uint64_t len, uint64_t limit)
+erase(const struct dfd *f, uint64_t off, uint64_t len, uint64_t limit)
 {
 	if (off >= limit)
 		return 0;
 	if (len > limit - off)
 		len = limit - off;
-	return sys->zero_at(dev, off, len);
+	return sys->fd_zero(f->fd, off, len);
 }
 
 /* One member: its partitions' heads and tails, the GPTs, then the label. */
 static int
-erase_member(const struct volume *v, int m)
+erase_member(const struct volume *v, int m, const struct dfd *f)
 {
 	const struct label *l = &v->mlabel[m];
 	const char *disk = v->disk[m];
+	char why[192];
 	uint64_t size = l->member[m].size;
 
 	for (int t = 0; t < l->ntiers; t++) {
@@ -71,15 +72,17 @@ erase_member(const struct volume *v, int m)
 		/* The filesystem's own superblock sits past md's data offset. */
 		if (lt->kind != TIER_NONE)
 			head += plan_data_offset(lt->size / 512, lt->chunk) * 512;
-		if (erase(disk, lt->start, head, end) == -1 ||
-		    erase(disk, end > ERASE_TAIL ? end - ERASE_TAIL : 0, ERASE_TAIL, end) == -1)
+		if (erase(f, lt->start, head, end) == -1 ||
+		    erase(f, end > ERASE_TAIL ? end - ERASE_TAIL : 0, ERASE_TAIL, end) == -1)
 			return -1;
 	}
-	if (erase(disk, size > ERASE_TAIL ? size - ERASE_TAIL : 0, ERASE_TAIL, size) == -1 ||
-	    erase(disk, 0, LABEL_SLOT0, size) == -1 ||
-	    erase(disk, LABEL_SLOT0, PLAN_HEAD - LABEL_SLOT0, size) == -1)
+	if (erase(f, size > ERASE_TAIL ? size - ERASE_TAIL : 0, ERASE_TAIL, size) == -1 ||
+	    erase(f, 0, LABEL_SLOT0, size) == -1 ||
+	    erase(f, LABEL_SLOT0, PLAN_HEAD - LABEL_SLOT0, size) == -1)
 		return -1;
-	if (sys->reread_parts(disk) == -1)
+	if (dfd_recheck(f, why, sizeof(why)) == -1)
+		log_warnx("%s", why);
+	else if (sys->reread_parts(disk, f->fd) == -1)
 		log_warnx("%s: the kernel keeps its old partitions until the next boot", disk);
 	return 0;
 }
@@ -93,18 +96,22 @@ int
 volume_wipe_some(struct volume *v, unsigned mask, char *err, size_t errlen)
 {
 	char why[256];
+	struct dfd f;
 
 	for (int m = 0; m < v->label.ndisks; m++) {
 		if (v->disk[m][0] == '\0' || !(mask & (1U << m)))
 			continue;
-		if (member_verify(v, m, why, sizeof(why)) == -1) {
+		if (member_open(v, m, &f, why, sizeof(why)) == -1) {
 			log_warnx("volume %s: %s", v->name, why);
 			continue;
 		}
-		if (erase_member(v, m) == -1) {
+		if (erase_member(v, m, &f) == -1) {
 			snprintf(err, errlen, "%s: erasing: %s", v->disk[m], strerror(errno));
+			dfd_abandon(&f);
 			return -1;
 		}
+		if (dfd_close(&f, err, errlen) == -1)
+			return -1;
 	}
 	return 0;
 }

@@ -56,7 +56,9 @@ int	 volume_uuid_zero(const uint8_t u[16]);
 /* label-io.c */
 int	 label_read_disk(const char *disk, struct label *, int *next_slot,
 	    char *err, size_t errlen);
-int	 label_write_disk(const char *disk, const struct label *, int slot,
+int	 label_read_fd(const struct dfd *, struct label *, int *next_slot,
+	    char *err, size_t errlen);
+int	 label_write_fd(const struct dfd *, const struct label *, int slot,
 	    char *err, size_t errlen);
 int	 label_write_all(struct volume *, char *err, size_t errlen);
 int	 label_write_some(struct volume *, unsigned mask, char *err, size_t errlen);
@@ -65,11 +67,16 @@ int	 label_agrees(const struct volume *, int m);
 int	 label_same_members(const struct label *, const struct label *);
 int	 label_change(struct volume *, unsigned mask, const struct label *was,
 	    char *err, size_t errlen);
-int	 member_verify(const struct volume *, int m, char *err, size_t errlen);
+int	 member_open(const struct volume *, int m, struct dfd *, char *err, size_t errlen);
+
+/* diskfd.c */
+int	 member_readd(struct volume *, int m, const char *md, const char *dev, int role,
+	    char *err, size_t errlen);
 int	 member_is(const struct disk *, const struct volume *, int m);
 
 /* proof.c */
 int	 disk_proven(const struct disk *, const struct label *, char *why, size_t len);
+int	 gpt_proven(const struct dfd *, const struct label *, char *why, size_t len);
 
 /* unit.c */
 int	 unit_load(const char *path);

@@ -114,6 +114,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # The soak at full size, then raidd SIGKILLed at random points of 20
 # creates and deletes on the board (a copy of the scenario whose name
 # gives it the run count); the figures of both go to docs/benchmarks.md.
+# Then raidd's RAID 10 superblocks and bitmap on 4 x 6 TiB sparse disks
+# against mdadm --create's (tests/system/long/, 2-4 min).
 SOAK_CLIENTS ?= 64
 SOAK_CALLS ?= 10000
 KILL_RUNS ?= 20
@@ -129,4 +131,6 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 	krc=$$?; cat $(O)/kill-campaign.log; [ $$krc -eq 0 ] || rc=1; \
 	sh $(SRC)/tests/system/kill-report.sh $(O)/kill-campaign.log \
 		$(SRC)/docs/benchmarks.md $$krc; \
+	$(RUN_SCENARIO) --bays 4 --disk-size 6T --timeout 900 \
+		$(SRC)/tests/system/long/raidd-raid10-large-bitmap || rc=1; \
 	exit $$rc

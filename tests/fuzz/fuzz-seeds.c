@@ -72,8 +72,15 @@ labels(enum vol_level level, const struct plan *p)
 	}
 	for (int pos = 0; pos < p->ndisks; pos++) {
 		if (label_from_plan(&l, p, pos, "media", vol_uuid,
-		    (const uint8_t (*)[16])au, mem, 1700000000, e, sizeof(e)) != 0 ||
-		    label_encode(&l, s0, sizeof(s0), e, sizeof(e)) != 0)
+		    (const uint8_t (*)[16])au, mem, 1700000000, e, sizeof(e)) != 0)
+			errx(1, "label: %s", e);
+		/* This disk's GPT entries, as create.c records them. */
+		for (int t = 0; t < l.ntiers; t++)
+			if (l.tier[t].role != LABEL_NO_ROLE) {
+				memset(l.tier[t].part_guid, 0x40 + 0x10 * pos + t, 16);
+				memcpy(l.tier[t].part_type, LABEL_GPT_TYPE, 16);
+			}
+		if (label_encode(&l, s0, sizeof(s0), e, sizeof(e)) != 0)
 			errx(1, "label: %s", e);
 		/* The other slot: the next generation, a delete begun. */
 		l.fs = LABEL_FS_EXT4;

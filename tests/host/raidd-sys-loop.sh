@@ -94,7 +94,8 @@ same "raidd label" "$(sig "$a" raidd)" "$a $((MIB - 16384))"
 
 # ---- partition() with libfdisk ----
 p1=$MIB s1=$((200 * MIB)) p2=$((201 * MIB)) s2=$((128 * MIB))
-check "partition two" "$drv" partition "$a" "$p1:$s1:raidd-t0" "$p2:$s2:raidd-t1"
+check "partition two" "$drv" partition "$a" "$p1:$s1:raidd-t0" \
+	"$p2:$s2:raidd-t1:0f889da1fc053b4da006743f0f84911e"
 sfdisk --json "/dev/$a" >"$work/pt.json" 2>/dev/null
 same "sfdisk: label" "$(jq -r .partitiontable.label "$work/pt.json")" gpt
 same "sfdisk: starts and sizes" \
@@ -110,6 +111,9 @@ same "part_dev" "$pa $pb" "${a}p1 ${a}p2"
 same "kernel sees the partitions" "$(cat /sys/block/"$a"/"$pb"/size)" $((s2 / 512))
 check "partition nodes exist" test -b "/dev/$pa" -a -b "/dev/$pb"
 same "blkid: partition name" "$(blkid -p -s PART_ENTRY_NAME -o value "/dev/$pb")" raidd-t1
+# The GUID raidd chose (and records in its label), in GPT byte order.
+same "blkid: partition GUID as given" \
+	"$(blkid -p -s PART_ENTRY_UUID -o value "/dev/$pb")" a19d880f-05fc-4d3b-a006-743f0f84911e
 check "part_dev of no partition fails" sh -c "! '$drv' partdev $a 12345 2>/dev/null"
 check "repartition to one" "$drv" partition "$a" "$p1:$((32 * MIB)):only"
 same "old partitions gone" "$(ls -d /sys/block/"$a"/"$a"p* | wc -l)" 1

@@ -5,7 +5,7 @@
  *
  *   scan                          disks as JSON (RAIDD_SCAN_LOOP=1: loops too)
  *   size DEV | read DEV OFF LEN | write DEV OFF (stdin) | zero DEV OFF LEN
- *   partition DISK START:SIZE:NAME...   (bytes)
+ *   partition DISK START:SIZE:NAME[:GUID]... (bytes; GUID: 32 hex digits, GPT order)
  *   partdev DISK START | reread DISK
  *   md-create PREFIX LEVEL DISK...      plan, partition, raidd superblocks,
  *                                       one array PREFIX_tN per md tier;
@@ -118,6 +118,21 @@ op_write(char **av)
 	return sys_linux.write_at(av[0], num(av[1]), buf, len) == -1;
 }
 
+/* partition and reread work through a descriptor, as raidd's do. */
+static int
+partition_disk(const char *disk, const struct sys_part *p, int n)
+{
+	unsigned ma, mi;
+	int fd, r;
+
+	if ((fd = sys_linux.dev_open(disk, &ma, &mi)) == -1)
+		return -1;
+	r = n ? sys_linux.partition(disk, fd, p, n) : sys_linux.reread_parts(disk, fd);
+	if (sys_linux.fd_close(fd) == -1)
+		r = -1;
+	return r;
+}
+
 static int
 op_partition(const char *disk, int n, char **av)
 {
@@ -127,11 +142,19 @@ op_partition(const char *disk, int n, char **av)
 	if (n < 1 || n > SYS_MAX_PARTS)
 		return usage();
 	memset(p, 0, sizeof(p));
-	for (i = 0; i < n; i++)
-		if (sscanf(av[i], "%" SCNu64 ":%" SCNu64 ":%35s", &p[i].start, &p[i].size,
+	for (i = 0; i < n; i++) {
+		char *g;
+
+		if (sscanf(av[i], "%" SCNu64 ":%" SCNu64 ":%35[^:]", &p[i].start, &p[i].size,
 		    p[i].name) != 3)
 			return usage();
-	return sys_linux.partition(disk, p, n) == -1;
+		/* :GUID: 32 hex digits in GPT byte order, as raidd's label keeps it. */
+		if ((g = strchr(strchr(strchr(av[i], ':') + 1, ':') + 1, ':')) != NULL)
+			for (int k = 0; k < 16; k++)
+				if (sscanf(g + 1 + 2 * k, "%2hhx", &p[i].guid[k]) != 1)
+					return usage();
+	}
+	return partition_disk(disk, p, n) == -1;
 }
 
 static int
@@ -164,7 +187,7 @@ partition_disks(const struct plan *p)
 				    "raidd-t%d", t);
 				n++;
 			}
-		if (sys_linux.partition(p->disk[d].id, parts, n) == -1)
+		if (partition_disk(p->disk[d].id, parts, n) == -1)
 			return -1;
 	}
 	return 0;
@@ -399,7 +422,7 @@ simple(const char *op, int ac, char **av)
 	if (strcmp(op, "partdev") == 0 && ac == 2)
 		return op_partdev(av);
 	if (strcmp(op, "reread") == 0 && ac == 1)
-		return sys_linux.reread_parts(av[0]) == -1;
+		return partition_disk(av[0], NULL, 0) == -1;
 	if (strcmp(op, "md-stop") == 0 && ac == 1)
 		return sys_linux.md_stop(av[0]) == -1;
 	if (strcmp(op, "md-status") == 0 && ac == 1)

@@ -96,6 +96,11 @@ START_TEST(round_trip)
 		l.intent.op = LABEL_OP_CREATING;
 		l.intent.step = 3;
 		l.intent.target = 2;
+		for (int t = 0; t < l.ntiers; t++)
+			if (l.tier[t].role != LABEL_NO_ROLE) {
+				memset(l.tier[t].part_guid, 0x30 + t, 16);
+				memcpy(l.tier[t].part_type, LABEL_GPT_TYPE, 16);
+			}
 		encode(&l, s0);
 		if (label_decode(s0, sizeof(s0), &d, err, sizeof(err)) != 0)
 			ck_abort_msg("decode: %s", err);
@@ -203,6 +208,13 @@ START_TEST(documented_offsets)
 	ck_assert_uint_eq(rd64(s0, 920), plan.tier[2].part[0].size);
 	ck_assert_uint_eq(rd64(s0, 928), plan.tier[2].size);
 	ck_assert_mem_eq(s0 + 936, array_uuids[2], 16);
+	/* Tier 2's GPT entry GUIDs at 1280 + 2 * 32: unique, then type. */
+	memset(l.tier[2].part_guid, 0x6c, 16);
+	memcpy(l.tier[2].part_type, LABEL_GPT_TYPE, 16);
+	encode(&l, s0);
+	ck_assert_mem_eq(s0 + 1344, l.tier[2].part_guid, 16);
+	ck_assert_mem_eq(s0 + 1360, "\x0f\x88\x9d\xa1\xfc\x05\x3b\x4d", 8);
+	ck_assert_mem_eq(s0 + 1280, (uint8_t[32]){ 0 }, 32);	/* tier 0: none recorded */
 	/* The crc covers the whole slot with its own field as zero. */
 	crc = rd32(s0, 16);
 	reseal(s0);
@@ -297,12 +309,16 @@ START_TEST(impossible_contents)
 		{ 768 + 128 + 16, COPY8, 768 + 64 + 16, "overlap" },
 		{ 768 + 32, ADD, 1, "add up" },		/* tier_size */
 		{ 768 + 40, ZERO, 16, "without an array uuid" },
+		{ 1280 + 64, ZERO, 16, "GUID without a type" },
+		{ 1280 + 64 + 16, ZERO, 16, "type without a GUID" },
 	};
 	struct label l;
 	size_t i;
 
 	setup_shr();
 	make_label(&l, 2);
+	memset(l.tier[2].part_guid, 0x6c, 16);
+	memcpy(l.tier[2].part_type, LABEL_GPT_TYPE, 16);
 	encode(&l, s0);
 	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		memcpy(s1, s0, sizeof(s1));
@@ -332,6 +348,15 @@ START_TEST(impossible_contents)
 	memset(l.member[3].uuid, 0, 16);
 	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "no uuid"));
+	/* GUIDs of a partition on a tier this disk is not in. */
+	make_label(&l, 0);
+	for (i = 0; i < 3 && l.tier[i].role != LABEL_NO_ROLE; i++)
+		;
+	ck_assert_uint_lt(i, 3);
+	memset(l.tier[i].part_guid, 1, 16);
+	memset(l.tier[i].part_type, 1, 16);
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "not a member"));
 	/* A partition past the end of the disk. */
 	make_label(&l, 2);
 	l.tier[2].size = l.member[2].size;

@@ -604,6 +604,19 @@ make_r(void)
 	    "\"disks\":[\"bay1\",\"bay2\"]}")), JOB_DONE);
 }
 
+/* A stock tool's partitioning, through a descriptor as the seam wants. */
+static int
+pc_partition(const char *disk, const struct sys_part *p, int n)
+{
+	unsigned ma, mi;
+	int fd, r;
+
+	if ((fd = sys->dev_open(disk, &ma, &mi)) == -1)
+		return -1;
+	r = sys->partition(disk, fd, p, n);
+	return sys->fd_close(fd) == -1 ? -1 : r;
+}
+
 /* Item 1: a disk pulled during a create, re-partitioned and formatted on a PC. */
 START_TEST(interrupted_create_repartitioned_disk_is_untouched)
 {
@@ -619,7 +632,7 @@ START_TEST(interrupted_create_repartitioned_disk_is_untouched)
 	sim_fail_after(total - 4);
 	run_jobs(create("{\"name\":\"r\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}"));
 	sim_power_cut();
-	ck_assert_int_eq(sys->partition("sdb", &pc, 1), 0);
+	ck_assert_int_eq(pc_partition("sdb", &pc, 1), 0);
 	ck_assert_int_eq(sys->write_at("sdb", (1 << 20) + 1080, "\x53\xef", 2), 0);
 	ck_assert_int_eq(sys->write_at("sdb", (1 << 20) + 4096, "photos", 6), 0);
 	before = fingerprint("sdb", 4 * GIB);
@@ -869,7 +882,9 @@ START_TEST(volume_of_another_unit_is_foreign)
 END_TEST
 
 /* Item 4: labels from before unit ids are this unit's; the next write stamps them. */
-START_TEST(labels_without_unit_id_are_adopted)
+/* r made, the power cut, and both slots of both labels edited in place. */
+static void
+r_with_labels_edited(void (*edit)(struct label *))
 {
 	struct label l;
 
@@ -878,9 +893,22 @@ START_TEST(labels_without_unit_id_are_adopted)
 	for (int d = 0; d < 2; d++)
 		for (int slot = 0; slot < 2; slot++) {
 			slot_rw(d ? "sdb" : "sda", slot, &l, 0);
-			memset(l.unit, 0, 16);
+			edit(&l);
 			slot_rw(d ? "sdb" : "sda", slot, &l, 1);
 		}
+}
+
+static void
+no_unit(struct label *l)
+{
+	memset(l->unit, 0, 16);
+}
+
+START_TEST(labels_without_unit_id_are_adopted)
+{
+	struct label l;
+
+	r_with_labels_edited(no_unit);
 	unit_set(unit_b);
 	reboot();
 	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_CLEAN);
@@ -1005,6 +1033,8 @@ START_TEST(forged_wider_label_is_not_obeyed)
 		l.tier[t].role = LABEL_NO_ROLE;
 		l.tier[t].start = 0;
 		l.tier[t].size = 0;
+		memset(l.tier[t].part_guid, 0, 16);
+		memset(l.tier[t].part_type, 0, 16);
 	}
 	l.generation += 5;
 	l.intent.op = LABEL_OP_DELETING;
@@ -1119,6 +1149,162 @@ START_TEST(deleted_volume_never_takes_a_live_ones_name)
 }
 END_TEST
 
+/*
+ * Decision 21: writes go through one descriptor checked against the
+ * device that was proven. A hostile node (/dev/sdc leading to sdb, a
+ * member of r) must not let a wipe of sdc reach sdb.
+ */
+static uint64_t
+r_and_a_node_to_sdb(void)
+{
+	uint64_t before;
+
+	make_r();
+	add_disk(3, "sdc", 4 * GIB);
+	disk_refresh(0);
+	before = fingerprint("sdb", 4 * GIB);
+	sim_node_swap("sdc", "sdb");
+	return before;
+}
+
+START_TEST(wipe_through_a_swapped_node_is_refused)
+{
+	struct json_object *a;
+	uint64_t before = r_and_a_node_to_sdb();
+
+	a = call("disk.wipe", "{\"disk\":\"bay3\",\"confirm\":\"bay3\"}");
+	ck_assert_int_eq(err_code(a), NAS_ERR_FAILED);
+	ck_assert_ptr_nonnull(strstr(json_object_to_json_string(a), "not to the disk raidd checked"));
+	json_object_put(a);
+	/* fingerprint reads by node too: undo the swap to read sdb itself. */
+	sim_node_swap("sdc", "sdb");
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+}
+END_TEST
+
+/* A create's first write (its wipe) through a node that leads elsewhere. */
+START_TEST(create_through_a_swapped_node_writes_nothing)
+{
+	uint64_t before = r_and_a_node_to_sdb();
+
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"x\",\"level\":\"single\","
+	    "\"disks\":[\"bay3\"]}")), JOB_FAILED);
+	sim_node_swap("sdc", "sdb");
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+	ck_assert_ptr_nonnull(volume_find("r"));
+}
+END_TEST
+
+static int swap_countdown;
+
+/* Another disk takes sdb's place (sdc's disk, now under the name sdb). */
+static void
+swap_at_countdown(void)
+{
+	if (--swap_countdown > 0) {
+		sim_before_step(swap_at_countdown);
+		return;
+	}
+	sim_swap_disks("sdb", "sdc");
+}
+
+/*
+ * sdb is proven, then pulled and another disk put in under its name
+ * before the write: the write must fail, not reach the newcomer - even
+ * though the newcomer would pass a label check made after the write
+ * (the old code wrote the delete's label onto it, then erased it).
+ */
+START_TEST(disk_replaced_between_proof_and_write_is_not_written)
+{
+	struct json_object *a;
+	uint64_t before;
+
+	make_r();
+	add_disk(3, "sdc", 4 * GIB);
+	ck_assert_int_eq(sys->write_at("sdc", 1 << 20, "stranger", 8), 0);
+	disk_refresh(0);
+	before = fingerprint("sdc", 4 * GIB);
+	/* The delete writes sda's label, then sdb's: the swap comes between. */
+	swap_countdown = 2;
+	sim_before_step(swap_at_countdown);
+	a = call("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
+	ck_assert_int_ne(err_code(a), 0);
+	json_object_put(a);
+	ck_assert_int_eq(swap_countdown, 0);
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+}
+END_TEST
+
+/* Adds delta to a little-endian u64 of sdb's first GPT entry (the sim's at LBA 2). */
+static void
+gpt_entry_add(unsigned field, uint64_t delta)
+{
+	uint8_t b[8];
+	uint64_t v = 0;
+
+	ck_assert_int_eq(sys->read_at("sdb", 1024 + field, b, 8), 0);
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	v += delta;
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> 8 * i);
+	ck_assert_int_eq(sys->write_at("sdb", 1024 + field, b, 8), 0);
+}
+
+/*
+ * Issue 8, item 1: a member's partition made again at the same place,
+ * size and name (sgdisk would give it a new GUID) is not raidd's.
+ */
+START_TEST(partition_remade_with_a_new_guid_is_not_proven)
+{
+	struct label l;
+
+	make_r();
+	slot_rw("sdb", 1, &l, 0);
+	ck_assert(!volume_uuid_zero(l.tier[0].part_guid));
+	ck_assert_mem_eq(l.tier[0].part_type, LABEL_GPT_TYPE, 16);
+	sim_power_cut();
+	gpt_entry_add(16, 1);		/* the unique GUID's first byte */
+	reboot();
+	ck_assert_str_eq(disk_state("bay2"), "foreign");
+	ck_assert_str_eq(disk_state("bay1"), "member");
+}
+END_TEST
+
+/* Labels from before GUIDs were recorded: proven by place and name, as then. */
+static void
+no_guids(struct label *l)
+{
+	memset(l->tier[0].part_guid, 0, 16);
+	memset(l->tier[0].part_type, 0, 16);
+}
+
+START_TEST(labels_without_guids_are_proven_by_place)
+{
+	r_with_labels_edited(no_guids);
+	gpt_entry_add(16, 1);
+	reboot();
+	ck_assert_str_eq(disk_state("bay2"), "member");
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_CLEAN);
+}
+END_TEST
+
+/*
+ * A forged GPT entry whose first LBA times the block size wraps to the
+ * place of raidd's partition (2^55 sectors of 512 bytes is 2^64) is not
+ * raidd's partition.
+ */
+START_TEST(forged_gpt_place_that_wraps_is_not_proven)
+{
+	make_r();
+	sim_power_cut();
+	gpt_entry_add(32, 1ULL << 55);		/* first LBA */
+	gpt_entry_add(40, 1ULL << 55);		/* last LBA */
+	reboot();
+	ck_assert_str_eq(disk_state("bay2"), "foreign");
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -1161,6 +1347,12 @@ volume_suite(void)
 	tcase_add_test(tc, failed_member_that_flaps_stays_out);
 	tcase_add_test(tc, partial_label_write_then_another_change);
 	tcase_add_test(tc, deleted_volume_never_takes_a_live_ones_name);
+	tcase_add_test(tc, wipe_through_a_swapped_node_is_refused);
+	tcase_add_test(tc, create_through_a_swapped_node_writes_nothing);
+	tcase_add_test(tc, disk_replaced_between_proof_and_write_is_not_written);
+	tcase_add_test(tc, partition_remade_with_a_new_guid_is_not_proven);
+	tcase_add_test(tc, labels_without_guids_are_proven_by_place);
+	tcase_add_test(tc, forged_gpt_place_that_wraps_is_not_proven);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
