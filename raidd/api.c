@@ -114,6 +114,7 @@ load_board(const char *path)
 		}
 	}
 	disk_set_board(&b);
+	led_set_off();
 }
 
 /*
@@ -183,6 +184,9 @@ raidd_init(const struct conf *c)
 		    assembly_seconds);
 	} else
 		log_warnx("no md or device-mapper in this kernel: volumes are not assembled");
+	/* md's own changes wake raidd (Decision 23); the tick is a backstop
+	   for what md does not notify (dev-X/errors). */
+	watch_start();
 	ev_timer_init(&monitor_w, monitor_cb, MONITOR_SECONDS, MONITOR_SECONDS);
 	ev_timer_start(nas_loop(), &monitor_w);
 	return 0;

@@ -12,6 +12,7 @@
 enum vol_state {
 	VOL_CLEAN, VOL_RESYNCING, VOL_DEGRADED, VOL_FAILED, VOL_CREATING,
 	VOL_DELETING, VOL_INCOMPLETE, VOL_FOREIGN, VOL_INCONSISTENT,
+	VOL_REBUILDING,
 	VOL_STATE_COUNT
 };
 
@@ -88,6 +89,19 @@ void	 volume_fail_missing(struct volume *);
 int	 volume_check_states(void);
 void	 volume_set_degraded_start(int ok);
 int	 volume_waits(const struct volume *);
+const char *volume_member_state(const struct volume *, int tier, int role,
+	    const struct sys_md_status *, int *idx);
+int	 volume_state_rank(enum vol_state);
+
+/* watch.c */
+int	 watch_start(void);
+void	 watch_update(void);
+void	 watch_stop(void);
+void	 watch_sync_fields(struct json_object *, const struct sys_md_status *);
+
+/* led.c */
+void	 led_update(void);
+void	 led_set_off(void);
 
 /* assemble.c */
 void	 volume_scan(void);
