@@ -12,7 +12,8 @@ RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/label-io.c raidd/assemble.c raidd/teardown.c raidd/create.c \
 	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/mdsb.c raidd/label.c \
 	raidd/proof.c raidd/unit.c \
-	raidd/features.c raidd/health.c raidd/watch.c raidd/led.c
+	raidd/features.c raidd/health.c raidd/watch.c raidd/led.c \
+	raidd/scrub.c raidd/scrub-schedule.c
 RAIDD_SIM := raidd/system-sim.c raidd/system-sim-sync.c
 raidd_SRCS += $(RAIDD_LOGIC) $(RAIDD_SIM)
 
@@ -37,6 +38,10 @@ UNIT_TESTS += test-raidd-watch
 test-raidd-watch_SRCS := tests/unit/test-raidd-watch.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
 	raidd/system-linux-led.c tests/unit/unit-util.c tests/unit/raidd-util.c
 test-raidd-watch_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-raidd-scrub
+test-raidd-scrub_SRCS := tests/unit/test-raidd-scrub.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
+	tests/unit/unit-util.c tests/unit/raidd-util.c
+test-raidd-scrub_LIBS = $(CHECK_LIBS)
 
 # The kernel seam on Linux (system-linux*.c); label_probe comes from label.c.
 RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c \

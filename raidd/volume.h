@@ -2,6 +2,8 @@
 #ifndef RAIDD_VOLUME_H
 #define RAIDD_VOLUME_H
 
+#include <time.h>
+
 #include "label.h"
 #include "plan.h"
 #include "raidd.h"
@@ -82,6 +84,7 @@ int	 unit_deleted_load(const char *path);
 int	 unit_deleted(const uint8_t volume_uuid[16]);
 int	 unit_deleted_set(const uint8_t volume_uuid[16], int on);
 void	 unit_reset(void);
+int	 unit_file_replace(const char *path, const char *text);
 
 /* health.c */
 enum vol_state volume_tier_state(const struct volume *, int tier, struct sys_md_status *);
@@ -131,6 +134,28 @@ struct job *create_start(const struct create_req *, const struct plan *,
 
 /* delete.c */
 int	 delete_volume(struct volume *, char *err, size_t errlen);
+
+/* scrub.c */
+struct job *scrub_start(struct volume *, const char *action, int *code, char *err,
+	    size_t errlen);
+int	 scrub_stop(const char *name);
+struct job *scrub_job(const char *name);
+const char *scrub_pending(const struct volume *);
+void	 scrub_set_options(const char *state_path, double budget_s, unsigned speed_min,
+	    unsigned speed_max, double tick_s);
+void	 scrub_reset(void);
+extern const struct rpc_method scrub_methods[];
+
+/* scrub-schedule.c */
+struct scrub_sched {
+	int		 every;		/* 0 off, 1 daily, 2 weekly, 3 monthly */
+	int		 day;		/* weekly: 0 = Sunday; monthly: 1-28 */
+	int		 hour;		/* 0-23, local time */
+};
+int	 scrub_sched_parse(const char *, struct scrub_sched *, char *err, size_t len);
+int	 scrub_sched_day(const struct scrub_sched *, const struct tm *);
+void	 scrub_sched_set(const struct scrub_sched *);
+void	 scrub_sched_tick(const struct tm *);
 
 extern const struct rpc_method volume_methods[];
 

@@ -24,37 +24,11 @@
 static struct rpc_server *srv;
 static const struct rpc_peer root = { .uid = 0, .gid = 0 };
 static char *dir, sock[256];
-static const uint8_t unit_here[16] = { 0x57, 0x41, 0x54, 0x43, 0x48 };
 
 static void
 setup(void)
 {
-	struct board b = { .nbays = 4 };
-
-	for (int i = 0; i < 4; i++) {
-		snprintf(b.bay[i].path, sizeof(b.bay[i].path),
-		    "/sys/devices/sim/host0/target0:0:%d/*", i + 1);
-		snprintf(b.bay[i].led, sizeof(b.bay[i].led), "/leds/bay%d", i + 1);
-	}
-	log_init("test", 1, 0);
-	log_set_level(LOG_LVL_ERR);
-	sys = &sys_sim;
-	sim_reset();
-	volume_reset();
-	unit_reset();
-	unit_set(unit_here);
-	volume_set_degraded_start(1);
-	disk_set_board(&b);
-	led_set_off();
-	for (int i = 1; i <= 4; i++) {
-		char path[128], serial[32], name[8];
-
-		snprintf(path, sizeof(path), "/sys/devices/sim/host0/target0:0:%d/0:0:%d:0", i, i);
-		snprintf(serial, sizeof(serial), "W%d", i);
-		snprintf(name, sizeof(name), "sd%c", 'a' + i - 1);
-		sim_add_disk(name, 4ULL << 30, serial, path);
-	}
-	disk_refresh(0);
+	raidd_sim_setup(4ULL << 30, "W", 1);
 	srv = rpc_server_new("raidd", "test");
 	rpc_server_add_methods(srv, disk_methods);
 	rpc_server_add_methods(srv, volume_methods);
