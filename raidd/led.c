@@ -1,5 +1,5 @@
 /*
- * Bay LEDs (board.ini: a bay's led, a sysfs LED directory): on for a
+ * Bay LEDs (board.ini: a bay's led, a name under /sys/class/leds): on for a
  * bay whose member is faulty or missing from a running volume, blinking
  * while md rebuilds onto it, off otherwise. A missing disk's bay is the
  * one it was last seen in (kept by serial while raidd runs).
@@ -9,6 +9,7 @@
 
 #include "volume.h"
 
+static char sysfs[128] = "/sys";
 static enum sys_led shown[BOARD_MAX_BAYS];
 static int known[BOARD_MAX_BAYS];
 
@@ -100,15 +101,28 @@ led_update(void)
 		if (v->assembled && !v->foreign && !v->inconsistent)
 			volume_leds(v, want);
 	for (int i = 0; i < b->nbays && i < BOARD_MAX_BAYS; i++) {
+		char dir[256];
+
 		if (b->bay[i].led[0] == '\0' || (known[i] && shown[i] == want[i]))
 			continue;
-		if (sys->led_set(b->bay[i].led, want[i]) == -1) {
-			log_warn("bay %d: LED %s", i + 1, b->bay[i].led);
+		snprintf(dir, sizeof(dir), "%s/class/leds/%s", sysfs, b->bay[i].led);
+		if (sys->led_set(dir, want[i]) == -1) {
+			log_warn("bay %d: LED %s", i + 1, dir);
+			known[i] = 1;	/* said once, not at every event */
+			shown[i] = want[i];
 			continue;
 		}
 		shown[i] = want[i];
 		known[i] = 1;
 	}
+}
+
+/* Where sysfs is (tests: a fixture tree). */
+void
+led_set_sysfs(const char *root)
+{
+	snprintf(sysfs, sizeof(sysfs), "%s", root);
+	led_set_off();
 }
 
 /* Tests and a new board: every LED is written again at the next update. */

@@ -105,6 +105,7 @@ void	 watch_sync_fields(struct json_object *, const struct sys_md_status *);
 /* led.c */
 void	 led_update(void);
 void	 led_set_off(void);
+void	 led_set_sysfs(const char *root);
 
 /* assemble.c */
 void	 volume_scan(void);

@@ -42,7 +42,7 @@ raidd_sim_setup(uint64_t size, const char *prefix, int leds)
 		snprintf(b.bay[i].path, sizeof(b.bay[i].path),
 		    "/sys/devices/sim/host0/target0:0:%d/*", i + 1);
 		if (leds)
-			snprintf(b.bay[i].led, sizeof(b.bay[i].led), "/leds/bay%d", i + 1);
+			snprintf(b.bay[i].led, sizeof(b.bay[i].led), "bay%d", i + 1);
 	}
 	log_init("test", 1, 0);
 	log_set_level(LOG_LVL_ERR);
@@ -53,7 +53,7 @@ raidd_sim_setup(uint64_t size, const char *prefix, int leds)
 	unit_set(unit_here);
 	volume_set_degraded_start(1);
 	disk_set_board(&b);
-	led_set_off();
+	led_set_sysfs("/sys");
 	for (int i = 1; i <= 4; i++) {
 		char path[128], serial[32], name[8];
 

@@ -12,8 +12,8 @@ struct volume *raidd_create(struct rpc_server *, const char *name, const char *l
 	    const char *disks);
 
 /*
- * raidd on the simulated kernel: a four-bay board (bay N's LED at
- * /leds/bayN when leds), disks sda-sdd of size bytes with serials
+ * raidd on the simulated kernel: a four-bay board (bay N's LED named
+ * bayN when leds), disks sda-sdd of size bytes with serials
  * PREFIX1-4, a unit id, every table empty.
  */
 void	 raidd_sim_setup(uint64_t size, const char *serial_prefix, int leds);

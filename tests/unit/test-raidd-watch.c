@@ -266,23 +266,23 @@ START_TEST(bay_leds_follow_members)
 {
 	struct volume *v = create("l", "raid1", "\"bay1\",\"bay2\"");
 
-	ck_assert_int_eq(sim_led("/leds/bay1"), SYS_LED_OFF);
-	ck_assert_int_eq(sim_led("/leds/bay2"), SYS_LED_OFF);
+	ck_assert_int_eq(sim_led("/sys/class/leds/bay1"), SYS_LED_OFF);
+	ck_assert_int_eq(sim_led("/sys/class/leds/bay2"), SYS_LED_OFF);
 	sim_md_rebuild("md_l_t1", "sdb1");
 	spin();
-	ck_assert_int_eq(sim_led("/leds/bay2"), SYS_LED_REBUILD);
-	ck_assert_int_eq(sim_led("/leds/bay1"), SYS_LED_OFF);
+	ck_assert_int_eq(sim_led("/sys/class/leds/bay2"), SYS_LED_REBUILD);
+	ck_assert_int_eq(sim_led("/sys/class/leds/bay1"), SYS_LED_OFF);
 	sim_md_sync_step("md_l_t1", 1ULL << 40);
 	spin();
-	ck_assert_int_eq(sim_led("/leds/bay2"), SYS_LED_OFF);
+	ck_assert_int_eq(sim_led("/sys/class/leds/bay2"), SYS_LED_OFF);
 	/* Pulled: the empty bay it was in lights up. */
 	sim_pull_disk("sdb");
 	disk_refresh(1);
 	volume_scan();
 	spin();
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
-	ck_assert_int_eq(sim_led("/leds/bay2"), SYS_LED_FAULT);
-	ck_assert_int_eq(sim_led("/leds/bay3"), SYS_LED_OFF);
+	ck_assert_int_eq(sim_led("/sys/class/leds/bay2"), SYS_LED_FAULT);
+	ck_assert_int_eq(sim_led("/sys/class/leds/bay3"), SYS_LED_OFF);
 }
 END_TEST
 
