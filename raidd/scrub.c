@@ -383,7 +383,16 @@ scrub_start(struct volume *v, const char *action, int *code, char *err, size_t l
 		}
 	}
 	*code = NAS_ERR_FAILED;
-	if (tier_start(s, v, from, err, len) == -1) {
+	err[0] = '\0';
+	if (tier_start(s, v, from, err, len) == -1 && from > 0) {
+		/* A kept place md refuses (the array changed since) is no place. */
+		s->tier = next_tier(v, 0);
+		s->mismatch = 0;
+		from = 0;
+		if (tier_start(s, v, from, err, len) == 0)
+			err[0] = '\0';
+	}
+	if (err[0]) {
 		free(s);
 		return NULL;
 	}
