@@ -183,7 +183,9 @@ volume_tier_state(const struct volume *v, int t, struct sys_md_status *st)
 		return VOL_FAILED;
 	if (lacking > 0 || st->degraded > 0)
 		return roles_rebuilding(v, t, ok, st) ? VOL_REBUILDING : VOL_DEGRADED;
-	if (st->sync_action[0] && strcmp(st->sync_action, "idle") != 0)
+	/* A check or repair (scrub) reads a redundant array: still clean. */
+	if (strcmp(st->sync_action, "resync") == 0 || strcmp(st->sync_action, "recover") == 0 ||
+	    strcmp(st->sync_action, "reshape") == 0)
 		return VOL_RESYNCING;
 	return VOL_CLEAN;
 }

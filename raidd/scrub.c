@@ -26,6 +26,7 @@ struct scrub {
 	char		 action[16];	/* check, repair */
 	struct job	*job;
 	int		 tier;		/* the tier md checks now */
+	uint64_t	 from;		/* where this run started on its first tier */
 	uint64_t	 mismatch;	/* sectors, tiers before this one and earlier nights */
 	double		 started;
 	int		 stop;		/* 1 asked, 2 budget spent */
@@ -203,6 +204,8 @@ result(const struct scrub *s, int complete, uint64_t resume)
 	json_object_object_add(r, "action", json_object_new_string(s->action));
 	json_object_object_add(r, "mismatch_cnt", json_object_new_int64((int64_t)s->mismatch));
 	json_object_object_add(r, "complete", json_object_new_boolean(complete));
+	if (s->from)
+		json_object_object_add(r, "resumed_sector", json_object_new_int64((int64_t)s->from));
 	if (!complete) {
 		json_object_object_add(r, "tier", json_object_new_int(s->tier + 1));
 		json_object_object_add(r, "resume_sector", json_object_new_int64((int64_t)resume));
@@ -397,6 +400,7 @@ scrub_start(struct volume *v, const char *action, int *code, char *err, size_t l
 		return NULL;
 	}
 	s->started = mono();
+	s->from = from;
 	if ((s->job = job_start("volume.scrub", v->name, &scrub_ops, s)) == NULL) {
 		struct sys_md_sync idle = { .action = "idle" };
 

@@ -136,9 +136,12 @@ START_TEST(budget_stops_and_next_run_resumes)
 	ck_assert_str_eq(scrub_pending(volume_find("s")), "check");
 	scrub_set_options(NULL, 0, 0, 0, 0.01);
 	j = start("check");
+	/* A check reads a redundant array: the volume stays clean. */
+	ck_assert_int_eq(volume_state_now(volume_find("s")), VOL_CLEAN);
 	sim_md_sync_step(MD, 1ULL << 40);
 	/* From the start again it would have counted 500 twice: 24. */
 	ck_assert_int_eq(run_to_end(j, "mismatch_cnt"), 16);
+	ck_assert_int_eq(run_to_end(j, "resumed_sector"), 1000);
 	ck_assert_int_eq(run_to_end(j, "complete"), 1);
 	ck_assert_ptr_null(scrub_pending(volume_find("s")));
 }
