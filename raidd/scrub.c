@@ -217,9 +217,14 @@ result(const struct scrub *s, int complete, uint64_t resume)
 static void
 tier_ended(struct scrub *s, struct volume *v, const struct sys_md_status *st)
 {
-	char err[256];
+	struct sys_md_sync idle = { .action = "idle" };
+	char err[256], md[SYS_NAME_MAX];
 	int next;
 
+	/* md's own speeds again, for a rebuild that may come. */
+	volume_md_name(v, s->tier, md, sizeof(md));
+	if (sys->md_sync(md, &idle) == -1)
+		log_warn("volume %s: %s: md's speed window", s->name, md);
 	s->mismatch += st->mismatch_cnt;
 	if (s->stop || st->sync_min != 0) {
 		pending_set(s, st->sync_min);

@@ -44,7 +44,10 @@ lnx_md_sync(const char *name, const struct sys_md_sync *s)
 	uint64_t chunk = 0, from = s->from;
 
 	if (strcmp(s->action, "idle") == 0) {
-		if (md_write(name, "sync_action", "idle") == -1)
+		/* Only a check or repair is stopped: a recovery md started goes on. */
+		snprintf(path, sizeof(path), "/sys/block/%s/md/sync_action", name);
+		if (lnx_read_file(path, buf, sizeof(buf)) == 0 && (strncmp(buf, "check", 5) == 0 ||
+		    strncmp(buf, "repair", 6) == 0) && md_write(name, "sync_action", "idle") == -1)
 			return -1;
 		/* md's own speeds again, for a rebuild that may follow. */
 		md_speed(name, "sync_speed_min", 0);

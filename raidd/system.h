@@ -84,7 +84,8 @@ struct sys_md_status {
 /*
  * A sync action to start on an array: check or repair from sector
  * from (md's sync_min; 0 is the start), within a speed window in kB/s
- * (0 leaves md's value); "idle" stops what runs.
+ * (0 leaves md's value); "idle" stops a check or repair that runs (not
+ * a recovery) and gives md its own speeds back.
  */
 struct sys_md_sync {
 	char		action[16];	/* check, repair, idle */

@@ -118,6 +118,26 @@ START_TEST(check_counts_repair_fixes)
 }
 END_TEST
 
+/* The speed window holds for the run only: a rebuild after it gets md's. */
+START_TEST(speed_window_for_the_run_only)
+{
+	struct sys_md_status st;
+	struct job *j;
+
+	raidd_create(srv, "s", "raid1", "\"bay1\",\"bay2\"");
+	scrub_set_options(NULL, 0, 1000, 5000, 0.01);
+	j = start("check");
+	ck_assert_int_eq(sys->md_status(MD, &st), 0);
+	ck_assert_int_eq(st.sync_speed, 5000);
+	sim_md_sync_step(MD, 1ULL << 40);
+	run_to_end(j, "complete");
+	sim_md_rebuild(MD, "sdb1");
+	ck_assert_int_eq(sys->md_status(MD, &st), 0);
+	ck_assert_str_eq(st.sync_action, "recover");
+	ck_assert_int_ne(st.sync_speed, 5000);
+}
+END_TEST
+
 /* The night's budget stops the check; the next run goes on from md's
    sync_min and adds to what the first one counted. */
 START_TEST(budget_stops_and_next_run_resumes)
@@ -263,6 +283,7 @@ scrub_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, check_counts_repair_fixes);
+	tcase_add_test(tc, speed_window_for_the_run_only);
 	tcase_add_test(tc, budget_stops_and_next_run_resumes);
 	tcase_add_test(tc, stop_keeps_the_place_across_a_restart);
 	tcase_add_test(tc, refusals_change_nothing);
