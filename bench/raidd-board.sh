@@ -23,10 +23,10 @@ python3 "$src/tests/system/run-scenario" --image-dir "$img" --log-dir "$out/syst
 	awk '$1 == "assembly" { printf "| assemble %s volumes at boot | %.3f |\n", $2, $3 }' "$tmp"
 } >>"$out/bench-board.md"
 python3 "$src/tests/system/run-scenario" --image-dir "$img" --log-dir "$out/system-logs" \
-	--disk-size 64M "$src/tests/system/tools/bench-detect" >"$tmp"
+	--disk-size 96M "$src/tests/system/tools/bench-detect" >"$tmp"
 {
 	echo
-	echo "## raidd: failure to event ($(date -u +%Y-%m-%d), qemu TCG, RAID 1 on 2 x 64M)"
+	echo "## raidd: failure to event ($(date -u +%Y-%m-%d), qemu TCG, RAID 1 on 2 x 96M)"
 	echo
 	echo "A member pulled 10 times (put back and resynced in between); seconds until"
 	echo "volume.state degraded reaches a subscriber, from the pull request (qemu's"
