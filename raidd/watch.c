@@ -8,6 +8,7 @@
  * progress (volume.progress); it runs only then.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "volume.h"
@@ -62,10 +63,14 @@ watch_sync_fields(struct json_object *o, const struct sys_md_status *st)
 	int busy = strcmp(action, "idle") != 0 && st->sync_total > 0;
 	uint64_t done = st->sync_done < st->sync_total ? st->sync_done : st->sync_total;
 	uint64_t left = busy ? st->sync_total - done : 0;
+	char pct[16];
 
+	/* One decimal, written as such (not 18.899999999999999). */
+	snprintf(pct, sizeof(pct), "%.1f", busy ? (double)(int)(1000.0 * done / st->sync_total) /
+	    10.0 : 0.0);
 	json_object_object_add(o, "action", json_object_new_string(action));
-	json_object_object_add(o, "progress", busy ? json_object_new_double(
-	    (double)(int)(1000.0 * done / st->sync_total) / 10.0) : NULL);
+	json_object_object_add(o, "progress", busy ? json_object_new_double_s(atof(pct), pct) :
+	    NULL);
 	json_object_object_add(o, "speed_kbs", busy ?
 	    json_object_new_int64((int64_t)st->sync_speed) : NULL);
 	json_object_object_add(o, "eta_s", busy && st->sync_speed ?
