@@ -220,6 +220,8 @@ START_TEST(rebuild_shows_and_reports_progress)
 	ck_assert_str_eq(str(e, "action"), "recover");
 	ck_assert_msg(atof(str(e, "percent")) > 20 && atof(str(e, "percent")) < 30, "%s",
 	    str(e, "percent"));
+	ck_assert_msg(strchr(str(e, "percent"), '.') && strlen(strchr(str(e, "percent"), '.')) == 2,
+	    "one decimal: %s", str(e, "percent"));
 	ck_assert_str_ne(str(e, "eta_s"), "(null)");
 	ck_assert_str_ne(str(e, "speed_kbs"), "(null)");
 	json_object_put(e);
