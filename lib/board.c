@@ -31,6 +31,11 @@ load_slots(dictionary *d, const char *path, const char *kind, int n,
 		snprintf(sec, sizeof(sec), "%s%d", kind, i + 1);
 		copy_key(d, sec, "label", slots[i].label, sizeof(slots[i].label));
 		copy_key(d, sec, "path", slots[i].path, sizeof(slots[i].path));
+		copy_key(d, sec, "led", slots[i].led, sizeof(slots[i].led));
+		if (slots[i].led[0] && (strchr(slots[i].led, '/') || slots[i].led[0] == '.')) {
+			snprintf(err, errlen, "%s: [%s] led: a name under /sys/class/leds", path, sec);
+			return -1;
+		}
 		copy_key(d, sec, "name", slots[i].name, sizeof(slots[i].name));
 		if (slots[i].path[0] != '/') {
 			snprintf(err, errlen, "%s: [%s] path: missing or not absolute",

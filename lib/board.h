@@ -11,6 +11,7 @@ struct board_slot {
 	char	label[32];	/* "Bay 1" */
 	char	path[256];	/* sysfs glob naming the controller position */
 	char	name[32];	/* ports: the interface name init gives it */
+	char	led[64];	/* bays: LED name under /sys/class/leds, or "" */
 };
 
 struct board {

@@ -54,6 +54,14 @@ static const struct arg volume_delete_args[] = {
 	END_ARGS
 };
 
+static const struct arg volume_scrub_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--repair", "repair", ARG_BOOL, ARG_LOCAL, NULL },
+	{ "--stop", "stop", ARG_BOOL, ARG_LOCAL, NULL },
+	{ "--wait", "wait", ARG_BOOL, ARG_LOCAL, NULL },
+	END_ARGS
+};
+
 static const struct arg job_list_args[] = {
 	{ "--daemon", "daemon", ARG_STRING, ARG_LOCAL, NULL },
 	END_ARGS
@@ -391,6 +399,9 @@ const struct command nasctl_commands[] = {
 	{ "header", "restore", C, "header.restore", header_restore_args, NULL, NULL, NULL,
 	  "put a header backup back (its passphrases replace the current ones)" },
 #undef C
+	{ "volume", "scrub", R, "volume.scrub", volume_scrub_args, NULL, NULL, run_scrub,
+	  "check a volume's copies with md (--repair rewrites what differs, --stop stops "
+	  "and keeps the place); prints the job id, or follows it with --wait" },
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,
 	  "running and recent jobs (of every daemon without --daemon)" },
 	{ "job", "status", NULL, "job.status", job_id_args, NULL, NULL, run_job_one,

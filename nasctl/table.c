@@ -253,6 +253,40 @@ is_bytes_key(const char *k)
 	return n > 6 && strcmp(k + n - 6, "_bytes") == 0;
 }
 
+/* "eta_s": seconds shown as 1h02m, 3m05s or 42s; null as "-". */
+static void
+fmt_duration(struct json_object *v, char *buf, size_t len)
+{
+	long long t;
+
+	if (!json_object_is_type(v, json_type_int)) {
+		fmt_plain(v, buf, len);
+		return;
+	}
+	t = json_object_get_int64(v);
+	if (t >= 3600)
+		snprintf(buf, len, "%lldh%02lldm", t / 3600, t / 60 % 60);
+	else if (t >= 60)
+		snprintf(buf, len, "%lldm%02llds", t / 60, t % 60);
+	else
+		snprintf(buf, len, "%llds", t);
+}
+
+/* How a member's value is shown, by its key's name. */
+static fmt_fn
+key_fmt(const char *k)
+{
+	size_t n = strlen(k);
+
+	if (is_bytes_key(k))
+		return fmt_size;
+	if (n > 2 && strcmp(k + n - 2, "_s") == 0)
+		return fmt_duration;
+	if (strcmp(k, "progress") == 0 || strcmp(k, "percent") == 0)
+		return fmt_percent;
+	return fmt_plain;
+}
+
 static void
 display_key(const char *k, char *buf, size_t len, int upper)
 {
@@ -286,8 +320,7 @@ auto_table(FILE *f, struct json_object *rows, int indent)
 		if (n == COLS_MAX)
 			break;
 		display_key(k, heads[n], sizeof(heads[n]), 1);
-		cols[n] = (struct column){ heads[n], k, is_bytes_key(k) ? fmt_size : NULL,
-		    is_bytes_key(k) };
+		cols[n] = (struct column){ heads[n], k, key_fmt(k), is_bytes_key(k) };
 		n++;
 	}
 	if ((m = open_memstream(&buf, &blen)) == NULL)
@@ -343,7 +376,7 @@ object_print(FILE *f, struct json_object *o, int indent)
 			auto_table(f, v, indent + 2);
 			continue;
 		}
-		(is_bytes_key(key) ? fmt_size : fmt_plain)(v, raw, sizeof(raw));
+		key_fmt(key)(v, raw, sizeof(raw));
 		text_escape(raw, val, sizeof(val));
 		fprintf(f, "%*s%s", indent, "", k);
 		pad(f, w - kw);

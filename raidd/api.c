@@ -24,6 +24,16 @@ static const struct conf_key raidd_conf[] = {
 	  "this unit's id, made at the first start; written into every label" },
 	{ "raidd", "deleted_file", CONF_STRING, "/etc/nas/raidd-deleted", 1, 200, NULL,
 	  "volumes deleted here while a member was absent" },
+	{ "scrub", "schedule", CONF_STRING, "monthly 1 2", 1, 63, NULL,
+	  "when checks start: off, daily HOUR, weekly sun..sat HOUR, monthly 1-28 HOUR" },
+	{ "scrub", "max_hours", CONF_INT, "4", 0, 720, NULL,
+	  "a night's scrub stops after this many hours and goes on the next night (0: no limit)" },
+	{ "scrub", "sync_speed_min", CONF_INT, "0", 0, 10000000, NULL,
+	  "kB/s md keeps a scrub at even while the disks are busy (0: md's default)" },
+	{ "scrub", "sync_speed_max", CONF_INT, "0", 0, 10000000, NULL,
+	  "kB/s a scrub never passes (0: md's default)" },
+	{ "scrub", "state_file", CONF_STRING, "/etc/nas/raidd-scrub", 1, 200, NULL,
+	  "where an unfinished scrub stopped, to go on from there" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
@@ -97,6 +107,21 @@ grace_cb(struct ev_loop *l, ev_timer *w, int revents)
 }
 
 static void
+load_scrub(const struct conf *c)
+{
+	struct scrub_sched s;
+	char err[160];
+
+	scrub_set_options(conf_str(c, "scrub", "state_file"),
+	    3600. * (double)conf_int(c, "scrub", "max_hours"),
+	    (unsigned)conf_int(c, "scrub", "sync_speed_min"),
+	    (unsigned)conf_int(c, "scrub", "sync_speed_max"), 1.);
+	if (scrub_sched_parse(conf_str(c, "scrub", "schedule"), &s, err, sizeof(err)) == -1)
+		log_warnx("[scrub] %s: no scrub is scheduled", err);
+	scrub_sched_set(&s);
+}
+
+static void
 load_board(const char *path)
 {
 	struct board b;
@@ -114,6 +139,7 @@ load_board(const char *path)
 		}
 	}
 	disk_set_board(&b);
+	led_set_off();
 }
 
 /*
@@ -154,6 +180,7 @@ raidd_init(const struct conf *c)
 		simulate(getenv("RAIDD_SIMULATE"));
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
+	load_scrub(c);
 	if (unit_load(conf_str(c, "raidd", "unit_id_file")) == -1 && sys == &sys_sim) {
 		uint8_t u[16] = { 0x51, 0x4d };	/* "SM": simulated disks, a unit for this run */
 
@@ -183,6 +210,9 @@ raidd_init(const struct conf *c)
 		    assembly_seconds);
 	} else
 		log_warnx("no md or device-mapper in this kernel: volumes are not assembled");
+	/* md's own changes wake raidd (Decision 23); the tick is a backstop
+	   for what md does not notify (dev-X/errors). */
+	watch_start();
 	ev_timer_init(&monitor_w, monitor_cb, MONITOR_SECONDS, MONITOR_SECONDS);
 	ev_timer_start(nas_loop(), &monitor_w);
 	return 0;
@@ -194,12 +224,14 @@ raidd_reload(const struct conf *c)
 {
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
+	load_scrub(c);
 	disk_refresh(1);
 	volume_scan();
 	return 0;
 }
 
-static const struct rpc_method *const raidd_tables[] = { disk_methods, volume_methods, NULL };
+static const struct rpc_method *const raidd_tables[] = { disk_methods, volume_methods,
+	scrub_methods, NULL };
 
 const struct nas_daemon raidd_daemon = {
 	.name = "raidd",

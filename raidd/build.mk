@@ -12,8 +12,10 @@ RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/label-io.c raidd/assemble.c raidd/teardown.c raidd/create.c \
 	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/mdsb.c raidd/label.c \
 	raidd/proof.c raidd/unit.c raidd/diskfd.c \
-	raidd/features.c raidd/health.c
-raidd_SRCS += $(RAIDD_LOGIC) raidd/system-sim.c
+	raidd/features.c raidd/health.c raidd/watch.c raidd/led.c \
+	raidd/scrub.c raidd/scrub-schedule.c
+RAIDD_SIM := raidd/system-sim.c raidd/system-sim-sync.c
+raidd_SRCS += $(RAIDD_LOGIC) $(RAIDD_SIM)
 
 # Unit suites of raidd's pure-logic modules (no kernel, no disk I/O).
 UNIT_TESTS += test-raidd-plan
@@ -26,18 +28,28 @@ UNIT_TESTS += test-raidd-label
 test-raidd-label_SRCS := tests/unit/test-raidd-label.c raidd/label.c raidd/plan.c
 test-raidd-label_LIBS =
 UNIT_TESTS += test-raidd-volume
-test-raidd-volume_SRCS := tests/unit/test-raidd-volume.c $(RAIDD_LOGIC) raidd/system-sim.c
+test-raidd-volume_SRCS := tests/unit/test-raidd-volume.c $(RAIDD_LOGIC) $(RAIDD_SIM)
 test-raidd-volume_LIBS = $(CHECK_LIBS)
 UNIT_TESTS += test-raidd-health
-test-raidd-health_SRCS := tests/unit/test-raidd-health.c $(RAIDD_LOGIC) raidd/system-sim.c \
-	tests/unit/unit-util.c
+test-raidd-health_SRCS := tests/unit/test-raidd-health.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
+	tests/unit/unit-util.c tests/unit/raidd-util.c
 test-raidd-health_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-raidd-watch
+test-raidd-watch_SRCS := tests/unit/test-raidd-watch.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
+	raidd/system-linux-led.c tests/unit/unit-util.c tests/unit/raidd-util.c
+test-raidd-watch_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-raidd-scrub
+test-raidd-scrub_SRCS := tests/unit/test-raidd-scrub.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
+	tests/unit/unit-util.c tests/unit/raidd-util.c
+test-raidd-scrub_LIBS = $(CHECK_LIBS)
 
 # The kernel seam on Linux (system-linux*.c); label_probe comes from label.c.
 RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c raidd/system-linux-fd.c \
 	raidd/system-linux-sig.c raidd/system-linux-busy.c \
 	raidd/system-linux-part.c raidd/system-linux-md.c \
-	raidd/system-linux-mdstat.c raidd/system-linux-fs.c
+	raidd/system-linux-mdstat.c raidd/system-linux-fs.c \
+	raidd/system-linux-watch.c raidd/system-linux-mdsync.c \
+	raidd/system-linux-led.c
 raidd_SRCS += $(RAIDD_LINUX)
 raidd_LIBS += -lblkid -lfdisk
 # raidd-sysdrv: drives sys_linux from the shell, for tests/host/raidd-sys-loop.sh

@@ -71,8 +71,89 @@ roles_enough(enum tier_kind k, const int *ok, int n)
 	}
 }
 
+/* How bad a running tier's state is: the volume shows its worst tier's. */
+int
+volume_state_rank(enum vol_state s)
+{
+	switch (s) {
+	case VOL_CLEAN:
+		return 0;
+	case VOL_RESYNCING:
+		return 1;
+	case VOL_REBUILDING:
+		return 2;
+	case VOL_DEGRADED:
+		return 3;
+	default:
+		return 4;
+	}
+}
+
+/* dev is a partition of disk: sda1 of sda, nvme0n1p1 of nvme0n1. */
+static int
+part_of(const char *dev, const char *disk)
+{
+	size_t n = strlen(disk);
+
+	if (n == 0 || strncmp(dev, disk, n) != 0)
+		return 0;
+	dev += n;
+	if (disk[n - 1] >= '0' && disk[n - 1] <= '9' && *dev++ != 'p')
+		return 0;
+	if (*dev == '\0')
+		return 0;
+	return strspn(dev, "0123456789") == strlen(dev);
+}
+
 /*
- * Tier t's state: clean, resyncing, degraded or failed. A role counts
+ * A role's member as md shows it: in_sync, faulty, spare (a spare of
+ * the array, or this role's while md recovers it: rebuilding) or
+ * missing; *idx its entry in st or -1.
+ */
+const char *
+volume_member_state(const struct volume *v, int t, int r, const struct sys_md_status *st,
+    int *idx)
+{
+	const struct label_tier *lt = &v->label.tier[t];
+	int m = lt->member[r];
+
+	*idx = -1;
+	if (lt->kind == TIER_NONE)
+		return v->disk[m][0] ? "in_sync" : "missing";
+	if (v->disk[m][0] == '\0')
+		return "missing";
+	for (int i = 0; i < st->nmembers; i++) {
+		if (!part_of(st->member[i].dev, v->disk[m]))
+			continue;
+		*idx = i;
+		if (!st->member[i].present)
+			return "missing";
+		if (strstr(st->member[i].state, "faulty"))
+			return "faulty";
+		if (strstr(st->member[i].state, "in_sync"))
+			return "in_sync";
+		return st->member[i].slot == r && strcmp(st->sync_action, "recover") == 0 ?
+		    "rebuilding" : "spare";
+	}
+	return "missing";
+}
+
+/* Each role lacking in tier t is being recovered by md. */
+static int
+roles_rebuilding(const struct volume *v, int t, const int *ok, const struct sys_md_status *st)
+{
+	int idx;
+
+	if (strcmp(st->sync_action, "recover") != 0)
+		return 0;
+	for (int r = 0; r < v->label.tier[t].nmembers && r < PLAN_MAX_DISKS; r++)
+		if (!ok[r] && strcmp(volume_member_state(v, t, r, st, &idx), "rebuilding") != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * Tier t's state: clean, resyncing, rebuilding, degraded or failed. A role counts
  * only while a member holds it in sync and its device exists: md calls
  * a pulled member in_sync until I/O finds it gone.
  */
@@ -101,8 +182,10 @@ volume_tier_state(const struct volume *v, int t, struct sys_md_status *st)
 	if (!roles_enough(lt->kind, ok, lt->nmembers))
 		return VOL_FAILED;
 	if (lacking > 0 || st->degraded > 0)
-		return VOL_DEGRADED;
-	if (st->sync_action[0] && strcmp(st->sync_action, "idle") != 0)
+		return roles_rebuilding(v, t, ok, st) ? VOL_REBUILDING : VOL_DEGRADED;
+	/* A check or repair (scrub) reads a redundant array: still clean. */
+	if (strcmp(st->sync_action, "resync") == 0 || strcmp(st->sync_action, "recover") == 0 ||
+	    strcmp(st->sync_action, "reshape") == 0)
 		return VOL_RESYNCING;
 	return VOL_CLEAN;
 }
@@ -158,12 +241,61 @@ volume_fail_missing(struct volume *v)
 	}
 }
 
+/* Why tier t lacks redundancy: its first role not in sync, in words. */
+static int
+tier_reason(const struct volume *v, int t, char *buf, size_t len)
+{
+	const struct label_tier *lt = &v->label.tier[t];
+	struct sys_md_status st;
+	int idx;
+
+	volume_tier_state(v, t, &st);
+	for (int r = 0; r < lt->nmembers; r++) {
+		int m = lt->member[r];
+		const char *ms = volume_member_state(v, t, r, &st, &idx);
+
+		if (strcmp(ms, "in_sync") == 0)
+			continue;
+		if (strcmp(ms, "missing") == 0 && v->disk[m][0] == '\0')
+			snprintf(buf, len, "tier %d: member %d (serial %s) is missing", t + 1, m + 1,
+			    v->label.member[m].serial);
+		else
+			snprintf(buf, len, "tier %d: member %d (%s) is %s", t + 1, m + 1,
+			    idx >= 0 ? st.member[idx].dev : v->disk[m], ms);
+		return 1;
+	}
+	if (st.sync_action[0] && strcmp(st.sync_action, "idle") != 0) {
+		snprintf(buf, len, "tier %d: md runs %s", t + 1, st.sync_action);
+		return 1;
+	}
+	return 0;
+}
+
+/* Words for a change of state, for the event and the log. */
+static void
+state_reason(const struct volume *v, enum vol_state old, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (v->problem[0] && (v->state == VOL_FAILED || !v->assembled)) {
+		snprintf(buf, len, "%s", v->problem);
+		return;
+	}
+	for (int t = 0; t < v->label.ntiers && v->assembled; t++)
+		if (v->state != VOL_CLEAN && tier_reason(v, t, buf, len))
+			return;
+	if (v->state == VOL_CLEAN)
+		snprintf(buf, len, "%s", old == VOL_RESYNCING ? "resync finished" :
+		    old == VOL_REBUILDING ? "rebuild finished" : old == VOL_DEGRADED ?
+		    "every member in sync again" : "assembled");
+}
+
 /* Stored states against the arrays now; each change is announced once. */
 int
 volume_check_states(void)
 {
 	struct json_object *ev;
 	struct volume *v;
+	char reason[300];
 	int changed = 0;
 
 	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
@@ -174,13 +306,19 @@ volume_check_states(void)
 		if (v->state == old)
 			continue;
 		changed++;
-		log_info("volume %s: %s -> %s", v->name, volume_state_name(old),
-		    volume_state_name(v->state));
+		state_reason(v, old, reason, sizeof(reason));
+		log_info("volume %s: %s -> %s: %s", v->name, volume_state_name(old),
+		    volume_state_name(v->state), reason);
 		ev = json_object_new_object();
 		json_object_object_add(ev, "name", json_object_new_string(v->name));
+		/* state and previous: the names of before issue 9, still read. */
 		json_object_object_add(ev, "state", json_object_new_string(volume_state_name(v->state)));
 		json_object_object_add(ev, "previous", json_object_new_string(volume_state_name(old)));
+		json_object_object_add(ev, "old", json_object_new_string(volume_state_name(old)));
+		json_object_object_add(ev, "new", json_object_new_string(volume_state_name(v->state)));
+		json_object_object_add(ev, "reason", json_object_new_string(reason));
 		nas_event("volume.state", ev);
 	}
+	watch_update();
 	return changed;
 }

@@ -33,6 +33,16 @@ md_attr_int(const char *name, const char *rel)
 	return atoi(buf);
 }
 
+/* A counter; "none" or a missing attribute read as 0. */
+static uint64_t
+md_attr_u64(const char *name, const char *rel)
+{
+	char buf[32];
+
+	md_attr(name, rel, buf, sizeof(buf));
+	return strtoull(buf, NULL, 10);
+}
+
 /* "done / total" sectors while syncing, "none" otherwise. */
 static void
 sync_progress(const char *name, struct sys_md_status *st)
@@ -64,6 +74,8 @@ member(const char *name, const char *entry, struct sys_md_status *st)
 	    atoi(slot) : -1;
 	snprintf(rel, sizeof(rel), "%s/state", entry);
 	md_attr(name, rel, st->member[i].state, sizeof(st->member[i].state));
+	snprintf(rel, sizeof(rel), "%s/errors", entry);
+	st->member[i].errors = (unsigned)md_attr_u64(name, rel);
 	/* md keeps a pulled member's entry; the kernel drops its node. */
 	snprintf(rel, sizeof(rel), "/sys/class/block/%s", st->member[i].dev);
 	st->member[i].present = access(rel, F_OK) == 0;
@@ -94,6 +106,10 @@ lnx_md_status(const char *name, struct sys_md_status *st)
 	md_attr(name, "array_state", st->array_state, sizeof(st->array_state));
 	md_attr(name, "sync_action", st->sync_action, sizeof(st->sync_action));
 	sync_progress(name, st);
+	if (st->sync_total)
+		st->sync_speed = md_attr_u64(name, "sync_speed");
+	st->mismatch_cnt = md_attr_u64(name, "mismatch_cnt");
+	st->sync_min = md_attr_u64(name, "sync_min");
 	st->degraded = md_attr_int(name, "degraded");
 	st->raid_disks = md_attr_int(name, "raid_disks");
 	snprintf(path, sizeof(path), "/sys/block/%s/size", name);

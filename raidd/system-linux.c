@@ -292,4 +292,9 @@ const struct sys_ops sys_linux = {
 	.is_mounted = lnx_is_mounted,
 	.hotplug_open = lnx_hotplug_open,
 	.hotplug_read = lnx_hotplug_read,
+	.watch_open = lnx_watch_open,
+	.watch_arrays = lnx_watch_arrays,
+	.watch_read = lnx_watch_read,
+	.md_sync = lnx_md_sync,
+	.led_set = lnx_led_set,
 };

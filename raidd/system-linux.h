@@ -74,4 +74,15 @@ int	lnx_is_mounted(const char *);
 int	lnx_hotplug_open(void);
 int	lnx_hotplug_read(int, char (*)[SYS_NAME_MAX], int);
 
+/* system-linux-watch.c */
+int	lnx_watch_open(void);
+int	lnx_watch_arrays(int, char (*)[SYS_NAME_MAX], int);
+int	lnx_watch_read(int);
+
+/* system-linux-led.c */
+int	lnx_led_set(const char *, enum sys_led);
+
+/* system-linux-mdsync.c */
+int	lnx_md_sync(const char *, const struct sys_md_sync *);
+
 #endif

@@ -166,8 +166,10 @@ md_io_errors(struct dev *a)
 			a->faulty[m] = changed = 1;
 	if (!md_survives(a))
 		a->broken = 1;
-	if (changed)
+	if (changed) {
 		sb_sync(a);
+		sim_md_event(a->name);
+	}
 }
 
 void
@@ -246,6 +248,8 @@ free_chunks(struct dev *d)
 static void
 drop(struct dev *d)
 {
+	if (d->kind == DEV_MD)
+		sim_md_gone(d->name, 1);
 	free_chunks(d);
 	memset(d, 0, sizeof(*d));
 }
@@ -363,6 +367,7 @@ sim_swap_disks(const char *a, const char *b)
 void
 sim_power_cut(void)
 {
+	sim_sync_forget();
 	for (int i = 0; i < ndevs; i++) {
 		if (devs[i].kind == DEV_DM || devs[i].kind == DEV_MD)
 			drop(&devs[i]);
@@ -375,6 +380,7 @@ sim_power_cut(void)
 void
 sim_reset(void)
 {
+	sim_sync_reset();
 	for (int i = 0; i < ndevs; i++)
 		drop(&devs[i]);
 	for (int i = 0; i < MAX_DEVS; i++) {
@@ -979,6 +985,7 @@ md_start(const struct sys_md *md, int create)
 	/* Roles nobody fills are recorded as missing, as md does. */
 	if (!create)
 		sb_sync(a);
+	sim_md_event(a->name);
 	return 0;
 }
 
@@ -1052,6 +1059,7 @@ sim_md_readd(const char *name, const char *dev, int role)
 	d->md.nmembers = n + 1;
 	d->faulty[n] = d->gone[n] = 0;
 	sb_sync(d);
+	sim_md_event(d->name);
 	return 0;
 }
 
@@ -1065,6 +1073,7 @@ sim_fail_member(const char *md, const char *dev)
 		if (strcmp(d->md.member[i].dev, dev) == 0 && !d->faulty[i]) {
 			d->faulty[i] = 1;
 			sb_sync(d);
+			sim_md_event(d->name);
 		}
 }
 
@@ -1095,6 +1104,7 @@ sim_md_status(const char *name, struct sys_md_status *st)
 		if (d->level != 0)
 			st->degraded -= in_sync;
 	}
+	sim_sync_status(name, st);
 	return 0;
 }
 
@@ -1127,6 +1137,7 @@ sim_md_fail(const char *name, const char *dev)
 	if (!d->faulty[m])
 		return 1;
 	sb_sync(d);	/* md records the failure in the others' superblocks */
+	sim_md_event(d->name);
 	for (int i = m; i + 1 < d->md.nmembers; i++) {
 		d->md.member[i] = d->md.member[i + 1];
 		d->faulty[i] = d->faulty[i + 1];
@@ -1446,4 +1457,9 @@ const struct sys_ops sys_sim = {
 	.is_mounted = sim_is_mounted,
 	.hotplug_open = sim_hotplug_open,
 	.hotplug_read = sim_hotplug_read,
+	.watch_open = sim_watch_open,
+	.watch_arrays = sim_watch_arrays,
+	.watch_read = sim_watch_read,
+	.md_sync = sim_md_sync,
+	.led_set = sim_led_set,
 };

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "system.h"
+
 /* Adds a blank disk; syspath is what bay patterns match against. */
 void	sim_add_disk(const char *name, uint64_t size, const char *serial,
 	    const char *syspath);
@@ -39,5 +41,32 @@ int	sim_dm_count(void);
 int	sim_mount_count(void);
 /* Disks probed for signatures so far (each probe would wake a sleeping disk). */
 int	sim_probes(void);
+
+
+/* system-sim-sync.c: md's sync actions and notifications. */
+/* md moves its check, repair or recovery sectors further (the end: idle). */
+void	sim_md_sync_step(const char *md, uint64_t sectors);
+/* The copies of the 4 KiB block at sector differ (check counts, repair fixes). */
+void	sim_md_corrupt(const char *md, uint64_t sector);
+/* md recovers dev: in its role, not in sync, until the recovery ends. */
+void	sim_md_rebuild(const char *md, const char *dev);
+/* md corrected n read errors on dev (dev-X/errors). */
+void	sim_member_errors(const char *md, const char *dev, unsigned n);
+/* What the bay LED at dir was last set to (enum sys_led), -1 never. */
+int	sim_led(const char *dir);
+/* How often md woke a watcher so far. */
+int	sim_md_wakes(void);
+
+/* Between the simulator's files. */
+void	sim_md_event(const char *md);
+void	sim_md_gone(const char *md, int event);
+void	sim_sync_reset(void);
+void	sim_sync_forget(void);
+void	sim_sync_status(const char *md, struct sys_md_status *);
+int	sim_md_sync(const char *md, const struct sys_md_sync *);
+int	sim_watch_open(void);
+int	sim_watch_arrays(int fd, char (*names)[SYS_NAME_MAX], int n);
+int	sim_watch_read(int fd);
+int	sim_led_set(const char *dir, enum sys_led);
 
 #endif

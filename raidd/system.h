@@ -67,6 +67,9 @@ struct sys_md_status {
 	char		array_state[32];	/* clean, active, inactive ... */
 	char		sync_action[16];	/* idle, resync, recover ... */
 	uint64_t	sync_done, sync_total;	/* sectors; total 0 when idle */
+	uint64_t	sync_speed;	/* kB/s now, 0 when idle */
+	uint64_t	mismatch_cnt;	/* sectors the last check or repair found differing */
+	uint64_t	sync_min;	/* sectors: where an interrupted check stopped */
 	int		degraded;
 	int		raid_disks;
 	uint64_t	size;		/* bytes */
@@ -76,7 +79,20 @@ struct sys_md_status {
 		int	slot;		/* -1: none */
 		char	state[64];	/* in_sync, faulty, spare ... */
 		int	present;	/* its block device still exists */
+		unsigned errors;	/* read errors md corrected (dev-X/errors) */
 	} member[SYS_MAX_MEMBERS];
+};
+
+/*
+ * A sync action to start on an array: check or repair from sector
+ * from (md's sync_min; 0 is the start), within a speed window in kB/s
+ * (0 leaves md's value); "idle" stops a check or repair that runs (not
+ * a recovery) and gives md its own speeds back.
+ */
+struct sys_md_sync {
+	char		action[16];	/* check, repair, idle */
+	uint64_t	from;		/* sectors */
+	unsigned	speed_min, speed_max;	/* kB/s */
 };
 
 /* One dm-linear segment: len bytes of dev from offset. */
@@ -84,6 +100,9 @@ struct sys_seg {
 	char		dev[SYS_NAME_MAX];	/* md_vol_t1 or sda1 */
 	uint64_t	offset, len;		/* bytes, 512 aligned */
 };
+
+/* What a bay's LED shows. */
+enum sys_led { SYS_LED_OFF, SYS_LED_FAULT, SYS_LED_REBUILD };
 
 typedef void (*sys_done_cb)(int status, const char *output, void *arg);
 
@@ -161,6 +180,20 @@ struct sys_ops {
 	 * lost or more disks changed: then everything is rescanned.
 	 */
 	int	(*hotplug_read)(int fd, char (*names)[SYS_NAME_MAX], int max);
+	/*
+	 * md's attributes that notify (sysfs_notify): an fd that becomes
+	 * readable when one of them changed; -1 if none. watch_arrays
+	 * watches exactly these arrays (array_state, degraded, sync_action,
+	 * each member's state) and /proc/mdstat; watch_read drains it,
+	 * re-reading each attribute that woke (its count, -1 on error).
+	 */
+	int	(*watch_open)(void);
+	int	(*watch_arrays)(int fd, char (*names)[SYS_NAME_MAX], int n);
+	int	(*watch_read)(int fd);
+	/* Starts or stops md's check or repair (sync_min, speed window, sync_action). */
+	int	(*md_sync)(const char *name, const struct sys_md_sync *);
+	/* A bay's LED (a sysfs LED directory, board.ini): off, on, blinking. */
+	int	(*led_set)(const char *dir, enum sys_led);
 };
 
 extern const struct sys_ops sys_linux;

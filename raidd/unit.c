@@ -188,27 +188,42 @@ unit_deleted(const uint8_t v[16])
 	return 0;
 }
 
+/*
+ * Replaces path with text, durably: a temporary file synced, renamed
+ * over it, the directory synced. A power cut leaves the old or the new.
+ */
+int
+unit_file_replace(const char *path, const char *text)
+{
+	char tmp[300];
+	size_t len = strlen(text);
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)) == -1)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd) == -1) {
+		close(fd);
+		return -1;
+	}
+	if (close(fd) == -1 || rename(tmp, path) == -1)
+		return -1;
+	return sync_dir(path);
+}
+
 static int
 deleted_save(void)
 {
-	char tmp[300], hex[40];
-	int fd;
+	char text[DELETED_MAX * 33 + 1] = "", hex[40];
 
 	if (deleted_path[0] == '\0')
 		return 0;	/* tests: kept in memory */
-	snprintf(tmp, sizeof(tmp), "%s.new", deleted_path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) == -1)
-		return -1;
 	for (int i = 0; i < ndeleted; i++) {
 		unit_hex(deleted[i], hex, sizeof(hex));
-		if (dprintf(fd, "%s\n", hex) < 0) {
-			close(fd);
-			return -1;
-		}
+		strcat(text, hex);
+		strcat(text, "\n");
 	}
-	if (fsync(fd) == -1 || close(fd) == -1 || rename(tmp, deleted_path) == -1)
-		return -1;
-	return sync_dir(deleted_path);
+	return unit_file_replace(deleted_path, text);
 }
 
 /* Records (on) or forgets a deleted volume; the oldest record goes first. */

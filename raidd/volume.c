@@ -19,7 +19,7 @@ static const char *const state_names[] = {
 	[VOL_DEGRADED] = "degraded", [VOL_FAILED] = "failed",
 	[VOL_CREATING] = "creating", [VOL_DELETING] = "deleting",
 	[VOL_INCOMPLETE] = "incomplete", [VOL_FOREIGN] = "foreign",
-	[VOL_INCONSISTENT] = "inconsistent",
+	[VOL_INCONSISTENT] = "inconsistent", [VOL_REBUILDING] = "rebuilding",
 };
 
 static const char *const fs_names[] = {
@@ -192,11 +192,15 @@ describe_tier(const struct volume *v, int t)
 		json_object_object_add(o, "sync_percent",
 		    json_object_new_double(100.0 * st.sync_done / st.sync_total));
 	}
+	if (lt->kind != TIER_NONE)
+		watch_sync_fields(o, &st);
 	for (int r = 0; r < lt->nmembers; r++) {
-		int m = lt->member[r];
+		int m = lt->member[r], idx;
 		struct json_object *d = json_object_new_object();
 
 		json_object_object_add(d, "role", json_object_new_int(r));
+		json_object_object_add(d, "state", json_object_new_string(v->assembled ?
+		    volume_member_state(v, t, r, &st, &idx) : v->disk[m][0] ? "stopped" : "missing"));
 		json_object_object_add(d, "serial", json_object_new_string(v->label.member[m].serial));
 		json_object_object_add(d, "disk", v->disk[m][0] ?
 		    json_object_new_string(v->disk[m]) : NULL);
@@ -255,12 +259,10 @@ volume_state_now(const struct volume *v)
 		return v->problem[0] ? VOL_FAILED : VOL_INCOMPLETE;
 	if (v->lost_disk)
 		return VOL_FAILED;
-	/* The worst tier: failed, then degraded, then resyncing. */
+	/* The worst tier: failed, degraded, rebuilding, resyncing. */
 	for (int t = 0; t < v->label.ntiers; t++) {
 		ts = volume_tier_state(v, t, &st);
-		if (ts == VOL_FAILED)
-			return VOL_FAILED;
-		if (ts == VOL_DEGRADED || (ts == VOL_RESYNCING && s == VOL_CLEAN))
+		if (volume_state_rank(ts) > volume_state_rank(s))
 			s = ts;
 	}
 	return s;

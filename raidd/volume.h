@@ -2,6 +2,8 @@
 #ifndef RAIDD_VOLUME_H
 #define RAIDD_VOLUME_H
 
+#include <time.h>
+
 #include "label.h"
 #include "plan.h"
 #include "raidd.h"
@@ -12,6 +14,7 @@
 enum vol_state {
 	VOL_CLEAN, VOL_RESYNCING, VOL_DEGRADED, VOL_FAILED, VOL_CREATING,
 	VOL_DELETING, VOL_INCOMPLETE, VOL_FOREIGN, VOL_INCONSISTENT,
+	VOL_REBUILDING,
 	VOL_STATE_COUNT
 };
 
@@ -88,6 +91,7 @@ int	 unit_deleted_load(const char *path);
 int	 unit_deleted(const uint8_t volume_uuid[16]);
 int	 unit_deleted_set(const uint8_t volume_uuid[16], int on);
 void	 unit_reset(void);
+int	 unit_file_replace(const char *path, const char *text);
 
 /* health.c */
 enum vol_state volume_tier_state(const struct volume *, int tier, struct sys_md_status *);
@@ -95,6 +99,20 @@ void	 volume_fail_missing(struct volume *);
 int	 volume_check_states(void);
 void	 volume_set_degraded_start(int ok);
 int	 volume_waits(const struct volume *);
+const char *volume_member_state(const struct volume *, int tier, int role,
+	    const struct sys_md_status *, int *idx);
+int	 volume_state_rank(enum vol_state);
+
+/* watch.c */
+int	 watch_start(void);
+void	 watch_update(void);
+void	 watch_stop(void);
+void	 watch_sync_fields(struct json_object *, const struct sys_md_status *);
+
+/* led.c */
+void	 led_update(void);
+void	 led_set_off(void);
+void	 led_set_sysfs(const char *root);
 
 /* assemble.c */
 void	 volume_scan(void);
@@ -124,6 +142,28 @@ struct job *create_start(const struct create_req *, const struct plan *,
 
 /* delete.c */
 int	 delete_volume(struct volume *, char *err, size_t errlen);
+
+/* scrub.c */
+struct job *scrub_start(struct volume *, const char *action, int *code, char *err,
+	    size_t errlen);
+int	 scrub_stop(const char *name);
+struct job *scrub_job(const char *name);
+const char *scrub_pending(const struct volume *);
+void	 scrub_set_options(const char *state_path, double budget_s, unsigned speed_min,
+	    unsigned speed_max, double tick_s);
+void	 scrub_reset(void);
+extern const struct rpc_method scrub_methods[];
+
+/* scrub-schedule.c */
+struct scrub_sched {
+	int		 every;		/* 0 off, 1 daily, 2 weekly, 3 monthly */
+	int		 day;		/* weekly: 0 = Sunday; monthly: 1-28 */
+	int		 hour;		/* 0-23, local time */
+};
+int	 scrub_sched_parse(const char *, struct scrub_sched *, char *err, size_t len);
+int	 scrub_sched_day(const struct scrub_sched *, const struct tm *);
+void	 scrub_sched_set(const struct scrub_sched *);
+void	 scrub_sched_tick(const struct tm *);
 
 extern const struct rpc_method volume_methods[];
 

@@ -1435,6 +1435,70 @@ START_TEST(call_input_errors_are_usage_errors)
 }
 END_TEST
 
+/* ---- volume scrub (issue 9) ---- */
+
+static int
+exec_scrub(const char *const *argv, const char *reply, char *req, size_t len)
+{
+	struct ctx x = { sockdir, 0, 2000, NULL, NULL, -1, NULL };
+	int argc = 0, rc;
+	pid_t pid;
+
+	while (argv[argc])
+		argc++;
+	memcpy(sockdir + strlen(sockdir) - 6, "XXXXXX", 6);	/* mkdtemp filled it */
+	fake_dir();
+	pid = fake_daemon(reply);
+	x.out = mem_open();
+	ck_assert_ptr_nonnull(x.err = fopen("/dev/null", "w"));
+	rc = command_exec(&x, cmd("volume", "scrub"), argc, (char **)argv);
+	mem_close(x.out);
+	fclose(x.err);
+	req[0] = '\0';
+	if (rc != EXIT_USAGE)
+		snprintf(req, len, "%s", request());
+	fake_done(pid);
+	return rc;
+}
+
+START_TEST(scrub_flags_become_the_action)
+{
+	static const char reply[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"job\":7}}\n";
+	const char *check[] = { "v1", NULL }, *repair[] = { "v1", "--repair", NULL };
+	const char *stop[] = { "v1", "--stop", NULL }, *both[] = { "v1", "--repair", "--stop", NULL };
+	char req[512];
+
+	ck_assert_int_eq(exec_scrub(check, reply, req, sizeof(req)), EXIT_OK);
+	ck_assert_msg(strstr(req, "\"params\":{\"name\":\"v1\",\"action\":\"check\"}"), "%s", req);
+	ck_assert_int_eq(exec_scrub(repair, reply, req, sizeof(req)), EXIT_OK);
+	ck_assert_msg(strstr(req, "\"action\":\"repair\"}"), "%s", req);
+	ck_assert_int_eq(exec_scrub(stop, reply, req, sizeof(req)), EXIT_OK);
+	ck_assert_msg(strstr(req, "\"action\":\"stop\"}"), "%s", req);
+	ck_assert_int_eq(exec_scrub(both, reply, req, sizeof(req)), EXIT_USAGE);
+}
+END_TEST
+
+/* volume show: a tier's progress as a percentage, its ETA in words. */
+START_TEST(progress_and_eta_shown)
+{
+	struct json_object *o = json_tokener_parse("{\"name\":\"v1\",\"tiers\":[{\"index\":1,"
+	    "\"action\":\"check\",\"progress\":42.5,\"eta_s\":3725,\"speed_kbs\":81920},"
+	    "{\"index\":2,\"action\":\"idle\",\"progress\":null,\"eta_s\":null,"
+	    "\"speed_kbs\":null}],\"eta_s\":65}");
+	FILE *f = mem_open();
+
+	object_print(f, o, 0);
+	ck_assert_str_eq(mem_close(f),
+	    "name:  v1\n"
+	    "tiers:\n"
+	    "  INDEX  ACTION  PROGRESS  ETA_S  SPEED_KBS\n"
+	    "  1      check   42.5%     1h02m  81920\n"
+	    "  2      idle    -         -      -\n"
+	    "eta_s: 1m05s\n");
+	json_object_put(o);
+}
+END_TEST
+
 static Suite *
 nasctl_suite(void)
 {
@@ -1499,6 +1563,8 @@ nasctl_suite(void)
 	tcase_add_test(t, secrets_go_only_with_their_method);
 	tcase_add_test(t, call_reads_secret_then_params_from_stdin);
 	tcase_add_test(t, call_params_file_is_wiped);
+	tcase_add_test(t, scrub_flags_become_the_action);
+	tcase_add_test(t, progress_and_eta_shown);
 	tcase_add_loop_test(t, call_input_errors_are_usage_errors, 0,
 	    sizeof(call_errors) / sizeof(call_errors[0]));
 	tcase_set_timeout(t, 20);
