@@ -173,7 +173,9 @@ check-unit-san:
 
 .PHONY: san-run-unit
 san-run-unit: $(addprefix $(O)/bin/,$(UNIT_TESTS))
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	@# Timeouts catch hangs; under ASan on a busy machine a suite may need four times as long.
+	@CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-4} \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		sh $(SRC)/tests/run-unit.sh "asan+ubsan" $(O)/bin $(UNIT_TESTS)
 
 check: all
