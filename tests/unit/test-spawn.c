@@ -106,6 +106,28 @@ first_pid(const char *out)
 	return (pid_t)pid;
 }
 
+/*
+ * The script has reached the point it names (it made the file): a timeout
+ * armed only then cannot fire before its trap or its background child, on a
+ * machine too busy to run the shell in 0.2 s.
+ */
+static int
+wait_ready(const char *path)
+{
+	ev_timer t;
+	int expired = 0;
+
+	ev_timer_init(&t, bound_cb, BOUND, 0.);
+	t.data = &expired;
+	ev_timer_start(EV_DEFAULT, &t);
+	while (access(path, F_OK) != 0 && !expired) {
+		ev_run(EV_DEFAULT, EVRUN_NOWAIT);
+		usleep(10000);
+	}
+	ev_timer_stop(EV_DEFAULT, &t);
+	return access(path, F_OK) == 0;
+}
+
 static char *sh_argv[] = { "/bin/sh", "-c", NULL, NULL };
 
 static char **
@@ -197,8 +219,14 @@ START_TEST(timeout_kills_group)
 	struct nas_child *ch;
 	pid_t bg;
 
-	ck_assert_ptr_nonnull(ch = nas_child_start(sh("sleep 60 & echo $!; wait"),
-	    done_cb, NULL));
+	char script[128], ready[64];
+
+	snprintf(ready, sizeof(ready), "/tmp/test-spawn-ready.%ld", (long)getpid());
+	unlink(ready);
+	snprintf(script, sizeof(script), "sleep 60 & echo $!; : > %s; wait", ready);
+	ck_assert_ptr_nonnull(ch = nas_child_start(sh(script), done_cb, NULL));
+	ck_assert(wait_ready(ready));
+	unlink(ready);
 	nas_child_timeout(ch, 0.2, 10.);
 	ck_assert(wait_for(&called));
 	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %#x", status);
@@ -214,8 +242,15 @@ START_TEST(timeout_escalates)
 	struct nas_child *ch;
 	pid_t bg;
 
-	ck_assert_ptr_nonnull(ch = nas_child_start(
-	    sh("trap '' TERM; sleep 60 & echo $!; wait; wait"), done_cb, NULL));
+	char script[128], ready[64];
+
+	snprintf(ready, sizeof(ready), "/tmp/test-spawn-ready.%ld", (long)getpid());
+	unlink(ready);
+	snprintf(script, sizeof(script),
+	    "trap '' TERM; sleep 60 & echo $!; : > %s; wait; wait", ready);
+	ck_assert_ptr_nonnull(ch = nas_child_start(sh(script), done_cb, NULL));
+	ck_assert(wait_ready(ready));
+	unlink(ready);
 	nas_child_timeout(ch, 0.2, 0.3);
 	ck_assert(wait_for(&called));
 	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %#x", status);
