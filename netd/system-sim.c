@@ -768,6 +768,21 @@ sim_route_set_default(int family, const unsigned char *gw)
 }
 
 static int
+sim_route_del_default(int family)
+{
+	int f = family_slot(family);
+
+	if (family != AF_INET && family != AF_INET6)
+		return fail(EAFNOSUPPORT);
+	if (!defroute[f].set)
+		return fail(ESRCH);
+	if (step() == -1)
+		return -1;
+	defroute[f].set = 0;
+	return 0;
+}
+
+static int
 sim_monitor_open(void)
 {
 	if (monitor_pipe[0] == -1 && pipe2(monitor_pipe, O_NONBLOCK | O_CLOEXEC) == -1)
@@ -798,6 +813,7 @@ const struct net_ops net_sim = {
 	.addr_del = sim_addr_del,
 	.route_list = sim_route_list,
 	.route_set_default = sim_route_set_default,
+	.route_del_default = sim_route_del_default,
 	.bond_create = sim_bond_create,
 	.bond_get = sim_bond_get,
 	.link_set_master = sim_link_set_master,
