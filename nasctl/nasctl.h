@@ -233,6 +233,10 @@ int	run_methods(struct ctx *, const struct command *, struct json_object *,
 	    struct json_object *);
 void	fmt_params(struct json_object *, char *, size_t);
 
+/* net.c */
+int	run_net_apply(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
+
 /* events.c */
 int	run_events(struct ctx *, const struct command *, struct json_object *,
 	    struct json_object *);

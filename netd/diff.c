@@ -233,7 +233,8 @@ netconf_diff(const struct netconf *want, const struct netconf *have, struct nc_s
 
 		if (w == NULL && !all)
 			continue;
-		for (int a = 0; a < h->naddr; a++)
+		/* Last first: an IPv4 primary would take its secondaries with it. */
+		for (int a = h->naddr - 1; a >= 0; a--)
 			if (all || !has_addr(w, &h->addr[a])) {
 				op_addr(&op, OP_ADDR_DEL, &h->addr[a]);
 				op_addr(&undo, OP_ADDR_ADD, &h->addr[a]);

@@ -93,6 +93,7 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	sh $(SRC)/tests/host/mdsb-examine.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/raidd-sys-loop.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/netd-netns.sh $(O)/bin || rc=1; \
+	sh $(SRC)/tests/host/netd-config.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/soak.sh $(O)/bin $(SRC) 8 300 || rc=1; \
 	exit $$rc
 

@@ -316,6 +316,29 @@ START_TEST(diff_addresses_come_and_go)
 }
 END_TEST
 
+/* As the kernel does, an IPv4 primary takes its secondaries: they go first. */
+START_TEST(diff_secondaries_go_first)
+{
+	struct netconf c;
+	struct net_addr a;
+	char why[64];
+
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.1/24\"}", 0);
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.9/24\"}", 0);
+	empty(&c);
+	set(&c, "port lan1", "mtu", "1500");
+	ck_assert_int_eq(roundtrip(&c), 2);
+	/* The simulated kernel: the primary deleted, the secondary is gone too. */
+	ck_assert_int_eq(cidr_parse("192.0.2.1/24", &a, why, sizeof(why)), 0);
+	snprintf(a.link, sizeof(a.link), "lan1");
+	ck_assert_int_eq(net->addr_del(&a), 0);
+	ck_assert_int_eq(cidr_parse("192.0.2.9/24", &a, why, sizeof(why)), 0);
+	snprintf(a.link, sizeof(a.link), "lan1");
+	ck_assert_int_eq(net->addr_del(&a), -1);
+	ck_assert_int_eq(errno, EADDRNOTAVAIL);
+}
+END_TEST
+
 START_TEST(diff_bond_made_and_deleted)
 {
 	struct netconf c;
@@ -549,6 +572,7 @@ suite(void)
 	tcase_add_test(t, load_keeps_the_rest);
 	tcase_add_test(t, diff_link_mtu_and_up);
 	tcase_add_test(t, diff_addresses_come_and_go);
+	tcase_add_test(t, diff_secondaries_go_first);
 	tcase_add_test(t, diff_bond_made_and_deleted);
 	tcase_add_test(t, diff_bond_changed_is_made_again);
 	tcase_add_test(t, diff_vlan_made_and_moved);
