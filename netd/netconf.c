@@ -704,8 +704,12 @@ netconf_running(struct netconf *c)
 	    net->route_list(&rs, &nr) == -1)
 		goto out;
 	for (int i = 0; i < nl; i++) {
-		if (strcmp(ls[i].name, "lo") == 0 || c->nlinks == NC_LINKS)
+		if (strcmp(ls[i].name, "lo") == 0)
 			continue;
+		if (c->nlinks == NC_LINKS) {
+			errno = E2BIG;
+			goto out;
+		}
 		if (running_link(&ls[i], &c->link[c->nlinks]) == -1)
 			goto out;
 		c->nlinks++;
@@ -713,8 +717,13 @@ netconf_running(struct netconf *c)
 	for (int i = 0; i < na; i++) {
 		struct nc_link *l = find(c, as[i].link);
 
-		if (l && !link_local(&as[i]) && l->naddr < NC_ADDRS)
-			l->addr[l->naddr++] = as[i];
+		if (l == NULL || link_local(&as[i]))
+			continue;
+		if (l->naddr == NC_ADDRS) {
+			errno = E2BIG;
+			goto out;
+		}
+		l->addr[l->naddr++] = as[i];
 	}
 	for (int i = 0; i < nr; i++) {
 		int f = fam_slot(rs[i].family);

@@ -12,7 +12,7 @@
 #include "rpc.h"
 #include "system.h"
 
-#define NC_LINKS	32
+#define NC_LINKS	64
 #define NC_ADDRS	8
 #define NC_DNS		3
 #define NC_IPLEN	46	/* INET6_ADDRSTRLEN */
@@ -69,7 +69,11 @@ int	netconf_check(struct netconf *, char *why, size_t len);
 void	netconf_print(const struct netconf *, FILE *);
 /* Writes c to path atomically (temp file, fsync, rename, directory fsync). */
 int	netconf_save(const char *path, const struct netconf *);
-/* The running state in the configuration's shape; 0 or -1 (errno). */
+/*
+ * The running state in the configuration's shape; 0 or -1 (errno; E2BIG
+ * when it has more links or addresses on a link than a netconf holds: a
+ * state cut short would be written back, or rolled back to, without them).
+ */
 int	netconf_running(struct netconf *);
 
 /* diff.c: the diff engine */

@@ -559,6 +559,23 @@ START_TEST(apply_refusals_change_nothing)
 }
 END_TEST
 
+/* More than a netconf holds is refused, never cut short (a rollback would delete the rest). */
+START_TEST(running_state_too_big_is_refused)
+{
+	struct netconf c;
+	char p[96];
+
+	for (int i = 1; i <= NC_ADDRS + 1; i++) {
+		snprintf(p, sizeof(p), "{\"link\":\"lan1\",\"address\":\"192.0.%d.1/24\"}", i);
+		call0("addr.add", p, 0);
+	}
+	ck_assert_int_eq(netconf_running(&c), -1);
+	ck_assert_int_eq(errno, E2BIG);
+	call0("net.apply", cfg_bond, NAS_ERR_FAILED);
+	ck_assert_ptr_null(strstr(slurp(ini), "192.0.9.1"));
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -582,6 +599,7 @@ suite(void)
 	tcase_add_test(t, apply_unconfirmed_rolls_back);
 	tcase_add_test(t, apply_confirmed_is_kept);
 	tcase_add_test(t, apply_refusals_change_nothing);
+	tcase_add_test(t, running_state_too_big_is_refused);
 	suite_add_tcase(s, t);
 	return s;
 }
