@@ -134,6 +134,14 @@ key_outside_section(const dictionary *d)
 	return NULL;
 }
 
+static int (*foreign_section)(const char *);
+
+void
+conf_set_foreign(int (*is_foreign)(const char *section))
+{
+	foreign_section = is_foreign;
+}
+
 /* Every section and key in the file must be one the schemas know. */
 static int
 check_file_keys(dictionary *d, const char *path,
@@ -150,6 +158,8 @@ check_file_keys(dictionary *d, const char *path,
 		int nkeys = iniparser_getsecnkeys(d, sec);
 		const char **keys;
 
+		if (foreign_section && foreign_section(sec))
+			continue;	/* the daemon checks these itself */
 		find_key(schemas, sec, NULL, &known);
 		if (!known)
 			return conf_err(err, errlen, "%s: [%s]: unknown section",
@@ -475,8 +485,8 @@ prescan(const char *path, int may_be_missing, char *err, size_t errlen)
 	return rc == -1 ? -1 : 1;
 }
 
-static dictionary *
-load_dict(const char *path, int may_be_missing, int *missing, char *err, size_t errlen)
+dictionary *
+conf_load_ini(const char *path, int may_be_missing, int *missing, char *err, size_t errlen)
 {
 	char why[512] = "";
 	dictionary *d;
@@ -511,7 +521,7 @@ conf_load(const char *path, const struct conf_key *const *schemas,
 	dictionary *d;
 	int missing;
 
-	d = load_dict(path, may_be_missing, &missing, err, errlen);
+	d = conf_load_ini(path, may_be_missing, &missing, err, errlen);
 	if (d == NULL && !missing)
 		return NULL;
 	if ((c = calloc(1, sizeof(*c))) == NULL ||

@@ -28,6 +28,19 @@ struct conf;
 struct conf *conf_load(const char *path, const struct conf_key *const *schemas,
 	    int may_be_missing, char *err, size_t errlen);
 void	 conf_free(struct conf *);
+/*
+ * The same checks (syntax, repeated keys and sections) for a file with
+ * no fixed schema (netd.ini): iniparser's dictionary, or NULL with err
+ * (*missing 1: the file is absent and may_be_missing said that is fine).
+ */
+/*
+ * Sections (lower case) for which is_foreign returns 1 are not checked
+ * against the schemas: the daemon reads and checks them itself (netd's
+ * [port NAME], [bond NAME] ...). Set before the first conf_load.
+ */
+void	 conf_set_foreign(int (*is_foreign)(const char *section));
+struct _dictionary_ *conf_load_ini(const char *path, int may_be_missing, int *missing,
+	    char *err, size_t errlen);
 long long conf_int(const struct conf *, const char *section, const char *key);
 int	 conf_bool(const struct conf *, const char *section, const char *key);
 const char *conf_str(const struct conf *, const char *section, const char *key);

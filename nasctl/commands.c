@@ -218,6 +218,12 @@ static const struct arg bond_delete_args[] = {
 	END_ARGS
 };
 
+static const struct arg net_apply_args[] = {
+	{ "FILE", "file", ARG_STRING, ARG_LOCAL, NULL },
+	{ "--confirm-within", "confirm_s", ARG_INT, 0, "S" },
+	END_ARGS
+};
+
 static const struct column bond_cols[] = {
 	{ "BOND", "name", NULL, 0 },
 	{ "MODE", "mode", NULL, 0 },
@@ -358,6 +364,13 @@ const struct command nasctl_commands[] = {
 	  "a bond: ports, LACP partner and aggregator, diagnosis" },
 	{ "bond", "delete", N, "bond.delete", bond_delete_args, NULL, NULL, NULL,
 	  "delete a bond; its ports get their own MACs back" },
+	{ "net", "apply", N, "net.apply", net_apply_args, NULL, NULL, run_net_apply,
+	  "replace the network configuration with FILE's (netd.conf(5)); rolled back "
+	  "unless confirmed within S seconds" },
+	{ "net", "confirm", N, "net.confirm", no_args, NULL, NULL, NULL,
+	  "keep what net apply --confirm-within made" },
+	{ "net", "config", N, "net.config", no_args, NULL, NULL, NULL,
+	  "the network sections of netd.ini as netd reads them" },
 #undef N
 	{ "power", "status", P, "power.status", no_args, NULL, NULL, NULL,
 	  "watts now, their source (sensor or model), the state, energy per state" },

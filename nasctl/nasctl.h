@@ -240,6 +240,9 @@ int	run_power_history(struct ctx *, const struct command *, struct json_object *
 	    struct json_object *);
 int	spark_step(int seconds);
 void	spark_print(FILE *, struct json_object *samples, int utf8);
+/* net.c */
+int	run_net_apply(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
 
 /* events.c */
 int	run_events(struct ctx *, const struct command *, struct json_object *,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "netd.h"
+#include "netconf.h"
 
 #define DNS_MAX	3	/* resolv.conf's MAXNS: more are ignored by libc */
 
@@ -100,6 +101,7 @@ m_addr_add(struct rpc_call *c, struct json_object *params)
 		net_fail(c, "adding the address");
 		return;
 	}
+	netconf_changed();
 	rpc_result(c, addr_describe(&a));
 }
 
@@ -114,6 +116,7 @@ m_addr_del(struct rpc_call *c, struct json_object *params)
 		net_fail(c, "deleting the address");
 		return;
 	}
+	netconf_changed();
 	rpc_result(c, json_object_new_object());
 }
 
@@ -173,11 +176,12 @@ m_route_set_default(struct rpc_call *c, struct json_object *params)
 		net_fail(c, "setting the default route");
 		return;
 	}
+	netconf_changed();
 	rpc_result(c, json_object_new_object());
 }
 
 /* Writes text to path through a synced temporary file and a rename. */
-static int
+int
 write_atomic(const char *path, const char *text)
 {
 	char tmp[300], dir[256];
@@ -211,18 +215,47 @@ write_atomic(const char *path, const char *text)
 	return 0;
 }
 
+int
+dns_read(char (*ip)[46], int max)
+{
+	char line[256], word[16], a[64];
+	unsigned char b[16];
+	FILE *f;
+	int n = 0, family;
+
+	if ((f = fopen(resolv_path, "re")) == NULL)
+		return errno == ENOENT ? 0 : -1;
+	while (fgets(line, sizeof(line), f) && n < max)
+		if (sscanf(line, "%15s %63s", word, a) == 2 && strcmp(word, "nameserver") == 0 &&
+		    (family = ip_parse(a, b)) != -1)
+			ip_format(family, b, ip[n++], 46);
+	fclose(f);
+	return n;
+}
+
+int
+dns_write(const char (*ip)[46], int n)
+{
+	char text[512];
+	size_t off;
+
+	off = (size_t)snprintf(text, sizeof(text), "# written by netd (dns.set)\n");
+	for (int i = 0; i < n && i < DNS_MAX; i++)
+		off += (size_t)snprintf(text + off, sizeof(text) - off, "nameserver %s\n", ip[i]);
+	return write_atomic(resolv_path, text);
+}
+
 static void
 m_dns_set(struct rpc_call *c, struct json_object *params)
 {
 	struct json_object *servers, *r;
-	char text[512], ip[64];
+	char ip[DNS_MAX][46];
 	unsigned char a[16];
-	size_t n, off;
+	size_t n;
 	int family;
 
 	json_object_object_get_ex(params, "servers", &servers);
 	n = json_object_array_length(servers);
-	off = (size_t)snprintf(text, sizeof(text), "# written by netd (dns.set)\n");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *s = json_object_array_get_idx(servers, i);
 
@@ -232,13 +265,13 @@ m_dns_set(struct rpc_call *c, struct json_object *params)
 			return;
 		}
 		/* Written as parsed, so nothing of the caller's text reaches the file. */
-		ip_format(family, a, ip, sizeof(ip));
-		off += (size_t)snprintf(text + off, sizeof(text) - off, "nameserver %s\n", ip);
+		ip_format(family, a, ip[i], sizeof(ip[i]));
 	}
-	if (write_atomic(resolv_path, text) == -1) {
+	if (dns_write((const char (*)[46])ip, (int)n) == -1) {
 		rpc_error(c, NAS_ERR_FAILED, "writing %s: %s", resolv_path, strerror(errno));
 		return;
 	}
+	netconf_changed();
 	r = json_object_new_object();
 	json_object_object_add(r, "servers", json_object_get(servers));
 	rpc_result(c, r);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "netd.h"
+#include "netconf.h"
 #include "system-sim.h"
 
 static const char *const bond_paths[] = { "/sys/class/net/bonding_masters",
@@ -89,6 +90,9 @@ netd_init(const struct conf *c)
 		simulate(getenv("NETD_SIMULATE"));
 	load_board(conf_str(c, "netd", "board"));
 	addr_set_resolv(conf_str(c, "netd", "resolv_conf"));
+	/* A simulation touches no file either. */
+	netconf_set_path(getenv("NETD_SIMULATE") ? "" : conf_path(c));
+	netconf_start();
 	/* Joined before the first look, so no change falls between the two. */
 	if ((fd = net->monitor_open()) == -1)
 		log_warn("link monitor: no link.state events");
@@ -109,7 +113,8 @@ netd_reload(const struct conf *c)
 	return 0;
 }
 
-static const struct rpc_method *const netd_tables[] = { link_methods, addr_methods, bond_methods, NULL };
+static const struct rpc_method *const netd_tables[] = { link_methods, addr_methods, bond_methods,
+	netconf_methods, NULL };
 
 const struct nas_daemon netd_daemon = {
 	.name = "netd",

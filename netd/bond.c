@@ -14,6 +14,7 @@
 
 #include "lacp.h"
 #include "netd.h"
+#include "netconf.h"
 
 #define BOND_WATCH	8	/* bonds whose last state is kept for events */
 #define SAMPLE_AGE	5	/* seconds a traffic baseline is kept */
@@ -371,8 +372,7 @@ check_ports(struct rpc_call *c, struct json_object *params, const char *bond,
 
 /* The options of params with a NAS's defaults for the rest. */
 static void
-make_opts(struct json_object *params, int mode, const unsigned char mac[6],
-    struct net_bond_opts *o)
+make_opts(struct json_object *params, int mode, struct net_bond_opts *o)
 {
 	int lacp = mode == BOND_MODE_LACP, hashed = mode == 2 || lacp || mode == 5;
 	const char *s;
@@ -394,7 +394,6 @@ make_opts(struct json_object *params, int mode, const unsigned char mac[6],
 	if (hashed)
 		o->xmit_hash_policy = name_index(bond_hash_names,
 		    rpc_param_str(params, "xmit_hash_policy", "layer3+4"));
-	memcpy(o->mac, mac, 6);
 }
 
 /* Undoes a creation cut short: the bond goes (releasing its ports), ports as they were. */
@@ -414,11 +413,78 @@ undo_create(const char *bond, struct net_link *ls, int n)
 	errno = e;
 }
 
+/*
+ * Makes bond o over ports in the driver's order: the bond down with the
+ * first board port's MAC (so it keeps one the switch knows), each port
+ * down, enslaved, up, then the bond up. A step refused undoes the ones
+ * before it; *step then says which (errno and net_errmsg() say why).
+ */
+int
+bond_make(const struct net_bond_opts *opts, char (*ports)[NET_NAME_MAX], int n,
+    const char **step)
+{
+	struct net_link ls[NET_BOND_PORTS];
+	struct net_bond_opts o = *opts;
+	int mac, rc;
+
+	*step = "reading a port";
+	if (n < 1 || n > NET_BOND_PORTS) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if ((rc = net->link_get(ports[i], &ls[i])) != 0) {
+			if (rc == 1)
+				errno = ENODEV;
+			return -1;
+		}
+	for (mac = 0; mac < n && link_board_label(ports[mac]) == NULL; mac++)
+		;
+	memcpy(o.mac, ls[mac < n ? mac : 0].mac, 6);
+	*step = "creating the bond";
+	if (net->bond_create(&o) == -1)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		*step = "taking a port down";
+		if (net->link_set(ports[i], 0, 0) == -1)
+			goto undo;
+		*step = "making a port part of the bond";
+		if (net->link_set_master(ports[i], o.name) == -1)
+			goto undo;
+		*step = "bringing a port up";
+		if (net->link_set(ports[i], 1, 0) == -1)
+			goto undo;
+	}
+	*step = "bringing the bond up";
+	if (net->link_set(o.name, 1, 0) == -1)
+		goto undo;
+	forget(o.name);
+	log_info("bond %s made (%s, %d ports)", o.name, bond_mode_names[o.mode], n);
+	return 0;
+undo:
+	undo_create(o.name, ls, n);
+	return -1;
+}
+
+/* Deletes a bond; the driver closed its ports as it let them go: they come up again. */
+int
+bond_unmake(const struct net_bond *b)
+{
+	if (net->link_del(b->name) == -1)
+		return -1;
+	forget(b->name);
+	for (int i = 0; i < b->nports; i++)
+		if (net->link_set(b->port[i].name, 1, 0) == -1)
+			log_warn("bond %s deleted: bringing %s up", b->name, b->port[i].name);
+	log_info("bond %s deleted", b->name);
+	return 0;
+}
+
 static void
 m_bond_create(struct rpc_call *c, struct json_object *params)
 {
 	const char *name = rpc_param_str(params, "name", "");
-	int mode = name_index(bond_mode_names, rpc_param_str(params, "mode", "")), n, mac;
+	int mode = name_index(bond_mode_names, rpc_param_str(params, "mode", "")), n;
 	char ports[NET_BOND_PORTS][NET_NAME_MAX];
 	struct net_link ls[NET_BOND_PORTS], l;
 	struct net_bond_opts o;
@@ -436,39 +502,17 @@ m_bond_create(struct rpc_call *c, struct json_object *params)
 	if (check_mode_options(c, params, mode) == -1 ||
 	    (n = check_ports(c, params, name, ports, ls)) == -1)
 		return;
-	/* The first board port's MAC, so the bond keeps one the switch knows. */
-	for (mac = 0; mac < n && link_board_label(ports[mac]) == NULL; mac++)
-		;
-	make_opts(params, mode, ls[mac < n ? mac : 0].mac, &o);
-	if (net->bond_create(&o) == -1) {
-		net_fail(c, "creating the bond");
+	make_opts(params, mode, &o);
+	if (bond_make(&o, ports, n, &step) == -1) {
+		net_fail(c, step);
 		return;
 	}
-	for (int i = 0; i < n; i++) {
-		step = "taking a port down";
-		if (net->link_set(ports[i], 0, 0) == -1)
-			goto undo;
-		step = "making a port part of the bond";
-		if (net->link_set_master(ports[i], name) == -1)
-			goto undo;
-		step = "bringing a port up";
-		if (net->link_set(ports[i], 1, 0) == -1)
-			goto undo;
-	}
-	step = "bringing the bond up";
-	if (net->link_set(name, 1, 0) == -1)
-		goto undo;
-	forget(name);
+	netconf_changed();
 	if (net->bond_get(name, &b) != 0) {
 		net_fail(c, "reading the bond");
 		return;
 	}
-	log_info("bond %s made (%s, %d ports)", name, bond_mode_names[mode], n);
 	rpc_result(c, bond_describe(&b));
-	return;
-undo:
-	undo_create(name, ls, n);
-	net_fail(c, step);
 }
 
 static void
@@ -485,19 +529,15 @@ m_bond_delete(struct rpc_call *c, struct json_object *params)
 		    b.name);
 		return;
 	}
-	if (net->link_del(b.name) == -1) {
+	if (bond_unmake(&b) == -1) {
 		net_fail(c, "deleting the bond");
 		return;
 	}
-	forget(b.name);
-	/* The driver closed the ports as it let them go; they have their own MACs again. */
+	netconf_changed();
+	/* The ports have their own MACs again. */
 	a = json_object_new_array();
-	for (int i = 0; i < b.nports; i++) {
-		if (net->link_set(b.port[i].name, 1, 0) == -1)
-			log_warn("bond %s deleted: bringing %s up", b.name, b.port[i].name);
+	for (int i = 0; i < b.nports; i++)
 		json_object_array_add(a, json_object_new_string(b.port[i].name));
-	}
-	log_info("bond %s deleted", b.name);
 	r = json_object_new_object();
 	json_object_object_add(r, "name", json_object_new_string(b.name));
 	json_object_object_add(r, "ports", a);

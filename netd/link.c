@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "netd.h"
+#include "netconf.h"
 
 static struct board board;
 
@@ -186,6 +187,7 @@ m_link_set(struct rpc_call *c, struct json_object *params)
 		net_fail(c, "changing the link");
 		return;
 	}
+	netconf_changed();
 	if (net->link_get(l.name, &l) != 0) {
 		net_fail(c, "reading the link");
 		return;
@@ -218,6 +220,7 @@ m_vlan_create(struct rpc_call *c, struct json_object *params)
 		net_fail(c, "creating the VLAN");
 		return;
 	}
+	netconf_changed();
 	if (net->link_get(name, &l) != 0) {
 		net_fail(c, "reading the VLAN");
 		return;
@@ -240,6 +243,7 @@ m_vlan_delete(struct rpc_call *c, struct json_object *params)
 		net_fail(c, "deleting the VLAN");
 		return;
 	}
+	netconf_changed();
 	rpc_result(c, json_object_new_object());
 }
 

@@ -38,9 +38,20 @@ extern const struct rpc_method bond_methods[];
 /* Compares every bond with the last look: bond.port, bond.diagnosis. */
 void	bond_watch(void);
 void	bond_reset(void);
+/* Makes a bond over ports (see bond.c); -1 with errno and *step on failure, undone. */
+int	bond_make(const struct net_bond_opts *, char (*ports)[NET_NAME_MAX], int n,
+	    const char **step);
+/* Deletes a bond, its ports up again. */
+int	bond_unmake(const struct net_bond *);
 
 /* addr.c */
 extern const struct rpc_method addr_methods[];
 void	addr_set_resolv(const char *path);
+/* Writes text to path: temp file, fsync, rename, directory fsync. */
+int	write_atomic(const char *path, const char *text);
+/* The name servers of resolv.conf (at most max), or -1. */
+int	dns_read(char (*ip)[46], int max);
+/* Replaces resolv.conf with n name servers (already parsed and formatted). */
+int	dns_write(const char (*ip)[46], int n);
 
 #endif

@@ -218,3 +218,34 @@ out:
 	}
 	return nl_request(msg);
 }
+
+int
+linux_route_del_default(int family)
+{
+	struct rtnl_route *r = NULL;
+	struct nl_addr *dst = NULL;
+	struct nl_msg *msg;
+	unsigned char zero[16] = { 0 };
+	int err = -NLE_NOMEM;
+
+	if (family != AF_INET && family != AF_INET6) {
+		errno = EAFNOSUPPORT;
+		return -1;
+	}
+	if ((r = rtnl_route_alloc()) != NULL &&
+	    (dst = nl_addr_build(family, zero, alen(family))) != NULL) {
+		nl_addr_set_prefixlen(dst, 0);
+		rtnl_route_set_family(r, (uint8_t)family);
+		rtnl_route_set_table(r, RT_TABLE_MAIN);
+		rtnl_route_set_scope(r, RT_SCOPE_NOWHERE);
+		rtnl_route_set_dst(r, dst);
+		err = rtnl_route_build_del_request(r, 0, &msg);
+	}
+	nl_addr_put(dst);
+	rtnl_route_put(r);
+	if (err < 0) {
+		errno = nl_errno(err);
+		return -1;
+	}
+	return nl_request(msg);
+}

@@ -209,6 +209,7 @@ const struct net_ops net_linux = {
 	.addr_del = linux_addr_del,
 	.route_list = linux_route_list,
 	.route_set_default = linux_route_set_default,
+	.route_del_default = linux_route_del_default,
 	.bond_create = linux_bond_create,
 	.bond_get = linux_bond_get,
 	.link_set_master = linux_link_set_master,

@@ -44,5 +44,6 @@ int	linux_addr_add(const struct net_addr *);
 int	linux_addr_del(const struct net_addr *);
 int	linux_route_list(struct net_route **, int *);
 int	linux_route_set_default(int, const unsigned char *);
+int	linux_route_del_default(int);
 
 #endif

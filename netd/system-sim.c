@@ -396,8 +396,12 @@ static void
 remove_link(int i)
 {
 	for (int a = 0; a < naddrs; a++)
-		if (strcmp(addrs[a].link, links[i].l.name) == 0)
-			addrs[a--] = addrs[--naddrs];
+		if (strcmp(addrs[a].link, links[i].l.name) == 0) {
+			/* In order: the first of a subnet is its primary. */
+			memmove(&addrs[a], &addrs[a + 1], (size_t)(naddrs - a - 1) * sizeof(addrs[0]));
+			naddrs--;
+			a--;
+		}
 	drop_routes(i);
 	for (int f = 0; f < 2; f++)
 		if (defroute[f].set && defroute[f].link > i)
@@ -666,6 +670,35 @@ sim_addr_add(const struct net_addr *a)
 }
 
 static int
+in_prefix(const unsigned char *x, const unsigned char *net_, int prefix)
+{
+	int bytes = prefix / 8, bits = prefix % 8;
+
+	if (memcmp(x, net_, (size_t)bytes) != 0)
+		return 0;
+	if (bits == 0)
+		return 1;
+	return ((x[bytes] ^ net_[bytes]) & (0xff << (8 - bits))) == 0;
+}
+
+static int
+same_subnet(const struct net_addr *p, const struct net_addr *q)
+{
+	return p->family == AF_INET && q->family == AF_INET && strcmp(p->link, q->link) == 0 &&
+	    p->prefix == q->prefix && in_prefix(p->addr, q->addr, p->prefix);
+}
+
+/* Whether IPv4 address i has a primary: one of its subnet on its link before it. */
+static int
+secondary(int i)
+{
+	for (int j = 0; j < i; j++)
+		if (same_subnet(&addrs[j], &addrs[i]))
+			return 1;
+	return 0;
+}
+
+static int
 sim_addr_del(const struct net_addr *a)
 {
 	int i, li;
@@ -676,22 +709,22 @@ sim_addr_del(const struct net_addr *a)
 		return fail(EADDRNOTAVAIL);
 	if (step() == -1)
 		return -1;
-	addrs[i] = addrs[--naddrs];
+	/*
+	 * An IPv4 primary takes its secondaries (the same subnet, added
+	 * after it) with it: the kernel's default, promote_secondaries off.
+	 * Order is kept, as the kernel lists primaries first.
+	 */
+	if (a->family == AF_INET && !secondary(i))
+		for (int j = naddrs - 1; j > i; j--)
+			if (same_subnet(&addrs[i], &addrs[j])) {
+				memmove(&addrs[j], &addrs[j + 1], (size_t)(naddrs - j - 1) * sizeof(addrs[0]));
+				naddrs--;
+			}
+	memmove(&addrs[i], &addrs[i + 1], (size_t)(naddrs - i - 1) * sizeof(addrs[0]));
+	naddrs--;
 	if (!has_addr(li, a->family) && defroute[family_slot(a->family)].link == li)
 		defroute[family_slot(a->family)].set = 0;
 	return 0;
-}
-
-static int
-in_prefix(const unsigned char *x, const unsigned char *net_, int prefix)
-{
-	int bytes = prefix / 8, bits = prefix % 8;
-
-	if (memcmp(x, net_, (size_t)bytes) != 0)
-		return 0;
-	if (bits == 0)
-		return 1;
-	return ((x[bytes] ^ net_[bytes]) & (0xff << (8 - bits))) == 0;
 }
 
 /* The up link whose connected prefix holds gw, or -1. */
@@ -768,6 +801,21 @@ sim_route_set_default(int family, const unsigned char *gw)
 }
 
 static int
+sim_route_del_default(int family)
+{
+	int f = family_slot(family);
+
+	if (family != AF_INET && family != AF_INET6)
+		return fail(EAFNOSUPPORT);
+	if (!defroute[f].set)
+		return fail(ESRCH);
+	if (step() == -1)
+		return -1;
+	defroute[f].set = 0;
+	return 0;
+}
+
+static int
 sim_monitor_open(void)
 {
 	if (monitor_pipe[0] == -1 && pipe2(monitor_pipe, O_NONBLOCK | O_CLOEXEC) == -1)
@@ -798,6 +846,7 @@ const struct net_ops net_sim = {
 	.addr_del = sim_addr_del,
 	.route_list = sim_route_list,
 	.route_set_default = sim_route_set_default,
+	.route_del_default = sim_route_del_default,
 	.bond_create = sim_bond_create,
 	.bond_get = sim_bond_get,
 	.link_set_master = sim_link_set_master,

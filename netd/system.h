@@ -113,6 +113,8 @@ struct net_ops {
 	int	(*route_list)(struct net_route **out, int *n);
 	/* Makes (or replaces) the main table's default route of gw's family. */
 	int	(*route_set_default)(int family, const unsigned char *gw);
+	/* Deletes the main table's default route of family (ESRCH: none). */
+	int	(*route_del_default)(int family);
 	/* A bond, down, with every option of o; the ports come after. */
 	int	(*bond_create)(const struct net_bond_opts *o);
 	/* 0 found, 1 no bond of that name (absent, or not a bond), -1 error. */

@@ -7,27 +7,8 @@
 # Usage: netd-netns.sh BINDIR
 set -u
 bin=$1
-pass=0 fail=0
-tmp=$(mktemp -d /tmp/netd-netns.XXXXXX)
-ns=netd-test-$$ peer=netd-peer-$$
-pid=
-
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
-	ip netns del "$ns" 2>/dev/null
-	ip netns del "$peer" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-. "$(dirname "$0")/check-lib.sh"
-
-if [ "$(id -u)" != 0 ] || ! ip netns add "$ns" 2>/dev/null; then
-	echo "netd-netns: skipped (needs root and ip netns)"
-	exit 0
-fi
-ip netns add "$peer"
-in_ns() { ip netns exec "$ns" "$@"; }
-in_ns ip link add v0 type veth peer name v1 netns "$peer"
+name=netd-netns
+. "$(dirname "$0")/netns-lib.sh"
 cat > "$tmp/board.ini" <<EOB
 [board]
 name = netns

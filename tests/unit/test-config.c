@@ -216,6 +216,29 @@ START_TEST(unknown_section)
 }
 END_TEST
 
+static int
+is_net(const char *sec)
+{
+	return strncmp(sec, "port ", 5) == 0;
+}
+
+/* Sections a daemon checks itself (netd's [port NAME]) pass; others are still refused. */
+START_TEST(foreign_sections)
+{
+	conf_set_foreign(is_net);
+	cf = load_text("[general]\ncount = 2\n[port lan1]\nmtu = 9000\nanything = x\n");
+	ck_assert_msg(cf != NULL, "%s", err);
+	ck_assert_int_eq(conf_int(cf, "general", "count"), 2);
+	conf_free(cf);
+	cf = NULL;
+	refused("[general]\ncount = 2\n[bogus]\nx = 1\n", "[bogus]: unknown section");
+	/* The line checks still hold in them: a repeated key is refused. */
+	refused_at("[port lan1]\nmtu = 1\nmtu = 2\n", 3, "[port lan1] mtu: duplicate key (first on line 2)");
+	conf_set_foreign(NULL);
+	refused("[port lan1]\nmtu = 9000\n", "[port lan1]: unknown section");
+}
+END_TEST
+
 START_TEST(unknown_key)
 {
 	refused("[general]\ncount = 2\ncuont = 3\n", "[general] cuont: unknown key");
@@ -462,6 +485,7 @@ config_suite(void)
 	tcase_add_test(tc, bad_bool);
 	tcase_add_test(tc, bad_enum);
 	tcase_add_test(tc, unknown_section);
+	tcase_add_test(tc, foreign_sections);
 	tcase_add_test(tc, unknown_key);
 	tcase_add_test(tc, key_outside_section);
 	tcase_add_test(tc, colon_in_section_name);

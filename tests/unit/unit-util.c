@@ -243,3 +243,14 @@ unit_call(struct rpc_server *srv, const struct rpc_peer *peer, const char *metho
 	free(ans);
 	return o;
 }
+
+struct json_object *
+unit_call_expect(struct rpc_server *srv, const struct rpc_peer *peer, const char *method,
+    const char *params, int err)
+{
+	struct json_object *a = unit_call(srv, peer, method, params);
+
+	ck_assert_msg(unit_err_code(a) == err, "%s %s: got %d (%s), want %d", method,
+	    params ? params : "", unit_err_code(a), unit_err_msg(a), err);
+	return a;
+}

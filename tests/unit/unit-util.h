@@ -17,6 +17,9 @@ struct rpc_peer;
 /* Calls method with params (JSON text or NULL) through the dispatcher. */
 struct json_object *unit_call(struct rpc_server *, const struct rpc_peer *,
 	    const char *method, const char *params);
+/* unit_call, asserting the answer's error code is err (0: a result). */
+struct json_object *unit_call_expect(struct rpc_server *, const struct rpc_peer *,
+	    const char *method, const char *params, int err);
 /* The error code of an answer object, 0 when it carries a result. */
 int	 unit_err_code(struct json_object *answer);
 const char *unit_err_msg(struct json_object *answer);

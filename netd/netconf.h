@@ -1,0 +1,128 @@
+/*
+ * netd's configuration (/etc/nas/netd.ini, netd.conf(5)) in memory, the
+ * running state in the same shape, and the diff engine between them:
+ * a configuration and the running state give a list of steps, each an
+ * operation with the one that undoes it.
+ */
+#ifndef NETD_NETCONF_H
+#define NETD_NETCONF_H
+
+#include <stdio.h>
+
+#include "rpc.h"
+#include "system.h"
+
+#define NC_LINKS	64
+#define NC_ADDRS	8
+#define NC_DNS		3
+#define NC_IPLEN	46	/* INET6_ADDRSTRLEN */
+
+enum nc_kind { NC_PORT, NC_BOND, NC_VLAN };
+
+struct nc_link {
+	char		name[NET_NAME_MAX];
+	int		kind;		/* NC_* */
+	int		up;		/* -1: not said */
+	unsigned	mtu;		/* 0: not said */
+	int		naddr;
+	struct net_addr	addr[NC_ADDRS];
+	struct net_bond_opts bond;	/* NC_BOND: mode and options (mac unused) */
+	int		nports;
+	char		ports[NET_BOND_PORTS][NET_NAME_MAX];
+	char		parent[NET_NAME_MAX];	/* NC_VLAN */
+	int		vlan_id;
+};
+
+struct netconf {
+	int		nlinks;
+	struct nc_link	link[NC_LINKS];
+	int		has_gw[2];	/* [0] IPv4, [1] IPv6 */
+	unsigned char	gw[2][16];
+	char		gw_link[2][NET_NAME_MAX];	/* running state: the route's link */
+	int		gw_none[2];	/* no default route wanted (a rollback's target) */
+	int		has_dns;
+	int		ndns;
+	char		dns[NC_DNS][NC_IPLEN];
+};
+
+/* netconf.c: reading and writing the configuration */
+/* Whether an ini section (lower case) is one of netconf's, not the daemon's own. */
+int	netconf_section(const char *);
+/* One "section", "key" = "value"; 0, or -1 with why (nothing changed). */
+int	netconf_set(struct netconf *, const char *section, const char *key,
+	    const char *value, char *why, size_t len);
+/*
+ * Reads path: 0 (a missing file is an empty configuration, *found 0),
+ * or -1 when the file cannot be read. A bad value is logged and left
+ * out; the rest is kept.
+ */
+int	netconf_load(const char *path, struct netconf *, int *found);
+/* A JSON object {"section": {"key": value}} into c; 0, or -1 with why. */
+struct json_object;
+int	netconf_from_json(struct json_object *, struct netconf *, char *why, size_t len);
+/*
+ * Checks what one key cannot (options the bond's mode does not use, a
+ * port in two bonds or with addresses, a VLAN's link and id) and fills
+ * in bond.create's defaults; 0, or -1 with why.
+ */
+int	netconf_check(struct netconf *, char *why, size_t len);
+void	netconf_print(const struct netconf *, FILE *);
+/* Writes c to path atomically (temp file, fsync, rename, directory fsync). */
+int	netconf_save(const char *path, const struct netconf *);
+/*
+ * The running state in the configuration's shape; 0 or -1 (errno; E2BIG
+ * when it has more links or addresses on a link than a netconf holds: a
+ * state cut short would be written back, or rolled back to, without them).
+ */
+int	netconf_running(struct netconf *);
+
+/* diff.c: the diff engine */
+enum nc_op_kind { OP_ADDR_DEL, OP_ADDR_ADD, OP_LINK_DEL, OP_BOND_MAKE, OP_VLAN_MAKE,
+	OP_LINK_SET, OP_ROUTE_SET, OP_ROUTE_DEL, OP_DNS_SET };
+
+struct nc_op {
+	int		kind;		/* OP_* */
+	struct nc_link	link;		/* the link; addr[0] for OP_ADDR_*, up/mtu for OP_LINK_SET */
+	int		family;		/* OP_ROUTE_* */
+	unsigned char	gw[16];
+	int		ndns;		/* OP_DNS_SET */
+	char		dns[NC_DNS][NC_IPLEN];
+};
+
+struct nc_step {
+	struct nc_op	op, undo;
+};
+
+#define NC_STEPS	256
+
+/*
+ * The steps that turn have (the running state) into want. Bonds and
+ * VLANs not in want are deleted; the addresses of a link want names are
+ * exactly want's; links want does not name, the default route of a
+ * family want gives no gateway and the name servers when want gives none
+ * are left as they are. Returns the number of steps, or -1 when there
+ * are more than max.
+ */
+int	netconf_diff(const struct netconf *want, const struct netconf *have,
+	    struct nc_step *steps, int max);
+/* A step in words, for the log and the unit tests. */
+void	nc_op_format(const struct nc_op *, char *buf, size_t len);
+/* Runs one operation through the seam: 0, or -1 (errno, net_errmsg()). */
+int	nc_op_run(const struct nc_op *);
+/*
+ * Runs steps in order; when one fails, undoes the ones done (last
+ * first) and returns -1 with *failed its index.
+ */
+int	netconf_run(const struct nc_step *, int n, int *failed);
+/* Turns the running state into want: netconf_running, diff, run. */
+int	netconf_apply(const struct netconf *want, char *why, size_t len);
+
+/* apply.c: the configuration file, net.apply and net.confirm */
+extern const struct rpc_method netconf_methods[];
+void	netconf_set_path(const char *);
+/* At start: applies the file (if any) to the running state. */
+void	netconf_start(void);
+/* After an API change: the running state written back to the file. */
+void	netconf_changed(void);
+
+#endif

@@ -1,0 +1,611 @@
+/*
+ * netd's configuration: netd.ini parsed without trusting it (a bad value
+ * costs its key, never the rest), the diff engine (every kind of change
+ * run on the simulated seam, then every step undone, last first, gives
+ * the running state back), a step failing mid-apply undoing the ones
+ * before it, every API change written back to the file, and net.apply
+ * rolled back unless net.confirm comes in time.
+ */
+#include <check.h>
+#include <errno.h>
+#include <ev.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "netd/netconf.h"
+#include "netd/netd.h"
+#include "netd/system-sim.h"
+#include "tests/unit/unit-util.h"
+
+static struct rpc_server *srv;
+static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+static const unsigned char mac1[6] = { 0x52, 0x54, 0, 0x4e, 0x41, 1 };
+static const unsigned char mac2[6] = { 0x52, 0x54, 0, 0x4e, 0x41, 2 };
+static char *dir, *ini, *resolv;
+
+static void
+setup(void)
+{
+	struct board b = { .nports = 2 };
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(b.port[i].name, sizeof(b.port[i].name), "lan%d", i + 1);
+		snprintf(b.port[i].label, sizeof(b.port[i].label), "LAN %d", i + 1);
+	}
+	log_init("test", 1, 0);
+	log_set_level(LOG_LVL_ERR);
+	net = &net_sim;
+	sim_reset();
+	bond_reset();
+	ck_assert_int_eq(sim_add_port("lan1", mac1, 1000), 0);
+	ck_assert_int_eq(sim_add_port("lan2", mac2, 1000), 0);
+	ck_assert_int_eq(sim_add_veth("v0", "v1"), 0);
+	link_set_board(&b);
+	dir = unit_tmpdir();
+	ini = unit_write(dir, "netd.ini", "; the daemon's own\n[netd]\nboard = /etc/board.ini\n");
+	resolv = unit_write(dir, "resolv.conf", "nameserver 192.0.2.53\n");
+	addr_set_resolv(resolv);
+	netconf_set_path(ini);
+	srv = rpc_server_new("netd", "test");
+	rpc_server_add_methods(srv, link_methods);
+	rpc_server_add_methods(srv, addr_methods);
+	rpc_server_add_methods(srv, bond_methods);
+	rpc_server_add_methods(srv, netconf_methods);
+}
+
+static void
+teardown(void)
+{
+	rpc_server_free(srv);
+	netconf_set_path("");
+	unit_rmtree(dir);
+	free(dir);
+	free(ini);
+	free(resolv);
+}
+
+static void
+call0(const char *method, const char *params, int err)
+{
+	json_object_put(unit_call_expect(srv, &root, method, params, err));
+}
+
+/* Sets section/key = value in c, which must be accepted. */
+static void
+set(struct netconf *c, const char *sec, const char *key, const char *v)
+{
+	char why[160];
+
+	ck_assert_msg(netconf_set(c, sec, key, v, why, sizeof(why)) == 0, "[%s] %s = %s: %s",
+	    sec, key, v, why);
+}
+
+static void
+refused(const char *sec, const char *key, const char *v)
+{
+	struct netconf c, before;
+	char why[160] = "";
+
+	memset(&c, 0, sizeof(c));
+	set(&c, "port lan1", "mtu", "1500");
+	before = c;
+	ck_assert_msg(netconf_set(&c, sec, key, v, why, sizeof(why)) == -1, "[%s] %s = %s taken",
+	    sec, key, v);
+	ck_assert_msg(*why, "no reason given");
+	ck_assert_msg(memcmp(&c, &before, sizeof(c)) == 0, "[%s] %s = %s changed the config",
+	    sec, key, v);
+}
+
+/* The number of steps between the running state and c. */
+static int
+distance(const struct netconf *c)
+{
+	static struct nc_step s[NC_STEPS];
+	struct netconf have;
+	int n;
+
+	ck_assert_int_eq(netconf_running(&have), 0);
+	n = netconf_diff(c, &have, s, NC_STEPS);
+	ck_assert_int_ge(n, 0);
+	for (int i = 0; i < n; i++) {
+		char what[128];
+
+		nc_op_format(&s[i].op, what, sizeof(what));
+		fprintf(stderr, "  left: %s\n", what);
+	}
+	return n;
+}
+
+/*
+ * Turns the running state into want step by step, checks it got there,
+ * then undoes every step, last first, and checks the state is back.
+ * Returns the number of steps (the change must be one).
+ */
+static int
+roundtrip(struct netconf *want)
+{
+	static struct nc_step s[NC_STEPS];
+	struct netconf before;
+	char why[160];
+	int n, failed = -1;
+
+	ck_assert_msg(netconf_check(want, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_int_eq(netconf_running(&before), 0);
+	n = netconf_diff(want, &before, s, NC_STEPS);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(netconf_run(s, n, &failed), 0);
+	ck_assert_int_eq(distance(want), 0);
+	for (int i = n - 1; i >= 0; i--) {
+		char what[128];
+
+		nc_op_format(&s[i].undo, what, sizeof(what));
+		ck_assert_msg(nc_op_run(&s[i].undo) == 0, "undo %s: %s", what, strerror(errno));
+	}
+	ck_assert_int_eq(distance(&before), 0);
+	return n;
+}
+
+static void
+empty(struct netconf *c)
+{
+	memset(c, 0, sizeof(*c));
+}
+
+START_TEST(parse_every_key)
+{
+	struct netconf c;
+	char why[160];
+
+	empty(&c);
+	set(&c, "port lan1", "up", "yes");
+	set(&c, "port lan1", "mtu", "9000");
+	set(&c, "bond bond0", "mode", "802.3ad");
+	set(&c, "bond bond0", "ports", "lan1, lan2");
+	set(&c, "bond bond0", "lacp_rate", "slow");
+	set(&c, "bond bond0", "xmit_hash_policy", "layer2+3");
+	set(&c, "bond bond0", "miimon", "50");
+	set(&c, "bond bond0", "min_links", "2");
+	set(&c, "bond bond0", "address", "192.0.2.2/24,fd00::2/64");
+	set(&c, "vlan bond0.10", "link", "bond0");
+	set(&c, "vlan bond0.10", "id", "10");
+	set(&c, "route", "gateway", "192.0.2.1, fd00::1");
+	set(&c, "dns", "servers", "192.0.2.53 2001:db8::53");
+	ck_assert_int_eq(netconf_check(&c, why, sizeof(why)), 0);
+	ck_assert_int_eq(c.nlinks, 3);
+	ck_assert_uint_eq(c.link[0].mtu, 9000);
+	ck_assert_int_eq(c.link[1].nports, 2);
+	ck_assert_int_eq(c.link[1].bond.lacp_rate, 0);
+	ck_assert_int_eq(c.link[1].bond.miimon, 50);
+	ck_assert_int_eq(c.link[1].naddr, 2);
+	ck_assert_int_eq(c.link[2].vlan_id, 10);
+	ck_assert(c.has_gw[0] && c.has_gw[1]);
+	ck_assert_int_eq(c.ndns, 2);
+	ck_assert_str_eq(c.dns[1], "2001:db8::53");
+}
+END_TEST
+
+START_TEST(parse_refuses_bad_values)
+{
+	refused("port lan1", "mtu", "67");
+	refused("port lan1", "mtu", "1500x");
+	refused("port lan1", "mtu", "99999999999999999999");
+	refused("port lan1", "up", "maybe");
+	refused("port lan1", "address", "192.0.2.2");
+	refused("port lan1", "address", "192.0.2.2/33");
+	refused("port lan1", "address", "224.0.0.1/4");
+	refused("port lan1", "address", "192.0.2.2/24, 192.0.2.2/24");
+	refused("port lan1", "address", "1.1.1.1/8,1.1.1.2/8,1.1.1.3/8,1.1.1.4/8,1.1.1.5/8,"
+	    "1.1.1.6/8,1.1.1.7/8,1.1.1.8/8,1.1.1.9/8");
+	refused("port lan1", "nosuch", "1");
+	refused("port lan1", "id", "5");
+	refused("port a/b", "mtu", "1500");
+	refused("port waytoolongname01", "mtu", "1500");
+	refused("port lo", "up", "yes");
+	refused("bond lan1", "mode", "802.3ad");	/* lan1 is a port above */
+	refused("bond bond0", "mode", "fastest");
+	refused("bond bond0", "ports", "lan1,lan1");
+	refused("bond bond0", "ports", "bond0");
+	refused("bond bond0", "ports", "a,b,c,d,e,f,g,h,i");
+	refused("bond bond0", "miimon", "-1");
+	refused("bond bond0", "xmit_hash_policy", "layer9");
+	refused("vlan v.5", "id", "4095");
+	refused("vlan v.5", "link", "lo");
+	refused("route", "gateway", "192.0.2.1, 192.0.2.254");
+	refused("route", "gateway", "gateway.example");
+	refused("route", "metric", "5");
+	refused("dns", "servers", "1.1.1.1 1.1.1.2 1.1.1.3 1.1.1.4");
+	refused("dns", "servers", "ns.example");
+	refused("firewall", "on", "yes");
+}
+END_TEST
+
+START_TEST(check_refuses_what_one_key_cannot_see)
+{
+	struct netconf c;
+	char why[160];
+
+	empty(&c);
+	set(&c, "bond bond0", "mode", "balance-rr");
+	set(&c, "bond bond0", "ports", "lan1");
+	set(&c, "bond bond0", "lacp_rate", "fast");
+	ck_assert_int_eq(netconf_check(&c, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "802.3ad"));
+	empty(&c);
+	set(&c, "bond bond0", "mode", "active-backup");
+	set(&c, "bond bond0", "ports", "lan1");
+	set(&c, "bond bond1", "mode", "active-backup");
+	set(&c, "bond bond1", "ports", "lan1");
+	ck_assert_int_eq(netconf_check(&c, why, sizeof(why)), -1);
+	empty(&c);
+	set(&c, "bond bond0", "ports", "lan1");
+	ck_assert_int_eq(netconf_check(&c, why, sizeof(why)), -1);
+	empty(&c);
+	set(&c, "bond bond0", "mode", "active-backup");
+	set(&c, "bond bond0", "ports", "lan1");
+	set(&c, "port lan1", "address", "192.0.2.2/24");
+	ck_assert_int_eq(netconf_check(&c, why, sizeof(why)), -1);
+	empty(&c);
+	set(&c, "vlan x.5", "id", "5");
+	ck_assert_int_eq(netconf_check(&c, why, sizeof(why)), -1);
+}
+END_TEST
+
+/* A file with bad lines: each is left out, the rest is read; a broken file is not applied. */
+START_TEST(load_keeps_the_rest)
+{
+	struct netconf c;
+	char *p;
+	int found;
+
+	p = unit_write(dir, "bad.ini",
+	    "[api]\nadmin_group = nasadmin\n"
+	    "[port lan1]\nmtu = 70000\naddress = 192.0.2.2/24\n"
+	    "[port lan2]\nup = perhaps\nmtu = 1400\n"
+	    "[bond bond9]\nmode = balance-rr\nports = v0\nlacp_rate = fast\n"
+	    "[vlan lan2.7]\nlink = lan2\nid = 7\n"
+	    "[dns]\nservers = 1.1.1.1, not-an-ip\n"
+	    "[route]\ngateway = 192.0.2.1\n");
+	ck_assert_int_eq(netconf_load(p, &c, &found), 0);
+	ck_assert_int_eq(found, 1);
+	ck_assert_int_eq(c.nlinks, 3);	/* bond9 is left out: lacp_rate in balance-rr */
+	ck_assert_str_eq(c.link[0].name, "lan1");
+	ck_assert_uint_eq(c.link[0].mtu, 0);
+	ck_assert_int_eq(c.link[0].naddr, 1);
+	ck_assert_int_eq(c.link[1].up, -1);
+	ck_assert_uint_eq(c.link[1].mtu, 1400);
+	ck_assert_int_eq(c.has_dns, 0);
+	ck_assert_int_eq(c.has_gw[0], 1);
+	free(p);
+	p = unit_write(dir, "dup.ini", "[port lan1]\nmtu = 1400\nmtu = 1500\n");
+	ck_assert_int_eq(netconf_load(p, &c, &found), -1);
+	free(p);
+	p = unit_write(dir, "syntax.ini", "[port lan1\nmtu = 1400\n");
+	ck_assert_int_eq(netconf_load(p, &c, &found), -1);
+	free(p);
+	ck_assert_int_eq(netconf_load("/nonexistent/netd.ini", &c, &found), 0);
+	ck_assert_int_eq(found, 0);
+	ck_assert_int_eq(c.nlinks, 0);
+}
+END_TEST
+
+START_TEST(diff_link_mtu_and_up)
+{
+	struct netconf c;
+
+	empty(&c);
+	set(&c, "port lan1", "mtu", "9000");
+	set(&c, "port lan2", "up", "yes");
+	ck_assert_int_eq(roundtrip(&c), 2);
+}
+END_TEST
+
+START_TEST(diff_addresses_come_and_go)
+{
+	struct netconf c;
+
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.9/24\"}", 0);
+	call0("addr.add", "{\"link\":\"lan2\",\"address\":\"198.51.100.9/24\"}", 0);
+	empty(&c);
+	/* lan1: one goes, two come; lan2 is not named: its address stays. */
+	set(&c, "port lan1", "address", "192.0.2.2/24, fd00::2/64");
+	ck_assert_int_eq(roundtrip(&c), 3);
+}
+END_TEST
+
+/* As the kernel does, an IPv4 primary takes its secondaries: they go first. */
+START_TEST(diff_secondaries_go_first)
+{
+	struct netconf c;
+	struct net_addr a;
+	char why[64];
+
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.1/24\"}", 0);
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.9/24\"}", 0);
+	empty(&c);
+	set(&c, "port lan1", "mtu", "1500");
+	ck_assert_int_eq(roundtrip(&c), 2);
+	/* The simulated kernel: the primary deleted, the secondary is gone too. */
+	ck_assert_int_eq(cidr_parse("192.0.2.1/24", &a, why, sizeof(why)), 0);
+	snprintf(a.link, sizeof(a.link), "lan1");
+	ck_assert_int_eq(net->addr_del(&a), 0);
+	ck_assert_int_eq(cidr_parse("192.0.2.9/24", &a, why, sizeof(why)), 0);
+	snprintf(a.link, sizeof(a.link), "lan1");
+	ck_assert_int_eq(net->addr_del(&a), -1);
+	ck_assert_int_eq(errno, EADDRNOTAVAIL);
+}
+END_TEST
+
+START_TEST(diff_bond_made_and_deleted)
+{
+	struct netconf c;
+
+	empty(&c);
+	set(&c, "bond bond0", "mode", "802.3ad");
+	set(&c, "bond bond0", "ports", "lan1,lan2");
+	set(&c, "bond bond0", "address", "192.0.2.2/24");
+	set(&c, "bond bond0", "mtu", "9000");
+	set(&c, "route", "gateway", "192.0.2.1");
+	/* the ports' state for the undo, make (with the MTU), address, route */
+	ck_assert_int_eq(roundtrip(&c), 5);
+	/* And the other way: a running bond with its address and route goes. */
+	ck_assert_int_eq(netconf_apply(&c, (char[160]){ 0 }, 160), 5);
+	empty(&c);
+	ck_assert_int_eq(roundtrip(&c), 3);	/* route-del, addr-del, link-del */
+}
+END_TEST
+
+START_TEST(diff_bond_changed_is_made_again)
+{
+	struct netconf c;
+
+	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\",\"lan2\"],\"mode\":\"802.3ad\"}", 0);
+	call0("vlan.create", "{\"link\":\"bond0\",\"id\":10}", 0);
+	call0("addr.add", "{\"link\":\"bond0.10\",\"address\":\"192.0.2.2/24\"}", 0);
+	empty(&c);
+	set(&c, "bond bond0", "mode", "active-backup");
+	set(&c, "bond bond0", "ports", "lan1,lan2");
+	set(&c, "vlan bond0.10", "link", "bond0");
+	set(&c, "vlan bond0.10", "id", "10");
+	set(&c, "vlan bond0.10", "address", "192.0.2.2/24");
+	/* addr-del, vlan-del, bond-del, bond-make, vlan-make (up), addr-add */
+	ck_assert_int_eq(roundtrip(&c), 6);
+	/* Options alone differ: made again too. */
+	empty(&c);
+	set(&c, "bond bond0", "mode", "802.3ad");
+	set(&c, "bond bond0", "ports", "lan1,lan2");
+	set(&c, "bond bond0", "lacp_rate", "slow");
+	ck_assert_int_gt(roundtrip(&c), 1);
+}
+END_TEST
+
+START_TEST(diff_vlan_made_and_moved)
+{
+	struct netconf c;
+
+	empty(&c);
+	set(&c, "vlan lan1.5", "link", "lan1");
+	set(&c, "vlan lan1.5", "id", "5");
+	ck_assert_int_eq(roundtrip(&c), 1);	/* made up */
+	ck_assert_int_eq(netconf_apply(&c, (char[160]){ 0 }, 160), 1);
+	empty(&c);
+	set(&c, "vlan lan1.5", "link", "lan2");
+	set(&c, "vlan lan1.5", "id", "5");
+	ck_assert_int_eq(roundtrip(&c), 2);	/* del, make */
+}
+END_TEST
+
+START_TEST(diff_route_and_dns)
+{
+	struct netconf c, have;
+
+	call0("link.set", "{\"link\":\"lan1\",\"up\":true}", 0);
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.2/24\"}", 0);
+	ck_assert_int_eq(netconf_running(&have), 0);
+	empty(&c);
+	set(&c, "port lan1", "address", "192.0.2.2/24");
+	set(&c, "route", "gateway", "192.0.2.1");
+	set(&c, "dns", "servers", "192.0.2.53, 192.0.2.54");
+	ck_assert_int_eq(roundtrip(&c), 2);
+	call0("route.set_default", "{\"gateway\":\"192.0.2.1\"}", 0);
+	set(&c, "route", "gateway", "192.0.2.254");
+	ck_assert_int_eq(roundtrip(&c), 3);	/* route-del, route-set, dns-set */
+	/* A rollback's target (the state before the route) says "no route": the route goes. */
+	ck_assert_int_eq(roundtrip(&have), 1);
+}
+END_TEST
+
+/* The kernel refusing any step: what was done before it is undone. */
+START_TEST(failure_mid_apply_undoes_everything)
+{
+	struct netconf c, before;
+	char why[300];
+	int n, failures = 0;
+
+	empty(&c);
+	set(&c, "port lan1", "mtu", "9000");
+	set(&c, "bond bond0", "mode", "802.3ad");
+	set(&c, "bond bond0", "ports", "lan2,v0");
+	set(&c, "bond bond0", "address", "192.0.2.2/24");
+	set(&c, "vlan bond0.7", "link", "bond0");
+	set(&c, "vlan bond0.7", "id", "7");
+	set(&c, "route", "gateway", "192.0.2.1");
+	set(&c, "dns", "servers", "192.0.2.99");
+	ck_assert_int_eq(netconf_check(&c, why, sizeof(why)), 0);
+	ck_assert_int_eq(netconf_running(&before), 0);
+	for (int k = 0; k < 40; k++) {
+		sim_fail_after(k);
+		n = netconf_apply(&c, why, sizeof(why));
+		sim_fail_after(-1);
+		if (n >= 0) {
+			ck_assert_int_eq(distance(&c), 0);
+			break;
+		}
+		failures++;
+		ck_assert_ptr_nonnull(strstr(why, "undone"));
+		ck_assert_msg(distance(&before) == 0, "failure after %d operations left changes", k);
+	}
+	ck_assert_int_gt(failures, 8);
+}
+END_TEST
+
+/* The file after an API change: the daemon's own section kept, the change in. */
+static char *
+slurp(const char *p)
+{
+	FILE *f = fopen(p, "r");
+	static char buf[8192];
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+START_TEST(api_changes_written_back)
+{
+	struct netconf c;
+	int found;
+
+	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\",\"lan2\"],\"mode\":\"802.3ad\","
+	    "\"lacp_rate\":\"slow\"}", 0);
+	call0("addr.add", "{\"link\":\"bond0\",\"address\":\"192.0.2.2/24\"}", 0);
+	call0("route.set_default", "{\"gateway\":\"192.0.2.1\"}", 0);
+	call0("dns.set", "{\"servers\":[\"192.0.2.53\"]}", 0);
+	call0("link.set", "{\"link\":\"v0\",\"mtu\":1400}", 0);
+	call0("addr.add", "{\"link\":\"v0\",\"address\":\"198.51.100.1/24\"}", 0);
+	call0("addr.del", "{\"link\":\"v0\",\"address\":\"198.51.100.1/24\"}", 0);
+	call0("vlan.create", "{\"link\":\"bond0\",\"id\":20}", 0);
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "; the daemon's own\n[netd]\nboard = /etc/board.ini\n"));
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "[bond bond0]\nmode = 802.3ad\nports = lan1, lan2\n"));
+	ck_assert_ptr_null(strstr(slurp(ini), "198.51.100.1"));
+	ck_assert_int_eq(netconf_load(ini, &c, &found), 0);
+	/* What the file says is what runs: a reboot comes back to it. */
+	ck_assert_int_eq(distance(&c), 0);
+	/* A reboot: links made by hand are gone, the file brings them back. */
+	sim_reset();
+	bond_reset();
+	ck_assert_int_eq(sim_add_port("lan1", mac1, 1000), 0);
+	ck_assert_int_eq(sim_add_port("lan2", mac2, 1000), 0);
+	ck_assert_int_eq(sim_add_veth("v0", "v1"), 0);
+	ck_assert_int_gt(distance(&c), 0);
+	netconf_start();
+	ck_assert_int_eq(distance(&c), 0);
+	call0("bond.delete", "{\"name\":\"bond0\",\"force\":true}", 0);
+	ck_assert_ptr_null(strstr(slurp(ini), "bond0"));
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "[netd]"));
+}
+END_TEST
+
+static const char *cfg_bond =
+	"{\"config\":{\"bond bond0\":{\"mode\":\"802.3ad\",\"ports\":[\"lan1\",\"lan2\"],"
+	"\"address\":\"192.0.2.2/24\"},\"route\":{\"gateway\":\"192.0.2.1\"}},\"confirm_s\":1}";
+
+START_TEST(apply_unconfirmed_rolls_back)
+{
+	struct netconf before;
+	char *file;
+
+	ck_assert_int_eq(netconf_running(&before), 0);
+	file = strdup(slurp(ini));
+	call0("net.apply", cfg_bond, 0);
+	ck_assert_int_gt(distance(&before), 0);
+	/* The file keeps the old network until confirmed: a reboot now comes back to it. */
+	ck_assert_str_eq(slurp(ini), file);
+	call0("net.apply", cfg_bond, NAS_ERR_BUSY);
+	/* Nothing else runs on the loop: it ends when the timer has fired. */
+	ev_run(EV_DEFAULT, 0);
+	ck_assert_int_eq(distance(&before), 0);
+	ck_assert_str_eq(slurp(ini), file);
+	call0("net.confirm", NULL, NAS_ERR_NOT_FOUND);
+	free(file);
+}
+END_TEST
+
+START_TEST(apply_confirmed_is_kept)
+{
+	struct netconf c;
+	int found;
+
+	call0("net.apply", cfg_bond, 0);
+	call0("net.confirm", NULL, 0);
+	ev_run(EV_DEFAULT, EVRUN_NOWAIT);
+	ck_assert_int_eq(netconf_load(ini, &c, &found), 0);
+	ck_assert_int_eq(distance(&c), 0);
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "[bond bond0]"));
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "gateway = 192.0.2.1"));
+}
+END_TEST
+
+START_TEST(apply_refusals_change_nothing)
+{
+	struct netconf before;
+
+	ck_assert_int_eq(netconf_running(&before), 0);
+	call0("net.apply", "{\"config\":{\"bond bond0\":{\"mode\":\"802.3ad\"}}}", RPC_INVALID_PARAMS);
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"mtu\":\"huge\"}}}", RPC_INVALID_PARAMS);
+	call0("net.apply", "{\"config\":{\"port lan1\":5}}", RPC_INVALID_PARAMS);
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"mtu\":{}}}}", RPC_INVALID_PARAMS);
+	call0("net.apply", "{\"config\":{\"nonsense\":{}}}", RPC_INVALID_PARAMS);
+	/* The kernel refuses (no such port): everything undone. */
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"mtu\":9000},\"bond bond0\":{\"mode\":"
+	    "\"802.3ad\",\"ports\":\"lan1,nope\"}}}", NAS_ERR_FAILED);
+	ck_assert_int_eq(distance(&before), 0);
+}
+END_TEST
+
+/* More than a netconf holds is refused, never cut short (a rollback would delete the rest). */
+START_TEST(running_state_too_big_is_refused)
+{
+	struct netconf c;
+	char p[96];
+
+	for (int i = 1; i <= NC_ADDRS + 1; i++) {
+		snprintf(p, sizeof(p), "{\"link\":\"lan1\",\"address\":\"192.0.%d.1/24\"}", i);
+		call0("addr.add", p, 0);
+	}
+	ck_assert_int_eq(netconf_running(&c), -1);
+	ck_assert_int_eq(errno, E2BIG);
+	call0("net.apply", cfg_bond, NAS_ERR_FAILED);
+	ck_assert_ptr_null(strstr(slurp(ini), "192.0.9.1"));
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("netd-config");
+	TCase *t = tcase_create("config");
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, parse_every_key);
+	tcase_add_test(t, parse_refuses_bad_values);
+	tcase_add_test(t, check_refuses_what_one_key_cannot_see);
+	tcase_add_test(t, load_keeps_the_rest);
+	tcase_add_test(t, diff_link_mtu_and_up);
+	tcase_add_test(t, diff_addresses_come_and_go);
+	tcase_add_test(t, diff_secondaries_go_first);
+	tcase_add_test(t, diff_bond_made_and_deleted);
+	tcase_add_test(t, diff_bond_changed_is_made_again);
+	tcase_add_test(t, diff_vlan_made_and_moved);
+	tcase_add_test(t, diff_route_and_dns);
+	tcase_add_test(t, failure_mid_apply_undoes_everything);
+	tcase_add_test(t, api_changes_written_back);
+	tcase_add_test(t, apply_unconfirmed_rolls_back);
+	tcase_add_test(t, apply_confirmed_is_kept);
+	tcase_add_test(t, apply_refusals_change_nothing);
+	tcase_add_test(t, running_state_too_big_is_refused);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	return unit_run(suite());
+}
