@@ -10,7 +10,7 @@ raidd_LIBS :=
 # The logic above the kernel seam (system.h).
 RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/label-io.c raidd/assemble.c raidd/teardown.c raidd/create.c \
-	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/mdsb.c raidd/label.c \
+	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/plan-grow.c raidd/mdsb.c raidd/label.c \
 	raidd/proof.c raidd/unit.c \
 	raidd/features.c raidd/health.c
 raidd_SRCS += $(RAIDD_LOGIC) raidd/system-sim.c
@@ -19,6 +19,9 @@ raidd_SRCS += $(RAIDD_LOGIC) raidd/system-sim.c
 UNIT_TESTS += test-raidd-plan
 test-raidd-plan_SRCS := tests/unit/test-raidd-plan.c raidd/plan.c
 test-raidd-plan_LIBS =
+UNIT_TESTS += test-raidd-plan-grow
+test-raidd-plan-grow_SRCS := tests/unit/test-raidd-plan-grow.c raidd/plan-grow.c raidd/plan.c
+test-raidd-plan-grow_LIBS =
 UNIT_TESTS += test-raidd-mdsb
 test-raidd-mdsb_SRCS := tests/unit/test-raidd-mdsb.c raidd/mdsb.c raidd/plan.c
 test-raidd-mdsb_LIBS =
