@@ -10,7 +10,7 @@ raidd_LIBS :=
 # The logic above the kernel seam (system.h).
 RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/label-io.c raidd/assemble.c raidd/teardown.c raidd/create.c \
-	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/plan-grow.c raidd/mdsb.c raidd/label.c \
+	raidd/delete.c raidd/grow.c raidd/api-volume.c raidd/plan.c raidd/plan-grow.c raidd/mdsb.c raidd/label.c \
 	raidd/proof.c raidd/unit.c \
 	raidd/features.c raidd/health.c
 raidd_SRCS += $(RAIDD_LOGIC) raidd/system-sim.c
@@ -40,7 +40,7 @@ test-raidd-health_LIBS = $(CHECK_LIBS)
 RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c \
 	raidd/system-linux-sig.c raidd/system-linux-busy.c \
 	raidd/system-linux-part.c raidd/system-linux-md.c \
-	raidd/system-linux-mdstat.c raidd/system-linux-fs.c
+	raidd/system-linux-mdstat.c raidd/system-linux-fs.c raidd/system-linux-grow.c
 raidd_SRCS += $(RAIDD_LINUX)
 raidd_LIBS += -lblkid -lfdisk
 # raidd-sysdrv: drives sys_linux from the shell, for tests/host/raidd-sys-loop.sh

@@ -64,4 +64,9 @@ int	lnx_is_mounted(const char *);
 int	lnx_hotplug_open(void);
 int	lnx_hotplug_read(int, char (*)[SYS_NAME_MAX], int);
 
+/* system-linux-grow.c */
+int	lnx_part_resize(const char *, uint64_t, uint64_t);
+int	lnx_md_grow(const char *, uint64_t);
+int	lnx_fs_grow(const char *, const char *, const char *, sys_done_cb, void *);
+
 #endif

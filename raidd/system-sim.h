@@ -18,6 +18,10 @@ void	sim_disk_error(const char *name, int on);
 void	sim_fail_member(const char *md, const char *dev);
 /* Moves two disks' contents (and serials) into each other's place. */
 void	sim_swap_disks(const char *a, const char *b);
+/* The disk grows in place (a virtual disk resized); its data stays. */
+void	sim_grow_disk(const char *name, uint64_t size);
+/* Bytes the filesystem on dev spans (mkfs, then fs_grow); 0 if none. */
+uint64_t sim_fs_size(const char *dev);
 /* Mutating operations after the next n succeed fail with EIO, as if the
    power went at that point; -1 turns this off. */
 void	sim_fail_after(int n);
