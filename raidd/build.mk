@@ -31,6 +31,10 @@ test-raidd-label_LIBS =
 UNIT_TESTS += test-raidd-volume
 test-raidd-volume_SRCS := tests/unit/test-raidd-volume.c $(RAIDD_LOGIC) raidd/system-sim.c
 test-raidd-volume_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-raidd-grow
+test-raidd-grow_SRCS := tests/unit/test-raidd-grow.c $(RAIDD_LOGIC) raidd/system-sim.c \
+	tests/unit/unit-util.c tests/unit/unit-raidd.c
+test-raidd-grow_LIBS = $(CHECK_LIBS)
 UNIT_TESTS += test-raidd-health
 test-raidd-health_SRCS := tests/unit/test-raidd-health.c $(RAIDD_LOGIC) raidd/system-sim.c \
 	tests/unit/unit-util.c

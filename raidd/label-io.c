@@ -61,6 +61,15 @@ member_label(const struct volume *v, int m, struct label *out)
 		out->tier[t].role = own->tier[t].role;
 		out->tier[t].start = own->tier[t].start;
 		out->tier[t].size = own->tier[t].size;
+		if (own->tier[t].role == LABEL_NO_ROLE)
+			continue;
+		/* A tier's partitions are all one size: one that grew (volume.grow)
+		   grew on every member, so a member behind takes the newest size. */
+		for (int k = 0; k < v->label.ndisks; k++)
+			if (v->disk[k][0] && v->mlabel[k].generation == v->label.generation &&
+			    v->mlabel[k].tier[t].role != LABEL_NO_ROLE &&
+			    v->mlabel[k].tier[t].size > out->tier[t].size)
+				out->tier[t].size = v->mlabel[k].tier[t].size;
 	}
 }
 

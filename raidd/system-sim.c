@@ -42,7 +42,6 @@ struct dev {
 	int		 level;		/* md: from the members' superblocks */
 	uint32_t	 layout;
 	char		 fs[16];	/* set by mkfs */
-	uint64_t	 fs_size;	/* bytes the filesystem spans: mkfs, fs_grow */
 	int		 pulled;	/* disks: out of their bay, data kept */
 	int		 erroring;	/* disks: every I/O fails (vmctl disk-error) */
 	int		 faulty[SYS_MAX_MEMBERS];	/* md: a member md gave up on */
@@ -1160,6 +1159,15 @@ mkfs_timer(struct ev_loop *l, ev_timer *w, int revents)
 	free(m);
 }
 
+/* The filesystem's own record of its size, on the device as ext4's block count is. */
+#define FS_SIZE_AT	1088
+
+static void
+fs_set_size(struct dev *d)
+{
+	dev_io(d, FS_SIZE_AT, NULL, (const uint8_t *)&d->size, 8);
+}
+
 static int
 sim_mkfs(const char *fs, const char *dev, const char *label, sys_done_cb cb, void *arg)
 {
@@ -1176,8 +1184,8 @@ sim_mkfs(const char *fs, const char *dev, const char *label, sys_done_cb cb, voi
 	m->status = step() == -1 ? 1 << 8 : 0;
 	if (m->status == 0) {
 		snprintf(d->fs, sizeof(d->fs), "%s", fs);
-		d->fs_size = d->size;
 		dev_io(d, 1080, NULL, (const uint8_t *)"\x53\xef", 2);
+		fs_set_size(d);
 	}
 	ev_timer_init(&m->t, mkfs_timer, 0., 0.);
 	ev_timer_start(EV_DEFAULT, &m->t);
@@ -1251,8 +1259,11 @@ uint64_t
 sim_fs_size(const char *dev)
 {
 	struct dev *d = find(dev);
+	uint64_t size = 0;
 
-	return d ? d->fs_size : 0;
+	if (d == NULL || dev_io(d, FS_SIZE_AT, (uint8_t *)&size, NULL, 8) == -1)
+		return 0;
+	return size;
 }
 
 /* BLKPG_RESIZE_PARTITION and the GPT entry: same start, never past the backup GPT. */
@@ -1355,7 +1366,8 @@ sim_fs_grow(const char *fs, const char *dev, const char *dir, sys_done_cb cb, vo
 
 	if (d == NULL)
 		return errno = ENOENT, -1;
-	if (strcmp(d->fs, fs) != 0 || strcmp(d->mounted, dir) != 0)
+	if ((strcmp(fs, "ext4") != 0 && strcmp(fs, "btrfs") != 0) ||
+	    !has_bytes(d, 1080, "\x53\xef", 2) || strcmp(d->mounted, dir) != 0)
 		return errno = EINVAL, -1;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return -1;
@@ -1363,7 +1375,7 @@ sim_fs_grow(const char *fs, const char *dev, const char *dir, sys_done_cb cb, vo
 	m->arg = arg;
 	m->status = step() == -1 ? 1 << 8 : 0;
 	if (m->status == 0)
-		d->fs_size = d->size;
+		fs_set_size(d);
 	ev_timer_init(&m->t, mkfs_timer, 0., 0.);
 	ev_timer_start(EV_DEFAULT, &m->t);
 	return 0;
