@@ -63,7 +63,8 @@ $(FUZZERS): %: $(FUZZ_O)/%
 # Seeds written by raidd's own encoders (fuzz-seeds.c) and the shipped
 # configuration files, next to the committed corpus/<name> of each target.
 FUZZ_SEEDS := $(FUZZ_O)/seeds
-$(FUZZ_O)/fuzz-seeds: $(patsubst %.c,$(O)/obj/%.o,tests/fuzz/fuzz-seeds.c raidd/label.c raidd/plan.c raidd/mdsb.c)
+$(FUZZ_O)/fuzz-seeds: $(patsubst %.c,$(O)/obj/%.o,tests/fuzz/fuzz-seeds.c raidd/label.c raidd/plan.c \
+	raidd/plan-grow.c raidd/mdsb.c)
 	@echo "  LD      fuzz-seeds"
 	@$(CC) $(ALL_LDFLAGS) -o $@ $^
 
