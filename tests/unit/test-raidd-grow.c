@@ -83,13 +83,13 @@ reboot(void)
 	run_all();
 }
 
-/* A pattern over the whole volume past the filesystem's superblock, 4 KiB per MiB. */
+/* A pattern over the whole volume past the filesystem's superblock, 4 KiB per 8 MiB. */
 static void
 pattern(const char *dm, uint64_t size, int write)
 {
 	uint8_t buf[4096], want[4096];
 
-	for (uint64_t off = MIB; off + sizeof(buf) <= size; off += MIB) {
+	for (uint64_t off = MIB; off + sizeof(buf) <= size; off += 8 * MIB) {
 		for (size_t i = 0; i < sizeof(want); i += 8)
 			memcpy(want + i, &off, 8);
 		if (write) {
