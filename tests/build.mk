@@ -115,4 +115,6 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 	krc=$$?; cat $(O)/kill-campaign.log; [ $$krc -eq 0 ] || rc=1; \
 	sh $(SRC)/tests/system/kill-report.sh $(O)/kill-campaign.log \
 		$(SRC)/docs/benchmarks.md $$krc; \
+	$(RUN_SCENARIO) --bays 4 --disk-size 128M --timeout 480 \
+		$(SRC)/tests/system/tools/raidd-grow-raid5 || rc=1; \
 	exit $$rc
