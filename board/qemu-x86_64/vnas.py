@@ -331,7 +331,10 @@ class VNAS:
         bay = self.bay(arg)
         if not bay.present:
             raise QMPError("bay %d is empty" % bay.index)
-        new = parse_size(size)
+        try:
+            new = parse_size(size)
+        except ValueError:
+            raise QMPError("disk-resize: bad size %r" % size)
         if new < bay.size or new % 512:
             raise QMPError("disk-resize only grows, to a multiple of 512 bytes "
                            "(bay %d has %d)" % (bay.index, bay.size))
