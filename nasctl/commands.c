@@ -48,6 +48,12 @@ static const struct arg volume_create_args[] = {
 	END_ARGS
 };
 
+static const struct arg volume_grow_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--no-wait", "no_wait", ARG_BOOL, ARG_LOCAL, NULL },
+	END_ARGS
+};
+
 static const struct arg volume_delete_args[] = {
 	{ "NAME", "name", ARG_STRING, 0, NULL },
 	{ "--confirm", "confirm", ARG_STRING, ARG_REQUIRED, "NAME" },
@@ -415,6 +421,8 @@ const struct command nasctl_commands[] = {
 	{ "volume", "scrub", R, "volume.scrub", volume_scrub_args, NULL, NULL, run_scrub,
 	  "check a volume's copies with md (--repair rewrites what differs, --stop stops "
 	  "and keeps the place); prints the job id, or follows it with --wait" },
+	{ "volume", "grow", R, "volume.grow", volume_grow_args, NULL, NULL,
+	  run_started_job, "take the room of bigger disks and wait for the job" },
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,
 	  "running and recent jobs (of every daemon without --daemon)" },
 	{ "job", "status", NULL, "job.status", job_id_args, NULL, NULL, run_job_one,

@@ -275,6 +275,40 @@ volume_clear(struct rpc_call *c, struct json_object *params)
 	rpc_result(c, volume_describe(v));
 }
 
+/* volume.grow: checked in full, then a job (grow.c); an interrupted grow is carried on. */
+static void
+volume_grow_m(struct rpc_call *c, struct json_object *params)
+{
+	struct volume *v;
+	struct plan after;
+	struct json_object *o;
+	struct job *j;
+	char err[256];
+	int code, resume;
+
+	disk_refresh(1);
+	if ((v = find_or_fail(c, params)) == NULL)
+		return;
+	if (grow_check(v, &after, &code, err, sizeof(err)) == -1) {
+		rpc_error(c, code, "%s: nothing was changed", err);
+		return;
+	}
+	resume = v->label.intent.op == LABEL_OP_EXPANDING;
+	if (!resume && kernel_lacks(c, &after))
+		return;
+	if ((j = grow_start(v, resume ? NULL : &after, err, sizeof(err))) == NULL) {
+		rpc_error(c, NAS_ERR_LIMIT, "%s", err);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "job", json_object_new_int((int)job_id(j)));
+	json_object_object_add(o, "name", json_object_new_string(v->name));
+	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)(resume ?
+	    v->label.size : after.size)));
+	json_object_object_add(o, "was_bytes", json_object_new_int64((int64_t)v->label.size));
+	rpc_result(c, o);
+}
+
 #define NAME_PARAM { "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "volume name" }
 #define END_PARAM { NULL, 0, 0, 0, 0, NULL, NULL }
 
@@ -307,5 +341,7 @@ const struct rpc_method volume_methods[] = {
 	  "make a foreign (or deleted) volume this unit's and assemble it" },
 	{ "volume.clear", volume_clear, name_params, RPC_MUTATES,
 	  "let members md failed for errors rejoin" },
+	{ "volume.grow", volume_grow_m, name_params, RPC_MUTATES,
+	  "take the room of bigger disks; returns a job id" },
 	{ NULL, NULL, NULL, 0, NULL }
 };

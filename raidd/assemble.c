@@ -282,6 +282,8 @@ decide(struct volume *v)
 		return undo_create(v);
 	case LABEL_OP_DELETING:
 		return finish_delete(v);
+	case LABEL_OP_EXPANDING:
+		return 0;	/* carried on by volume_scan: grow_resume() */
 	case LABEL_OP_NONE:
 		if (unit_deleted(v->label.volume_uuid))
 			return set_inconsistent(v, "deleted on this unit while this member was "
@@ -597,6 +599,10 @@ volume_scan(void)
 		if (v->inconsistent || volume_waits(v))
 			continue;
 		repair_labels(v);
+		if (v->label.intent.op == LABEL_OP_EXPANDING) {
+			grow_resume(v);
+			continue;
+		}
 		if (volume_assemble(v, err, sizeof(err)) == -1 ||
 		    volume_mount(v, err, sizeof(err)) == -1) {
 			log_warnx("volume %s: %s", v->name, err);
@@ -677,6 +683,39 @@ tier_segment(struct volume *v, int t, struct sys_seg *seg, char *err, size_t err
 	return -1;
 }
 
+/*
+ * The volume's dm-linear table: each tier whole in order, or the map of
+ * a grown volume (what a tier gained comes after what it held).
+ */
+int
+volume_segments(struct volume *v, struct sys_seg *segs, int *n, char *err, size_t errlen)
+{
+	const struct label *l = &v->label;
+
+	*n = l->nsegs ? l->nsegs : l->ntiers;
+	for (int i = 0; i < *n; i++) {
+		int t = l->nsegs ? l->seg[i].tier : i;
+
+		if (tier_segment(v, t, &segs[i], err, errlen) == -1)
+			return -1;
+		if (l->nsegs) {
+			segs[i].offset = l->seg[i].offset;
+			segs[i].len = l->seg[i].len;
+		}
+	}
+	return 0;
+}
+
+/* The arrays of a volume whose map waits (a grow carried on): as volume_assemble starts them. */
+int
+volume_start_arrays(struct volume *v, char *err, size_t errlen)
+{
+	for (int t = 0; t < v->label.ntiers; t++)
+		if (v->label.tier[t].kind != TIER_NONE && start_tier(v, t, err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
 static void
 dm_uuid(const struct volume *v, char *buf, size_t len)
 {
@@ -704,10 +743,10 @@ stop_started(struct volume *v, const int *started)
 int
 volume_assemble(struct volume *v, char *err, size_t errlen)
 {
-	struct sys_seg segs[PLAN_MAX_TIERS];
+	struct sys_seg segs[PLAN_MAX_SEGS];
 	struct sys_md_status st;
 	char dm[SYS_NAME_MAX], uuid[64];
-	int started[PLAN_MAX_TIERS] = { 0 }, exists;
+	int started[PLAN_MAX_TIERS] = { 0 }, exists, nsegs;
 
 	for (int t = 0; t < v->label.ntiers; t++) {
 		if (v->label.tier[t].kind == TIER_NONE)
@@ -725,11 +764,10 @@ volume_assemble(struct volume *v, char *err, size_t errlen)
 		goto fail;
 	}
 	if (!exists) {
-		for (int t = 0; t < v->label.ntiers; t++)
-			if (tier_segment(v, t, &segs[t], err, errlen) == -1)
-				goto fail;
+		if (volume_segments(v, segs, &nsegs, err, errlen) == -1)
+			goto fail;
 		dm_uuid(v, uuid, sizeof(uuid));
-		if (sys->dm_create(dm, uuid, segs, v->label.ntiers) == -1) {
+		if (sys->dm_create(dm, uuid, segs, nsegs) == -1) {
 			snprintf(err, errlen, "mapping %s: %s", dm, strerror(errno));
 			goto fail;
 		}

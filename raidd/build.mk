@@ -10,8 +10,8 @@ raidd_LIBS :=
 # The logic above the kernel seam (system.h).
 RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/label-io.c raidd/assemble.c raidd/teardown.c raidd/create.c \
-	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/mdsb.c raidd/label.c \
-	raidd/proof.c raidd/unit.c raidd/diskfd.c \
+	raidd/delete.c raidd/grow.c raidd/api-volume.c raidd/plan.c raidd/plan-grow.c \
+	raidd/mdsb.c raidd/label.c raidd/proof.c raidd/unit.c raidd/diskfd.c \
 	raidd/features.c raidd/health.c raidd/watch.c raidd/led.c \
 	raidd/scrub.c raidd/scrub-schedule.c
 RAIDD_SIM := raidd/system-sim.c raidd/system-sim-sync.c
@@ -21,6 +21,9 @@ raidd_SRCS += $(RAIDD_LOGIC) $(RAIDD_SIM)
 UNIT_TESTS += test-raidd-plan
 test-raidd-plan_SRCS := tests/unit/test-raidd-plan.c raidd/plan.c
 test-raidd-plan_LIBS =
+UNIT_TESTS += test-raidd-plan-grow
+test-raidd-plan-grow_SRCS := tests/unit/test-raidd-plan-grow.c raidd/plan-grow.c raidd/plan.c
+test-raidd-plan-grow_LIBS =
 UNIT_TESTS += test-raidd-mdsb
 test-raidd-mdsb_SRCS := tests/unit/test-raidd-mdsb.c raidd/mdsb.c raidd/plan.c
 test-raidd-mdsb_LIBS =
@@ -30,6 +33,10 @@ test-raidd-label_LIBS =
 UNIT_TESTS += test-raidd-volume
 test-raidd-volume_SRCS := tests/unit/test-raidd-volume.c $(RAIDD_LOGIC) $(RAIDD_SIM)
 test-raidd-volume_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-raidd-grow
+test-raidd-grow_SRCS := tests/unit/test-raidd-grow.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
+	tests/unit/unit-util.c tests/unit/unit-raidd.c
+test-raidd-grow_LIBS = $(CHECK_LIBS)
 UNIT_TESTS += test-raidd-health
 test-raidd-health_SRCS := tests/unit/test-raidd-health.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
 	tests/unit/unit-util.c tests/unit/raidd-util.c
@@ -49,7 +56,7 @@ RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c raidd/system-linux
 	raidd/system-linux-part.c raidd/system-linux-md.c \
 	raidd/system-linux-mdstat.c raidd/system-linux-fs.c \
 	raidd/system-linux-watch.c raidd/system-linux-mdsync.c \
-	raidd/system-linux-led.c
+	raidd/system-linux-led.c raidd/system-linux-grow.c
 raidd_SRCS += $(RAIDD_LINUX)
 raidd_LIBS += -lblkid -lfdisk
 # raidd-sysdrv: drives sys_linux from the shell, for tests/host/raidd-sys-loop.sh

@@ -85,6 +85,15 @@ member_label(const struct volume *v, int m, struct label *out)
 		out->tier[t].size = own->tier[t].size;
 		memcpy(out->tier[t].part_guid, own->tier[t].part_guid, 16);
 		memcpy(out->tier[t].part_type, own->tier[t].part_type, 16);
+		if (own->tier[t].role == LABEL_NO_ROLE)
+			continue;
+		/* A tier's partitions are all one size: one that grew (volume.grow)
+		   grew on every member, so a member behind takes the newest size. */
+		for (int k = 0; k < v->label.ndisks; k++)
+			if (v->disk[k][0] && v->mlabel[k].generation == v->label.generation &&
+			    v->mlabel[k].tier[t].role != LABEL_NO_ROLE &&
+			    v->mlabel[k].tier[t].size > out->tier[t].size)
+				out->tier[t].size = v->mlabel[k].tier[t].size;
 	}
 }
 
@@ -106,7 +115,8 @@ sys_is_member(const struct sys_disk *s, const struct volume *v, int m)
 {
 	const struct label_member *me = &v->label.member[m];
 
-	return s->size == me->size && strncmp(s->serial, me->serial, LABEL_SERIAL_MAX - 1) == 0;
+	/* A disk may have grown since (a virtual disk, a LUN): volume.grow takes the room. */
+	return s->size >= me->size && strncmp(s->serial, me->serial, LABEL_SERIAL_MAX - 1) == 0;
 }
 
 /* d, as read at the last scan, is member m of v. */
@@ -258,27 +268,28 @@ label_agrees(const struct volume *v, int m)
 }
 
 /*
- * a and b describe the same set of disks and arrays. No operation here
- * changes these between generations, so a label that differs from an
- * older member's in them was not written by raidd to this volume: a
- * copy from elsewhere, widened or reshaped, is never obeyed.
+ * b (the newer) describes the disks and arrays a (the older) does. No
+ * operation here changes these between generations, so a label that
+ * differs from an older member's in them was not written by raidd to
+ * this volume: a copy from elsewhere, widened or reshaped, is never
+ * obeyed. Sizes alone may grow (volume.grow: disks, tiers, the map).
  */
 int
 label_same_members(const struct label *a, const struct label *b)
 {
 	if (a->level != b->level || a->ndisks != b->ndisks || a->ntiers != b->ntiers ||
-	    a->size != b->size || a->ndisks > PLAN_MAX_DISKS || a->ntiers > PLAN_MAX_TIERS)
+	    a->size > b->size || a->ndisks > PLAN_MAX_DISKS || a->ntiers > PLAN_MAX_TIERS)
 		return 0;
 	for (int m = 0; m < a->ndisks; m++)
 		if (memcmp(a->member[m].uuid, b->member[m].uuid, 16) != 0 ||
-		    a->member[m].size != b->member[m].size ||
+		    a->member[m].size > b->member[m].size ||
 		    strncmp(a->member[m].serial, b->member[m].serial, LABEL_SERIAL_MAX) != 0)
 			return 0;
 	for (int t = 0; t < a->ntiers; t++) {
 		const struct label_tier *x = &a->tier[t], *y = &b->tier[t];
 
 		if (x->kind != y->kind || x->nmembers != y->nmembers || x->chunk != y->chunk ||
-		    x->tier_size != y->tier_size || memcmp(x->array_uuid, y->array_uuid, 16) != 0 ||
+		    x->tier_size > y->tier_size || memcmp(x->array_uuid, y->array_uuid, 16) != 0 ||
 		    memcmp(x->member, y->member, sizeof(x->member)) != 0)
 			return 0;
 	}

@@ -15,6 +15,11 @@
 #define OFF_TIERS	768
 #define ENTRY_SIZE	64
 #define OFF_PARTS	1280	/* this disk's GPT entry GUIDs, per tier */
+#define OFF_MAP		1536	/* version 2: the dm map (OFF_PARTS + 8 * 32) */
+
+/* The GUIDs and the map must not overlap, nor run past the slot. */
+_Static_assert(OFF_PARTS + PLAN_MAX_TIERS * 32 <= OFF_MAP, "GUIDs run into the map");
+_Static_assert(OFF_MAP + 8 + PLAN_MAX_SEGS * 24 <= LABEL_SLOT_SIZE, "map past the slot");
 
 /* crc32c (Castagnoli, reflected 0x82f63b78), as iSCSI, ext4 and btrfs. */
 uint32_t
@@ -154,6 +159,30 @@ check_tier(const struct label *l, int t, char *err, size_t errlen)
 	return check_part(l, t, err, errlen);
 }
 
+/* A map continues each tier where it left off and ends with every tier whole. */
+static int
+check_map(const struct label *l, char *err, size_t errlen)
+{
+	uint64_t done[PLAN_MAX_TIERS] = { 0 };
+	int i;
+
+	if (l->nsegs > PLAN_MAX_SEGS)
+		return plan_err(err, errlen, "%u map segments", l->nsegs);
+	for (i = 0; i < l->nsegs; i++) {
+		const struct label_seg *s = &l->seg[i];
+
+		if (s->tier >= l->ntiers || s->len == 0 || s->offset != done[s->tier] ||
+		    s->len > l->tier[s->tier].tier_size - done[s->tier])
+			return plan_err(err, errlen, "map segment %d does not continue "
+			    "tier %u", i, s->tier);
+		done[s->tier] += s->len;
+	}
+	for (i = 0; l->nsegs && i < l->ntiers; i++)
+		if (done[i] != l->tier[i].tier_size)
+			return plan_err(err, errlen, "the map leaves out part of tier %d", i);
+	return 0;
+}
+
 /* No two partitions of this disk overlap; the tiers add up to the volume. */
 static int
 check_tiers(const struct label *l, char *err, size_t errlen)
@@ -181,7 +210,7 @@ check_tiers(const struct label *l, char *err, size_t errlen)
 		return plan_err(err, errlen, "tiers add up to %llu bytes, the "
 		    "volume has %llu", (unsigned long long)sum,
 		    (unsigned long long)l->size);
-	return 0;
+	return check_map(l, err, errlen);
 }
 
 /* Everything a label must satisfy, whether about to be written or read. */
@@ -275,7 +304,8 @@ label_encode(const struct label *l, void *buf, size_t len, char *err,
 		return -1;
 	memset(buf, 0, LABEL_SLOT_SIZE);
 	wbytes(&c, LABEL_MAGIC, 8);
-	w32(&c, LABEL_VERSION);
+	/* Version 1 readers know no map: only a grown volume says 2. */
+	w32(&c, l->nsegs ? 2 : 1);
 	w32(&c, LABEL_SLOT_SIZE);
 	c.off += 8;				/* crc, header flags */
 	w64(&c, l->generation);
@@ -302,6 +332,14 @@ label_encode(const struct label *l, void *buf, size_t len, char *err,
 	for (i = 0, c.off = OFF_PARTS; i < l->ntiers; i++) {
 		wbytes(&c, l->tier[i].part_guid, 16);
 		wbytes(&c, l->tier[i].part_type, 16);
+	}
+	c.off = OFF_MAP;
+	w8(&c, l->nsegs);
+	for (i = 0, c.off = OFF_MAP + 8; i < l->nsegs; i++) {
+		w8(&c, l->seg[i].tier);
+		c.off += 7;
+		w64(&c, l->seg[i].offset);
+		w64(&c, l->seg[i].len);
 	}
 	c.off = HDR_CRC;
 	w32(&c, label_crc32c(0, buf, LABEL_SLOT_SIZE));
@@ -393,6 +431,14 @@ decode_body(struct rcur *c, struct label *l)
 		rbytes(c, l->tier[i].part_guid, 16);
 		rbytes(c, l->tier[i].part_type, 16);
 	}
+	c->off = OFF_MAP;
+	l->nsegs = r8(c);
+	for (i = 0, c->off = OFF_MAP + 8; i < PLAN_MAX_SEGS; i++) {
+		l->seg[i].tier = r8(c);
+		c->off += 7;
+		l->seg[i].offset = r64(c);
+		l->seg[i].len = r64(c);
+	}
 }
 
 static int
@@ -425,7 +471,7 @@ label_decode(const void *buf, size_t len, struct label *l, char *err,
 	if (version > LABEL_VERSION)
 		return plan_err(err, errlen, "label version %u is newer than "
 		    "this raidd (%d)", version, LABEL_VERSION);
-	if (version != LABEL_VERSION || length != LABEL_SLOT_SIZE)
+	if (version < 1 || length != LABEL_SLOT_SIZE)
 		return plan_err(err, errlen, "impossible version %u or length "
 		    "%u", version, length);
 	memcpy(tmp, buf, LABEL_SLOT_SIZE);
@@ -435,6 +481,11 @@ label_decode(const void *buf, size_t len, struct label *l, char *err,
 		    "corrupt write)");
 	memset(l, 0, sizeof(*l));
 	decode_body(&c, l);
+	/* Version 1 had no map: whatever its bytes hold is no map. */
+	if (version == 1 && l->nsegs != 0)
+		return plan_err(err, errlen, "a version 1 label with a map");
+	if (version == 2 && l->nsegs == 0)
+		return plan_err(err, errlen, "a version 2 label without a map");
 	if (label_check(l, err, errlen) == -1)
 		return -1;
 	if (l->generation > LABEL_GEN_READ_MAX)
@@ -535,6 +586,24 @@ tier_from_plan(struct label_tier *lt, const struct plan_tier *pt, int pos,
 	}
 }
 
+/* The plan's map; none (version 1) while it is every tier whole in order. */
+void
+label_map_from_plan(struct label *l, const struct plan *p)
+{
+	int i, plain = p->nsegs == p->ntiers;
+
+	for (i = 0; plain && i < p->nsegs; i++)
+		plain = p->seg[i].tier == i && p->seg[i].offset == 0 &&
+		    p->seg[i].len == p->tier[i].size;
+	memset(l->seg, 0, sizeof(l->seg));
+	l->nsegs = plain ? 0 : (uint8_t)p->nsegs;
+	for (i = 0; i < l->nsegs; i++) {
+		l->seg[i].tier = (uint8_t)p->seg[i].tier;
+		l->seg[i].offset = p->seg[i].offset;
+		l->seg[i].len = p->seg[i].len;
+	}
+}
+
 /*
  * The label of disk `position` of a planned volume, at generation 1 with
  * no intent.  members[] follows the plan's disk order.
@@ -568,5 +637,6 @@ label_from_plan(struct label *l, const struct plan *p, int position,
 	for (i = 0; i < p->ntiers; i++)
 		tier_from_plan(&l->tier[i], &p->tier[i], position,
 		    array_uuid[i]);
+	label_map_from_plan(l, p);
 	return label_check(l, err, errlen);
 }

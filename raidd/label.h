@@ -19,7 +19,7 @@
 #define LABEL_SLOT0		(PLAN_HEAD - 16 * 1024)	/* byte offset on the disk */
 #define LABEL_SLOT1		(PLAN_HEAD - 8 * 1024)
 #define LABEL_MAGIC		"raiddlbl"
-#define LABEL_VERSION		1
+#define LABEL_VERSION		2	/* 2: a map of segments (a grown volume) */
 #define LABEL_NAME_MAX		64	/* volume name, NUL included */
 #define LABEL_SERIAL_MAX	40	/* disk serial, NUL included */
 #define LABEL_NO_ROLE		0xff	/* this disk is not in that tier */
@@ -75,6 +75,12 @@ struct label_tier {
 	uint8_t		part_type[16];	/* partition type GUID */
 };
 
+/* A dm-linear segment of a grown volume (plan_seg). */
+struct label_seg {
+	uint8_t		tier;
+	uint64_t	offset, len;	/* bytes of the tier */
+};
+
 struct label {
 	uint64_t	generation;	/* 1 on creation, +1 per rewrite */
 	uint8_t		volume_uuid[16];
@@ -92,6 +98,9 @@ struct label {
 	uint8_t		unit[16];	/* the unit that made it; zero: unknown */
 	struct label_member member[PLAN_MAX_DISKS];
 	struct label_tier tier[PLAN_MAX_TIERS];
+	/* 0: the tiers whole, in order (version 1); else the map (version 2). */
+	uint8_t		nsegs;
+	struct label_seg seg[PLAN_MAX_SEGS];
 };
 
 uint32_t label_crc32c(uint32_t crc, const void *, size_t);
@@ -103,6 +112,7 @@ int	 label_decode(const void *buf, size_t len, struct label *,
 int	 label_choose(const void *slot0, const void *slot1, size_t len,
 	    struct label *, int *next_slot, char *err, size_t errlen);
 int	 label_probe(const void *head, size_t len, uint64_t *off);
+void	 label_map_from_plan(struct label *, const struct plan *);
 int	 label_bump(struct label *, char *err, size_t errlen);
 int	 label_from_plan(struct label *, const struct plan *, int position,
 	    const char *name, const uint8_t volume_uuid[16],

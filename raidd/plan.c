@@ -174,8 +174,8 @@ check_input(enum vol_level l, const struct plan_disk *d, int n, char *err,
 static const int kind_md_level[TIER_KIND_COUNT] = { -1, 0, 1, 5, 10 };
 
 /* Bytes a tier of this kind adds, from the data sectors of each member. */
-static uint64_t
-tier_size(enum tier_kind k, int n, uint64_t member_sectors)
+uint64_t
+plan_tier_size(enum tier_kind k, int n, uint64_t member_sectors)
 {
 	uint64_t b = member_sectors * 512;
 
@@ -229,7 +229,7 @@ add_tier(struct plan *p, enum tier_kind k, const int *disks, int n,
 		/* Whole MiB, hence whole chunks: no level rounds further. */
 		t->member_sectors = (sectors - t->data_offset) / one_mib *
 		    one_mib;
-		t->size = tier_size(k, n, t->member_sectors);
+		t->size = plan_tier_size(k, n, t->member_sectors);
 		t->redundant = (k == TIER_RAID1 && n >= 2) ||
 		    k == TIER_RAID5 || k == TIER_RAID10;
 	}
@@ -354,7 +354,22 @@ plan_make(enum vol_level l, const struct plan_disk *d, int n, struct plan *p,
 		if (!p->tier[i].redundant)
 			p->redundant = 0;
 	p->note = plan_note(p);
+	plan_default_map(p);
 	return 0;
+}
+
+/* Every tier whole, in tier order: the map of a volume never grown. */
+void
+plan_default_map(struct plan *p)
+{
+	int t;
+
+	p->nsegs = p->ntiers;
+	for (t = 0; t < p->ntiers; t++) {
+		p->seg[t].tier = t;
+		p->seg[t].offset = 0;
+		p->seg[t].len = p->tier[t].size;
+	}
 }
 
 int

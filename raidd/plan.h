@@ -27,6 +27,7 @@
 
 #define PLAN_MAX_DISKS		8
 #define PLAN_MAX_TIERS		8
+#define PLAN_MAX_SEGS		16	/* dm-linear segments of a grown volume */
 #define PLAN_ID_MAX		64	/* disk id, NUL included */
 #define PLAN_ERRLEN		160
 
@@ -73,6 +74,12 @@ struct plan_tier {
 	uint64_t	size;		/* bytes the tier adds to the volume */
 };
 
+/* One dm-linear segment: len bytes of tier `tier` from byte `offset`. */
+struct plan_seg {
+	int		tier;
+	uint64_t	offset, len;
+};
+
 struct plan {
 	enum vol_level	level;
 	int		ndisks;
@@ -80,6 +87,10 @@ struct plan {
 	int		ntiers;
 	struct plan_tier tier[PLAN_MAX_TIERS];	/* dm-linear joins them in order */
 	uint64_t	size;		/* usable bytes of the joined volume */
+	/* The map: each tier whole, in order, until a grown tier's new end
+	   is appended after what the volume held (plan-grow.c). */
+	int		nsegs;
+	struct plan_seg	seg[PLAN_MAX_SEGS];
 	uint64_t	unused;		/* bytes of disk area no partition uses */
 	int		redundant;	/* every tier survives the loss of a disk */
 	const char	*note;		/* caveat for the UI, or NULL */
@@ -92,12 +103,14 @@ int		 plan_level_min_disks(enum vol_level);
 
 uint64_t	 plan_disk_area(uint64_t disk_size);
 uint64_t	 plan_data_offset(uint64_t member_sectors, uint32_t chunk);
+uint64_t	 plan_tier_size(enum tier_kind, int nmembers, uint64_t member_sectors);
 
 int		 plan_err(char *err, size_t errlen, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
 
 int		 plan_make(enum vol_level, const struct plan_disk *, int ndisks,
 		    struct plan *, char *err, size_t errlen);
+void		 plan_default_map(struct plan *);
 int		 plan_usable(enum vol_level, const struct plan_disk *, int ndisks,
 		    uint64_t *size, char *err, size_t errlen);
 

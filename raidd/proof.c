@@ -63,6 +63,18 @@ struct src {
 	uint64_t	 lba;
 };
 
+/*
+ * The label's size, or - while a grow is in flight - the smaller size
+ * it had before: partitions only ever grow, from the same start.
+ */
+static int
+part_size_ok(const struct label *l, int t, uint64_t size)
+{
+	if (size == l->tier[t].size)
+		return 1;
+	return l->intent.op == LABEL_OP_EXPANDING && size > 0 && size < l->tier[t].size;
+}
+
 static int
 src_read(const struct src *s, uint64_t off, void *buf, size_t len)
 {
@@ -120,7 +132,7 @@ gpt_is_ours(const struct src *src, const uint8_t *hdr, const struct label *l, ch
 		t = tier_at(l, start);
 		if (t >= 0)
 			part_name(l, t, expect, sizeof(expect));
-		if (t < 0 || bytes != l->tier[t].size || strcmp(name, expect) != 0)
+		if (t < 0 || !part_size_ok(l, t, bytes) || strcmp(name, expect) != 0)
 			return why_not(why, len, "its partition %u (\"%s\" at byte %llu) is not "
 			    "one raidd made", i + 1, name, (unsigned long long)start);
 		/* A label from before GUIDs were recorded proves by place and name. */
@@ -213,8 +225,9 @@ disk_proven(const struct disk *d, const struct label *l, char *why, size_t len)
 {
 	const struct label_member *me = &l->member[l->position];
 
-	if (d->sys.size != me->size)
-		return why_not(why, len, "its size (%llu) is not the label's (%llu)",
+	/* Bigger is a disk that grew in place (decision 30); smaller never is. */
+	if (d->sys.size < me->size)
+		return why_not(why, len, "its size (%llu) is less than the label's (%llu)",
 		    (unsigned long long)d->sys.size, (unsigned long long)me->size);
 	if (strncmp(d->sys.serial, me->serial, LABEL_SERIAL_MAX - 1) != 0)
 		return why_not(why, len, "its serial is not the label's (%s)", me->serial);

@@ -196,15 +196,17 @@ lnx_hotplug_open(void)
 }
 
 /*
- * "ACTION@DEVPATH\0KEY=VALUE\0...": a whole disk came or went? md and
- * dm devices are "disks" too, under /devices/virtual: raidd's own
- * arrays and maps come and go with every assembly, and a rescan for
- * them would probe (and wake) every disk for nothing.
+ * "ACTION@DEVPATH\0KEY=VALUE\0...": a whole disk came, went or changed
+ * its capacity (a LUN grown in place: "change" with RESIZE=1, from
+ * set_capacity_and_notify)? md and dm devices are "disks" too, under
+ * /devices/virtual: raidd's own arrays and maps come and go with every
+ * assembly, and a rescan for them would probe (and wake) every disk for
+ * nothing.
  */
 static int
 disk_event(const char *msg, size_t len, char *name, size_t namelen)
 {
-	int add_rm = 0, block = 0, disk = 0, virt = 0;
+	int add_rm = 0, change = 0, resize = 0, block = 0, disk = 0, virt = 0;
 	const char *p;
 
 	name[0] = '\0';
@@ -212,6 +214,10 @@ disk_event(const char *msg, size_t len, char *name, size_t namelen)
 		if (strcmp(p, "ACTION=add") == 0 ||
 		    strcmp(p, "ACTION=remove") == 0)
 			add_rm = 1;
+		else if (strcmp(p, "ACTION=change") == 0)
+			change = 1;
+		else if (strcmp(p, "RESIZE=1") == 0)
+			resize = 1;
 		else if (strcmp(p, "SUBSYSTEM=block") == 0)
 			block = 1;
 		else if (strcmp(p, "DEVTYPE=disk") == 0)
@@ -222,7 +228,7 @@ disk_event(const char *msg, size_t len, char *name, size_t namelen)
 		else if (strncmp(p, "DEVNAME=", 8) == 0)
 			snprintf(name, namelen, "%s", p + 8);
 	}
-	return add_rm && block && disk && !virt;
+	return (add_rm || (change && resize)) && block && disk && !virt;
 }
 
 /* Adds name to names once; -1 when it does not fit (rescan all). */

@@ -202,11 +202,9 @@ lnx_partitions(const char *disk, char (*out)[SYS_NAME_MAX], int max)
 
 /* Segments become linear targets naming devices by number. */
 static int
-join_create(const char *name, const char *uuid, const struct sys_seg *seg,
-    int n)
+join_targets(const char *name, const struct sys_seg *seg, int n, struct dm_target *t,
+    char (*params)[64])
 {
-	struct dm_target t[SYS_MAX_SEGS];
-	char params[SYS_MAX_SEGS][64];
 	uint64_t at = 0;
 	dev_t num;
 	int i;
@@ -225,7 +223,7 @@ join_create(const char *name, const char *uuid, const struct sys_seg *seg,
 			log_warn("dm %s: segment %d: %s", name, i, seg[i].dev);
 			return -1;
 		}
-		snprintf(params[i], sizeof(params[i]), "%u:%u %" PRIu64,
+		snprintf(params[i], 64, "%u:%u %" PRIu64,
 		    major(num), minor(num), seg[i].offset / 512);
 		t[i].start = at;
 		t[i].len = seg[i].len / 512;
@@ -233,7 +231,32 @@ join_create(const char *name, const char *uuid, const struct sys_seg *seg,
 		t[i].params = params[i];
 		at += t[i].len;
 	}
+	return 0;
+}
+
+static int
+join_create(const char *name, const char *uuid, const struct sys_seg *seg,
+    int n)
+{
+	struct dm_target t[SYS_MAX_SEGS];
+	char params[SYS_MAX_SEGS][64];
+
+	if (join_targets(name, seg, n, t, params) == -1)
+		return -1;
 	return dm_create(name, uuid, t, n, 0);
+}
+
+/* A new table for a live map: loaded, then resumed (dm suspends the old one). */
+static int
+join_reload(const char *name, const struct sys_seg *seg, int n)
+{
+	struct dm_target t[SYS_MAX_SEGS];
+	char params[SYS_MAX_SEGS][64];
+
+	if (join_targets(name, seg, n, t, params) == -1 ||
+	    dm_load(name, t, n, 0) == -1)
+		return -1;
+	return dm_resume(name);
 }
 
 /*
@@ -290,6 +313,10 @@ const struct sys_ops sys_linux = {
 	.mount = lnx_mount,
 	.umount = lnx_umount,
 	.is_mounted = lnx_is_mounted,
+	.part_resize = lnx_part_resize,
+	.md_grow = lnx_md_grow,
+	.dm_reload = join_reload,
+	.fs_grow = lnx_fs_grow,
 	.hotplug_open = lnx_hotplug_open,
 	.hotplug_read = lnx_hotplug_read,
 	.watch_open = lnx_watch_open,

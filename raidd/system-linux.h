@@ -85,4 +85,9 @@ int	lnx_led_set(const char *, enum sys_led);
 /* system-linux-mdsync.c */
 int	lnx_md_sync(const char *, const struct sys_md_sync *);
 
+/* system-linux-grow.c */
+int	lnx_part_resize(const char *, int, uint64_t, uint64_t);
+int	lnx_md_grow(const char *, uint64_t);
+int	lnx_fs_grow(const char *, const char *, const char *, sys_done_cb, void *);
+
 #endif

@@ -926,11 +926,24 @@ assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events)
 		if (!ok[i] || sb[i].dev_number >= fresh->max_dev ||
 		    fresh->dev_roles[sb[i].dev_number] >= MDSB_ROLE_FAULTY)
 			continue;
+		/* md: a device smaller than the array's component is refused. */
+		if (sb[i].data_offset + fresh->size > m->size / 512)
+			continue;
 		if (sb[i].events < fresh->events && sb[i].events < events_cleared(m, fresh))
 			continue;
 		out->member[out->nmembers++] = md->member[i];
 	}
 	return out->nmembers ? 0 : (errno = EINVAL, -1);
+}
+
+/* The bytes an array offers: component sectors times the members' worth of data. */
+static uint64_t
+md_bytes(int level, uint32_t raid_disks, uint64_t sectors)
+{
+	uint64_t n = level == 0 ? raid_disks : level == 5 ? raid_disks - 1 :
+	    level == 10 ? raid_disks / 2 : 1;
+
+	return sectors * 512 * n;
 }
 
 static int
@@ -975,13 +988,8 @@ md_start(const struct sys_md *md, int create)
 		return errno = EIO, -1;
 	}
 	a->store = md_store(md->name);
-	/* Size: what the smallest member offers; close enough for tests. */
-	a->size = UINT64_MAX;
-	for (int i = 0; i < use.nmembers; i++) {
-		m = find(use.member[i].dev);
-		if (m->size - (2 << 20) < a->size)
-			a->size = m->size - (2 << 20);
-	}
+	/* Size: the superblock's component size times the data members, as md. */
+	a->size = md_bytes(a->level, first.raid_disks, first.size);
 	/* Roles nobody fills are recorded as missing, as md does. */
 	if (!create)
 		sb_sync(a);
@@ -1150,6 +1158,24 @@ sim_md_fail(const char *name, const char *dev)
 
 /* ---- dm, mkfs, mount ---- */
 
+/* dm refuses a table reaching past the end of a device it maps. */
+static int
+segs_check(const struct sys_seg *segs, int n)
+{
+	struct dev *u;
+
+	if (n < 1 || n > SYS_MAX_SEGS)
+		return errno = EINVAL, -1;
+	for (int i = 0; i < n; i++) {
+		if ((u = find(segs[i].dev)) == NULL)
+			return errno = ENODEV, -1;
+		if (segs[i].len == 0 || segs[i].offset > u->size ||
+		    segs[i].len > u->size - segs[i].offset)
+			return errno = EINVAL, -1;
+	}
+	return 0;
+}
+
 static int
 sim_dm_create(const char *name, const char *uuid, const struct sys_seg *segs, int n)
 {
@@ -1160,9 +1186,8 @@ sim_dm_create(const char *name, const char *uuid, const struct sys_seg *segs, in
 		return -1;
 	if (find(name) || n > SYS_MAX_SEGS)
 		return errno = EEXIST, -1;
-	for (int i = 0; i < n; i++)
-		if (find(segs[i].dev) == NULL)
-			return errno = ENODEV, -1;
+	if (segs_check(segs, n) == -1)
+		return -1;
 	if ((d = new_dev(DEV_DM, name)) == NULL)
 		return errno = ENOSPC, -1;
 	d->nsegs = n;
@@ -1223,6 +1248,15 @@ mkfs_timer(struct ev_loop *l, ev_timer *w, int revents)
 	free(m);
 }
 
+/* The filesystem's own record of its size, on the device as ext4's block count is. */
+#define FS_SIZE_AT	1088
+
+static void
+fs_set_size(struct dev *d)
+{
+	dev_io(d, FS_SIZE_AT, NULL, (const uint8_t *)&d->size, 8);
+}
+
 static int
 sim_mkfs(const char *fs, const char *dev, const char *label, sys_done_cb cb, void *arg)
 {
@@ -1240,6 +1274,7 @@ sim_mkfs(const char *fs, const char *dev, const char *label, sys_done_cb cb, voi
 	if (m->status == 0) {
 		snprintf(d->fs, sizeof(d->fs), "%s", fs);
 		dev_io(d, 1080, NULL, (const uint8_t *)"\x53\xef", 2);
+		fs_set_size(d);
 	}
 	ev_timer_init(&m->t, mkfs_timer, 0., 0.);
 	ev_timer_start(EV_DEFAULT, &m->t);
@@ -1424,6 +1459,150 @@ sim_fd_close(int fd)
 	return d ? 0 : (errno = EIO, -1);
 }
 
+/* ---- growing in place ---- */
+
+void
+sim_grow_disk(const char *name, uint64_t size)
+{
+	struct dev *d = find(name);
+
+	if (d && d->kind == DEV_DISK && size > d->size)
+		d->size = size;
+}
+
+uint64_t
+sim_fs_size(const char *dev)
+{
+	struct dev *d = find(dev);
+	uint64_t size = 0;
+
+	if (d == NULL || dev_io(d, FS_SIZE_AT, (uint8_t *)&size, NULL, 8) == -1)
+		return 0;
+	return size;
+}
+
+/*
+ * BLKPG_RESIZE_PARTITION and the GPT entry, through fd (as libfdisk by
+ * fd and the ioctl on it): a dead handle fails; same start, never past
+ * the backup GPT.
+ */
+static int
+sim_part_resize(const char *disk, int fd, uint64_t start, uint64_t size)
+{
+	struct dev *d = fd_dev(fd), *p = NULL;
+	uint64_t first = start / 512, last = (start + size) / 512 - 1, f;
+
+	(void)disk;
+	if (d == NULL)
+		return -1;
+	for (int i = 0; i < ndevs && p == NULL; i++)
+		if (devs[i].kind == DEV_PART && devs[i].name[0] && &devs[devs[i].parent] == d &&
+		    devs[i].start == start)
+			p = &devs[i];
+	if (p == NULL)
+		return errno = ENOENT, -1;
+	if (p->size == size)
+		return 0;
+	if (step() == -1)
+		return -1;
+	if (size < p->size || size % 512 || start + size > d->size - 33 * 512)
+		return errno = EINVAL, -1;
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].kind == DEV_PART && devs[i].name[0] && &devs[devs[i].parent] == d &&
+		    &devs[i] != p && devs[i].start < start + size && start < devs[i].start + devs[i].size)
+			return errno = EBUSY, -1;
+	for (uint32_t i = 0; i < 128; i++) {
+		if (dev_io(d, 1024 + i * 128 + 32, (uint8_t *)&f, NULL, 8) == 0 && f == first) {
+			dev_io(d, 1024 + i * 128 + 40, NULL, (const uint8_t *)&last, 8);
+			break;
+		}
+	}
+	p->size = size;
+	return 0;
+}
+
+/*
+ * md's component_size: every member's device must hold data_offset +
+ * sectors (-ENOSPC otherwise); raid0 has no resize at all.  The
+ * superblocks record the new size, as md writes them.
+ */
+static int
+sim_md_grow(const char *name, uint64_t sectors)
+{
+	struct dev *a = find(name), *m;
+	struct mdsb sb;
+
+	if (a == NULL || a->kind != DEV_MD)
+		return errno = ENODEV, -1;
+	if (a->level == 0)
+		return errno = EINVAL, -1;
+	if (a->size == md_bytes(a->level, (uint32_t)a->md.raid_disks, sectors))
+		return 0;
+	if (step() == -1)
+		return -1;
+	for (int i = 0; i < a->md.nmembers; i++) {
+		if (a->faulty[i] || (m = find(a->md.member[i].dev)) == NULL)
+			continue;
+		if (sb_read(m, &sb) == -1 || sb.data_offset + sectors > m->size / 512)
+			return errno = ENOSPC, -1;
+	}
+	for (int i = 0; i < a->md.nmembers; i++) {
+		if (a->faulty[i] || (m = find(a->md.member[i].dev)) == NULL || sb_read(m, &sb) == -1)
+			continue;
+		sb.size = sectors;
+		sb.data_size = m->size / 512 - sb.data_offset;
+		sb_write(m, &sb);
+	}
+	a->size = md_bytes(a->level, (uint32_t)a->md.raid_disks, sectors);
+	/* md_new_event(): the new room is resynced, and sync_action notifies. */
+	sim_md_event(a->name);
+	return 0;
+}
+
+static int
+sim_dm_reload(const char *name, const struct sys_seg *segs, int n)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL || d->kind != DEV_DM)
+		return errno = ENXIO, -1;
+	if (step() == -1)
+		return -1;
+	if (segs_check(segs, n) == -1)
+		return -1;
+	d->nsegs = n;
+	d->size = 0;
+	for (int i = 0; i < n; i++) {
+		d->seg[i] = segs[i];
+		d->size += segs[i].len;
+	}
+	return 0;
+}
+
+/* resize2fs and btrfs grow a mounted filesystem only (online). */
+static int
+sim_fs_grow(const char *fs, const char *dev, const char *dir, sys_done_cb cb, void *arg)
+{
+	struct mkfs_done *m;
+	struct dev *d = find(dev);
+
+	if (d == NULL)
+		return errno = ENOENT, -1;
+	if ((strcmp(fs, "ext4") != 0 && strcmp(fs, "btrfs") != 0) ||
+	    !has_bytes(d, 1080, "\x53\xef", 2) || strcmp(d->mounted, dir) != 0)
+		return errno = EINVAL, -1;
+	if ((m = calloc(1, sizeof(*m))) == NULL)
+		return -1;
+	m->cb = cb;
+	m->arg = arg;
+	m->status = step() == -1 ? 1 << 8 : 0;
+	if (m->status == 0)
+		fs_set_size(d);
+	ev_timer_init(&m->t, mkfs_timer, 0., 0.);
+	ev_timer_start(EV_DEFAULT, &m->t);
+	return 0;
+}
+
 const struct sys_ops sys_sim = {
 	.scan_disks = sim_scan_disks,
 	.scan_disk = sim_scan_disk,
@@ -1455,6 +1634,10 @@ const struct sys_ops sys_sim = {
 	.mount = sim_mount,
 	.umount = sim_umount,
 	.is_mounted = sim_is_mounted,
+	.part_resize = sim_part_resize,
+	.md_grow = sim_md_grow,
+	.dm_reload = sim_dm_reload,
+	.fs_grow = sim_fs_grow,
 	.hotplug_open = sim_hotplug_open,
 	.hotplug_read = sim_hotplug_read,
 	.watch_open = sim_watch_open,

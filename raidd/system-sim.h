@@ -27,6 +27,10 @@ void	sim_node_swap(const char *a, const char *b);
 /* fn runs once, just before the next mutating operation (a disk swapped
    between raidd's proof and its write). */
 void	sim_before_step(void (*fn)(void));
+/* The disk grows in place (a virtual disk resized); its data stays. */
+void	sim_grow_disk(const char *name, uint64_t size);
+/* Bytes the filesystem on dev spans (mkfs, then fs_grow); 0 if none. */
+uint64_t sim_fs_size(const char *dev);
 /* Mutating operations after the next n succeed fail with EIO, as if the
    power went at that point; -1 turns this off. */
 void	sim_fail_after(int n);

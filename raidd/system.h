@@ -13,7 +13,7 @@
 #define SYS_NAME_MAX	64
 #define SYS_MAX_SIGS	16
 #define SYS_MAX_MEMBERS	8
-#define SYS_MAX_SEGS	8
+#define SYS_MAX_SEGS	16
 #define SYS_MAX_PARTS	8
 
 /* A signature libblkid (or raidd itself) found on a disk or partition. */
@@ -172,6 +172,19 @@ struct sys_ops {
 	int	(*mount)(const char *dev, const char *dir, const char *fs);
 	int	(*umount)(const char *dir);
 	int	(*is_mounted)(const char *dir);
+	/*
+	 * Growing in place (volume.grow); each is idempotent.  The partition
+	 * of disk at start becomes size bytes while in use (GPT and the
+	 * kernel's view), written through fd (a dev_open handle on disk,
+	 * proven: Decision 21) and never reopened by name; an array's members take what their devices allow
+	 * and its component size becomes `sectors`; a live map gets a new
+	 * table; a mounted filesystem grows to its device (asynchronous).
+	 */
+	int	(*part_resize)(const char *disk, int fd, uint64_t start, uint64_t size);
+	int	(*md_grow)(const char *name, uint64_t sectors);
+	int	(*dm_reload)(const char *name, const struct sys_seg *, int n);
+	int	(*fs_grow)(const char *fs, const char *dev, const char *dir,
+		    sys_done_cb, void *arg);
 	/* A socket that becomes readable on block-device hotplug; -1 if none. */
 	int	(*hotplug_open)(void);
 	/*

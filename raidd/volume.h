@@ -118,6 +118,8 @@ void	 led_set_sysfs(const char *root);
 void	 volume_scan(void);
 void	 volume_note_failed(struct volume *);
 int	 volume_assemble(struct volume *, char *err, size_t errlen);
+int	 volume_start_arrays(struct volume *, char *err, size_t errlen);
+int	 volume_segments(struct volume *, struct sys_seg *, int *n, char *err, size_t errlen);
 int	 volume_mount(struct volume *, char *err, size_t errlen);
 int	 volume_unmount(struct volume *, char *err, size_t errlen);
 
@@ -139,6 +141,12 @@ int	 create_check(const struct create_req *, struct plan *, int *code,
 	    char *err, size_t errlen);
 struct job *create_start(const struct create_req *, const struct plan *,
 	    char *err, size_t errlen);
+
+/* grow.c */
+int	 grow_check(const struct volume *, struct plan *after, int *code,
+	    char *err, size_t errlen);
+struct job *grow_start(struct volume *, const struct plan *after, char *err, size_t errlen);
+void	 grow_resume(struct volume *);
 
 /* delete.c */
 int	 delete_volume(struct volume *, char *err, size_t errlen);

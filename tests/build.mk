@@ -71,7 +71,8 @@ $(FUZZERS): %: $(FUZZ_O)/%
 # Seeds written by raidd's own encoders (fuzz-seeds.c) and the shipped
 # configuration files, next to the committed corpus/<name> of each target.
 FUZZ_SEEDS := $(FUZZ_O)/seeds
-$(FUZZ_O)/fuzz-seeds: $(patsubst %.c,$(O)/obj/%.o,tests/fuzz/fuzz-seeds.c raidd/label.c raidd/plan.c raidd/mdsb.c)
+$(FUZZ_O)/fuzz-seeds: $(patsubst %.c,$(O)/obj/%.o,tests/fuzz/fuzz-seeds.c raidd/label.c raidd/plan.c \
+	raidd/plan-grow.c raidd/mdsb.c)
 	@echo "  LD      fuzz-seeds"
 	@$(CC) $(ALL_LDFLAGS) -o $@ $^
 
@@ -134,4 +135,6 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 		$(SRC)/docs/benchmarks.md $$krc; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 6T --timeout 900 \
 		$(SRC)/tests/system/long/raidd-raid10-large-bitmap || rc=1; \
+	$(RUN_SCENARIO) --bays 4 --disk-size 128M --timeout 480 \
+		$(SRC)/tests/system/tools/raidd-grow-raid5 || rc=1; \
 	exit $$rc

@@ -324,6 +324,24 @@ class VNAS:
             self.qmp.cmd("blockdev-add", **node)
         self.qmp.cmd("device_add", **bay.device_args())
 
+    def disk_resize(self, arg, size):
+        """The bay's disk grows in place, as a LUN grown on a storage array
+        would (QMP block_resize); returns the new size in bytes.  The guest
+        hears of it through virtio-scsi's capacity-changed event."""
+        bay = self.bay(arg)
+        if not bay.present:
+            raise QMPError("bay %d is empty" % bay.index)
+        try:
+            new = parse_size(size)
+        except ValueError:
+            raise QMPError("disk-resize: bad size %r" % size)
+        if new < bay.size or new % 512:
+            raise QMPError("disk-resize only grows, to a multiple of 512 bytes "
+                           "(bay %d has %d)" % (bay.index, bay.size))
+        self.qmp.cmd("block_resize", **{"node-name": bay.node, "size": new})
+        bay.size = new
+        return new
+
     def disk_swap(self, a, b):
         """The disks of bays a and b trade places at the next boot."""
         x, y = self.bay(a), self.bay(b)

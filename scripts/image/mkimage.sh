@@ -17,9 +17,9 @@ TEST_TOOLS="/usr/sbin/mdadm /usr/sbin/cryptsetup /usr/sbin/dmsetup /usr/bin/fio 
 /usr/sbin/mkfs.ext4 /usr/sbin/e2fsck /usr/bin/lsblk /usr/sbin/ip /usr/bin/strace \
 /usr/sbin/sgdisk /usr/sbin/tc"
 
-# What the firmware itself runs (raidd makes filesystems): in both variants,
-# as /usr/sbin/<name>, copied from the build host's Debian packages.
-FW_TOOLS="/sbin/mkfs.ext4 /sbin/mkfs.btrfs"
+# What the firmware itself runs (raidd makes and grows filesystems): in both
+# variants, as /usr/sbin/<name>, copied from the build host's Debian packages.
+FW_TOOLS="/sbin/mkfs.ext4 /sbin/mkfs.btrfs /sbin/resize2fs /bin/btrfs"
 
 variant='' board='' rootfs='' dl='' out='' name=''
 while getopts v:b:r:d:o:n: opt; do

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "raidd/label.h"
+#include "raidd/plan-grow.h"
 #include "raidd/mdsb.h"
 
 static const char *dir;
@@ -54,7 +55,7 @@ make_plan(enum vol_level level, int ndisks, struct plan *p)
 }
 
 static void
-labels(enum vol_level level, const struct plan *p)
+labels(const char *tag, const struct plan *p)
 {
 	static const uint8_t vol_uuid[16] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3 };
 	struct label_member mem[PLAN_MAX_DISKS];
@@ -90,12 +91,29 @@ labels(enum vol_level level, const struct plan *p)
 		if (label_bump(&l, e, sizeof(e)) != 0 ||
 		    label_encode(&l, s1, sizeof(s1), e, sizeof(e)) != 0)
 			errx(1, "label: %s", e);
-		snprintf(name, sizeof(name), "%s-disk%d", plan_level_name(level), pos);
+		snprintf(name, sizeof(name), "%s-disk%d", tag, pos);
 		put("label", name, 0, s0, sizeof(s0), s1, sizeof(s1));
 		/* Mode 4: both slots through label_choose. */
 		strncat(name, "-pair", sizeof(name) - strlen(name) - 1);
 		put("label", name, 4, s0, sizeof(s0), s1, sizeof(s1));
 	}
+}
+
+/* A jbod whose first disk grew: its labels carry a map (version 2). */
+static void
+grown_jbod(void)
+{
+	static struct plan_change c;
+	uint64_t size[2];
+	char e[PLAN_ERRLEN];
+	struct plan p;
+
+	make_plan(LEVEL_JBOD, 2, &p);
+	size[0] = p.disk[0].size * 2;
+	size[1] = p.disk[1].size;
+	if (plan_grow(&p, size, &c, e, sizeof(e)) != 0)
+		errx(1, "plan_grow: %s", e);
+	labels("jbod-grown", &c.after);
 }
 
 static void
@@ -153,8 +171,9 @@ main(int argc, char **argv)
 	}
 	for (int lv = 0; lv < LEVEL_COUNT; lv++) {
 		make_plan((enum vol_level)lv, ndisks[lv], &p);
-		labels((enum vol_level)lv, &p);
+		labels(plan_level_name((enum vol_level)lv), &p);
 		superblocks((enum vol_level)lv, &p);
 	}
+	grown_jbod();
 	return 0;
 }

@@ -181,6 +181,18 @@ START_TEST(volume_create_maps_to_its_params)
 }
 END_TEST
 
+START_TEST(volume_grow_follows_its_job)
+{
+	const char *argv[] = { "v1", "--no-wait", NULL };
+
+	ck_assert_int_eq(parse(cmd("volume", "grow")->args, argv), 0);
+	ck_assert_str_eq(plain(P), "{\"name\":\"v1\"}");
+	ck_assert_str_eq(plain(L), "{\"no_wait\":true}");
+	ck_assert_str_eq(cmd("volume", "grow")->method, "volume.grow");
+	ck_assert_ptr_eq(cmd("volume", "grow")->run, cmd("volume", "create")->run);
+}
+END_TEST
+
 START_TEST(confirm_and_disk_names_pass_through)
 {
 	const char *wipe[] = { "bay2", "--confirm", "bay2", NULL };
@@ -1514,6 +1526,7 @@ nasctl_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("table");
 	tcase_add_test(t, volume_create_maps_to_its_params);
+	tcase_add_test(t, volume_grow_follows_its_job);
 	tcase_add_test(t, confirm_and_disk_names_pass_through);
 	tcase_add_test(t, job_daemon_is_local);
 	tcase_add_test(t, events_collects_daemons_and_topics);

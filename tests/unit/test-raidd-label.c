@@ -264,14 +264,68 @@ START_TEST(corruptions)
 	decode_fails(s1, sizeof(s1), "checksum mismatch");
 
 	memcpy(s1, s0, sizeof(s1));
+	wr32(s1, 8, 3), reseal(s1);
+	decode_fails(s1, sizeof(s1), "version 3 is newer");
+	memcpy(s1, s0, sizeof(s1));
 	wr32(s1, 8, 2), reseal(s1);
-	decode_fails(s1, sizeof(s1), "version 2 is newer");
+	decode_fails(s1, sizeof(s1), "version 2 label without a map");
+	memcpy(s1, s0, sizeof(s1));
+	s1[1536] = 1, reseal(s1);
+	decode_fails(s1, sizeof(s1), "version 1 label with a map");
 	memcpy(s1, s0, sizeof(s1));
 	wr32(s1, 8, 0), reseal(s1);
 	decode_fails(s1, sizeof(s1), "impossible version 0");
 	memcpy(s1, s0, sizeof(s1));
 	wr32(s1, 12, 8192), reseal(s1);
 	decode_fails(s1, sizeof(s1), "length 8192");
+}
+END_TEST
+
+/* A grown volume's map: version 2, round trip, and what a map may not say. */
+START_TEST(map_of_segments)
+{
+	struct label l, d;
+
+	setup_shr();
+	make_label(&l, 2);
+	encode(&l, s0);
+	ck_assert_uint_eq(rd32(s0, 8), 1);	/* no map: still version 1 */
+	/* Tier 1's second half after tier 3. */
+	l.nsegs = 4;
+	l.seg[0] = (struct label_seg){ 0, 0, l.tier[0].tier_size / 2 };
+	l.seg[1] = (struct label_seg){ 1, 0, l.tier[1].tier_size };
+	l.seg[2] = (struct label_seg){ 2, 0, l.tier[2].tier_size };
+	l.seg[3] = (struct label_seg){ 0, l.tier[0].tier_size / 2,
+	    l.tier[0].tier_size - l.tier[0].tier_size / 2 };
+	/* With this disk's GPT GUIDs (bytes 1280-1535): the map comes after them. */
+	memset(l.tier[0].part_guid, 0x6c, 16);
+	memcpy(l.tier[0].part_type, LABEL_GPT_TYPE, 16);
+	encode(&l, s0);
+	ck_assert_uint_eq(rd32(s0, 8), 2);
+	ck_assert_mem_eq(s0 + 1280, l.tier[0].part_guid, 16);
+	ck_assert_mem_eq(s0 + 1296, LABEL_GPT_TYPE, 16);
+	ck_assert_uint_eq(s0[1536], 4);
+	ck_assert_uint_eq(s0[1544 + 3 * 24], 0);
+	ck_assert_uint_eq(rd64(s0, 1552 + 3 * 24), l.seg[3].offset);
+	ck_assert_uint_eq(rd64(s0, 1560 + 3 * 24), l.seg[3].len);
+	ck_assert_mem_eq(s0 + 1544 + PLAN_MAX_SEGS * 24, (uint8_t[64]){ 0 }, 64);
+	ck_assert_int_eq(label_decode(s0, sizeof(s0), &d, err, sizeof(err)), 0);
+	ck_assert_mem_eq(&l, &d, sizeof(l));
+	/* A segment that skips bytes, repeats them, or leaves some out. */
+	d = l, d.seg[3].offset += 512;
+	ck_assert_int_eq(label_encode(&d, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "does not continue"));
+	d = l, d.seg[3].len -= 512;
+	ck_assert_int_eq(label_encode(&d, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "leaves out"));
+	d = l, d.seg[1].tier = 5;
+	ck_assert_int_eq(label_encode(&d, s1, sizeof(s1), err, sizeof(err)), -1);
+	d = l, d.nsegs = PLAN_MAX_SEGS + 1;
+	ck_assert_int_eq(label_encode(&d, s1, sizeof(s1), err, sizeof(err)), -1);
+	/* On disk too: a resealed slot with a bad segment is refused. */
+	memcpy(s1, s0, sizeof(s1));
+	s1[1544 + 24 + 8] = 1, reseal(s1);
+	decode_fails(s1, sizeof(s1), "does not continue");
 }
 END_TEST
 
@@ -543,6 +597,7 @@ label_suite(void)
 	tcase_add_test(tc, documented_offsets);
 	tcase_add_test(tc, corruptions);
 	tcase_add_test(tc, impossible_contents);
+	tcase_add_test(tc, map_of_segments);
 	tcase_add_test(tc, choose_slots);
 	tcase_add_test(tc, torn_writes);
 	tcase_add_test(tc, generation_limits);

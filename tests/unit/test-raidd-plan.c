@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "require.h"
 #include "raidd/plan.h"
 
 #define TB	1000000000000ULL
@@ -23,35 +24,14 @@ set_disks(int n, const uint64_t *sizes)
 	}
 }
 
-/* Deterministic generator so a failure can be replayed. */
+/* Deterministic, so a failure can be replayed. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
 static uint64_t
 rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return xorshift(&rng_state);
 }
-
-/* Check's own asserts cost a syscall each; the random loops run millions. */
-#define REQUIRE(c) do {						\
-	if (!(c))							\
-		ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #c);	\
-} while (0)
-#define REQUIRE_OP(a, op, b) do {					\
-	long long a_ = (long long)(a), b_ = (long long)(b);		\
-	if (!(a_ op b_))						\
-		ck_abort_msg("%s:%d: %s %s %s (%lld, %lld)", __FILE__,	\
-		    __LINE__, #a, #op, #b, a_, b_);			\
-} while (0)
-#define REQUIRE_EQ(a, b)	REQUIRE_OP(a, ==, b)
-#define REQUIRE_NE(a, b)	REQUIRE_OP(a, !=, b)
-#define REQUIRE_LT(a, b)	REQUIRE_OP(a, <, b)
-#define REQUIRE_LE(a, b)	REQUIRE_OP(a, <=, b)
-#define REQUIRE_GT(a, b)	REQUIRE_OP(a, >, b)
-#define REQUIRE_GE(a, b)	REQUIRE_OP(a, >=, b)
 
 static uint64_t
 area_of(int i)

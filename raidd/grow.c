@@ -1,0 +1,521 @@
+/*
+ * volume.grow: the disks under a volume are bigger now (they grew in
+ * place, or replacements larger than the old members took their
+ * place); the volume takes the room plan-grow.c finds for it.
+ *
+ * Crash safety is the label's: the first step writes every member's
+ * label with the layout after the grow and the intent "expanding".
+ * Every later step - partitions grown, md component sizes grown, the
+ * dm table reloaded, the filesystem resized - is idempotent and
+ * depends only on that label, so a power cut anywhere is finished at
+ * the next start (grow_resume) by running the same steps again; the
+ * intent is cleared only after the filesystem has grown.  Nothing
+ * already in the volume moves: md grows at the end of each array and
+ * the map appends what a tier gained (plan-grow.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "mdsb.h"
+#include "plan-grow.h"
+#include "volume.h"
+
+enum grow_step {
+	GS_LABEL, GS_PARTS, GS_START, GS_ARRAYS, GS_MAP, GS_MOUNT, GS_FS, GS_COMMIT,
+	GS_DONE
+};
+
+static const char *const gs_names[] = {
+	"writing the intent", "growing partitions", "starting arrays",
+	"growing arrays", "extending the map", "mounting", "growing the filesystem",
+	"committing labels", "done",
+};
+
+struct grow {
+	struct volume	*vol;
+	struct job	*job;
+	enum grow_step	 step;
+	struct plan	 after;		/* GS_LABEL only: the layout to write */
+	uint64_t	 was_size;
+	ev_timer	 timer;
+};
+
+/* Sectors before the data on tier t's members, from a member's md superblock. */
+static int
+tier_data_offset(const struct volume *v, int t, uint64_t *off, char *err, size_t errlen)
+{
+	static uint8_t buf[MDSB_BLOCK];
+	static struct mdsb sb;
+	const struct label_tier *lt = &v->label.tier[t];
+	char dev[SYS_NAME_MAX], why[MDSB_ERRLEN];
+
+	for (int r = 0; r < lt->nmembers; r++) {
+		int m = lt->member[r];
+
+		if (v->disk[m][0] == '\0' || sys->part_dev(v->disk[m],
+		    v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1 ||
+		    sys->read_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)) == -1 ||
+		    mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, &sb, why, sizeof(why)) == -1 ||
+		    memcmp(sb.set_uuid, lt->array_uuid, 16) != 0)
+			continue;
+		*off = sb.data_offset;
+		return 0;
+	}
+	return plan_err(err, errlen, "tier %d: no member's md superblock says where its "
+	    "data starts", t + 1);
+}
+
+/* Members' worth of data a tier holds. */
+static int
+data_disks(enum tier_kind k, int n)
+{
+	switch (k) {
+	case TIER_RAID0:
+		return n;
+	case TIER_RAID5:
+		return n - 1;
+	case TIER_RAID10:
+		return n / 2;
+	default:
+		return 1;
+	}
+}
+
+/*
+ * The volume's layout as its labels describe it, every member present:
+ * what plan-grow.c starts from.  Checked like any plan (plan_check_layout).
+ */
+static int
+volume_plan(const struct volume *v, struct plan *p, char *err, size_t errlen)
+{
+	static const uint32_t layouts[TIER_KIND_COUNT] = {
+		0, PLAN_LAYOUT_RAID0, 0, PLAN_LAYOUT_RAID5, PLAN_LAYOUT_RAID10
+	};
+	static const int md_levels[TIER_KIND_COUNT] = { -1, 0, 1, 5, 10 };
+	const struct label *l = &v->label;
+
+	memset(p, 0, sizeof(*p));
+	p->level = l->level;
+	p->ndisks = l->ndisks;
+	for (int m = 0; m < l->ndisks; m++) {
+		if (v->disk[m][0] == '\0')
+			return plan_err(err, errlen, "member %d (serial %s) is missing", m + 1,
+			    l->member[m].serial);
+		snprintf(p->disk[m].id, sizeof(p->disk[m].id), "%s", v->disk[m]);
+		p->disk[m].size = l->member[m].size;
+	}
+	p->ntiers = l->ntiers;
+	for (int t = 0; t < l->ntiers; t++) {
+		const struct label_tier *lt = &l->tier[t];
+		struct plan_tier *pt = &p->tier[t];
+		int data;
+
+		pt->kind = lt->kind;
+		pt->md_level = md_levels[lt->kind];
+		pt->nmembers = lt->nmembers;
+		pt->chunk = lt->chunk;
+		pt->layout = layouts[lt->kind];
+		pt->size = lt->tier_size;
+		pt->redundant = lt->kind == TIER_RAID5 || lt->kind == TIER_RAID10 ||
+		    (lt->kind == TIER_RAID1 && lt->nmembers >= 2);
+		for (int r = 0; r < lt->nmembers; r++) {
+			const struct label_tier *own = &v->mlabel[lt->member[r]].tier[t];
+
+			pt->part[r].disk = lt->member[r];
+			pt->part[r].start = own->start;
+			pt->part[r].size = own->size;
+		}
+		if (lt->kind == TIER_NONE)
+			continue;
+		if (tier_data_offset(v, t, &pt->data_offset, err, errlen) == -1)
+			return -1;
+		data = data_disks(lt->kind, lt->nmembers);
+		if (data < 1 || lt->tier_size % ((uint64_t)data * 512))
+			return plan_err(err, errlen, "tier %d: its size is no whole number of "
+			    "member sectors", t + 1);
+		pt->member_sectors = lt->tier_size / 512 / (uint64_t)data;
+	}
+	p->size = l->size;
+	if (l->nsegs == 0) {
+		plan_default_map(p);
+	} else {
+		p->nsegs = l->nsegs;
+		for (int i = 0; i < l->nsegs; i++) {
+			p->seg[i].tier = l->seg[i].tier;
+			p->seg[i].offset = l->seg[i].offset;
+			p->seg[i].len = l->seg[i].len;
+		}
+	}
+	return plan_check_layout(p, err, errlen);
+}
+
+/* Only what the steps below carry out: partitions that grow in place. */
+static int
+steps_known(const struct plan_change *c, char *err, size_t errlen)
+{
+	for (int t = 0; t < c->after.ntiers; t++)
+		if (c->what[t] & ~PLAN_CH_PART)
+			return plan_err(err, errlen, "tier %d needs %s, which this raidd does "
+			    "not do yet", t + 1, (c->what[t] & PLAN_CH_NEW) ? "a new array" :
+			    "md to reshape an array");
+	return 0;
+}
+
+int
+grow_check(const struct volume *v, struct plan *after, int *code, char *err, size_t errlen)
+{
+	struct plan_change *c;
+	uint64_t size[PLAN_MAX_DISKS];
+	struct plan before;
+	const struct disk *d;
+
+	*code = NAS_ERR_REFUSED;
+	if (v->held || v->inconsistent || v->foreign)
+		return plan_err(err, errlen, "volume %s is not in use here: %s", v->name,
+		    v->problem);
+	if (v->label.intent.op == LABEL_OP_EXPANDING)
+		return 0;	/* an interrupted grow: carried on */
+	if (v->label.intent.op != LABEL_OP_NONE || !v->assembled)
+		return plan_err(err, errlen, "volume %s is not running", v->name);
+	if (volume_state_now(v) != VOL_CLEAN)
+		return plan_err(err, errlen, "volume %s is %s: it grows only when clean",
+		    v->name, volume_state_name(volume_state_now(v)));
+	if (volume_plan(v, &before, err, errlen) == -1)
+		return -1;
+	for (int m = 0; m < v->label.ndisks; m++) {
+		if ((d = disk_find(v->disk[m])) == NULL || !member_is(d, v, m))
+			return plan_err(err, errlen, "member %d is not where it was", m + 1);
+		size[m] = d->sys.size;
+	}
+	if ((c = malloc(sizeof(*c))) == NULL)
+		return plan_err(err, errlen, "out of memory");
+	*code = NAS_ERR_INVALID;
+	if (plan_grow(&before, size, c, err, errlen) == -1 || steps_known(c, err, errlen) == -1) {
+		free(c);
+		return -1;
+	}
+	*after = c->after;
+	free(c);
+	return 0;
+}
+
+/* ---- the steps ---- */
+
+/* v's label and each member's own part of it, as after describes them. */
+static void
+label_from_after(struct volume *v, const struct plan *after)
+{
+	struct label *l = &v->label;
+
+	l->size = after->size;
+	for (int m = 0; m < after->ndisks; m++)
+		l->member[m].size = after->disk[m].size;
+	for (int t = 0; t < after->ntiers; t++) {
+		const struct plan_tier *pt = &after->tier[t];
+
+		l->tier[t].tier_size = pt->size;
+		for (int r = 0; r < pt->nmembers; r++)
+			v->mlabel[pt->part[r].disk].tier[t].size = pt->part[r].size;
+	}
+	label_map_from_plan(l, after);
+}
+
+static int
+gs_label(struct grow *g, char *err, size_t errlen)
+{
+	struct volume *v = g->vol;
+	struct label was = v->label, mwas[PLAN_MAX_DISKS];
+
+	memcpy(mwas, v->mlabel, sizeof(mwas));
+	label_from_after(v, &g->after);
+	v->label.intent.op = LABEL_OP_EXPANDING;
+	v->label.intent.step = 0;
+	v->label.intent.disk = LABEL_NO_DISK;
+	v->label.intent.target = v->label.generation + 2;
+	if (label_change(v, ~0U, &was, err, errlen) == 0)
+		return 0;
+	/* Written nowhere: the volume is as it was. Written somewhere: the
+	   labels that took it are finished at the next start. */
+	if (v->label.generation == was.generation)
+		memcpy(v->mlabel, mwas, sizeof(mwas));
+	return -1;
+}
+
+/*
+ * One partition made as long as member m's label says, through the
+ * member's proven descriptor (Decision 21); the kernel's part of it goes
+ * by name too (sysfs), so the node is rechecked before and after.
+ */
+static int
+part_grow(struct volume *v, int m, int t, char *err, size_t errlen)
+{
+	const struct label_tier *own = &v->mlabel[m].tier[t];
+	struct dfd f;
+
+	if (member_open(v, m, &f, err, errlen) == -1)
+		return -1;
+	if (dfd_recheck(&f, err, errlen) == -1)
+		goto fail;
+	if (sys->part_resize(v->disk[m], f.fd, own->start, own->size) == -1) {
+		plan_err(err, errlen, "%s: growing tier %d's partition: %s", v->disk[m], t + 1,
+		    strerror(errno));
+		goto fail;
+	}
+	if (dfd_recheck(&f, err, errlen) == -1)
+		goto fail;
+	return dfd_close(&f, err, errlen);
+fail:
+	dfd_abandon(&f);
+	return -1;
+}
+
+/* Every partition whose label says it is bigger than it is. */
+static int
+gs_parts(struct grow *g, char *err, size_t errlen)
+{
+	struct volume *v = g->vol;
+
+	for (int m = 0; m < v->label.ndisks; m++) {
+		if (v->disk[m][0] == '\0')
+			return plan_err(err, errlen, "member %d is missing", m + 1);
+		for (int t = 0; t < v->label.ntiers; t++) {
+			const struct label_tier *own = &v->mlabel[m].tier[t];
+
+			if (own->role == LABEL_NO_ROLE)
+				continue;
+			if (part_grow(v, m, t, err, errlen) == -1)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+gs_start(struct grow *g, char *err, size_t errlen)
+{
+	return volume_start_arrays(g->vol, err, errlen);
+}
+
+/* md's component size of every array: what the label's tier size says. */
+static int
+gs_arrays(struct grow *g, char *err, size_t errlen)
+{
+	struct volume *v = g->vol;
+	struct plan p;
+	char md[SYS_NAME_MAX];
+
+	if (volume_plan(v, &p, err, errlen) == -1)
+		return -1;
+	for (int t = 0; t < p.ntiers; t++) {
+		if (p.tier[t].kind == TIER_NONE)
+			continue;
+		volume_md_name(v, t, md, sizeof(md));
+		if (sys->md_grow(md, p.tier[t].member_sectors) == -1)
+			return plan_err(err, errlen, "growing %s to %llu sectors a member: %s", md,
+			    (unsigned long long)p.tier[t].member_sectors, strerror(errno));
+	}
+	return 0;
+}
+
+static int
+gs_map(struct grow *g, char *err, size_t errlen)
+{
+	struct volume *v = g->vol;
+	struct sys_seg segs[PLAN_MAX_SEGS];
+	char dm[SYS_NAME_MAX];
+	int n;
+
+	volume_dm_name(v->name, dm, sizeof(dm));
+	switch (sys->dm_exists(dm)) {
+	case 0:
+		return volume_assemble(v, err, errlen);
+	case 1:
+		break;
+	default:
+		return plan_err(err, errlen, "looking for %s: %s", dm, strerror(errno));
+	}
+	if (volume_segments(v, segs, &n, err, errlen) == -1)
+		return -1;
+	if (sys->dm_reload(dm, segs, n) == -1)
+		return plan_err(err, errlen, "reloading %s: %s", dm, strerror(errno));
+	v->assembled = 1;
+	return 0;
+}
+
+static int
+gs_mount(struct grow *g, char *err, size_t errlen)
+{
+	return volume_mount(g->vol, err, errlen);
+}
+
+static void grow_advance(struct grow *);
+static void grow_failed(struct grow *, const char *);
+
+static void
+fs_done(int status, const char *output, void *arg)
+{
+	struct grow *g = arg;
+	char why[256];
+
+	if (status != 0) {
+		snprintf(why, sizeof(why), "growing the filesystem failed: %.200s", output);
+		grow_failed(g, why);
+		return;
+	}
+	g->step++;
+	grow_advance(g);
+}
+
+static int
+gs_fs(struct grow *g, char *err, size_t errlen)
+{
+	static const char *const fs[] = { "none", "ext4", "btrfs" };
+	char dm[SYS_NAME_MAX], mp[256];
+
+	volume_dm_name(g->vol->name, dm, sizeof(dm));
+	volume_mountpoint(g->vol->name, mp, sizeof(mp));
+	if (sys->fs_grow(fs[g->vol->label.fs], dm, mp, fs_done, g) == -1)
+		return plan_err(err, errlen, "growing the filesystem: %s", strerror(errno));
+	return 0;
+}
+
+static int
+gs_commit(struct grow *g, char *err, size_t errlen)
+{
+	struct volume *v = g->vol;
+	struct label was = v->label;
+
+	v->label.intent.op = LABEL_OP_NONE;
+	v->label.intent.step = 0;
+	v->label.intent.target = 0;
+	return label_change(v, ~0U, &was, err, errlen);
+}
+
+static int (*const gs_steps[])(struct grow *, char *, size_t) = {
+	[GS_LABEL] = gs_label, [GS_PARTS] = gs_parts, [GS_START] = gs_start,
+	[GS_ARRAYS] = gs_arrays, [GS_MAP] = gs_map, [GS_MOUNT] = gs_mount,
+	[GS_FS] = gs_fs, [GS_COMMIT] = gs_commit,
+};
+
+/*
+ * A failed step leaves the intent on the disks: the next start (or the
+ * next volume.grow) carries the grow on from its first step.  Before
+ * the intent was written, nothing changed.
+ */
+static void
+grow_failed(struct grow *g, const char *why)
+{
+	struct volume *v = g->vol;
+
+	v->job = NULL;
+	if (v->label.intent.op == LABEL_OP_EXPANDING)
+		snprintf(v->problem, sizeof(v->problem), "growing stopped (%.150s): "
+		    "volume.grow or the next start carries it on", why);
+	log_warnx("volume %s: grow: %s while %s", v->name, why, gs_names[g->step]);
+	volume_refresh_state(v);
+	job_fail(g->job, NAS_ERR_FAILED, "%s while %s", why, gs_names[g->step]);
+}
+
+static void
+grow_finish(struct grow *g)
+{
+	struct volume *v = g->vol;
+	struct json_object *ev = json_object_new_object();
+
+	v->job = NULL;
+	v->problem[0] = '\0';
+	volume_refresh_state(v);
+	json_object_object_add(ev, "name", json_object_new_string(v->name));
+	json_object_object_add(ev, "size_bytes", json_object_new_int64((int64_t)v->label.size));
+	json_object_object_add(ev, "was_bytes", json_object_new_int64((int64_t)g->was_size));
+	nas_event("volume.grown", ev);
+	log_info("volume %s grown: %llu bytes", v->name, (unsigned long long)v->label.size);
+	job_done(g->job, volume_describe(v));
+}
+
+static void
+grow_timer(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct grow *g = w->data;
+	char err[256];
+
+	(void)l;
+	(void)revents;
+	if (g->step == GS_FS && g->vol->label.fs == LABEL_FS_NONE)
+		g->step++;
+	if (g->step == GS_DONE) {
+		grow_finish(g);
+		return;
+	}
+	job_progress(g->job, 100.0 * g->step / GS_DONE, gs_names[g->step]);
+	if (gs_steps[g->step](g, err, sizeof(err)) == -1) {
+		grow_failed(g, err);
+		return;
+	}
+	if (g->step == GS_FS)
+		return;		/* fs_done goes on */
+	g->step++;
+	grow_advance(g);
+}
+
+static void
+grow_advance(struct grow *g)
+{
+	ev_timer_set(&g->timer, 0., 0.);
+	ev_timer_start(nas_loop(), &g->timer);
+}
+
+static void
+grow_release(void *arg)
+{
+	struct grow *g = arg;
+
+	ev_timer_stop(nas_loop(), &g->timer);
+	free(g);
+}
+
+static const struct job_ops grow_ops = { .release = grow_release };
+
+/*
+ * after: the layout grow_check() planned, or NULL to carry on with the
+ * one the labels' intent already records (from its first step).
+ */
+struct job *
+grow_start(struct volume *v, const struct plan *after, char *err, size_t errlen)
+{
+	struct grow *g;
+
+	if ((g = calloc(1, sizeof(*g))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	g->vol = v;
+	g->was_size = v->label.size;
+	if (after)
+		g->after = *after;
+	g->step = after ? GS_LABEL : GS_PARTS;
+	ev_timer_init(&g->timer, grow_timer, 0., 0.);
+	g->timer.data = g;
+	if ((g->job = job_start("volume.grow", v->name, &grow_ops, g)) == NULL) {
+		free(g);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	v->job = g->job;
+	grow_advance(g);
+	return g->job;
+}
+
+/* At start-up: a volume whose labels say "expanding" is grown to what they say. */
+void
+grow_resume(struct volume *v)
+{
+	char err[256];
+
+	log_warnx("volume %s: growing was interrupted: carried on", v->name);
+	if (grow_start(v, NULL, err, sizeof(err)) == NULL)
+		log_warnx("volume %s: %s", v->name, err);
+}

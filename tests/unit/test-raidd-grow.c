@@ -1,0 +1,277 @@
+/*
+ * volume.grow on the simulated kernel: disks that grew in place give
+ * their room to the volume (partitions, md, the map, the filesystem);
+ * the data stays where it was; a power cut after any step is finished
+ * at the next start.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "raidd/system-sim.h"
+#include "raidd/volume.h"
+#include "unit-raidd.h"
+#include "unit-util.h"
+
+#define CUT_POINTS	40
+
+static struct rpc_server *srv;
+static const uint8_t unit_a[16] = { 0xa1, 0xa2, 0xa3 };
+static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+
+static void
+setup(void)
+{
+	static const uint64_t sizes[3] = { GIB, GIB, GIB };
+
+	srv = unit_raidd_setup(unit_a, sizes, 3);
+}
+
+static void
+teardown(void)
+{
+	rpc_server_free(srv);
+	job_reset();
+}
+
+/* Runs the loop until no job runs. */
+static void
+run_all(void)
+{
+	for (int i = 0; i < 1000 && job_running_count() > 0; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	ck_assert_int_eq(job_running_count(), 0);
+}
+
+/* A method that starts a job; the job's final state. */
+static enum job_state
+run(const char *method, const char *params)
+{
+	struct json_object *a = unit_call(srv, &root, method, params), *r, *id;
+	unsigned n;
+
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "job", &id);
+	n = (unsigned)json_object_get_int(id);
+	json_object_put(a);
+	run_all();
+	ck_assert_ptr_nonnull(job_find(n));
+	return job_state(job_find(n));
+}
+
+static void
+refused(const char *params, int code, const char *want)
+{
+	struct json_object *a = unit_call(srv, &root, "volume.grow", params);
+
+	ck_assert_int_eq(unit_err_code(a), code);
+	ck_assert_msg(strstr(unit_err_msg(a), want), "%s lacks %s", unit_err_msg(a), want);
+	json_object_put(a);
+}
+
+static void
+reboot(void)
+{
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	run_all();
+}
+
+/* A pattern over the whole volume past the filesystem's superblock, 4 KiB per 8 MiB. */
+static void
+pattern(const char *dm, uint64_t size, int write)
+{
+	uint8_t buf[4096], want[4096];
+
+	for (uint64_t off = MIB; off + sizeof(buf) <= size; off += 8 * MIB) {
+		for (size_t i = 0; i < sizeof(want); i += 8)
+			memcpy(want + i, &off, 8);
+		if (write) {
+			ck_assert_int_eq(sys->write_at(dm, off, want, sizeof(want)), 0);
+			continue;
+		}
+		ck_assert_int_eq(sys->read_at(dm, off, buf, sizeof(buf)), 0);
+		ck_assert_msg(memcmp(buf, want, sizeof(buf)) == 0, "block at %llu moved",
+		    (unsigned long long)off);
+	}
+}
+
+static uint64_t
+dm_size(const char *vol)
+{
+	char dm[SYS_NAME_MAX];
+	uint64_t size = 0;
+
+	volume_dm_name(vol, dm, sizeof(dm));
+	ck_assert_int_eq(sys->dev_size(dm, &size), 0);
+	return size;
+}
+
+/* The grown volume as a user sees it: clean, every layer its new size, data there. */
+static void
+check_grown(const char *name, uint64_t was, uint64_t want)
+{
+	struct volume *v = volume_find(name);
+	char dm[SYS_NAME_MAX];
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->state == VOL_CLEAN, "state %s: %s", volume_state_name(v->state),
+	    v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_uint_eq(v->label.size, want);
+	ck_assert_uint_eq(dm_size(name), want);
+	volume_dm_name(name, dm, sizeof(dm));
+	ck_assert_uint_eq(sim_fs_size(dm), want);
+	pattern(dm, was, 0);
+	for (int m = 0; m < v->label.ndisks; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+}
+
+static uint64_t
+make(const char *params, const char *name)
+{
+	char dm[SYS_NAME_MAX];
+	uint64_t size;
+
+	ck_assert_int_eq(run("volume.create", params), JOB_DONE);
+	size = volume_find(name)->label.size;
+	volume_dm_name(name, dm, sizeof(dm));
+	pattern(dm, size, 1);
+	return size;
+}
+
+static void
+grow_disks(uint64_t size, int n)
+{
+	static const char *const names[] = { "sda", "sdb", "sdc" };
+
+	for (int i = 0; i < n; i++)
+		sim_grow_disk(names[i], size);
+	disk_refresh(0);
+}
+
+START_TEST(raid5_grows_in_place)
+{
+	uint64_t was = make("{\"name\":\"r\",\"level\":\"raid5\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}", "r"), want;
+
+	refused("{\"name\":\"r\"}", NAS_ERR_INVALID, "nothing to grow");
+	grow_disks(2 * GIB, 2);
+	/* One disk still small: raid5 is cut to the smallest. */
+	refused("{\"name\":\"r\"}", NAS_ERR_INVALID, "nothing to grow");
+	grow_disks(2 * GIB, 3);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"r\"}"), JOB_DONE);
+	want = volume_find("r")->label.size;
+	ck_assert_uint_gt(want, was + 2 * (GIB - 64 * MIB));
+	check_grown("r", was, want);
+	/* One segment still: the only tier just got longer. */
+	ck_assert_int_eq(volume_find("r")->label.nsegs, 0);
+	reboot();
+	check_grown("r", was, want);
+	refused("{\"name\":\"nope\"}", NAS_ERR_NOT_FOUND, "no volume");
+}
+END_TEST
+
+/* jbod: the first disk's tier grows; its new end goes after the second disk's. */
+START_TEST(jbod_map_keeps_data)
+{
+	uint64_t was = make("{\"name\":\"j\",\"level\":\"jbod\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}", "j"), want;
+	struct volume *v;
+
+	grow_disks(2 * GIB, 1);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"j\"}"), JOB_DONE);
+	v = volume_find("j");
+	want = v->label.size;
+	ck_assert_uint_eq(want, was + GIB);
+	ck_assert_int_eq(v->label.nsegs, 3);
+	ck_assert_int_eq(v->label.seg[2].tier, 0);
+	check_grown("j", was, want);
+	reboot();
+	check_grown("j", was, want);
+}
+END_TEST
+
+START_TEST(refusals)
+{
+	make("{\"name\":\"z\",\"level\":\"raid0\",\"disks\":[\"bay1\",\"bay2\"]}", "z");
+	grow_disks(2 * GIB, 2);
+	refused("{\"name\":\"z\"}", NAS_ERR_INVALID, "raid0 cannot grow");
+	teardown();
+	setup();
+	make("{\"name\":\"m\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}", "m");
+	grow_disks(2 * GIB, 2);
+	sim_pull_disk("sdb");
+	disk_refresh(0);
+	volume_scan();
+	refused("{\"name\":\"m\"}", NAS_ERR_REFUSED, "grows only when clean");
+	ck_assert_uint_eq(volume_find("m")->label.size, dm_size("m"));
+}
+END_TEST
+
+/*
+ * The power goes after each mutating step of a grow: at the next start
+ * the volume is either as it was (nothing written yet, and a grow then
+ * works) or grown, with its data.
+ */
+START_TEST(power_cut_during_grow)
+{
+	int total, k = _i, start;
+	uint64_t was, want;
+
+	was = make("{\"name\":\"p\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}", "p");
+	grow_disks(2 * GIB, 2);
+	start = sim_ops();
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"p\"}"), JOB_DONE);
+	total = sim_ops() - start;
+	want = volume_find("p")->label.size;
+	ck_assert_int_lt(total, CUT_POINTS);
+	ck_assert_int_gt(total, 4);
+	if (k > total)
+		return;
+	teardown();
+	setup();
+	make("{\"name\":\"p\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}", "p");
+	grow_disks(2 * GIB, 2);
+	sim_fail_after(k);
+	run("volume.grow", "{\"name\":\"p\"}");
+	sim_fail_after(-1);
+	reboot();
+	if (volume_find("p")->label.size == was) {
+		ck_assert_int_eq(volume_find("p")->label.intent.op, LABEL_OP_NONE);
+		ck_assert_uint_eq(dm_size("p"), was);
+		ck_assert_int_eq(run("volume.grow", "{\"name\":\"p\"}"), JOB_DONE);
+	}
+	check_grown("p", was, want);
+	reboot();
+	check_grown("p", was, want);
+}
+END_TEST
+
+static Suite *
+grow_suite(void)
+{
+	Suite *s = suite_create("raidd-grow");
+	TCase *tc = tcase_create("grow");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, raid5_grows_in_place);
+	tcase_add_test(tc, jbod_map_keeps_data);
+	tcase_add_test(tc, refusals);
+	tcase_add_loop_test(tc, power_cut_during_grow, 0, CUT_POINTS);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return unit_run(grow_suite());
+}
