@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "raidd/raidd.h"
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
 #include "unit-raidd.h"
@@ -254,6 +255,105 @@ START_TEST(power_cut_during_grow)
 }
 END_TEST
 
+/*
+ * Each member's GPT entry for tier t carries the GUIDs its label records
+ * (Decision 22), and the disk passes the proof a scan makes.
+ */
+static void
+check_guids(const char *name, uint8_t (*want)[PLAN_MAX_TIERS][16])
+{
+	struct volume *v = volume_find(name);
+	char why[192];
+
+	ck_assert_ptr_nonnull(v);
+	for (int m = 0; m < v->label.ndisks; m++) {
+		struct disk *d = disk_find(v->disk[m]);
+
+		ck_assert_ptr_nonnull(d);
+		ck_assert_int_eq(d->label_rc, 0);
+		ck_assert_msg(disk_proven(d, &d->label, why, sizeof(why)), "%s: %s",
+		    v->disk[m], why);
+		for (int t = 0; t < v->label.ntiers; t++) {
+			if (d->label.tier[t].role == LABEL_NO_ROLE)
+				continue;
+			ck_assert_msg(!volume_uuid_zero(d->label.tier[t].part_guid),
+			    "%s tier %d: no GUID recorded", v->disk[m], t);
+			ck_assert_mem_eq(d->label.tier[t].part_guid, want[m][t], 16);
+		}
+	}
+}
+
+static void
+save_guids(const char *name, uint8_t (*out)[PLAN_MAX_TIERS][16])
+{
+	struct volume *v = volume_find(name);
+
+	for (int m = 0; m < v->label.ndisks; m++)
+		for (int t = 0; t < v->label.ntiers; t++)
+			memcpy(out[m][t], v->mlabel[m].tier[t].part_guid, 16);
+}
+
+/* A grown partition is the same partition: its GUIDs stay, the proof holds. */
+START_TEST(grown_partition_keeps_its_guid)
+{
+	static uint8_t guid[PLAN_MAX_DISKS][PLAN_MAX_TIERS][16];
+	uint64_t was = make("{\"name\":\"g\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}", "g"), want;
+
+	save_guids("g", guid);
+	check_guids("g", guid);
+	grow_disks(2 * GIB, 2);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"g\"}"), JOB_DONE);
+	want = volume_find("g")->label.size;
+	ck_assert_uint_gt(want, was);
+	disk_refresh(0);
+	check_guids("g", guid);
+	reboot();
+	check_grown("g", was, want);
+	check_guids("g", guid);
+}
+END_TEST
+
+/* After the labels: sda's node comes to lead to sdb's disk. */
+static void
+swap_after_labels(void)
+{
+	struct volume *v = volume_find("s");
+	int done = v->label.intent.op == LABEL_OP_EXPANDING;
+
+	for (int m = 0; done && m < v->label.ndisks; m++)
+		done = v->mlabel[m].generation == v->label.generation;
+	if (!done) {
+		sim_before_step(swap_after_labels);
+		return;
+	}
+	sim_node_swap("sda", "sdb");
+}
+
+/*
+ * The partition step writes through the member's proven descriptor and
+ * rechecks its node around the kernel's part: a node that comes to lead
+ * elsewhere stops the grow; put back, the next start carries it on.
+ */
+START_TEST(node_swapped_during_partition_grow)
+{
+	static uint8_t guid[PLAN_MAX_DISKS][PLAN_MAX_TIERS][16];
+	uint64_t was = make("{\"name\":\"s\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}", "s"), want;
+
+	save_guids("s", guid);
+	grow_disks(2 * GIB, 2);
+	sim_before_step(swap_after_labels);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_FAILED);
+	ck_assert_int_eq(volume_find("s")->label.intent.op, LABEL_OP_EXPANDING);
+	sim_node_swap("sda", "sdb");
+	want = volume_find("s")->label.size;
+	reboot();
+	check_grown("s", was, want);
+	check_guids("s", guid);
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -265,6 +365,8 @@ grow_suite(void)
 	tcase_add_test(tc, raid5_grows_in_place);
 	tcase_add_test(tc, jbod_map_keeps_data);
 	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, grown_partition_keeps_its_guid);
+	tcase_add_test(tc, node_swapped_during_partition_grow);
 	tcase_add_loop_test(tc, power_cut_during_grow, 0, CUT_POINTS);
 	suite_add_tcase(s, tc);
 	return s;
