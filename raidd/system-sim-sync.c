@@ -79,6 +79,13 @@ sim_md_wakes(void)
 	return wakes;
 }
 
+/* A sync, check or recovery runs: md's update_size() refuses (EBUSY). */
+int
+sim_md_syncing(const char *md)
+{
+	return running(sync_of(md, 0));
+}
+
 /* The array stopped (or the power went): nothing of its sync is left. */
 void
 sim_md_gone(const char *md, int event)

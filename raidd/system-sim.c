@@ -1540,6 +1540,9 @@ sim_md_grow(const char *name, uint64_t sectors)
 		return 0;
 	if (step() == -1)
 		return -1;
+	/* update_size(): not while a sync thread runs. */
+	if (sim_md_syncing(name))
+		return errno = EBUSY, -1;
 	for (int i = 0; i < a->md.nmembers; i++) {
 		if (a->faulty[i] || (m = find(a->md.member[i].dev)) == NULL)
 			continue;

@@ -67,6 +67,8 @@ void	sim_md_gone(const char *md, int event);
 void	sim_sync_reset(void);
 void	sim_sync_forget(void);
 void	sim_sync_status(const char *md, struct sys_md_status *);
+/* A sync, check or recovery of md runs. */
+int	sim_md_syncing(const char *md);
 int	sim_md_sync(const char *md, const struct sys_md_sync *);
 int	sim_watch_open(void);
 int	sim_watch_arrays(int fd, char (*names)[SYS_NAME_MAX], int n);

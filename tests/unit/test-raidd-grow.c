@@ -5,6 +5,7 @@
  * at the next start.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +355,24 @@ START_TEST(node_swapped_during_partition_grow)
 }
 END_TEST
 
+/* md resizes no array while a sync thread runs; neither does the simulator. */
+START_TEST(md_grow_refused_while_syncing)
+{
+	struct sys_md_sync req = { .action = "check" };
+	char md[SYS_NAME_MAX];
+	uint64_t was, now;
+
+	make("{\"name\":\"c\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}", "c");
+	volume_md_name(volume_find("c"), 0, md, sizeof(md));
+	ck_assert_int_eq(sys->dev_size(md, &was), 0);
+	ck_assert_int_eq(sys->md_sync(md, &req), 0);
+	ck_assert_int_eq(sys->md_grow(md, was / 512 / 2), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_eq(sys->dev_size(md, &now), 0);
+	ck_assert_uint_eq(now, was);
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -367,6 +386,7 @@ grow_suite(void)
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, grown_partition_keeps_its_guid);
 	tcase_add_test(tc, node_swapped_during_partition_grow);
+	tcase_add_test(tc, md_grow_refused_while_syncing);
 	tcase_add_loop_test(tc, power_cut_during_grow, 0, CUT_POINTS);
 	suite_add_tcase(s, tc);
 	return s;
