@@ -134,9 +134,18 @@ check "powerd starts with the model" start
 check "power.status: 14.75 W from the model, idle" \
 	answer '.result.source == "model" and .result.state == "idle"
 		and (.result.watts - 14.75 | fabs) < 1e-9'
-echo '   8       0 sda 10 0 80 5 4 0 32 0 0 10 10 0 0 0 0 0 0' > "$proc/diskstats"
+# Writes go on while the check looks (a state lasts one sample: a busy
+# machine can miss a single 200 ms window between two answers).
+( n=4; while :; do
+	n=$((n + 1))
+	echo "   8       0 sda 10 0 80 5 $n 0 $((n * 8)) 0 0 10 10 0 0 0 0 0 0" > "$proc/diskstats.new"
+	mv "$proc/diskstats.new" "$proc/diskstats"
+	sleep 0.05
+done ) &
+writer=$!
 check "a write makes it writing at (8 + 5.7 + 0.4) / 0.8 = 17.625 W" \
 	eventually '.result.state == "writing" and (.result.watts - 17.625 | fabs) < 1e-9'
+kill "$writer"; wait "$writer" 2>/dev/null
 check "powerd.prom still passes promtool" \
 	sh -c "! command -v promtool > /dev/null ||
 		promtool check metrics < '$tmp/metrics/powerd.prom'"
