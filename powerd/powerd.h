@@ -8,6 +8,7 @@
  *   energy.c    energy per state (trapezoid) and the ring of samples
  *   power.c     one sample of everything; power.*, sensor.list
  *   drive.c     disk standby timers, drive.*; sg.c the SG_IO seam
+ *   standby.c   the standby command on a worker thread, off the loop
  *   sync.c      raidd's syncing volumes (no standby for their disks)
  *   thermal.c   temperature alarms, fan.set
  *   prom.c      powerd's node_exporter textfile (lib/metrics.c)
@@ -259,9 +260,21 @@ void	drive_tick(double now);
 extern int (*drive_smart)(const char *name, double *temp_c, long long *cycles);
 extern int (*const smart_linux)(const char *, double *, long long *);	/* smart.c */
 void	drive_smart_tick(double now);
+/* A worker's answer (standby.c): err 0, or the errno of the command. */
+void	drive_standby_done(int bay, const char *name, int err);
+/* A standby command for the bay is in flight. */
+int	drive_standby_pending(int bay);
 /* Events for disks that I/O woke; prev[i]: disk i's power before the sample. */
 void	drive_note_wakes(const enum disk_power prev[], int n);
 extern const struct rpc_method drive_methods[];
+
+/* ---- standby.c ---- */
+/*
+ * Runs drive_ops->standby(name, ata) on a worker thread; its answer
+ * reaches drive_standby_done on the loop. 0, or -1 with errno.
+ */
+int	standby_start(int bay, const char *name, int ata);
+int	standby_inflight(void);
 
 /* ---- sync.c: raidd's view of syncing volumes ---- */
 void	sync_set_socket(const char *path);
