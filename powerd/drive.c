@@ -20,6 +20,11 @@ int (*drive_smart)(const char *, double *, long long *);
 
 static int default_minutes;
 static int bay_minutes[BOARD_MAX_BAYS];	/* -1: the default */
+/* drive.set's choices (timers.c), above powerd.ini's; -1: none. */
+static int set_minutes[BOARD_MAX_BAYS] = {
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
+};
+static char state_file[256];
 
 static struct {
 	int	known;			/* raidd answered within SYNC_STALE */
@@ -35,12 +40,30 @@ drive_set_timers(int minutes, const int per_bay[BOARD_MAX_BAYS])
 	memcpy(bay_minutes, per_bay, sizeof(bay_minutes));
 }
 
+void
+drive_set_state_file(const char *path)
+{
+	char err[512];
+
+	pathf(state_file, sizeof(state_file), "%s", path);
+	/* A file that cannot be trusted counts for nothing: powerd.ini rules. */
+	if (timers_load(path, set_minutes, err, sizeof(err)) == -1) {
+		log_warnx("%s: ignored, drive.set's minutes forgotten", err);
+		for (int i = 0; i < BOARD_MAX_BAYS; i++)
+			set_minutes[i] = -1;
+	}
+}
+
 int
 drive_minutes(int bay)
 {
-	if (bay < 1 || bay > BOARD_MAX_BAYS || bay_minutes[bay - 1] < 0)
+	if (bay < 1 || bay > BOARD_MAX_BAYS)
 		return default_minutes;
-	return bay_minutes[bay - 1];
+	if (set_minutes[bay - 1] >= 0)
+		return set_minutes[bay - 1];
+	if (bay_minutes[bay - 1] >= 0)
+		return bay_minutes[bay - 1];
+	return default_minutes;
 }
 
 void
@@ -378,12 +401,20 @@ static void
 drive_set(struct rpc_call *c, struct json_object *params)
 {
 	struct disk_io *d = drive_find(rpc_param_str(params, "disk", ""));
+	int next[BOARD_MAX_BAYS];
 
 	if (d == NULL) {
 		rpc_error(c, NAS_ERR_NOT_FOUND, "no such disk in a bay");
 		return;
 	}
-	bay_minutes[d->bay - 1] = (int)rpc_param_int(params, "standby_minutes", 0);
+	/* On disk first: a choice that would not survive a restart changes nothing. */
+	memcpy(next, set_minutes, sizeof(next));
+	next[d->bay - 1] = (int)rpc_param_int(params, "standby_minutes", 0);
+	if (timers_save(state_file, next) == -1) {
+		rpc_error(c, NAS_ERR_FAILED, "%s: %s", state_file, strerror(errno));
+		return;
+	}
+	memcpy(set_minutes, next, sizeof(next));
 	rpc_result(c, drive_describe(d, now_mono()));
 }
 
@@ -394,8 +425,8 @@ static const struct rpc_param disk_params[] = {
 
 static const struct rpc_param set_params[] = {
 	{ "disk", RPC_STRING, RPC_REQUIRED, 1, 32, NULL, "bay (bay1) or kernel name (sda)" },
-	{ "standby_minutes", RPC_INT, RPC_REQUIRED, 0, 1440, NULL,
-	  "idle minutes before standby; 0: never" },
+	{ "standby_minutes", RPC_INT, RPC_REQUIRED, -1, 1440, NULL,
+	  "idle minutes before standby; 0: never; -1: powerd.ini's again" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 
@@ -405,6 +436,6 @@ const struct rpc_method drive_methods[] = {
 	{ "drive.standby", drive_standby, disk_params, RPC_MUTATES,
 	  "spin a disk down now (not while its volume syncs)" },
 	{ "drive.set", drive_set, set_params, RPC_MUTATES,
-	  "a bay's standby timer, until powerd restarts or reloads" },
+	  "a bay's standby timer, kept in [standby] state_file" },
 	{ NULL, NULL, NULL, 0, NULL }
 };

@@ -66,6 +66,9 @@ sysfs_root = $sys
 proc_root = $proc
 interval_ms = 200
 metrics_dir = $tmp/metrics
+[standby]
+bay1 = 30
+state_file = $tmp/powerd-standby
 EOF
 
 start() {
@@ -140,6 +143,28 @@ check "a write makes it writing at (8 + 5.7 + 0.4) / 0.8 = 17.625 W" \
 check "powerd.prom still passes promtool" \
 	sh -c "! command -v promtool > /dev/null ||
 		promtool check metrics < '$tmp/metrics/powerd.prom'"
+stop
+
+# ---- drive.set survives a restart ----
+# call METHOD PARAMS JQ-FILTER
+call() {
+	printf '{"jsonrpc":"2.0","id":1,"method":"%s","params":%s}\n' "$1" "$2" |
+		socat -t 2 - "UNIX-CONNECT:$tmp/run/powerd.sock" > "$tmp/ans" || return 1
+	jq -e "$3" "$tmp/ans" > /dev/null || { cat "$tmp/ans"; return 1; }
+}
+check "powerd starts again" start
+check "drive.list: bay1's minutes from powerd.ini (30)" \
+	call drive.list '{}' '.result.drives[0].standby_minutes == 30'
+check "drive.set bay1 to 45 minutes" \
+	call drive.set '{"disk":"bay1","standby_minutes":45}' '.result.standby_minutes == 45'
+check "the state file has it, whole" \
+	sh -c "tail -n 1 '$tmp/powerd-standby' | grep -qx 'bay1 45' && ! ls '$tmp'/powerd-standby.new 2>/dev/null"
+stop
+check "powerd starts after the restart" start
+check "drive.list: bay1 keeps 45 minutes across the restart" \
+	call drive.list '{}' '.result.drives[0].standby_minutes == 45'
+check "drive.set -1 gives bay1 back to powerd.ini" \
+	call drive.set '{"disk":"bay1","standby_minutes":-1}' '.result.standby_minutes == 30'
 stop
 
 echo "powerd-fixture: $pass passed, $fail failed"

@@ -35,6 +35,18 @@ put(const char *rel, const char *text)
 	free(unit_write(tmp, rel, text));
 }
 
+/* tmp/rel, in a static buffer. */
+static const char *
+path_of(const char *rel)
+{
+	static char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+	return path;
+}
+
+static char *slurp_rel(const char *rel);
+
 static void
 gone(const char *rel)
 {
@@ -693,6 +705,7 @@ standby_setup(void)
 	fixture_proc(1);
 	power_start(board_ini);
 	drive_set_syncing((const char *const[]){ NULL }, 0, 0);
+	drive_set_state_file(path_of("state"));
 }
 
 START_TEST(standby_timer_per_bay)
@@ -836,6 +849,68 @@ START_TEST(drive_methods_answer)
 }
 END_TEST
 
+START_TEST(drive_set_is_kept)
+{
+	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct json_object *a;
+	int per_bay[BOARD_MAX_BAYS];
+
+	rpc_server_add_methods(srv, drive_methods);
+	memcpy(per_bay, no_override, sizeof(per_bay));
+	per_bay[1] = 7;			/* powerd.ini: bay2 = 7 */
+	drive_set_timers(20, per_bay);
+	power_sample(1, 1001);
+	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay2\",\"standby_minutes\":0}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	ck_assert_str_eq(slurp_rel("state"), "# powerd: standby minutes set by drive.set; "
+	    "see powerd.conf(5)\nbay2 0\n");
+	/* A restart: the file, not powerd.ini, has the last word. */
+	drive_set_state_file("/nonexistent/x");
+	ck_assert_int_eq(drive_minutes(2), 7);
+	drive_set_state_file(path_of("state"));
+	ck_assert_int_eq(drive_minutes(2), 0);
+	/* -1 forgets drive.set's choice. */
+	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay2\",\"standby_minutes\":-1}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	ck_assert_int_eq(drive_minutes(2), 7);
+	/* Where the file cannot be written, nothing changes. */
+	drive_set_state_file("/nonexistent/x");
+	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay1\",\"standby_minutes\":3}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
+	json_object_put(a);
+	ck_assert_int_eq(drive_minutes(1), 20);
+	/* A file from elsewhere that is not ours is ignored whole. */
+	put("state", "bay1 3\nbay2 99999\n");
+	drive_set_state_file(path_of("state"));
+	ck_assert_int_eq(drive_minutes(1), 20);
+	rpc_server_free(srv);
+}
+END_TEST
+
+START_TEST(timers_file_is_strict)
+{
+	static const char *const bad[] = {
+		"bay1 3", "bay0 3\n", "bay17 3\n", "bay1 1441\n", "bay1 -1\n", "bay1  3\n",
+		"bay01 3\n", "bay1 3 4\n", "bay1 +3\n", "bay1 3\nbay1 4\n", "sda 3\n", NULL
+	};
+	int out[BOARD_MAX_BAYS];
+	char err[128];
+
+	ck_assert_int_eq(timers_parse("# x\n\nbay16 1440\nbay1 0\n", out, err, sizeof(err)), 0);
+	ck_assert_int_eq(out[15], 1440);
+	ck_assert_int_eq(out[0], 0);
+	ck_assert_int_eq(out[1], -1);
+	for (int i = 0; bad[i] != NULL; i++) {
+		out[0] = 42;
+		ck_assert_msg(timers_parse(bad[i], out, err, sizeof(err)) == -1, "%s", bad[i]);
+		ck_assert_int_eq(out[0], 42);
+	}
+}
+END_TEST
+
 /* A disk that takes its time to spin down: the worker waits on a gate. */
 static int gate[2];
 
@@ -943,7 +1018,7 @@ END_TEST
 static char *
 slurp_rel(const char *rel)
 {
-	static char buf[64];
+	static char buf[256];
 	char path[1024];
 	FILE *f;
 	size_t n;
@@ -1139,6 +1214,8 @@ powerd_suite(void)
 	tcase_add_test(tc, raidd_volume_list_read);
 	tcase_add_test(tc, drive_methods_answer);
 	tcase_add_test(tc, standby_off_the_loop);
+	tcase_add_test(tc, drive_set_is_kept);
+	tcase_add_test(tc, timers_file_is_strict);
 	tcase_add_test(tc, smart_only_when_awake);
 	suite_add_tcase(s, tc);
 	return s;
