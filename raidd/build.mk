@@ -13,7 +13,7 @@ RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/mdsb.c raidd/label.c \
 	raidd/proof.c raidd/unit.c \
 	raidd/features.c raidd/health.c
-raidd_SRCS += $(RAIDD_LOGIC) raidd/system-sim.c
+raidd_SRCS += $(RAIDD_LOGIC) raidd/system-sim.c raidd/metrics.c
 
 # Unit suites of raidd's pure-logic modules (no kernel, no disk I/O).
 UNIT_TESTS += test-raidd-plan
