@@ -110,7 +110,7 @@ netd_metrics_write(void)
 	struct net_link *ls;
 	struct net_bond *b;
 	struct metrics *m;
-	int n, nb = 0, rc;
+	int n, nb = 0;
 
 	if (metrics_dir[0] == '\0')
 		return;
@@ -130,10 +130,5 @@ netd_metrics_write(void)
 	bonds(m, b, nb);
 	lacp(m, b, nb);
 	free(b);
-	rc = metrics_write(m, metrics_dir, "netd");
-	metrics_free(m);
-	/* Said once; said again after it worked. */
-	if (rc == -1 && !failed)
-		log_warn("%s/netd.prom", metrics_dir);
-	failed = rc == -1;
+	metrics_publish(m, metrics_dir, "netd", &failed);
 }

@@ -107,7 +107,6 @@ raidd_metrics_write(void)
 	struct json_object *vols;
 	struct metrics *m;
 	struct volume *v;
-	int rc;
 
 	if (metrics_dir[0] == '\0' || (m = metrics_new()) == NULL)
 		return;
@@ -118,10 +117,5 @@ raidd_metrics_write(void)
 	members(m, vols);
 	sync_progress(m, vols);
 	json_object_put(vols);
-	rc = metrics_write(m, metrics_dir, "raidd");
-	metrics_free(m);
-	/* Said once, not every 5 s; said again after it worked. */
-	if (rc == -1 && !failed)
-		log_warn("%s/raidd.prom", metrics_dir);
-	failed = rc == -1;
+	metrics_publish(m, metrics_dir, "raidd", &failed);
 }

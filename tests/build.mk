@@ -96,8 +96,7 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	sh $(SRC)/tests/host/raidd-sys-loop.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/netd-netns.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/powerd-fixture.sh $(O)/bin || rc=1; \
-	sh $(SRC)/tests/host/metrics-raidd.sh $(O)/bin || rc=1; \
-	sh $(SRC)/tests/host/metrics-netd.sh $(O)/bin || rc=1; \
+	sh $(SRC)/tests/host/metrics-daemons.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/soak.sh $(O)/bin $(SRC) 8 300 || rc=1; \
 	exit $$rc
 
