@@ -33,6 +33,8 @@ echo nct6775 > "$sys/class/hwmon/hwmon1/name"
 echo 41000 > "$sys/class/hwmon/hwmon1/temp1_input"
 echo 'CPU "core"' > "$sys/class/hwmon/hwmon1/temp1_label"
 echo 900 > "$sys/class/hwmon/hwmon1/fan1_input"
+echo 80 > "$sys/class/hwmon/hwmon1/pwm1"
+echo 2 > "$sys/class/hwmon/hwmon1/pwm1_enable"
 echo 1 > "$sys/class/net/lan1/carrier"
 ln -s ../../devices/pci0000:00/host0/target0:0:1/0:0:1:0 "$sys/block/sda/device"
 echo '   8       0 sda 10 0 80 5 0 0 0 0 0 10 10 0 0 0 0 0 0' > "$proc/diskstats"
@@ -165,6 +167,18 @@ check "drive.list: bay1 keeps 45 minutes across the restart" \
 	call drive.list '{}' '.result.drives[0].standby_minutes == 45'
 check "drive.set -1 gives bay1 back to powerd.ini" \
 	call drive.set '{"disk":"bay1","standby_minutes":-1}' '.result.standby_minutes == 30'
+
+# ---- nasctl fan set ----
+check "nasctl fan set --mode manual --pwm 120 writes pwm1_enable 1, pwm1 120" \
+	sh -c "'$bin/nasctl' -S '$tmp/run' fan set hwmon:nct6775/pwm1 --mode manual --pwm 120 > /dev/null &&
+		[ \"\$(cat '$sys/class/hwmon/hwmon1/pwm1_enable')\" = 1 ] &&
+		[ \"\$(cat '$sys/class/hwmon/hwmon1/pwm1')\" = 120 ]"
+check "nasctl fan set --mode auto gives it back to the chip (2)" \
+	sh -c "'$bin/nasctl' -S '$tmp/run' fan set hwmon:nct6775/pwm1 --mode auto > /dev/null &&
+		[ \"\$(cat '$sys/class/hwmon/hwmon1/pwm1_enable')\" = 2 ]"
+check "nasctl fan set --mode manual without --pwm is refused, nothing written" \
+	sh -c "! '$bin/nasctl' -S '$tmp/run' fan set hwmon:nct6775/pwm1 --mode manual > /dev/null 2>&1 &&
+		[ \"\$(cat '$sys/class/hwmon/hwmon1/pwm1_enable')\" = 2 ]"
 stop
 
 echo "powerd-fixture: $pass passed, $fail failed"
