@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "powerd.h"
@@ -83,6 +84,7 @@ int
 timers_load(const char *path, int out[BOARD_MAX_BAYS], char *err, size_t errlen)
 {
 	char buf[STATE_MAX + 1];
+	struct stat st;
 	ssize_t n;
 	size_t len = 0;
 	int fd;
@@ -93,6 +95,11 @@ timers_load(const char *path, int out[BOARD_MAX_BAYS], char *err, size_t errlen)
 		if (errno == ENOENT)
 			return 0;	/* drive.set never ran */
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		close(fd);
 		return -1;
 	}
 	while (len < sizeof(buf) - 1 &&

@@ -886,6 +886,11 @@ START_TEST(drive_set_is_kept)
 	put("state", "bay1 3\nbay2 99999\n");
 	drive_set_state_file(path_of("state"));
 	ck_assert_int_eq(drive_minutes(1), 20);
+	/* Nor is a FIFO (it would block) or a directory read. */
+	unlink(path_of("state"));
+	ck_assert_int_eq(mkfifo(path_of("state"), 0600), 0);
+	drive_set_state_file(path_of("state"));
+	ck_assert_int_eq(drive_minutes(1), 20);
 	rpc_server_free(srv);
 }
 END_TEST
