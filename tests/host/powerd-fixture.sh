@@ -10,10 +10,11 @@ set -u
 bin=$1
 tmp=$(mktemp -d /tmp/nas-powerd.XXXXXX)
 pass=0 fail=0
-pid=
+pid= writer=
 
 cleanup() {
 	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	[ -n "$writer" ] && kill -KILL "$writer" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
@@ -139,9 +140,20 @@ check "powerd starts with the model" start
 check "power.status: 14.75 W from the model, idle" \
 	answer '.result.source == "model" and .result.state == "idle"
 		and (.result.watts - 14.75 | fabs) < 1e-9'
-echo '   8       0 sda 10 0 80 5 4 0 32 0 0 10 10 0 0 0 0 0 0' > "$proc/diskstats"
+# The disk keeps writing (a state lasts one sample past the last change,
+# shorter than a loaded machine's poll): diskstats replaced whole each time.
+(w=4; while :; do
+	w=$((w + 4))
+	echo "   8       0 sda 10 0 80 5 $w 0 32 0 0 10 10 0 0 0 0 0 0" > "$proc/diskstats.new"
+	mv "$proc/diskstats.new" "$proc/diskstats"
+	sleep 0.05
+done) &
+writer=$!
 check "a write makes it writing at (8 + 5.7 + 0.4) / 0.8 = 17.625 W" \
 	eventually '.result.state == "writing" and (.result.watts - 17.625 | fabs) < 1e-9'
+kill "$writer"
+wait "$writer" 2>/dev/null
+writer=
 check "powerd.prom still passes promtool" \
 	sh -c "! command -v promtool > /dev/null ||
 		promtool check metrics < '$tmp/metrics/powerd.prom'"
