@@ -271,3 +271,16 @@ metrics_write(struct metrics *m, const char *dir, const char *daemon)
 	close(dfd);
 	return 0;
 }
+
+int
+metrics_publish(struct metrics *m, const char *dir, const char *daemon, int *failed)
+{
+	int rc = metrics_write(m, dir, daemon);
+
+	metrics_free(m);
+	/* Said once, not at every write; said again after it worked. */
+	if (rc == -1 && !*failed)
+		log_warn("%s/%s.prom", dir, daemon);
+	*failed = rc == -1;
+	return rc;
+}

@@ -13,7 +13,7 @@ NETD_LOGIC := netd/seam.c netd/util.c netd/link.c netd/addr.c netd/bond.c netd/l
 	netd/bond-nl.c netd/system-sim.c netd/netconf.c netd/diff.c netd/apply.c
 NETD_LINUX := netd/system-linux.c netd/system-linux-link.c netd/system-linux-addr.c \
 	netd/system-linux-bond.c
-netd_SRCS := netd/main.c netd/api.c $(NETD_LOGIC) $(NETD_LINUX)
+netd_SRCS := netd/main.c netd/api.c netd/metrics.c $(NETD_LOGIC) $(NETD_LINUX)
 netd_LIBS := $(NL_LIBS)
 
 UNIT_TESTS += test-netd-link

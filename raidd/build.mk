@@ -15,7 +15,7 @@ RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/features.c raidd/health.c raidd/watch.c raidd/led.c \
 	raidd/scrub.c raidd/scrub-schedule.c
 RAIDD_SIM := raidd/system-sim.c raidd/system-sim-sync.c
-raidd_SRCS += $(RAIDD_LOGIC) $(RAIDD_SIM)
+raidd_SRCS += $(RAIDD_LOGIC) $(RAIDD_SIM) raidd/metrics.c
 
 # Unit suites of raidd's pure-logic modules (no kernel, no disk I/O).
 UNIT_TESTS += test-raidd-plan

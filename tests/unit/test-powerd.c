@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "log.h"
 #include "powerd/powerd.h"
 #include "tests/unit/unit-util.h"
@@ -33,6 +34,18 @@ put(const char *rel, const char *text)
 	}
 	free(unit_write(tmp, rel, text));
 }
+
+/* tmp/rel, in a static buffer. */
+static const char *
+path_of(const char *rel)
+{
+	static char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+	return path;
+}
+
+static char *slurp_rel(const char *rel);
 
 static void
 gone(const char *rel)
@@ -669,6 +682,14 @@ sim_power_mode(const char *name, int ata)
 }
 
 static const struct drive_ops sim_ops = { sim_standby, sim_power_mode };
+
+/* Runs the loop until every standby command has answered (standby.c). */
+static void
+settle(void)
+{
+	while (standby_inflight() > 0)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+}
 static const int no_override[BOARD_MAX_BAYS] = {
 	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
 };
@@ -684,6 +705,7 @@ standby_setup(void)
 	fixture_proc(1);
 	power_start(board_ini);
 	drive_set_syncing((const char *const[]){ NULL }, 0, 0);
+	drive_set_state_file(path_of("state"));
 }
 
 START_TEST(standby_timer_per_bay)
@@ -700,6 +722,7 @@ START_TEST(standby_timer_per_bay)
 	power_sample(60, 1060);
 	ck_assert_int_eq(sim_standbys[1], 0);
 	power_sample(61, 1061);
+	settle();
 	ck_assert_int_eq(sim_standbys[1], 1);
 	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
 	ck_assert_int_eq(sim_standbys[2], 0);
@@ -729,6 +752,7 @@ START_TEST(standby_waits_for_raidd)
 	/* sdb's volume resyncs: only sda sleeps. */
 	drive_set_syncing((const char *const[]){ "sdb" }, 1, 121);
 	power_sample(122, 1122);
+	settle();
 	ck_assert_int_eq(sim_standbys[1], 1);
 	ck_assert_int_eq(sim_standbys[2], 0);
 }
@@ -748,6 +772,7 @@ START_TEST(raidd_volume_list_read)
 	power_sample(1, 1001);
 	ck_assert_int_eq(sync_apply(v, 100), 0);
 	power_sample(100, 1100);
+	settle();
 	ck_assert_int_eq(sim_standbys[1], 1);	/* sda: its volume is idle */
 	ck_assert_int_eq(sim_standbys[2], 0);	/* sdb: rebuilding */
 	json_object_put(v);
@@ -762,6 +787,7 @@ START_TEST(drive_methods_answer)
 	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
 	struct rpc_server *srv = rpc_server_new("powerd", "test");
 	struct json_object *a, *d;
+	struct job *j;
 
 	rpc_server_add_methods(srv, drive_methods);
 	drive_set_timers(20, no_override);
@@ -784,6 +810,7 @@ START_TEST(drive_methods_answer)
 	json_object_put(a);
 	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay1\"}");
 	ck_assert_int_eq(unit_err_code(a), 0);
+	settle();
 	ck_assert_int_eq(sim_standbys[1], 1);
 	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
 	json_object_put(a);
@@ -801,8 +828,13 @@ START_TEST(drive_methods_answer)
 	sim_fail = 1;
 	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
 	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"sdb\"}");
-	ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
-	ck_assert_int_eq(power.act.disk[1].power, DP_IDLE);	/* unchanged */
+	ck_assert_int_eq(unit_err_code(a), 0);
+	ck_assert_ptr_nonnull(j = job_find((unsigned)json_object_get_int(json_object_object_get(
+	    json_object_object_get(a, "result"), "job"))));
+	settle();
+	/* The command failed: the job says so, the state is unchanged. */
+	ck_assert_int_eq(job_state(j), JOB_FAILED);
+	ck_assert_int_eq(power.act.disk[1].power, DP_IDLE);
 	json_object_put(a);
 	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay2\",\"standby_minutes\":5}");
 	ck_assert_int_eq(unit_err_code(a), 0);
@@ -813,6 +845,137 @@ START_TEST(drive_methods_answer)
 	ck_assert_int_eq(unit_err_code(a), RPC_INVALID_PARAMS);
 	ck_assert_int_eq(drive_minutes(2), 5);
 	json_object_put(a);
+	rpc_server_free(srv);
+}
+END_TEST
+
+START_TEST(drive_set_is_kept)
+{
+	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct json_object *a;
+	int per_bay[BOARD_MAX_BAYS];
+
+	rpc_server_add_methods(srv, drive_methods);
+	memcpy(per_bay, no_override, sizeof(per_bay));
+	per_bay[1] = 7;			/* powerd.ini: bay2 = 7 */
+	drive_set_timers(20, per_bay);
+	power_sample(1, 1001);
+	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay2\",\"standby_minutes\":0}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	ck_assert_str_eq(slurp_rel("state"), "# powerd: standby minutes set by drive.set; "
+	    "see powerd.conf(5)\nbay2 0\n");
+	/* A restart: the file, not powerd.ini, has the last word. */
+	drive_set_state_file("/nonexistent/x");
+	ck_assert_int_eq(drive_minutes(2), 7);
+	drive_set_state_file(path_of("state"));
+	ck_assert_int_eq(drive_minutes(2), 0);
+	/* -1 forgets drive.set's choice. */
+	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay2\",\"standby_minutes\":-1}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	ck_assert_int_eq(drive_minutes(2), 7);
+	/* Where the file cannot be written, nothing changes. */
+	drive_set_state_file("/nonexistent/x");
+	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay1\",\"standby_minutes\":3}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
+	json_object_put(a);
+	ck_assert_int_eq(drive_minutes(1), 20);
+	/* A file from elsewhere that is not ours is ignored whole. */
+	put("state", "bay1 3\nbay2 99999\n");
+	drive_set_state_file(path_of("state"));
+	ck_assert_int_eq(drive_minutes(1), 20);
+	/* Nor is a FIFO (it would block) or a directory read. */
+	unlink(path_of("state"));
+	ck_assert_int_eq(mkfifo(path_of("state"), 0600), 0);
+	drive_set_state_file(path_of("state"));
+	ck_assert_int_eq(drive_minutes(1), 20);
+	rpc_server_free(srv);
+}
+END_TEST
+
+START_TEST(timers_file_is_strict)
+{
+	static const char *const bad[] = {
+		"bay1 3", "bay0 3\n", "bay17 3\n", "bay1 1441\n", "bay1 -1\n", "bay1  3\n",
+		"bay01 3\n", "bay1 3 4\n", "bay1 +3\n", "bay1 3\nbay1 4\n", "sda 3\n", NULL
+	};
+	int out[BOARD_MAX_BAYS];
+	char err[128];
+
+	ck_assert_int_eq(timers_parse("# x\n\nbay16 1440\nbay1 0\n", out, err, sizeof(err)), 0);
+	ck_assert_int_eq(out[15], 1440);
+	ck_assert_int_eq(out[0], 0);
+	ck_assert_int_eq(out[1], -1);
+	for (int i = 0; bad[i] != NULL; i++) {
+		out[0] = 42;
+		ck_assert_msg(timers_parse(bad[i], out, err, sizeof(err)) == -1, "%s", bad[i]);
+		ck_assert_int_eq(out[0], 42);
+	}
+}
+END_TEST
+
+/* A disk that takes its time to spin down: the worker waits on a gate. */
+static int gate[2];
+
+static int
+slow_standby(const char *name, int ata)
+{
+	char c;
+
+	(void)name;
+	(void)ata;
+	return read(gate[0], &c, 1) == 1 ? 0 : -1;
+}
+
+static const struct drive_ops slow_ops = { slow_standby, sim_power_mode };
+
+START_TEST(standby_off_the_loop)
+{
+	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct json_object *a, *d;
+	struct job *j;
+
+	rpc_server_add_methods(srv, drive_methods);
+	rpc_server_add_methods(srv, power_methods);
+	ck_assert_int_eq(pipe(gate), 0);
+	drive_ops = &slow_ops;
+	drive_set_timers(20, no_override);
+	power_sample(1, 1001);
+	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
+	/* The request answers at once, with the job that follows the command. */
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay1\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	ck_assert_ptr_nonnull(j = job_find((unsigned)json_object_get_int(json_object_object_get(
+	    json_object_object_get(a, "result"), "job"))));
+	json_object_put(a);
+	ck_assert_int_eq(standby_inflight(), 1);
+	/* While the disk spins down, powerd answers and samples. */
+	a = unit_call(srv, &root, "power.status", NULL);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	power_sample(2, 1002);
+	a = unit_call(srv, &root, "drive.list", NULL);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	d = json_object_array_get_idx(json_object_object_get(json_object_object_get(a,
+	    "result"), "drives"), 0);
+	/* Not in standby before the disk took the command. */
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(d, "power_state")),
+	    "idle");
+	json_object_put(a);
+	ck_assert_int_eq(job_state(j), JOB_RUNNING);
+	/* One command per disk at a time. */
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"sda\"}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_BUSY);
+	json_object_put(a);
+	ck_assert_int_eq(write(gate[1], "x", 1), 1);
+	settle();
+	ck_assert_int_eq(job_state(j), JOB_DONE);
+	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
+	close(gate[0]);
+	close(gate[1]);
 	rpc_server_free(srv);
 }
 END_TEST
@@ -860,7 +1023,7 @@ END_TEST
 static char *
 slurp_rel(const char *rel)
 {
-	static char buf[64];
+	static char buf[256];
 	char path[1024];
 	FILE *f;
 	size_t n;
@@ -1055,6 +1218,9 @@ powerd_suite(void)
 	tcase_add_test(tc, standby_waits_for_raidd);
 	tcase_add_test(tc, raidd_volume_list_read);
 	tcase_add_test(tc, drive_methods_answer);
+	tcase_add_test(tc, standby_off_the_loop);
+	tcase_add_test(tc, drive_set_is_kept);
+	tcase_add_test(tc, timers_file_is_strict);
 	tcase_add_test(tc, smart_only_when_awake);
 	suite_add_tcase(s, tc);
 	return s;
