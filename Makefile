@@ -170,13 +170,15 @@ distclean:
 
 # ---- tests ----
 # check-unit runs every suite twice: plain, then under ASan + UBSan.
-check-unit: check-unit-plain check-unit-san
+# A board's toolchain.mk may drop the sanitizer tier (UNIT_TIERS).
+UNIT_TIERS ?= plain san
+check-unit: $(addprefix check-unit-,$(UNIT_TIERS))
 
 # Check and the sanitizer runtimes must be there before a test is compiled.
 $(call objs,$(foreach t,$(UNIT_TESTS),$($(t)_SRCS))): | deps-check
 
 check-unit-plain: $(addprefix $(O)/bin/,$(UNIT_TESTS))
-	@sh $(SRC)/tests/run-unit.sh "plain" $(O)/bin $(UNIT_TESTS)
+	@TEST_WRAPPER="$(TEST_WRAPPER)" sh $(SRC)/tests/run-unit.sh "plain" $(O)/bin $(UNIT_TESTS)
 
 check-unit-san:
 	@test -f $(O)/san/.config || { mkdir -p $(O)/san && cp $(O)/.config $(O)/san/.config; }
@@ -185,7 +187,7 @@ check-unit-san:
 .PHONY: san-run-unit
 san-run-unit: $(addprefix $(O)/bin/,$(UNIT_TESTS))
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		sh $(SRC)/tests/run-unit.sh "asan+ubsan" $(O)/bin $(UNIT_TESTS)
+		TEST_WRAPPER="$(TEST_WRAPPER)" sh $(SRC)/tests/run-unit.sh "asan+ubsan" $(O)/bin $(UNIT_TESTS)
 
 check: all
 	@mkdir -p $(O)
