@@ -24,6 +24,9 @@ IMAGE_INPUTS := $(addprefix $(O)/bin/,$(PROGS)) $(BOARD_DIR)/modules $(wildcard 
 .PHONY: image image-deps run boot-check check-system bench-board
 
 image-deps:
+	@# mkimage.sh copies the build host's busybox, tools and libraries: an
+	@# image for another architecture would boot nothing (docs/boards.md).
+	@test -z "$(CROSS_COMPILE)" || { echo "make image: not yet for a cross-built board ($(BOARD))" >&2; exit 2; }
 	@sh $(SRC)/scripts/install-deps.sh image
 
 $(IMAGE_ROOTFS)/.stamp: $(IMAGE_INPUTS) | image-deps

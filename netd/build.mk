@@ -5,8 +5,8 @@ SBIN_PROGS += netd
 MAN8 += docs/man/netd.8
 MAN5 += docs/man/netd.conf.5
 endif
-NL_CFLAGS := $(shell pkg-config --cflags libnl-route-3.0 2>/dev/null)
-NL_LIBS := $(shell pkg-config --libs libnl-route-3.0 2>/dev/null)
+NL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libnl-route-3.0 2>/dev/null)
+NL_LIBS := $(shell $(PKG_CONFIG) --libs libnl-route-3.0 2>/dev/null)
 CFLAGS_netd := $(NL_CFLAGS)
 # The logic above the kernel seam (system.h), and the simulated seam.
 NETD_LOGIC := netd/seam.c netd/util.c netd/link.c netd/addr.c netd/bond.c netd/lacp.c \
