@@ -36,6 +36,11 @@ flow_child(const char *peer, int reverse, int seconds, int fd)
 
 	if (t == NULL || iperf_defaults(t) < 0)
 		_exit(1);
+	/* libiperf prints its JSON on stdout too; the parent's is not ours */
+	if ((n = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
+		dup2(n, STDOUT_FILENO);
+		close(n);
+	}
 	iperf_set_test_role(t, 'c');
 	iperf_set_test_server_hostname(t, peer);
 	iperf_set_test_duration(t, seconds);

@@ -370,14 +370,15 @@ class VNAS:
 
 def wire_netdev(workdir, port, side):
     """One end of the cable between the NAS's port and the line PC's: a
-    pair of unix datagram sockets, so neither VM has to start first (a
-    frame sent before the other end is up is lost, as on a real wire)."""
-    mine, other = ("nas", "linepc") if side == "nas" else ("linepc", "nas")
-    local = os.path.join(workdir, "wire%d-%s.sock" % (port, mine))
-    if os.path.exists(local):
-        os.unlink(local)
-    return ("dgram,id=net%d,local.type=unix,local.path=%s,remote.type=unix,remote.path=%s"
-            % (port, local, os.path.join(workdir, "wire%d-%s.sock" % (port, other))))
+    unix stream socket the NAS's qemu listens on and the line PC's connects
+    to (so the NAS boots first; a frame sent before the line PC is up is
+    lost, as on a real wire).  One boot of the NAS: a reboot cuts it."""
+    path = os.path.join(workdir, "wire%d.sock" % port)
+    if side == "nas":
+        if os.path.exists(path):
+            os.unlink(path)
+        return "stream,id=net%d,server=on,addr.type=unix,addr.path=%s" % (port, path)
+    return "stream,id=net%d,server=off,addr.type=unix,addr.path=%s" % (port, path)
 
 
 class LinePC:
