@@ -47,6 +47,8 @@ flow_child(const char *peer, int reverse, int seconds, int fd)
 	iperf_set_test_reverse(t, reverse);
 	iperf_set_test_num_streams(t, 1);
 	iperf_set_test_json_output(t, 1);
+	/* a peer that is not there fails in seconds, not TCP's two minutes */
+	iperf_set_test_connect_timeout(t, 5000);
 	if (iperf_run_client(t) < 0)
 		n = snprintf(out, sizeof(out), "error %s: %s\n", peer, iperf_strerror(i_errno));
 	else if ((js = iperf_get_test_json_output_string(t)) == NULL ||
@@ -62,7 +64,7 @@ flow_child(const char *peer, int reverse, int seconds, int fd)
 		n = snprintf(out, sizeof(out), "%lld %.6f\n", (long long)json_object_get_int64(b),
 		    json_object_get_double(s));
 	}
-	if (n > 0 && write(fd, out, (size_t)n) != n)
+	if (n > 0 && (size_t)n < sizeof(out) && write(fd, out, (size_t)n) != n)
 		_exit(1);
 	_exit(0);
 }
