@@ -28,12 +28,14 @@
 static void __attribute__((noreturn))
 flow_child(const char *peer, int reverse, int seconds, int fd)
 {
-	struct iperf_test *t = iperf_new_test();
-	struct json_object *j = NULL, *sum;
+	struct iperf_test *t;
+	struct json_object *j = NULL, *sum, *e;
 	char out[160];
 	const char *js;
-	int n;
+	int n, tries = 0;
 
+again:
+	t = iperf_new_test();
 	if (t == NULL || iperf_defaults(t) < 0)
 		_exit(1);
 	/* libiperf prints its JSON on stdout too; the parent's is not ours */
@@ -49,14 +51,30 @@ flow_child(const char *peer, int reverse, int seconds, int fd)
 	iperf_set_test_json_output(t, 1);
 	/* a peer that is not there fails in seconds, not TCP's two minutes */
 	iperf_set_test_connect_timeout(t, 5000);
-	if (iperf_run_client(t) < 0)
+	if (iperf_run_client(t) < 0 && ++tries < 4) {
+		/* "the server is busy" comes back as an error too: retried */
+		iperf_free_test(t);
+		sleep(1);
+		goto again;
+	} else if (tries >= 4)
 		n = snprintf(out, sizeof(out), "error %s: %s\n", peer, iperf_strerror(i_errno));
 	else if ((js = iperf_get_test_json_output_string(t)) == NULL ||
 	    (j = json_tokener_parse(js)) == NULL ||
 	    !json_object_object_get_ex(j, "end", &sum) ||
-	    !json_object_object_get_ex(sum, "sum_received", &sum))
-		n = snprintf(out, sizeof(out), "error %s: no result from iperf3\n", peer);
-	else {
+	    !json_object_object_get_ex(sum, "sum_received", &sum)) {
+		/* iperf3 -s serves one test at a time and takes a moment to
+		 * be ready for the next: "the server is busy" is retried */
+		if (j && json_object_object_get_ex(j, "error", &e) && ++tries < 4) {
+			json_object_put(j);
+			j = NULL;
+			iperf_free_test(t);
+			sleep(1);
+			goto again;
+		}
+		n = snprintf(out, sizeof(out), "error %s: %s\n", peer,
+		    j && json_object_object_get_ex(j, "error", &e) ?
+		    json_object_get_string(e) : "no result from iperf3");
+	} else {
 		struct json_object *b = NULL, *s = NULL;
 
 		json_object_object_get_ex(sum, "bytes", &b);
