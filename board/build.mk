@@ -43,7 +43,13 @@ $(IMAGE_TEST): $(IMAGE_ROOTFS)/.stamp
 	@TEST_EXTRA="$(O)/bin/raidd-sysdrv $(O)/bin/netd-nlrec" \
 	    bash $(SRC)/scripts/image/mkimage.sh -v test -b $(BOARD_DIR) -r $(IMAGE_ROOTFS) -d $(DL) -o $(IMAGE_DIR)
 
-image: $(IMAGE_PROD) $(IMAGE_TEST)
+# The line PC (docs/selftest.md): boots the same kernel as the virtual board.
+LINEPC := $(if $(filter qemu-x86_64,$(BOARD)),$(IMAGE_DIR)/linepc.cpio.zst)
+$(IMAGE_DIR)/linepc.cpio.zst: $(IMAGE_TEST) $(SRC)/scripts/image/mklinepc.sh $(BOARD_DIR)/linepc/init
+	@echo "  IMAGE   line PC"
+	@bash $(SRC)/scripts/image/mklinepc.sh -d $(DL) -o $(IMAGE_DIR)
+
+image: $(IMAGE_PROD) $(IMAGE_TEST) $(LINEPC)
 
 run: image
 	@python3 $(BOARD_DIR)/vnas.py run --image-dir $(IMAGE_DIR) --variant $(IMAGE_VARIANT) \

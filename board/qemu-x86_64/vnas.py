@@ -160,7 +160,8 @@ class VNAS:
 
     def __init__(self, image_dir, variant="test", bays=2, sizes=None, workdir=None,
                  board=None, mem=None, smp=2, api_dir=None, extra_initrd=None,
-                 platform="qemu-x86_64"):
+                 platform="qemu-x86_64", line_pc=False):
+        self.line_pc = line_pc
         self.image_dir = os.path.abspath(image_dir)
         self.variant = variant
         self.platform = platform
@@ -229,6 +230,11 @@ class VNAS:
                     cmd += ["-blockdev", json.dumps(node)]
                 cmd += ["-device", json.dumps(bay.device_args())]
         for i, addr in enumerate(PORT_ADDR, 1):
+            if self.line_pc:
+                cmd += ["-netdev", wire_netdev(self.workdir, i, "nas"), "-device",
+                        "virtio-net-pci,netdev=net%d,id=port%d,mac=52:54:00:4e:41:%02x,"
+                        "speed=1000,duplex=full,bus=%s,addr=0x%x" % (i, i, i, m["bus"], addr)]
+                continue
             cmd += ["-netdev", "user,id=net%d,restrict=on" % i,
                     "-device", "virtio-net-pci,netdev=net%d,id=port%d,mac=52:54:00:4e:41:%02x,"
                     "bus=%s,addr=0x%x" % (i, i, i, m["bus"], addr)]
@@ -371,6 +377,56 @@ class VNAS:
         if port not in ("1", "2"):
             raise QMPError("no port %s (ports 1, 2)" % arg)
         self.qmp.cmd("set_link", name="port" + port, up=up)
+
+
+def wire_netdev(workdir, port, side):
+    """One end of the cable between the NAS's port and the line PC's: a
+    unix stream socket the NAS's qemu listens on and the line PC's connects
+    to (so the NAS boots first; a frame sent before the line PC is up is
+    lost, as on a real wire).  One boot of the NAS: a reboot cuts it."""
+    path = os.path.join(workdir, "wire%d.sock" % port)
+    if side == "nas":
+        if os.path.exists(path):
+            os.unlink(path)
+        return "stream,id=net%d,server=on,addr.type=unix,addr.path=%s" % (port, path)
+    return "stream,id=net%d,server=off,addr.type=unix,addr.path=%s" % (port, path)
+
+
+class LinePC:
+    """The line PC (docs/selftest.md): the same kernel with
+    linepc.cpio.zst (scripts/image/mklinepc.sh), its eth0 and eth1 wired to
+    the NAS's lan1 and lan2, bonded 802.3ad and held to RATE per port,
+    serving iperf3 on 10.77.0.11-14."""
+
+    def __init__(self, image_dir, workdir, rate="100mbit", mem=160):
+        self.image_dir, self.workdir = os.path.abspath(image_dir), workdir
+        self.rate, self.mem = rate, mem
+        self.console = os.path.join(workdir, "linepc-console.log")
+        self.proc = None
+
+    def command(self):
+        cmd = ["qemu-system-x86_64", "-machine", "pc,accel=tcg", "-cpu", "max",
+               "-smp", "1", "-m", str(self.mem), "-nodefaults", "-no-user-config",
+               "-display", "none", "-no-reboot",
+               "-kernel", os.path.join(self.image_dir, "vmlinuz"),
+               "-initrd", os.path.join(self.image_dir, "linepc.cpio.zst"),
+               "-append", "console=ttyS0 loglevel=4 panic=-1 no_timer_check linepc.rate=%s" % self.rate,
+               "-chardev", "file,id=con,path=%s" % self.console, "-serial", "chardev:con"]
+        for i, addr in enumerate(PORT_ADDR, 1):
+            cmd += ["-netdev", wire_netdev(self.workdir, i, "linepc"), "-device",
+                    "virtio-net-pci,netdev=net%d,mac=52:54:00:4c:50:%02x,speed=1000,"
+                    "duplex=full,bus=pci.0,addr=0x%x" % (i, i, addr)]
+        return cmd
+
+    def start(self):
+        if not os.path.exists(os.path.join(self.image_dir, "linepc.cpio.zst")):
+            raise RuntimeError("no %s/linepc.cpio.zst: make image" % self.image_dir)
+        self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL)
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
 
 
 def default_image_dir():
