@@ -35,6 +35,20 @@ put(const char *rel, const char *text)
 	free(unit_write(tmp, rel, text));
 }
 
+/* Writes len bytes (NULs too) to tmp/rel, which put() made or will make. */
+static void
+put_bytes(const char *rel, const char *bytes, size_t len)
+{
+	char path[1024];
+	FILE *f;
+
+	put(rel, "");
+	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	ck_assert_uint_eq(fwrite(bytes, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
 /* tmp/rel, in a static buffer. */
 static const char *
 path_of(const char *rel)
@@ -216,6 +230,19 @@ START_TEST(garbage_is_never_a_number)
 		ck_assert(isnan(s->value));
 		ck_assert(!s->have_watts);
 	}
+	/* A NUL ends no value early; a file longer than the buffer is not its head. */
+	put_bytes("class/hwmon/hwmon0/power1_input", "42\0junk\n", 8);
+	sensor_read(s, 15.0);
+	ck_assert_int_eq(s->status, RD_GARBAGE);
+	put("class/hwmon/hwmon0/power1_input",
+	    "0000000000000000000000000000000000000000000000000000000000000000000005\n");
+	sensor_read(s, 16.0);
+	ck_assert_int_eq(s->status, RD_GARBAGE);
+	/* A chip name with a NUL is no name (it would pass as its head). */
+	put_bytes("class/hwmon/hwmon1/name", "ina226\0\"x\n", 10);
+	put("class/hwmon/hwmon1/power1_input", "1000000\n");
+	ck_assert_ptr_null(scan_find("hwmon:ina226@hwmon1/power1_input"));
+	ck_assert_ptr_nonnull(s = scan_find("hwmon:ina226/power1_input"));
 	put("class/hwmon/hwmon0/power1_input", "7000000");	/* no newline is fine */
 	sensor_read(s, 20.0);
 	ck_assert_int_eq(s->status, RD_OK);
