@@ -958,6 +958,50 @@ slow_standby(const char *name, int ata)
 
 static const struct drive_ops slow_ops = { slow_standby, sim_power_mode };
 
+/* CHECK POWER MODE asked while a STANDBY was in flight (it would block). */
+static int asked_busy;
+
+static int
+asking_power_mode(const char *name, int ata)
+{
+	(void)ata;
+	if (drive_standby_pending(strcmp(name, "sda") == 0 ? 1 : 2))
+		asked_busy++;
+	return -1;
+}
+
+static const struct drive_ops asking_ops = { slow_standby, asking_power_mode };
+
+START_TEST(no_question_during_standby)
+{
+	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct json_object *a;
+
+	rpc_server_add_methods(srv, drive_methods);
+	ck_assert_int_eq(pipe(gate), 0);
+	drive_ops = &asking_ops;
+	asked_busy = 0;
+	drive_set_timers(20, no_override);
+	power_sample(1, 1001);
+	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
+	/* drive.standby's own answer, then a read-group drive.list 10 s on. */
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay1\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	power_sample(11, 1011);
+	a = unit_call(srv, &root, "drive.list", NULL);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	ck_assert_int_eq(asked_busy, 0);
+	ck_assert_int_eq(write(gate[1], "x", 1), 1);
+	settle();
+	close(gate[0]);
+	close(gate[1]);
+	rpc_server_free(srv);
+}
+END_TEST
+
 START_TEST(standby_off_the_loop)
 {
 	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
@@ -1246,6 +1290,7 @@ powerd_suite(void)
 	tcase_add_test(tc, raidd_volume_list_read);
 	tcase_add_test(tc, drive_methods_answer);
 	tcase_add_test(tc, standby_off_the_loop);
+	tcase_add_test(tc, no_question_during_standby);
 	tcase_add_test(tc, drive_set_is_kept);
 	tcase_add_test(tc, timers_file_is_strict);
 	tcase_add_test(tc, smart_only_when_awake);
