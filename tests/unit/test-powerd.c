@@ -151,6 +151,15 @@ START_TEST(hwmon_energy_counter)
 	ck_assert_int_eq(s->status, RD_OK);
 	ck_assert_double_eq_tol(s->watts, 3.0, 1e-9);
 	ck_assert_double_eq_tol(s->joules, 7.0, 1e-9);
+	/* A jump of 2^62 uJ in a second is no energy: the total stays. */
+	put("class/hwmon/hwmon0/energy1_input", "4611686018427387904\n");
+	sensor_read(s, 15.0);
+	ck_assert_int_eq(s->status, RD_GARBAGE);
+	ck_assert_double_eq_tol(s->joules, 7.0, 1e-9);
+	put("class/hwmon/hwmon0/energy1_input", "4611686018430387904\n");
+	sensor_read(s, 16.0);
+	ck_assert_int_eq(s->status, RD_OK);
+	ck_assert_double_eq_tol(s->joules, 10.0, 1e-9);
 }
 END_TEST
 
