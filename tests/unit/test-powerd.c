@@ -686,6 +686,18 @@ START_TEST(sense_power_states)
 	ck_assert_int_eq(sg_ata_power_from_sense(d, 12), -1);
 	ck_assert_int_eq(sg_ata_power_from_sense(f, sizeof(f)), DP_IDLE);
 	ck_assert_int_eq(sg_ata_power_from_sense(f, 4), -1);
+	/* A bridge refusing the command: ILLEGAL REQUEST, no registers, no standby. */
+	f[2] = 0x05;
+	f[6] = 0x00;
+	f[12] = 0x20;
+	f[13] = 0x00;
+	ck_assert_int_eq(sg_ata_power_from_sense(f, sizeof(f)), -1);
+	ck_assert_int_eq(sg_ata_power_from_sense(f, 8), -1);
+	d[1] = 0x05;
+	d[2] = 0x24;
+	d[3] = 0x00;
+	d[7] = 14;
+	ck_assert_int_eq(sg_ata_power_from_sense(d, sizeof(d)), -1);
 	ck_assert_int_eq(sg_scsi_power_from_sense(scsi, sizeof(scsi)), DP_STANDBY);
 	scsi[13] = 0x41;
 	ck_assert_int_eq(sg_scsi_power_from_sense(scsi, sizeof(scsi)), DP_ACTIVE);
