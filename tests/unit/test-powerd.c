@@ -479,6 +479,12 @@ START_TEST(cpu_load_from_stat)
 	ck_assert_int_eq(activity_cpustat(&a,
 	    "cpu  150 0 150 900 0 0 0 0 0 0\ncpu0 0\ncpu1 0\n"), 0);
 	ck_assert_double_eq_tol(a.cpu_load, 1.0, 1e-9);
+	/* iowait went back by 99 while busy went on by 100: at most both cores. */
+	ck_assert_int_eq(activity_cpustat(&a,
+	    "cpu  250 0 150 900 99 0 0 0 0 0\ncpu0 0\ncpu1 0\n"), 0);
+	ck_assert_int_eq(activity_cpustat(&a,
+	    "cpu  350 0 150 900 0 0 0 0 0 0\ncpu0 0\ncpu1 0\n"), 0);
+	ck_assert_double_eq_tol(a.cpu_load, 2.0, 1e-9);
 	ck_assert_int_eq(activity_cpustat(&a, "intr 1 2 3\n"), -1);
 }
 END_TEST
