@@ -1171,6 +1171,17 @@ START_TEST(fan_set_writes_pwm)
 	ck_assert_int_eq(unit_err_code(a), RPC_INVALID_PARAMS);
 	json_object_put(a);
 	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2_enable"), "2\n");
+	/* A duty cycle the driver refuses leaves the fan to the chip, not manual. */
+	gone("class/hwmon/hwmon0/pwm2");
+	put("class/hwmon/hwmon0/pwm2/x", "");
+	a = unit_call(srv, &root, "fan.set",
+	    "{\"fan\":\"hwmon:nct6775/pwm2\",\"mode\":\"manual\",\"pwm\":10}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
+	json_object_put(a);
+	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2_enable"), "2\n");
+	gone("class/hwmon/hwmon0/pwm2/x");
+	ck_assert_int_eq(rmdir(path_of("class/hwmon/hwmon0/pwm2")), 0);
+	put("class/hwmon/hwmon0/pwm2", "180\n");
 	/* A board without the enable file: the error says so, pwm untouched. */
 	gone("class/hwmon/hwmon0/pwm2_enable");
 	a = unit_call(srv, &root, "fan.set",
