@@ -219,7 +219,8 @@ drive_smart_tick(double now)
 		struct disk_io *d = &power.act.disk[i];
 		int said;
 
-		if (!d->ata || d->power == DP_STANDBY ||
+		/* Not while a STANDBY is in flight: the loop would wait on it. */
+		if (!d->ata || d->power == DP_STANDBY || drive_standby_pending(d->bay) ||
 		    (d->smart_at > 0 && now - d->smart_at < SMART_EVERY))
 			continue;
 		d->smart_at = now;
@@ -300,6 +301,13 @@ reported(const struct disk_io *d, double now)
 
 	if (i < 0 || i >= BOARD_MAX_BAYS)
 		return -1;
+	/*
+	 * Not while the worker's STANDBY is in flight: our command would
+	 * queue behind it and the loop would wait out the spin-down (15 s),
+	 * at any read-group client's drive.list.
+	 */
+	if (pending[i].busy)
+		return strcmp(said_cache[i].name, d->name) == 0 ? said_cache[i].said : -1;
 	if (strcmp(said_cache[i].name, d->name) != 0 || now - said_cache[i].at >= 5 ||
 	    now < said_cache[i].at) {
 		pathf(said_cache[i].name, sizeof(said_cache[i].name), "%s", d->name);

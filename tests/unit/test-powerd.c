@@ -35,6 +35,20 @@ put(const char *rel, const char *text)
 	free(unit_write(tmp, rel, text));
 }
 
+/* Writes len bytes (NULs too) to tmp/rel, which put() made or will make. */
+static void
+put_bytes(const char *rel, const char *bytes, size_t len)
+{
+	char path[1024];
+	FILE *f;
+
+	put(rel, "");
+	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	ck_assert_uint_eq(fwrite(bytes, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
 /* tmp/rel, in a static buffer. */
 static const char *
 path_of(const char *rel)
@@ -137,6 +151,15 @@ START_TEST(hwmon_energy_counter)
 	ck_assert_int_eq(s->status, RD_OK);
 	ck_assert_double_eq_tol(s->watts, 3.0, 1e-9);
 	ck_assert_double_eq_tol(s->joules, 7.0, 1e-9);
+	/* A jump of 2^62 uJ in a second is no energy: the total stays. */
+	put("class/hwmon/hwmon0/energy1_input", "4611686018427387904\n");
+	sensor_read(s, 15.0);
+	ck_assert_int_eq(s->status, RD_GARBAGE);
+	ck_assert_double_eq_tol(s->joules, 7.0, 1e-9);
+	put("class/hwmon/hwmon0/energy1_input", "4611686018430387904\n");
+	sensor_read(s, 16.0);
+	ck_assert_int_eq(s->status, RD_OK);
+	ck_assert_double_eq_tol(s->joules, 10.0, 1e-9);
 }
 END_TEST
 
@@ -216,6 +239,19 @@ START_TEST(garbage_is_never_a_number)
 		ck_assert(isnan(s->value));
 		ck_assert(!s->have_watts);
 	}
+	/* A NUL ends no value early; a file longer than the buffer is not its head. */
+	put_bytes("class/hwmon/hwmon0/power1_input", "42\0junk\n", 8);
+	sensor_read(s, 15.0);
+	ck_assert_int_eq(s->status, RD_GARBAGE);
+	put("class/hwmon/hwmon0/power1_input",
+	    "0000000000000000000000000000000000000000000000000000000000000000000005\n");
+	sensor_read(s, 16.0);
+	ck_assert_int_eq(s->status, RD_GARBAGE);
+	/* A chip name with a NUL is no name (it would pass as its head). */
+	put_bytes("class/hwmon/hwmon1/name", "ina226\0\"x\n", 10);
+	put("class/hwmon/hwmon1/power1_input", "1000000\n");
+	ck_assert_ptr_null(scan_find("hwmon:ina226@hwmon1/power1_input"));
+	ck_assert_ptr_nonnull(s = scan_find("hwmon:ina226/power1_input"));
 	put("class/hwmon/hwmon0/power1_input", "7000000");	/* no newline is fine */
 	sensor_read(s, 20.0);
 	ck_assert_int_eq(s->status, RD_OK);
@@ -443,6 +479,12 @@ START_TEST(cpu_load_from_stat)
 	ck_assert_int_eq(activity_cpustat(&a,
 	    "cpu  150 0 150 900 0 0 0 0 0 0\ncpu0 0\ncpu1 0\n"), 0);
 	ck_assert_double_eq_tol(a.cpu_load, 1.0, 1e-9);
+	/* iowait went back by 99 while busy went on by 100: at most both cores. */
+	ck_assert_int_eq(activity_cpustat(&a,
+	    "cpu  250 0 150 900 99 0 0 0 0 0\ncpu0 0\ncpu1 0\n"), 0);
+	ck_assert_int_eq(activity_cpustat(&a,
+	    "cpu  350 0 150 900 0 0 0 0 0 0\ncpu0 0\ncpu1 0\n"), 0);
+	ck_assert_double_eq_tol(a.cpu_load, 2.0, 1e-9);
 	ck_assert_int_eq(activity_cpustat(&a, "intr 1 2 3\n"), -1);
 }
 END_TEST
@@ -650,6 +692,18 @@ START_TEST(sense_power_states)
 	ck_assert_int_eq(sg_ata_power_from_sense(d, 12), -1);
 	ck_assert_int_eq(sg_ata_power_from_sense(f, sizeof(f)), DP_IDLE);
 	ck_assert_int_eq(sg_ata_power_from_sense(f, 4), -1);
+	/* A bridge refusing the command: ILLEGAL REQUEST, no registers, no standby. */
+	f[2] = 0x05;
+	f[6] = 0x00;
+	f[12] = 0x20;
+	f[13] = 0x00;
+	ck_assert_int_eq(sg_ata_power_from_sense(f, sizeof(f)), -1);
+	ck_assert_int_eq(sg_ata_power_from_sense(f, 8), -1);
+	d[1] = 0x05;
+	d[2] = 0x24;
+	d[3] = 0x00;
+	d[7] = 14;
+	ck_assert_int_eq(sg_ata_power_from_sense(d, sizeof(d)), -1);
 	ck_assert_int_eq(sg_scsi_power_from_sense(scsi, sizeof(scsi)), DP_STANDBY);
 	scsi[13] = 0x41;
 	ck_assert_int_eq(sg_scsi_power_from_sense(scsi, sizeof(scsi)), DP_ACTIVE);
@@ -931,6 +985,50 @@ slow_standby(const char *name, int ata)
 
 static const struct drive_ops slow_ops = { slow_standby, sim_power_mode };
 
+/* CHECK POWER MODE asked while a STANDBY was in flight (it would block). */
+static int asked_busy;
+
+static int
+asking_power_mode(const char *name, int ata)
+{
+	(void)ata;
+	if (drive_standby_pending(strcmp(name, "sda") == 0 ? 1 : 2))
+		asked_busy++;
+	return -1;
+}
+
+static const struct drive_ops asking_ops = { slow_standby, asking_power_mode };
+
+START_TEST(no_question_during_standby)
+{
+	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct json_object *a;
+
+	rpc_server_add_methods(srv, drive_methods);
+	ck_assert_int_eq(pipe(gate), 0);
+	drive_ops = &asking_ops;
+	asked_busy = 0;
+	drive_set_timers(20, no_override);
+	power_sample(1, 1001);
+	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
+	/* drive.standby's own answer, then a read-group drive.list 10 s on. */
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay1\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	power_sample(11, 1011);
+	a = unit_call(srv, &root, "drive.list", NULL);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	ck_assert_int_eq(asked_busy, 0);
+	ck_assert_int_eq(write(gate[1], "x", 1), 1);
+	settle();
+	close(gate[0]);
+	close(gate[1]);
+	rpc_server_free(srv);
+}
+END_TEST
+
 START_TEST(standby_off_the_loop)
 {
 	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
@@ -1073,6 +1171,17 @@ START_TEST(fan_set_writes_pwm)
 	ck_assert_int_eq(unit_err_code(a), RPC_INVALID_PARAMS);
 	json_object_put(a);
 	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2_enable"), "2\n");
+	/* A duty cycle the driver refuses leaves the fan to the chip, not manual. */
+	gone("class/hwmon/hwmon0/pwm2");
+	put("class/hwmon/hwmon0/pwm2/x", "");
+	a = unit_call(srv, &root, "fan.set",
+	    "{\"fan\":\"hwmon:nct6775/pwm2\",\"mode\":\"manual\",\"pwm\":10}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
+	json_object_put(a);
+	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2_enable"), "2\n");
+	gone("class/hwmon/hwmon0/pwm2/x");
+	ck_assert_int_eq(rmdir(path_of("class/hwmon/hwmon0/pwm2")), 0);
+	put("class/hwmon/hwmon0/pwm2", "180\n");
 	/* A board without the enable file: the error says so, pwm untouched. */
 	gone("class/hwmon/hwmon0/pwm2_enable");
 	a = unit_call(srv, &root, "fan.set",
@@ -1219,6 +1328,7 @@ powerd_suite(void)
 	tcase_add_test(tc, raidd_volume_list_read);
 	tcase_add_test(tc, drive_methods_answer);
 	tcase_add_test(tc, standby_off_the_loop);
+	tcase_add_test(tc, no_question_during_standby);
 	tcase_add_test(tc, drive_set_is_kept);
 	tcase_add_test(tc, timers_file_is_strict);
 	tcase_add_test(tc, smart_only_when_awake);
