@@ -54,6 +54,14 @@ static const struct arg volume_delete_args[] = {
 	END_ARGS
 };
 
+static const struct arg volume_repair_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--disk", "disk", ARG_STRING, ARG_REQUIRED, "D" },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	{ "--no-wait", "no_wait", ARG_BOOL, ARG_LOCAL, NULL },
+	END_ARGS
+};
+
 static const struct arg job_list_args[] = {
 	{ "--daemon", "daemon", ARG_STRING, ARG_LOCAL, NULL },
 	END_ARGS
@@ -147,6 +155,8 @@ const struct command nasctl_commands[] = {
 	  "make a foreign (or deleted) volume this unit's and assemble it" },
 	{ "volume", "clear", R, "volume.clear", volume_args, NULL, NULL, NULL,
 	  "let members md failed for errors rejoin" },
+	{ "volume", "repair", R, "volume.repair", volume_repair_args, NULL, NULL,
+	  run_started_job, "rebuild the missing or failed member on disk D and wait" },
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,
 	  "running and recent jobs (of every daemon without --daemon)" },
 	{ "job", "status", NULL, "job.status", job_id_args, NULL, NULL, run_job_one,

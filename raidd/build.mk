@@ -12,7 +12,7 @@ RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/label-io.c raidd/assemble.c raidd/teardown.c raidd/create.c \
 	raidd/delete.c raidd/api-volume.c raidd/plan.c raidd/mdsb.c raidd/label.c \
 	raidd/proof.c raidd/unit.c \
-	raidd/features.c raidd/health.c
+	raidd/features.c raidd/health.c raidd/repair.c
 raidd_SRCS += $(RAIDD_LOGIC) raidd/system-sim.c
 
 # Unit suites of raidd's pure-logic modules (no kernel, no disk I/O).
@@ -32,6 +32,10 @@ UNIT_TESTS += test-raidd-health
 test-raidd-health_SRCS := tests/unit/test-raidd-health.c $(RAIDD_LOGIC) raidd/system-sim.c \
 	tests/unit/unit-util.c
 test-raidd-health_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-raidd-repair
+test-raidd-repair_SRCS := tests/unit/test-raidd-repair.c $(RAIDD_LOGIC) raidd/system-sim.c \
+	tests/unit/unit-util.c
+test-raidd-repair_LIBS = $(CHECK_LIBS)
 
 # The kernel seam on Linux (system-linux*.c); label_probe comes from label.c.
 RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c \

@@ -63,6 +63,7 @@ int	 label_write_some(struct volume *, unsigned mask, char *err, size_t errlen);
 int	 label_next(struct volume *, char *err, size_t errlen);
 int	 label_agrees(const struct volume *, int m);
 int	 label_same_members(const struct label *, const struct label *);
+int	 label_replaced(const struct label *, const struct label *newest);
 int	 label_change(struct volume *, unsigned mask, const struct label *was,
 	    char *err, size_t errlen);
 int	 member_verify(const struct volume *, int m, char *err, size_t errlen);
@@ -90,7 +91,9 @@ void	 volume_set_degraded_start(int ok);
 int	 volume_waits(const struct volume *);
 
 /* assemble.c */
+struct mdsb;
 void	 volume_scan(void);
+int	 member_read_sb(const char *dev, struct mdsb *);
 void	 volume_note_failed(struct volume *);
 int	 volume_assemble(struct volume *, char *err, size_t errlen);
 int	 volume_mount(struct volume *, char *err, size_t errlen);
@@ -114,6 +117,17 @@ int	 create_check(const struct create_req *, struct plan *, int *code,
 	    char *err, size_t errlen);
 struct job *create_start(const struct create_req *, const struct plan *,
 	    char *err, size_t errlen);
+int	 disk_check_free(int force, const struct disk *, int *code, char *err,
+	    size_t errlen);
+
+/* repair.c */
+int	 repair_check(struct volume *, const char *disk, int force, int *code,
+	    char *err, size_t errlen);
+struct job *repair_start(struct volume *, const char *disk, int force,
+	    char *err, size_t errlen);
+int	 repair_decide(struct volume *);
+void	 repair_resume(struct volume *);
+void	 repair_set_poll(double seconds);
 
 /* delete.c */
 int	 delete_volume(struct volume *, char *err, size_t errlen);
