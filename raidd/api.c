@@ -24,6 +24,8 @@ static const struct conf_key raidd_conf[] = {
 	  "this unit's id, made at the first start; written into every label" },
 	{ "raidd", "deleted_file", CONF_STRING, "/etc/nas/raidd-deleted", 1, 200, NULL,
 	  "volumes deleted here while a member was absent" },
+	{ "volume", "auto_repair", CONF_BOOL, "yes", 0, 0, NULL,
+	  "a blank disk inserted in a degraded volume's missing member's bay is made that member" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
@@ -72,6 +74,8 @@ hotplug_cb(struct ev_loop *l, ev_io *w, int revents)
 		disk_refresh(1);
 	volume_scan();
 	volume_check_states();
+	if (n > 0)
+		repair_auto(names, n);
 }
 
 /* md changes state on its own too (a member fails, a resync ends). */
@@ -154,6 +158,7 @@ raidd_init(const struct conf *c)
 		simulate(getenv("RAIDD_SIMULATE"));
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
+	repair_set_auto(conf_bool(c, "volume", "auto_repair"));
 	if (unit_load(conf_str(c, "raidd", "unit_id_file")) == -1 && sys == &sys_sim) {
 		uint8_t u[16] = { 0x51, 0x4d };	/* "SM": simulated disks, a unit for this run */
 
@@ -194,6 +199,7 @@ raidd_reload(const struct conf *c)
 {
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
+	repair_set_auto(conf_bool(c, "volume", "auto_repair"));
 	disk_refresh(1);
 	volume_scan();
 	return 0;

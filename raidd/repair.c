@@ -713,3 +713,99 @@ repair_resume(struct volume *v)
 	if (start_at(v, m, d, RSTEP_PARTITION, err, sizeof(err)) == NULL)
 		log_warnx("volume %s: %s", v->name, err);
 }
+
+/* ---- auto-repair: a blank disk in a missing member's bay ---- */
+
+static int auto_repair = 1;
+
+void
+repair_set_auto(int on)
+{
+	auto_repair = on;
+}
+
+/*
+ * The missing member whose bay the disk is in: the bay it was last seen
+ * in, or, when no bay is known (raidd started without it), the only
+ * missing member of any volume while no other member was last seen in
+ * this bay. NULL when none or several fit.
+ */
+static struct volume *
+waiting_for(const struct disk *d, int *member)
+{
+	struct volume *v, *found = NULL;
+	int unknown = 0, taken = 0;
+
+	for (int i = 0; (v = volume_at(i)) != NULL; i++) {
+		for (int m = 0; m < v->label.ndisks; m++) {
+			if (v->disk[m][0]) {
+				taken |= v->bay[m] == d->bay;
+				continue;
+			}
+			if (!v->assembled || v->job || v->held || v->foreign || v->inconsistent)
+				continue;
+			if (v->bay[m] == d->bay) {
+				*member = m;
+				return v;
+			}
+			if (v->bay[m] == 0 && unknown++ == 0) {
+				found = v;
+				*member = m;
+			}
+		}
+	}
+	return unknown == 1 && !taken ? found : NULL;
+}
+
+static void
+declined(const struct volume *v, const struct disk *d, const char *why)
+{
+	struct json_object *ev = json_object_new_object();
+	char name[SYS_NAME_MAX];
+
+	disk_spec(d, name, sizeof(name));
+	log_warnx("volume %s: %s is not taken by itself: %s", v->name, name, why);
+	json_object_object_add(ev, "name", json_object_new_string(v->name));
+	json_object_object_add(ev, "disk", json_object_new_string(name));
+	json_object_object_add(ev, "problem", json_object_new_string(why));
+	nas_event("volume.repair_declined", ev);
+}
+
+/*
+ * Disks that just arrived (a uevent): a blank one in the bay of a
+ * degraded volume's missing member starts volume.repair by itself; one
+ * that holds anything is never taken, and an event says why.
+ */
+void
+repair_auto(char (*names)[SYS_NAME_MAX], int n)
+{
+	char err[256], why[256];
+	int code, m;
+
+	for (int i = 0; auto_repair && i < n; i++) {
+		const struct disk *d = disk_find(names[i]);
+		struct volume *v;
+
+		if (d == NULL || d->bay == 0 || d->flash || volume_of_disk(d->sys.name) ||
+		    (v = waiting_for(d, &m)) == NULL)
+			continue;
+		if (d->label_rc != 1 || d->sys.nsigs > 0) {
+			if (disk_has_foreign(d, why, sizeof(why)) == 0)
+				snprintf(why, sizeof(why), "it carries a raidd label");
+			declined(v, d, why);
+			continue;
+		}
+		if (member_to_replace(v) != m) {
+			declined(v, d, "another member is to be replaced first: use volume.repair");
+			continue;
+		}
+		if (repair_check(v, d->sys.name, 0, &code, err, sizeof(err)) == -1) {
+			declined(v, d, err);
+			continue;
+		}
+		log_info("volume %s: blank disk %s in member %d's bay: repairing", v->name,
+		    d->sys.name, m + 1);
+		if (start_at(v, m, d, RSTEP_WIPE, err, sizeof(err)) == NULL)
+			log_warnx("volume %s: %s", v->name, err);
+	}
+}

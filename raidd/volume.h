@@ -30,6 +30,7 @@ struct volume {
 	int		 inconsistent;		/* no safe decision: see problem */
 	uint8_t		 split;			/* members held out: used on their own */
 	uint8_t		 pulled;		/* members whose disk went away meanwhile */
+	int		 bay[PLAN_MAX_DISKS];	/* member -> bay it was last seen in, 0 unknown */
 	struct job	*job;			/* create/delete in flight */
 };
 
@@ -128,6 +129,8 @@ struct job *repair_start(struct volume *, const char *disk, int force,
 int	 repair_decide(struct volume *);
 void	 repair_resume(struct volume *);
 void	 repair_set_poll(double seconds);
+void	 repair_set_auto(int on);
+void	 repair_auto(char (*names)[SYS_NAME_MAX], int n);
 
 /* delete.c */
 int	 delete_volume(struct volume *, char *err, size_t errlen);

@@ -536,6 +536,74 @@ START_TEST(sim_takes_only_spares)
 }
 END_TEST
 
+/* The uevent of a disk added: what hotplug_cb does. */
+static void
+inserted(const char *name)
+{
+	char names[1][SYS_NAME_MAX];
+
+	snprintf(names[0], sizeof(names[0]), "%s", name);
+	uevent();
+	repair_auto(names, 1);
+}
+
+static struct volume *
+raid1_missing_bay2(void)
+{
+	struct volume *v;
+
+	add_disk(1, "sda", 4 * GIB, "A");
+	add_disk(2, "sdb", 4 * GIB, "B");
+	add_disk(3, "sdc", 4 * GIB, "C");
+	disk_refresh(0);
+	v = create("r", "raid1", "\"sda\",\"sdb\"");
+	sim_pull_disk("sdb");
+	uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	return v;
+}
+
+/* A blank disk in the missing member's bay is made the member by itself. */
+START_TEST(auto_repair_blank_disk_in_the_bay)
+{
+	struct volume *v = raid1_missing_bay2();
+
+	add_disk(2, "sde", 4 * GIB, "E");
+	inserted("sde");
+	ck_assert_ptr_nonnull(v->job);
+	ck_assert_int_eq(drive(job_id(v->job), "r"), JOB_DONE);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	assert_member(v, 1, "sde");
+}
+END_TEST
+
+/* Never by itself: a disk with data, a disk in another bay, auto_repair off. */
+START_TEST(auto_repair_takes_nothing_else)
+{
+	struct volume *v = raid1_missing_bay2();
+	int ops = sim_ops();
+
+	add_disk(4, "sdf", 4 * GIB, "F");	/* blank, but in bay 4 */
+	inserted("sdf");
+	ck_assert_ptr_null(v->job);
+	add_disk(2, "sde", 4 * GIB, "E");
+	ck_assert_int_eq(sys->write_at("sde", 1080, "\x53\xef", 2), 0);
+	ops = sim_ops();
+	inserted("sde");
+	ck_assert_ptr_null(v->job);
+	ck_assert_int_eq(sim_ops(), ops);
+	sim_remove_disk("sde");
+	uevent();
+	repair_set_auto(0);
+	add_disk(2, "sdg", 4 * GIB, "G");
+	inserted("sdg");
+	ck_assert_ptr_null(v->job);
+	ck_assert_int_eq(sim_ops(), ops);
+	repair_set_auto(1);
+}
+END_TEST
+
 static Suite *
 repair_suite(void)
 {
@@ -553,6 +621,8 @@ repair_suite(void)
 	tcase_add_test(tc, power_cut_after_every_step);
 	tcase_add_test(tc, rebuild_resumes_after_power_cut);
 	tcase_add_test(tc, sim_takes_only_spares);
+	tcase_add_test(tc, auto_repair_blank_disk_in_the_bay);
+	tcase_add_test(tc, auto_repair_takes_nothing_else);
 	suite_add_tcase(s, tc);
 	return s;
 }
