@@ -286,6 +286,13 @@ decide(struct volume *v)
 {
 	v->inconsistent = 0;
 	v->problem[0] = '\0';
+	/* A replaced member's disk collected before the newest label was seen. */
+	for (int m = 0; m < PLAN_MAX_DISKS; m++)
+		if (v->disk[m][0] && label_replaced(&v->mlabel[m], &v->label)) {
+			log_info("volume %s: %s was member %d before a repair: left out",
+			    v->name, v->disk[m], m + 1);
+			v->disk[m][0] = '\0';
+		}
 	if (members_disagree(v))
 		return 0;
 	switch (v->label.intent.op) {

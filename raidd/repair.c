@@ -42,6 +42,7 @@ static const char *const step_names[] = {
 
 struct repair {
 	struct volume		*vol;
+	uint8_t			 volume_uuid[16];	/* vol is still this volume */
 	struct job		*job;
 	int			 member;
 	char			 disk[SYS_NAME_MAX];
@@ -507,6 +508,13 @@ rebuilt(struct repair *rp, double *percent, char *err, size_t errlen)
 
 /* ---- the job ---- */
 
+/* After the commit the volume may be deleted, its slot reused. */
+static int
+same_volume(const struct repair *rp)
+{
+	return rp->vol->name[0] && memcmp(rp->vol->label.volume_uuid, rp->volume_uuid, 16) == 0;
+}
+
 static void advance(struct repair *, double after);
 
 static void
@@ -533,10 +541,23 @@ give_up(struct repair *rp, const char *why)
 	struct volume *v = rp->vol;
 	char err[256];
 
+	if (rp->step == RSTEP_RECOVER) {
+		/* The volume is free since the commit; it may even be gone. */
+		if (same_volume(rp)) {
+			snprintf(v->problem, sizeof(v->problem), "the rebuild of member %d "
+			    "stopped: %.180s", rp->member + 1, why);
+			volume_refresh_state(v);
+			repair_event("volume.repair_failed", rp, why);
+		}
+		log_warnx("repair of member %d with %s: %s", rp->member + 1, rp->disk, why);
+		job_fail(rp->job, NAS_ERR_FAILED, "%s while rebuilding", why);
+		return;
+	}
 	v->job = NULL;
 	log_warnx("volume %s: repair of member %d with %s: %s while %s", v->name,
 	    rp->member + 1, rp->disk, why, step_names[rp->step]);
-	if (rp->step > RSTEP_INTENT && rp->step < RSTEP_COMMIT) {
+	if (rp->step >= RSTEP_INTENT && rp->step < RSTEP_COMMIT &&
+	    v->label.intent.op == LABEL_OP_REPLACING) {
 		const struct disk *d = job_disk(rp, err, sizeof(err));
 
 		/* The new disk must not claim the member with half its parts. */
@@ -557,7 +578,6 @@ finish(struct repair *rp)
 {
 	struct volume *v = rp->vol;
 
-	v->job = NULL;
 	v->problem[0] = '\0';
 	volume_refresh_state(v);
 	log_info("volume %s: member %d rebuilt on %s", v->name, rp->member + 1, rp->disk);
@@ -582,6 +602,10 @@ step_timer(struct ev_loop *l, ev_timer *w, int revents)
 	(void)l;
 	(void)revents;
 	if (rp->step == RSTEP_RECOVER) {
+		if (!same_volume(rp)) {
+			give_up(rp, "the volume went away");
+			return;
+		}
 		if ((rc = rebuilt(rp, &pct, err, sizeof(err))) == -1) {
 			give_up(rp, err);
 			return;
@@ -604,6 +628,12 @@ step_timer(struct ev_loop *l, ev_timer *w, int revents)
 		return;
 	}
 	if (rp->step == RSTEP_COMMIT) {
+		/*
+		 * The member is the volume's now: the volume is free for
+		 * uevents, state checks and other calls while md rebuilds
+		 * (which may take hours); the job only follows md.
+		 */
+		rp->vol->job = NULL;
 		volume_refresh_state(rp->vol);
 		repair_event("volume.rebuilding", rp, NULL);
 	}
@@ -638,6 +668,7 @@ start_at(struct volume *v, int m, const struct disk *d, enum repair_step from,
 	if ((rp = calloc(1, sizeof(*rp))) == NULL)
 		return snprintf(err, errlen, "out of memory"), NULL;
 	rp->vol = v;
+	memcpy(rp->volume_uuid, v->label.volume_uuid, 16);
 	rp->member = m;
 	rp->step = from;
 	snprintf(rp->disk, sizeof(rp->disk), "%s", d->sys.name);

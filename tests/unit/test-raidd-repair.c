@@ -263,6 +263,33 @@ START_TEST(raid1_pulled_member_replaced)
 }
 END_TEST
 
+/* The replaced disk is scanned before any member with the newest label:
+   it is left out all the same. */
+START_TEST(replaced_disk_scanned_first_is_left_out)
+{
+	struct volume *v;
+
+	add_disk(1, "sda", 4 * GIB, "A");
+	add_disk(2, "sdb", 4 * GIB, "B");
+	disk_refresh(0);
+	v = create("r", "raid1", "\"sda\",\"sdb\"");
+	sim_pull_disk("sda");
+	uevent();
+	add_disk(3, "sde", 4 * GIB, "E");
+	uevent();
+	ck_assert_int_eq(repair("r", "sde", 0), 0);
+	sim_pull_disk("sde");
+	sim_push_disk("sda");
+	reboot();
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->inconsistent, 0);
+	ck_assert_str_eq(v->disk[0], "");
+	ck_assert_ptr_null(volume_of_disk("sda"));
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+}
+END_TEST
+
 struct layout {
 	const char	*level;
 	int		 ndisks;
@@ -613,6 +640,7 @@ repair_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, raid1_pulled_member_replaced);
+	tcase_add_test(tc, replaced_disk_scanned_first_is_left_out);
 	tcase_add_loop_test(tc, every_layout_every_member, 0,
 	    (int)(sizeof(layouts) / sizeof(layouts[0])) * 4);
 	tcase_add_test(tc, refusals_write_nothing);
