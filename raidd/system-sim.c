@@ -7,6 +7,7 @@
 #include <linux/raid/md_p.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +391,9 @@ chunk_at(struct dev *d, uint64_t idx, int create)
 
 static int dev_io(struct dev *, uint64_t, uint8_t *, const uint8_t *, size_t);
 
+/* What zero_at writes from (.bss: never written). */
+static const uint8_t zeros[CHUNK];
+
 static int
 dm_io(struct dev *d, uint64_t off, uint8_t *rbuf, const uint8_t *wbuf, size_t len)
 {
@@ -434,7 +438,7 @@ dev_io(struct dev *d, uint64_t off, uint8_t *rbuf, const uint8_t *wbuf, size_t l
 	while (len > 0) {
 		size_t in = (size_t)(off % CHUNK), n = CHUNK - in < len ? CHUNK - in : len;
 		/* Zeros over a chunk never written change nothing: not stored. */
-		int blank = wbuf != NULL && wbuf[0] == 0 && memcmp(wbuf, wbuf + 1, n - 1) == 0;
+		int blank = wbuf && (uintptr_t)wbuf - (uintptr_t)zeros < sizeof(zeros);
 		uint8_t *c = chunk_at(d, off / CHUNK, wbuf != NULL && !blank);
 
 		if (rbuf)
@@ -474,7 +478,6 @@ sim_write_at(const char *name, uint64_t off, const void *buf, size_t len)
 static int
 sim_zero_at(const char *name, uint64_t off, uint64_t len)
 {
-	static uint8_t zeros[CHUNK];	/* .bss: never written */
 	struct dev *d = find(name);
 
 	if (d == NULL)
