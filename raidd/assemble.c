@@ -672,6 +672,8 @@ start_tier(struct volume *v, int t, char *err, size_t errlen)
 		    plan_tier_kind_name(lt->kind), lacking, lt->nmembers);
 		return -1;
 	}
+	for (int i = 0; i < md.nmembers; i++)
+		repair_note_resume(v, md.name, md.member[i].dev);
 	if (sys->md_assemble(&md) == -1) {
 		snprintf(err, errlen, "starting %s: %s", md.name, strerror(errno));
 		return -1;

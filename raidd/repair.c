@@ -745,6 +745,22 @@ repair_resume(struct volume *v)
 		log_warnx("volume %s: %s", v->name, err);
 }
 
+/*
+ * At assembly: a member md was rebuilding when the power went carries
+ * its checkpoint (recovery_offset) in its own superblock; md goes on
+ * from there. Said in the log, as nothing else shows it once done.
+ */
+void
+repair_note_resume(const struct volume *v, const char *md, const char *dev)
+{
+	static struct mdsb sb;
+
+	if (member_read_sb(dev, &sb) == 0 && (sb.feature_map & MD_FEATURE_RECOVERY_OFFSET))
+		log_info("volume %s: %s resumes its rebuild in %s at sector %llu of %llu",
+		    v->name, dev, md, (unsigned long long)sb.recovery_offset,
+		    (unsigned long long)sb.size);
+}
+
 /* ---- auto-repair: a blank disk in a missing member's bay ---- */
 
 static int auto_repair = 1;
