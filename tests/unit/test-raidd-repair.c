@@ -127,6 +127,19 @@ create(const char *name, const char *level, const char *disks)
 	return volume_find(name);
 }
 
+/* n blank 4 GiB disks sda.. in bays 1..n (serials A..), RAID 1 "r" on the first two. */
+static struct volume *
+raid1(int n)
+{
+	static const char *const names[] = { "sda", "sdb", "sdc", "sdd" };
+	static const char *const serials[] = { "A", "B", "C", "D" };
+
+	for (int i = 0; i < n; i++)
+		add_disk(i + 1, names[i], 4 * GIB, serials[i]);
+	disk_refresh(0);
+	return create("r", "raid1", "\"sda\",\"sdb\"");
+}
+
 static int
 repair(const char *vol, const char *disk, int force)
 {
@@ -221,10 +234,7 @@ START_TEST(raid1_pulled_member_replaced)
 {
 	struct volume *v;
 
-	add_disk(1, "sda", 4 * GIB, "A");
-	add_disk(2, "sdb", 4 * GIB, "B");
-	disk_refresh(0);
-	v = create("r", "raid1", "\"sda\",\"sdb\"");
+	v = raid1(2);
 	fill("r", 1);
 	sim_pull_disk("sdb");
 	uevent();
@@ -269,10 +279,7 @@ START_TEST(replaced_disk_scanned_first_is_left_out)
 {
 	struct volume *v;
 
-	add_disk(1, "sda", 4 * GIB, "A");
-	add_disk(2, "sdb", 4 * GIB, "B");
-	disk_refresh(0);
-	v = create("r", "raid1", "\"sda\",\"sdb\"");
+	v = raid1(2);
 	sim_pull_disk("sda");
 	uevent();
 	add_disk(3, "sde", 4 * GIB, "E");
@@ -354,12 +361,7 @@ START_TEST(refusals_write_nothing)
 	uint64_t gen;
 	int ops;
 
-	add_disk(1, "sda", 4 * GIB, "A");
-	add_disk(2, "sdb", 4 * GIB, "B");
-	add_disk(3, "sdc", 4 * GIB, "C");
-	add_disk(4, "sdd", 4 * GIB, "D");
-	disk_refresh(0);
-	v = create("r", "raid1", "\"sda\",\"sdb\"");
+	v = raid1(4);
 	create("z", "raid0", "\"sdc\",\"sdd\"");
 	/* Nothing is missing. */
 	ck_assert_int_eq(repair("r", "sdc", 1), NAS_ERR_INVALID);
@@ -391,11 +393,7 @@ START_TEST(disk_with_data_needs_force)
 	struct volume *v;
 	int ops;
 
-	add_disk(1, "sda", 4 * GIB, "A");
-	add_disk(2, "sdb", 4 * GIB, "B");
-	add_disk(3, "sdc", 4 * GIB, "C");
-	disk_refresh(0);
-	v = create("r", "raid1", "\"sda\",\"sdb\"");
+	v = raid1(3);
 	ck_assert_int_eq(sys->write_at("sdc", 1080, "\x53\xef", 2), 0);
 	sim_pull_disk("sdb");
 	uevent();
@@ -415,11 +413,7 @@ START_TEST(failed_member_replaced)
 {
 	struct volume *v;
 
-	add_disk(1, "sda", 4 * GIB, "A");
-	add_disk(2, "sdb", 4 * GIB, "B");
-	add_disk(3, "sdc", 4 * GIB, "C");
-	disk_refresh(0);
-	v = create("r", "raid1", "\"sda\",\"sdb\"");
+	v = raid1(3);
 	sim_fail_member("md_r_t1", "sdb1");
 	uevent();
 	ck_assert(v->label.failed & 2);
@@ -509,10 +503,7 @@ START_TEST(rebuild_resumes_after_power_cut)
 	unsigned id;
 	int code;
 
-	add_disk(1, "sda", 4 * GIB, "A");
-	add_disk(2, "sdb", 4 * GIB, "B");
-	disk_refresh(0);
-	v = create("r", "raid1", "\"sda\",\"sdb\"");
+	v = raid1(2);
 	sim_pull_disk("sdb");
 	uevent();
 	add_disk(2, "sde", 4 * GIB, "E");
@@ -551,11 +542,7 @@ START_TEST(sim_takes_only_spares)
 	struct sys_md one = { .name = "md_r_t1", .nmembers = 1, .raid_disks = 2 };
 	static uint8_t sb[4096];
 
-	add_disk(1, "sda", 4 * GIB, "A");
-	add_disk(2, "sdb", 4 * GIB, "B");
-	add_disk(3, "sdc", 4 * GIB, "C");
-	disk_refresh(0);
-	create("r", "raid1", "\"sda\",\"sdb\"");
+	raid1(3);
 	ck_assert_int_eq(sys->partition("sdc", &(struct sys_part){ 1 << 20, 1 << 30, "x" }, 1), 0);
 	snprintf(one.member[0].dev, sizeof(one.member[0].dev), "sdc1");
 	one.member[0].role = 0;
@@ -583,11 +570,7 @@ raid1_missing_bay2(void)
 {
 	struct volume *v;
 
-	add_disk(1, "sda", 4 * GIB, "A");
-	add_disk(2, "sdb", 4 * GIB, "B");
-	add_disk(3, "sdc", 4 * GIB, "C");
-	disk_refresh(0);
-	v = create("r", "raid1", "\"sda\",\"sdb\"");
+	v = raid1(3);
 	sim_pull_disk("sdb");
 	uevent();
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
