@@ -1079,6 +1079,10 @@ sim_md_add_new(const struct sys_md *one)
 	    (one->member[0].bitmap_len && dev_io(m, SB_AT + one->member[0].sb_len, NULL,
 	    one->member[0].bitmap, one->member[0].bitmap_len) == -1))
 		return -1;
+	/* The superblock is on the disk before md takes the member: a cut here
+	   leaves a spare's superblock that no array holds. */
+	if (step() == -1)
+		return -1;
 	if (sb_read(m, &sb) == -1 || peer == NULL || sb_read(peer, &ref) == -1 ||
 	    memcmp(sb.set_uuid, ref.set_uuid, 16) != 0 || sb.dev_number >= sb.max_dev ||
 	    sb.dev_roles[sb.dev_number] != MDSB_ROLE_SPARE)

@@ -444,6 +444,9 @@ START_TEST(power_cut_after_every_step)
 
 	for (int k = 0; !done && k < 60; k++, cuts++) {
 		struct volume *v;
+		struct label l;
+		char err[160];
+		int next;
 		unsigned id;
 		int code;
 
@@ -473,6 +476,11 @@ START_TEST(power_cut_after_every_step)
 		ck_assert_msg(v->state == VOL_DEGRADED || v->state == VOL_CLEAN,
 		    "cut %d: %s", k, volume_state_name(v->state));
 		check_fill("s", (uint8_t)k);
+		/* A new disk that holds its label is the member: never discarded. */
+		if (label_read_disk("sde", &l, &next, err, sizeof(err)) == 0 &&
+		    memcmp(l.volume_uuid, v->label.volume_uuid, 16) == 0)
+			ck_assert_msg(strcmp(v->disk[2], "sde") == 0, "cut %d: the labelled new "
+			    "disk was left out", k);
 		if (v->job)
 			ck_assert_int_eq(drive(job_id(v->job), "s"), JOB_DONE);
 		else if (v->disk[2][0] == '\0')
