@@ -79,6 +79,9 @@ disk_check_free(int force, const struct disk *d, int *code, char *err, size_t er
 	if (volume_of_disk(d->sys.name))
 		return fail_check(code, NAS_ERR_BUSY, err, errlen,
 		    "%s belongs to volume %s", name, volume_of_disk(d->sys.name)->name);
+	if (repair_disk_busy(d->sys.name))
+		return fail_check(code, NAS_ERR_BUSY, err, errlen,
+		    "%s is being made a member of volume %s", name, repair_disk_busy(d->sys.name));
 	if (force)
 		return 0;
 	for (int i = 0; i < d->sys.nsigs; i++) {

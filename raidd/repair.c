@@ -52,6 +52,9 @@ struct repair {
 	ev_timer		 timer;
 };
 
+/* Repairs under way: their disk is not free, though no volume names it yet. */
+static struct repair *active[MAX_VOLUMES];
+
 /* How often the job looks at md's rebuild (tests make it short). */
 static double poll_seconds = 1.0;
 
@@ -653,8 +656,22 @@ release(void *arg)
 {
 	struct repair *rp = arg;
 
+	for (int i = 0; i < MAX_VOLUMES; i++)
+		if (active[i] == rp)
+			active[i] = NULL;
 	ev_timer_stop(nas_loop(), &rp->timer);
 	free(rp);
+}
+
+/* The volume a running repair is making disk a member of, or NULL. */
+const char *
+repair_disk_busy(const char *disk)
+{
+	for (int i = 0; i < MAX_VOLUMES; i++)
+		if (active[i] && active[i]->step < RSTEP_DONE &&
+		    strcmp(active[i]->disk, disk) == 0)
+			return active[i]->vol->name;
+	return NULL;
 }
 
 static const struct job_ops repair_ops = { .release = release };
@@ -665,8 +682,12 @@ start_at(struct volume *v, int m, const struct disk *d, enum repair_step from,
 {
 	struct repair *rp;
 
-	if ((rp = calloc(1, sizeof(*rp))) == NULL)
-		return snprintf(err, errlen, "out of memory"), NULL;
+	int slot = 0;
+
+	while (slot < MAX_VOLUMES && active[slot])
+		slot++;
+	if (slot == MAX_VOLUMES || (rp = calloc(1, sizeof(*rp))) == NULL)
+		return snprintf(err, errlen, "too many repairs"), NULL;
 	rp->vol = v;
 	memcpy(rp->volume_uuid, v->label.volume_uuid, 16);
 	rp->member = m;
@@ -682,6 +703,7 @@ start_at(struct volume *v, int m, const struct disk *d, enum repair_step from,
 		return NULL;
 	}
 	v->job = rp->job;
+	active[slot] = rp;
 	advance(rp, 0);
 	return rp->job;
 }

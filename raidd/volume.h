@@ -130,6 +130,7 @@ int	 repair_decide(struct volume *);
 void	 repair_resume(struct volume *);
 void	 repair_set_poll(double seconds);
 void	 repair_set_auto(int on);
+const char *repair_disk_busy(const char *disk);
 void	 repair_note_resume(const struct volume *, const char *md, const char *dev);
 void	 repair_auto(char (*names)[SYS_NAME_MAX], int n);
 

@@ -387,6 +387,26 @@ START_TEST(refusals_write_nothing)
 }
 END_TEST
 
+/* From the first step, the disk a repair takes is not free for another call. */
+START_TEST(repair_disk_is_busy_at_once)
+{
+	struct volume *v = raid1(4);
+	unsigned id;
+	int code;
+
+	sim_pull_disk("sdb");
+	uevent();
+	id = start("volume.repair", "{\"name\":\"r\",\"disk\":\"sdc\"}", &code);
+	ck_assert_int_eq(code, 0);
+	start("volume.create", "{\"name\":\"x\",\"level\":\"raid1\","
+	    "\"disks\":[\"sdc\",\"sdd\"],\"force\":true}", &code);
+	ck_assert_int_eq(code, NAS_ERR_BUSY);
+	ck_assert_int_eq(drive(id, "r"), JOB_DONE);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+}
+END_TEST
+
 /* A disk that holds data is taken only with force. */
 START_TEST(disk_with_data_needs_force)
 {
@@ -640,6 +660,7 @@ repair_suite(void)
 	    (int)(sizeof(layouts) / sizeof(layouts[0])) * 4);
 	tcase_add_test(tc, refusals_write_nothing);
 	tcase_add_test(tc, disk_with_data_needs_force);
+	tcase_add_test(tc, repair_disk_is_busy_at_once);
 	tcase_add_test(tc, failed_member_replaced);
 	tcase_add_test(tc, rebuild_resumes_after_power_cut);
 	tcase_add_test(tc, sim_takes_only_spares);
