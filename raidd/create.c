@@ -60,10 +60,9 @@ fail_check(int *code, int c, char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-/* Why this disk may not join a new volume, or 0. */
-static int
-check_disk(const struct create_req *r, const struct disk *d, int *code,
-    char *err, size_t errlen)
+/* Why this disk may not join a volume (new, or as a replacement), or 0. */
+int
+disk_check_free(int force, const struct disk *d, int *code, char *err, size_t errlen)
 {
 	char why[192], name[SYS_NAME_MAX];
 
@@ -80,7 +79,10 @@ check_disk(const struct create_req *r, const struct disk *d, int *code,
 	if (volume_of_disk(d->sys.name))
 		return fail_check(code, NAS_ERR_BUSY, err, errlen,
 		    "%s belongs to volume %s", name, volume_of_disk(d->sys.name)->name);
-	if (r->force)
+	if (repair_disk_busy(d->sys.name))
+		return fail_check(code, NAS_ERR_BUSY, err, errlen,
+		    "%s is being made a member of volume %s", name, repair_disk_busy(d->sys.name));
+	if (force)
 		return 0;
 	for (int i = 0; i < d->sys.nsigs; i++) {
 		if (strcmp(d->sys.sig[i].type, "raidd") == 0)
@@ -129,7 +131,7 @@ create_check(const struct create_req *r, struct plan *plan, int *code,
 	if (plan_make(r->level, pd, r->ndisks, plan, why, sizeof(why)) == -1)
 		return fail_check(code, NAS_ERR_INVALID, err, errlen, "%s", why);
 	for (int i = 0; i < r->ndisks; i++)
-		if (check_disk(r, disk_find(r->disk[i]), code, err, errlen) == -1)
+		if (disk_check_free(r->force, disk_find(r->disk[i]), code, err, errlen) == -1)
 			return -1;
 	return 0;
 }

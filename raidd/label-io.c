@@ -257,9 +257,42 @@ label_agrees(const struct volume *v, int m)
 	    memcmp(a, b, sizeof(a)) == 0;
 }
 
+static int
+member_equal(const struct label_member *x, const struct label_member *y)
+{
+	return memcmp(x->uuid, y->uuid, 16) == 0 && x->size == y->size &&
+	    strncmp(x->serial, y->serial, LABEL_SERIAL_MAX) == 0;
+}
+
+/*
+ * Member m is the same disk in a and b, or the newer label says it
+ * took its place (volume.repair) after the older one was written.
+ */
+static int
+same_member(const struct label *a, const struct label *b, int m)
+{
+	const struct label *older = a->generation <= b->generation ? a : b;
+	const struct label *newer = older == a ? b : a;
+
+	return member_equal(&a->member[m], &b->member[m]) ||
+	    newer->joined[m] > older->generation;
+}
+
+/* l's own member entry was replaced in v's label since l was written. */
+int
+label_replaced(const struct label *l, const struct label *newest)
+{
+	int m = l->position;
+
+	return m < newest->ndisks && l->generation < newest->generation &&
+	    newest->joined[m] > l->generation &&
+	    !member_equal(&l->member[m], &newest->member[m]);
+}
+
 /*
  * a and b describe the same set of disks and arrays. No operation here
- * changes these between generations, so a label that differs from an
+ * but a repair (one member's disk, after the older label) changes these
+ * between generations, so a label that differs from an
  * older member's in them was not written by raidd to this volume: a
  * copy from elsewhere, widened or reshaped, is never obeyed.
  */
@@ -270,9 +303,7 @@ label_same_members(const struct label *a, const struct label *b)
 	    a->size != b->size || a->ndisks > PLAN_MAX_DISKS || a->ntiers > PLAN_MAX_TIERS)
 		return 0;
 	for (int m = 0; m < a->ndisks; m++)
-		if (memcmp(a->member[m].uuid, b->member[m].uuid, 16) != 0 ||
-		    a->member[m].size != b->member[m].size ||
-		    strncmp(a->member[m].serial, b->member[m].serial, LABEL_SERIAL_MAX) != 0)
+		if (!same_member(a, b, m))
 			return 0;
 	for (int t = 0; t < a->ntiers; t++) {
 		const struct label_tier *x = &a->tier[t], *y = &b->tier[t];
