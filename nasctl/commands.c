@@ -59,6 +59,9 @@ static const struct arg volume_scrub_args[] = {
 	{ "--repair", "repair", ARG_BOOL, ARG_LOCAL, NULL },
 	{ "--stop", "stop", ARG_BOOL, ARG_LOCAL, NULL },
 	{ "--wait", "wait", ARG_BOOL, ARG_LOCAL, NULL },
+	END_ARGS
+};
+
 static const struct arg volume_repair_args[] = {
 	{ "NAME", "name", ARG_STRING, 0, NULL },
 	{ "--disk", "disk", ARG_STRING, ARG_REQUIRED, "D" },

@@ -166,28 +166,6 @@ step_wipe(struct create *c, char *err, size_t errlen)
 	return 0;
 }
 
-/*
- * raidd picks its partitions' GUIDs, so the first label records them
- * before the GPT is written (the proof checks them: docs/on-disk-format.md).
- * Random, as RFC 4122 version 4 in GPT's mixed byte order.
- */
-static int
-part_guids(struct label *l)
-{
-	for (int t = 0; t < l->ntiers; t++) {
-		struct label_tier *lt = &l->tier[t];
-
-		if (lt->role == LABEL_NO_ROLE)
-			continue;
-		if (getrandom(lt->part_guid, 16, 0) != 16)
-			return -1;
-		lt->part_guid[7] = (lt->part_guid[7] & 0x0f) | 0x40;
-		lt->part_guid[8] = (lt->part_guid[8] & 0x3f) | 0x80;
-		memcpy(lt->part_type, LABEL_GPT_TYPE, 16);
-	}
-	return 0;
-}
-
 static int
 make_labels(struct create *c, char *err, size_t errlen)
 {
@@ -215,7 +193,7 @@ make_labels(struct create *c, char *err, size_t errlen)
 		    err, errlen) == -1)
 			return -1;
 		memcpy(v->mlabel[i].unit, unit_id(NULL), 16);
-		if (part_guids(&v->mlabel[i]) == -1)
+		if (label_new_guids(&v->mlabel[i]) == -1)
 			return snprintf(err, errlen, "no random numbers"), -1;
 		v->mlabel[i].fs = (uint8_t)c->req.fs;
 		v->mlabel[i].intent.op = LABEL_OP_CREATING;
@@ -227,33 +205,13 @@ make_labels(struct create *c, char *err, size_t errlen)
 	return 0;
 }
 
-/*
- * The first labels go to disks that carry none: checked by serial and
- * size, then through the descriptor the label goes through (Decision
- * 21): still the device checked, and still wiped (no label).
- */
+/* The first labels go to disks that carry none, checked by serial and size. */
 static int
 first_label(struct create *c, int i, char *err, size_t errlen)
 {
 	const struct disk *d = job_disk(c, i, err, errlen);
-	struct label l;
-	struct dfd f;
-	int next, rc;
 
-	if (d == NULL || dfd_open(&f, &d->sys, err, errlen) == -1)
-		return -1;
-	if ((rc = label_read_fd(&f, &l, &next, err, errlen)) != 1) {
-		if (rc != -1)
-			snprintf(err, errlen, "%s carries a label again since it was erased: "
-			    "not written", d->sys.name);
-		dfd_abandon(&f);
-		return -1;
-	}
-	if (label_write_fd(&f, &c->vol->mlabel[i], 0, err, errlen) == -1) {
-		dfd_abandon(&f);
-		return -1;
-	}
-	return dfd_close(&f, err, errlen);
+	return d == NULL ? -1 : label_write_blank(&d->sys, &c->vol->mlabel[i], err, errlen);
 }
 
 static int

@@ -4,6 +4,8 @@
  * position, roles and partitions); writing the volume's label to all
  * members keeps each disk's own part.
  */
+#include <sys/random.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +71,58 @@ label_write_fd(const struct dfd *f, const struct label *l, int slot, char *err,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * raidd picks its partitions' GUIDs, so the first label records them
+ * before the GPT is written (the proof checks them: docs/on-disk-format.md).
+ * Random, as RFC 4122 version 4 in GPT's mixed byte order.
+ */
+int
+label_new_guids(struct label *l)
+{
+	for (int t = 0; t < l->ntiers; t++) {
+		struct label_tier *lt = &l->tier[t];
+
+		memset(lt->part_guid, 0, 16);
+		memset(lt->part_type, 0, 16);
+		if (lt->role == LABEL_NO_ROLE)
+			continue;
+		if (getrandom(lt->part_guid, 16, 0) != 16)
+			return -1;
+		lt->part_guid[7] = (lt->part_guid[7] & 0x0f) | 0x40;
+		lt->part_guid[8] = (lt->part_guid[8] & 0x3f) | 0x80;
+		memcpy(lt->part_type, LABEL_GPT_TYPE, 16);
+	}
+	return 0;
+}
+
+/*
+ * A disk's first label (volume.create, volume.repair), through the
+ * descriptor it goes through (Decision 21): still the device checked,
+ * and still wiped (no label).
+ */
+int
+label_write_blank(const struct sys_disk *s, const struct label *l, char *err, size_t errlen)
+{
+	struct label old;
+	struct dfd f;
+	int next, rc;
+
+	if (dfd_open(&f, s, err, errlen) == -1)
+		return -1;
+	if ((rc = label_read_fd(&f, &old, &next, err, errlen)) != 1) {
+		if (rc != -1)
+			snprintf(err, errlen, "%s carries a label again since it was erased: "
+			    "not written", s->name);
+		dfd_abandon(&f);
+		return -1;
+	}
+	if (label_write_fd(&f, l, 0, err, errlen) == -1) {
+		dfd_abandon(&f);
+		return -1;
+	}
+	return dfd_close(&f, err, errlen);
 }
 
 /* The volume's label with member m's own fields. */

@@ -113,6 +113,9 @@ member_label(const struct volume *v, int m, struct label *l, char *err, size_t e
 
 		lt->role = LABEL_NO_ROLE;
 		lt->start = lt->size = 0;
+		/* v->label's GUIDs are another disk's partitions': step_label gives new ones. */
+		memset(lt->part_guid, 0, sizeof(lt->part_guid));
+		memset(lt->part_type, 0, sizeof(lt->part_type));
 		if (r < 0)
 			continue;
 		lt->role = (uint8_t)r;
@@ -272,20 +275,56 @@ step_intent(struct repair *rp, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The new disk's first label, with its partitions' GUIDs (the proof of
+ * every later write checks them), through a descriptor proven to be
+ * the disk checked and still blank (Decision 21).
+ */
 static int
 step_label(struct repair *rp, char *err, size_t errlen)
 {
 	struct volume *v = rp->vol;
+	const struct disk *d;
 	struct label l;
 
-	if (job_disk(rp, err, errlen) == NULL ||
-	    member_label(v, rp->member, &l, err, errlen) == -1 ||
-	    label_write_disk(rp->disk, &l, 0, err, errlen) == -1)
+	if ((d = job_disk(rp, err, errlen)) == NULL ||
+	    member_label(v, rp->member, &l, err, errlen) == -1)
+		return -1;
+	if (label_new_guids(&l) == -1)
+		return plan_err(err, errlen, "no random numbers: %s", strerror(errno));
+	if (label_write_blank(&d->sys, &l, err, errlen) == -1)
 		return -1;
 	snprintf(v->disk[rp->member], sizeof(v->disk[0]), "%s", rp->disk);
 	v->mlabel[rp->member] = l;
 	v->next_slot[rp->member] = 1;
 	return 0;
+}
+
+/*
+ * libfdisk writes through the new member's proven descriptor (its label
+ * is the member's now); the kernel's re-read names the disk, so the
+ * node is checked around it, as create.c does.
+ */
+static int
+partition_member(struct repair *rp, const struct sys_part *parts, int n, char *err,
+    size_t errlen)
+{
+	struct dfd f;
+
+	if (member_open(rp->vol, rp->member, &f, err, errlen) == -1)
+		return -1;
+	if (dfd_recheck(&f, err, errlen) == -1)
+		goto fail;
+	if (sys->partition(rp->disk, f.fd, parts, n) == -1) {
+		snprintf(err, errlen, "%s: partitioning: %s", rp->disk, strerror(errno));
+		goto fail;
+	}
+	if (dfd_recheck(&f, err, errlen) == -1)
+		goto fail;
+	return dfd_close(&f, err, errlen);
+fail:
+	dfd_abandon(&f);
+	return -1;
 }
 
 /* Skipped when every partition is there already (a resumed repair). */
@@ -304,6 +343,8 @@ step_partition(struct repair *rp, char *err, size_t errlen)
 			continue;
 		parts[n].start = l->tier[t].start;
 		parts[n].size = l->tier[t].size;
+		memcpy(parts[n].guid, l->tier[t].part_guid, 16);
+		memcpy(parts[n].type, l->tier[t].part_type, 16);
 		snprintf(parts[n].name, sizeof(parts[n].name), "raidd:%.*s:t%c",
 		    VOL_NAME_MAX, l->name, '1' + t);
 		have += sys->part_dev(rp->disk, parts[n].start, dev, sizeof(dev)) == 0;
@@ -311,10 +352,7 @@ step_partition(struct repair *rp, char *err, size_t errlen)
 	}
 	if (have == n)
 		return 0;
-	if (sys->partition(rp->disk, parts, n) == -1)
-		return snprintf(err, errlen, "%s: partitioning: %s", rp->disk,
-		    strerror(errno)), -1;
-	return 0;
+	return partition_member(rp, parts, n, err, errlen);
 }
 
 /* A running member in sync to copy the array's superblock from. */
@@ -405,6 +443,46 @@ in_array(const struct sys_md_status *st, const char *dev)
 	return 0;
 }
 
+/*
+ * The spare's superblock and bitmap go through the new member's proven
+ * descriptor, synced, at its partition's place; md is given none to
+ * write. md's hot-add takes the partition by name: around it the node
+ * still leads to the disk open, else the member is failed out again.
+ */
+static int
+add_through(struct repair *rp, uint64_t start, struct sys_md *md, char *err, size_t errlen)
+{
+	uint64_t at = start + MDSB_SUPER_OFFSET * 512ULL;
+	struct dfd f;
+
+	if (member_open(rp->vol, rp->member, &f, err, errlen) == -1)
+		return -1;
+	if (sys->fd_write(f.fd, at, md->member[0].sb, md->member[0].sb_len) == -1 ||
+	    (md->member[0].bitmap_len && sys->fd_write(f.fd, at + MDSB_BITMAP_OFFSET * 512ULL,
+	    md->member[0].bitmap, md->member[0].bitmap_len) == -1) || sys->fd_sync(f.fd) == -1) {
+		snprintf(err, errlen, "%s: writing the md superblock: %s", f.name, strerror(errno));
+		goto fail;
+	}
+	md->member[0].sb = md->member[0].bitmap = NULL;
+	md->member[0].sb_len = md->member[0].bitmap_len = 0;
+	if (dfd_recheck(&f, err, errlen) == -1)
+		goto fail;
+	if (sys->md_add_new(md) == -1) {
+		snprintf(err, errlen, "adding %s to %s: %s", md->member[0].dev, md->name,
+		    strerror(errno));
+		goto fail;
+	}
+	if (dfd_recheck(&f, err, errlen) == -1) {
+		if (sys->md_fail(md->name, md->member[0].dev) == -1)
+			log_warn("%s: failing %s again", md->name, md->member[0].dev);
+		goto fail;
+	}
+	return dfd_close(&f, err, errlen);
+fail:
+	dfd_abandon(&f);
+	return -1;
+}
+
 static int
 add_to_tier(struct repair *rp, int t, int r, struct new_member *nm, char *err, size_t errlen)
 {
@@ -423,11 +501,9 @@ add_to_tier(struct repair *rp, int t, int r, struct new_member *nm, char *err, s
 		return plan_err(err, errlen, "%s is not running", md.name);
 	if (in_array(&st, md.member[0].dev))
 		return 0;
-	if (new_member_blocks(&st, &md, nm, err, errlen) == -1)
+	if (new_member_blocks(&st, &md, nm, err, errlen) == -1 ||
+	    add_through(rp, l->tier[t].start, &md, err, errlen) == -1)
 		return -1;
-	if (sys->md_add_new(&md) == -1)
-		return plan_err(err, errlen, "adding %s to %s: %s", md.member[0].dev, md.name,
-		    strerror(errno));
 	log_info("volume %s: %s added to %s in role %d", rp->vol->name, md.member[0].dev,
 	    md.name, r);
 	return 0;

@@ -398,8 +398,9 @@ lnx_md_add_new(const struct sys_md *m)
 		errno = EINVAL;
 		return -1;
 	}
-	if (write_member(m->name, dev, m->member[0].sb, m->member[0].sb_len,
-	    m->member[0].bitmap, m->member[0].bitmap_len) == -1)
+	/* raidd writes them through its proven descriptor and passes none. */
+	if (m->member[0].sb != NULL && write_member(m->name, dev, m->member[0].sb,
+	    m->member[0].sb_len, m->member[0].bitmap, m->member[0].bitmap_len) == -1)
 		return -1;
 	remove_faulty(m->name);
 	snprintf(path, sizeof(path), "/dev/%s", m->name);

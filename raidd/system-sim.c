@@ -557,8 +557,6 @@ zero_dev(struct dev *d, uint64_t off, uint64_t len)
 static int
 zero_dev_nostep(struct dev *d, uint64_t off, uint64_t len)
 {
-	static uint8_t zeros[CHUNK];	/* .bss: never written */
-
 	while (len > 0) {
 		size_t n = len < CHUNK ? (size_t)len : CHUNK;
 
@@ -1162,9 +1160,11 @@ sim_md_add_new(const struct sys_md *one)
 		if (!d->faulty[i] && peer == NULL)
 			peer = find(d->md.member[i].dev);
 	}
-	if (dev_io(m, SB_AT, NULL, one->member[0].sb, one->member[0].sb_len) == -1 ||
-	    (one->member[0].bitmap_len && dev_io(m, SB_AT + one->member[0].sb_len, NULL,
-	    one->member[0].bitmap, one->member[0].bitmap_len) == -1))
+	/* raidd writes them through its proven descriptor and passes none. */
+	if (one->member[0].sb && (dev_io(m, SB_AT, NULL, one->member[0].sb,
+	    one->member[0].sb_len) == -1 || (one->member[0].bitmap_len &&
+	    dev_io(m, SB_AT + one->member[0].sb_len, NULL, one->member[0].bitmap,
+	    one->member[0].bitmap_len) == -1)))
 		return -1;
 	/* The superblock is on the disk before md takes the member: a cut here
 	   leaves a spare's superblock that no array holds. */
@@ -1199,6 +1199,7 @@ sim_md_add_new(const struct sys_md *one)
 	d->md.nmembers = n + 1;
 	take_spares(d);
 	sb_sync(d);
+	sim_md_event(d->name);	/* a member added, its recovery started */
 	return 0;
 }
 
@@ -1207,6 +1208,7 @@ void
 sim_md_recover(const char *name, uint64_t sectors)
 {
 	struct dev *d = find(name);
+	int done = 0;
 
 	if (d == NULL || d->kind != DEV_MD)
 		return;
@@ -1215,10 +1217,14 @@ sim_md_recover(const char *name, uint64_t sectors)
 			continue;
 		d->recovery[i] = d->member_sectors - d->recovery[i] > sectors ?
 		    d->recovery[i] + sectors : d->member_sectors;
-		if (d->recovery[i] == d->member_sectors)
+		if (d->recovery[i] == d->member_sectors) {
 			d->rebuilding[i] = 0;
+			done = 1;
+		}
 	}
 	sb_sync(d);
+	if (done)
+		sim_md_event(d->name);	/* the recovery ended */
 }
 
 /* md fails a member on I/O errors: it stays in the list, faulty. */

@@ -64,6 +64,9 @@ int	 label_read_fd(const struct dfd *, struct label *, int *next_slot,
 	    char *err, size_t errlen);
 int	 label_write_fd(const struct dfd *, const struct label *, int slot,
 	    char *err, size_t errlen);
+int	 label_new_guids(struct label *);
+int	 label_write_blank(const struct sys_disk *, const struct label *, char *err,
+	    size_t errlen);
 int	 label_write_all(struct volume *, char *err, size_t errlen);
 int	 label_write_some(struct volume *, unsigned mask, char *err, size_t errlen);
 int	 label_next(struct volume *, char *err, size_t errlen);
