@@ -625,7 +625,7 @@ give_up(struct repair *rp, const char *why)
 		if (same_volume(rp)) {
 			snprintf(v->problem, sizeof(v->problem), "the rebuild of member %d "
 			    "stopped: %.180s", rp->member + 1, why);
-			volume_refresh_state(v);
+			volume_check_states();
 			repair_event("volume.repair_failed", rp, why);
 		}
 		log_warnx("repair of member %d with %s: %s", rp->member + 1, rp->disk, why);
@@ -647,7 +647,7 @@ give_up(struct repair *rp, const char *why)
 	}
 	snprintf(v->problem, sizeof(v->problem), "the repair of member %d stopped: %.180s",
 	    rp->member + 1, why);
-	volume_refresh_state(v);
+	volume_check_states();
 	repair_event("volume.repair_failed", rp, why);
 	job_fail(rp->job, NAS_ERR_FAILED, "%s while %s", why, step_names[rp->step]);
 }
@@ -658,7 +658,7 @@ finish(struct repair *rp)
 	struct volume *v = rp->vol;
 
 	v->problem[0] = '\0';
-	volume_refresh_state(v);
+	volume_check_states();
 	log_info("volume %s: member %d rebuilt on %s", v->name, rp->member + 1, rp->disk);
 	repair_event("volume.repaired", rp, NULL);
 	job_done(rp->job, volume_describe(v));
@@ -713,7 +713,8 @@ step_timer(struct ev_loop *l, ev_timer *w, int revents)
 		 * (which may take hours); the job only follows md.
 		 */
 		rp->vol->job = NULL;
-		volume_refresh_state(rp->vol);
+		/* Announced (volume.state) and watched from here (Decision 23). */
+		volume_check_states();
 		repair_event("volume.rebuilding", rp, NULL);
 	}
 	rp->step++;

@@ -551,7 +551,7 @@ START_TEST(rebuild_resumes_after_power_cut)
 	ck_assert_int_eq(job_state(job_find(id)), JOB_RUNNING);
 	reboot();
 	v = volume_find("r");
-	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_int_eq(v->state, VOL_REBUILDING);	/* raidd-detect's state */
 	ck_assert_str_eq(v->disk[1], "sde");
 	ck_assert_int_eq(sys->md_status("md_r_t1", &st), 0);
 	ck_assert_str_eq(st.sync_action, "recover");
@@ -570,8 +570,14 @@ START_TEST(sim_takes_only_spares)
 	struct sys_md one = { .name = "md_r_t1", .nmembers = 1, .raid_disks = 2 };
 	static uint8_t sb[4096];
 
+	struct sys_part p = { .start = 1 << 20, .size = 1 << 30, .name = "x" };
+	unsigned ma, mi;
+	int fd;
+
 	raid1(3);
-	ck_assert_int_eq(sys->partition("sdc", &(struct sys_part){ 1 << 20, 1 << 30, "x" }, 1), 0);
+	ck_assert_int_ne(fd = sys->dev_open("sdc", &ma, &mi), -1);
+	ck_assert_int_eq(sys->partition("sdc", fd, &p, 1), 0);
+	ck_assert_int_eq(sys->fd_close(fd), 0);
 	snprintf(one.member[0].dev, sizeof(one.member[0].dev), "sdc1");
 	one.member[0].role = 0;
 	one.member[0].sb = sb;
