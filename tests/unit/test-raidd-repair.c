@@ -588,6 +588,74 @@ START_TEST(sim_takes_only_spares)
 }
 END_TEST
 
+/*
+ * What sdd holds where a repair writes (the erase's first 16 MiB and
+ * last MiB cover the label, the GPT and the md blocks): 1 when it is
+ * what was saved at save.
+ */
+#define HEAD_BYTES	(17ULL << 20)
+#define TAIL_BYTES	(1ULL << 20)
+
+static int
+sdd_same(int save)
+{
+	static uint8_t was[HEAD_BYTES + TAIL_BYTES], now[HEAD_BYTES + TAIL_BYTES];
+	uint8_t *b = save ? was : now;
+
+	ck_assert_int_eq(sys->read_at("sdd", 0, b, HEAD_BYTES), 0);
+	ck_assert_int_eq(sys->read_at("sdd", 4 * GIB - TAIL_BYTES, b + HEAD_BYTES, TAIL_BYTES), 0);
+	return memcmp(was, now, sizeof(now)) == 0;
+}
+
+static int swap_countdown;
+
+/* At the countdown's end, /dev/sdc leads to sdd (Decision 21's hostile node). */
+static void
+swap_at_countdown(void)
+{
+	if (--swap_countdown > 0) {
+		sim_before_step(swap_at_countdown);
+		return;
+	}
+	sim_node_swap("sdc", "sdd");
+}
+
+/*
+ * A repair onto sdc whose node is made to lead to sdd (a free disk)
+ * before any of the repair's writes: from then on nothing reaches sdd,
+ * through the erase, the label, the GPT, the spare's superblock or md's
+ * hot-add. _i is the write the swap comes before.
+ */
+START_TEST(repair_through_a_swapped_node_writes_nothing)
+{
+	struct volume *v = raid1(4);
+	enum job_state js;
+	unsigned id;
+	int code;
+
+	sim_pull_disk("sdb");
+	uevent();
+	sdd_same(1);
+	swap_countdown = _i + 1;
+	sim_before_step(swap_at_countdown);
+	id = start("volume.repair", "{\"name\":\"r\",\"disk\":\"sdc\"}", &code);
+	ck_assert_int_eq(code, 0);
+	js = drive(id, "r");
+	sim_before_step(NULL);
+	if (swap_countdown == 0)
+		sim_node_swap("sdc", "sdd");	/* put back: read sdd itself */
+	ck_assert(sdd_same(0));
+	/* Early swaps stop the repair; the volume runs on, never inconsistent. */
+	ck_assert(js == JOB_DONE || js == JOB_FAILED);
+	ck_assert_int_eq(swap_countdown > 0 || _i > 0 || js == JOB_FAILED, 1);
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->inconsistent, 0);
+	ck_assert_int_ne(volume_state_now(v), VOL_FAILED);
+	ck_assert_ptr_null(volume_of_disk("sdd"));
+}
+END_TEST
+
 /* The uevent of a disk added: what hotplug_cb does. */
 static void
 inserted(const char *name)
@@ -678,6 +746,11 @@ repair_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, power_cut_after_every_step);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("swapped-node");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, repair_through_a_swapped_node_writes_nothing, 0, 16);
 	suite_add_tcase(s, tc);
 	return s;
 }
