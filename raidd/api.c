@@ -37,6 +37,8 @@ static const struct conf_key raidd_conf[] = {
 	  "kB/s a scrub never passes (0: md's default)" },
 	{ "scrub", "state_file", CONF_STRING, "/etc/nas/raidd-scrub", 1, 200, NULL,
 	  "where an unfinished scrub stopped, to go on from there" },
+	{ "volume", "auto_repair", CONF_BOOL, "yes", 0, 0, NULL,
+	  "a blank disk inserted in a degraded volume's missing member's bay is made that member" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
@@ -85,6 +87,8 @@ hotplug_cb(struct ev_loop *l, ev_io *w, int revents)
 		disk_refresh(1);
 	volume_scan();
 	volume_check_states();
+	if (n > 0)
+		repair_auto(names, n);
 }
 
 /* md changes state on its own too (a member fails, a resync ends). */
@@ -186,6 +190,7 @@ raidd_init(const struct conf *c)
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
 	load_scrub(c);
 	raidd_metrics_set_dir(conf_str(c, "raidd", "metrics_dir"));
+	repair_set_auto(conf_bool(c, "volume", "auto_repair"));
 	if (unit_load(conf_str(c, "raidd", "unit_id_file")) == -1 && sys == &sys_sim) {
 		uint8_t u[16] = { 0x51, 0x4d };	/* "SM": simulated disks, a unit for this run */
 
@@ -231,6 +236,7 @@ raidd_reload(const struct conf *c)
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
 	load_scrub(c);
 	raidd_metrics_set_dir(conf_str(c, "raidd", "metrics_dir"));
+	repair_set_auto(conf_bool(c, "volume", "auto_repair"));
 	disk_refresh(1);
 	volume_scan();
 	return 0;

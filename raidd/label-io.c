@@ -4,6 +4,8 @@
  * position, roles and partitions); writing the volume's label to all
  * members keeps each disk's own part.
  */
+#include <sys/random.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +71,58 @@ label_write_fd(const struct dfd *f, const struct label *l, int slot, char *err,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * raidd picks its partitions' GUIDs, so the first label records them
+ * before the GPT is written (the proof checks them: docs/on-disk-format.md).
+ * Random, as RFC 4122 version 4 in GPT's mixed byte order.
+ */
+int
+label_new_guids(struct label *l)
+{
+	for (int t = 0; t < l->ntiers; t++) {
+		struct label_tier *lt = &l->tier[t];
+
+		memset(lt->part_guid, 0, 16);
+		memset(lt->part_type, 0, 16);
+		if (lt->role == LABEL_NO_ROLE)
+			continue;
+		if (getrandom(lt->part_guid, 16, 0) != 16)
+			return -1;
+		lt->part_guid[7] = (lt->part_guid[7] & 0x0f) | 0x40;
+		lt->part_guid[8] = (lt->part_guid[8] & 0x3f) | 0x80;
+		memcpy(lt->part_type, LABEL_GPT_TYPE, 16);
+	}
+	return 0;
+}
+
+/*
+ * A disk's first label (volume.create, volume.repair), through the
+ * descriptor it goes through (Decision 21): still the device checked,
+ * and still wiped (no label).
+ */
+int
+label_write_blank(const struct sys_disk *s, const struct label *l, char *err, size_t errlen)
+{
+	struct label old;
+	struct dfd f;
+	int next, rc;
+
+	if (dfd_open(&f, s, err, errlen) == -1)
+		return -1;
+	if ((rc = label_read_fd(&f, &old, &next, err, errlen)) != 1) {
+		if (rc != -1)
+			snprintf(err, errlen, "%s carries a label again since it was erased: "
+			    "not written", s->name);
+		dfd_abandon(&f);
+		return -1;
+	}
+	if (label_write_fd(&f, l, 0, err, errlen) == -1) {
+		dfd_abandon(&f);
+		return -1;
+	}
+	return dfd_close(&f, err, errlen);
 }
 
 /* The volume's label with member m's own fields. */
@@ -257,9 +311,42 @@ label_agrees(const struct volume *v, int m)
 	    memcmp(a, b, sizeof(a)) == 0;
 }
 
+static int
+member_equal(const struct label_member *x, const struct label_member *y)
+{
+	return memcmp(x->uuid, y->uuid, 16) == 0 && x->size == y->size &&
+	    strncmp(x->serial, y->serial, LABEL_SERIAL_MAX) == 0;
+}
+
+/*
+ * Member m is the same disk in a and b, or the newer label says it
+ * took its place (volume.repair) after the older one was written.
+ */
+static int
+same_member(const struct label *a, const struct label *b, int m)
+{
+	const struct label *older = a->generation <= b->generation ? a : b;
+	const struct label *newer = older == a ? b : a;
+
+	return member_equal(&a->member[m], &b->member[m]) ||
+	    newer->joined[m] > older->generation;
+}
+
+/* l's own member entry was replaced in v's label since l was written. */
+int
+label_replaced(const struct label *l, const struct label *newest)
+{
+	int m = l->position;
+
+	return m < newest->ndisks && l->generation < newest->generation &&
+	    newest->joined[m] > l->generation &&
+	    !member_equal(&l->member[m], &newest->member[m]);
+}
+
 /*
  * a and b describe the same set of disks and arrays. No operation here
- * changes these between generations, so a label that differs from an
+ * but a repair (one member's disk, after the older label) changes these
+ * between generations, so a label that differs from an
  * older member's in them was not written by raidd to this volume: a
  * copy from elsewhere, widened or reshaped, is never obeyed.
  */
@@ -270,9 +357,7 @@ label_same_members(const struct label *a, const struct label *b)
 	    a->size != b->size || a->ndisks > PLAN_MAX_DISKS || a->ntiers > PLAN_MAX_TIERS)
 		return 0;
 	for (int m = 0; m < a->ndisks; m++)
-		if (memcmp(a->member[m].uuid, b->member[m].uuid, 16) != 0 ||
-		    a->member[m].size != b->member[m].size ||
-		    strncmp(a->member[m].serial, b->member[m].serial, LABEL_SERIAL_MAX) != 0)
+		if (!same_member(a, b, m))
 			return 0;
 	for (int t = 0; t < a->ntiers; t++) {
 		const struct label_tier *x = &a->tier[t], *y = &b->tier[t];

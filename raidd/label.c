@@ -205,6 +205,10 @@ label_check(const struct label *l, char *err, size_t errlen)
 		return plan_err(err, errlen, "%u tiers", l->ntiers);
 	if (l->ndisks < 8 && (l->failed >> l->ndisks))
 		return plan_err(err, errlen, "failed members past %u", l->ndisks);
+	for (int m = 0; m < PLAN_MAX_DISKS; m++)
+		if (l->joined[m] > l->generation || (m >= l->ndisks && l->joined[m]))
+			return plan_err(err, errlen, "member %d joined at generation %llu",
+			    m, (unsigned long long)l->joined[m]);
 	if (check_intent(l, err, errlen) == -1 ||
 	    check_members(l, err, errlen) == -1)
 		return -1;
@@ -292,6 +296,8 @@ label_encode(const struct label *l, void *buf, size_t len, char *err,
 	c.off += 4;
 	w64(&c, l->intent.target);
 	wbytes(&c, l->unit, 16);
+	for (i = 0; i < PLAN_MAX_DISKS; i++)
+		w64(&c, l->joined[i]);
 	for (i = 0, c.off = OFF_MEMBERS; i < l->ndisks; i++) {
 		wbytes(&c, l->member[i].uuid, 16);
 		wbytes(&c, l->member[i].serial, LABEL_SERIAL_MAX);
@@ -382,6 +388,8 @@ decode_body(struct rcur *c, struct label *l)
 	c->off += 4;
 	l->intent.target = r64(c);
 	rbytes(c, l->unit, 16);
+	for (i = 0; i < PLAN_MAX_DISKS; i++)
+		l->joined[i] = r64(c);
 	for (i = 0, c->off = OFF_MEMBERS; i < PLAN_MAX_DISKS; i++) {
 		rbytes(c, l->member[i].uuid, 16);
 		rbytes(c, l->member[i].serial, LABEL_SERIAL_MAX);

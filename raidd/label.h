@@ -90,6 +90,9 @@ struct label {
 	uint64_t	size;		/* usable bytes of the volume */
 	struct label_intent intent;
 	uint8_t		unit[16];	/* the unit that made it; zero: unknown */
+	/* Generation at which member m's disk took its place (volume.repair);
+	   0: since the volume was made. */
+	uint64_t	joined[PLAN_MAX_DISKS];
 	struct label_member member[PLAN_MAX_DISKS];
 	struct label_tier tier[PLAN_MAX_TIERS];
 };

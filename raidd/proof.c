@@ -189,7 +189,9 @@ md_is_ours(const struct disk *d, const struct label *l, uint64_t off, char *why,
 	if (memcmp(sb.set_uuid, lt->array_uuid, 16) != 0)
 		return why_not(why, len, "the md array on tier %d's partition is another one "
 		    "(its uuid is not the label's)", t + 1);
-	if (sb.dev_number >= sb.max_dev || sb.dev_roles[sb.dev_number] != lt->role)
+	/* A spare: what a repair writes before md puts the member in its role. */
+	if (sb.dev_number >= sb.max_dev || (sb.dev_roles[sb.dev_number] != lt->role &&
+	    sb.dev_roles[sb.dev_number] != MDSB_ROLE_SPARE))
 		return why_not(why, len, "the md superblock of tier %d gives another role", t + 1);
 	return 1;
 }
