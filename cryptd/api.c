@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cryptd.h"
+#include "prom.h"
 #include "system.h"
 
 const struct cryptd_sys *sys = &sys_linux;
@@ -41,6 +42,8 @@ static const struct conf_key cryptd_conf[] = {
 	{ "kdf", "cpus", CONF_INT, "1", 1, 4, NULL, "argon2 threads" },
 	{ "crypt", "file_dirs", CONF_STRING, "/volumes /media /mnt", 1, 255, NULL,
 	  "directories header backups are written to and restored from" },
+	{ "cryptd", "metrics_dir", CONF_STRING, "/run/nas/metrics", 0, 255, NULL,
+	  "directory of cryptd.prom for node_exporter's textfile collector (empty: none)" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
@@ -65,6 +68,7 @@ cryptd_configure(const struct conf *c)
 		    4U * 1024 * 1024 ? 4U * 1024 * 1024 :
 		    (uint64_t)pages * (uint64_t)psize / 2048));
 	crypt_set_file_dirs(conf_str(c, "crypt", "file_dirs"));
+	cryptd_metrics_set_dir(conf_str(c, "cryptd", "metrics_dir"));
 	return 0;
 }
 
@@ -79,7 +83,10 @@ cryptd_init(const struct conf *c)
 		sys = &sys_sim;
 		log_warnx("simulating the keyring and device-mapper");
 	}
-	return cryptd_configure(c);
+	if (cryptd_configure(c) != 0)
+		return -1;
+	cryptd_metrics_write();
+	return 0;
 }
 
 const struct nas_daemon cryptd_daemon = {
