@@ -68,7 +68,9 @@ cryptd_configure(const struct conf *c)
 		    4U * 1024 * 1024 ? 4U * 1024 * 1024 :
 		    (uint64_t)pages * (uint64_t)psize / 2048));
 	crypt_set_file_dirs(conf_str(c, "crypt", "file_dirs"));
+	/* A new metrics_dir gets its file now, not at the next open or close. */
 	cryptd_metrics_set_dir(conf_str(c, "cryptd", "metrics_dir"));
+	cryptd_metrics_write();
 	return 0;
 }
 
@@ -83,10 +85,7 @@ cryptd_init(const struct conf *c)
 		sys = &sys_sim;
 		log_warnx("simulating the keyring and device-mapper");
 	}
-	if (cryptd_configure(c) != 0)
-		return -1;
-	cryptd_metrics_write();
-	return 0;
+	return cryptd_configure(c);
 }
 
 const struct nas_daemon cryptd_daemon = {
