@@ -6,6 +6,9 @@
 # - netd.prom: netd on simulated ports (NETD_SIMULATE) makes an 802.3ad
 #   bond: the bond, its ports, their LACP bits as bond.show has them.
 #   (tests/host/netd-netns.sh checks the file on the real kernel's dump.)
+# - cryptd.prom: cryptd with device-mapper simulated (CRYPTD_SIMULATE)
+#   opens a LUKS2 file: the mapping and its device, the count, a wrong
+#   passphrase counted, and no passphrase or key in the file.
 # Ends with "metrics-daemons: N passed, N failed"; appends
 # "P F metrics-daemons" to $NAS_SUMMARY when set.
 # Usage: metrics-daemons.sh BINDIR
@@ -105,6 +108,41 @@ check "netd.prom passes promtool check metrics" promtool_ok
 check "bond.delete b0" call netd bond.delete '{"name":"b0","force":true}' '.result != null'
 check "netd.prom: b0 is gone" \
 	sh -c "for _ in \$(seq 100); do ! grep -q 'bond=\"b0\"' '$prom' && exit 0; sleep 0.1; done; exit 1"
+
+# ---- cryptd ----
+prom=$tmp/metrics/cryptd.prom
+printf '%s\n[kdf]\nmax_memory_kib = 1024\ntime_ms = 50\n[cryptd]\nmetrics_dir = %s\n' \
+	"$api" "$tmp/metrics" > "$tmp/cryptd.ini"
+disk=$tmp/crypt-disk
+pass1=metrics-Passphrase-5e1d
+truncate -s 20M "$disk"
+check "cryptd starts with device-mapper simulated" start cryptd CRYPTD_SIMULATE=1
+check "cryptd.prom is written at start, with no mapping" \
+	sh -c "grep -qx 'nas_crypt_mappings_open 0' '$prom' && ! grep -q '^nas_crypt_mapping_open{' '$prom'"
+check "crypt.format the file" \
+	call cryptd crypt.format "{\"device\":\"$disk\",\"passphrase\":\"$pass1\"}" \
+	'.result != null'
+check "crypt.open with a wrong passphrase is refused" \
+	call cryptd crypt.open "{\"device\":\"$disk\",\"name\":\"v1\",\"passphrase\":\"wrong\"}" \
+	'.error != null'
+check "cryptd.prom: one failed unlock on the file" \
+	has "nas_crypt_unlock_failures{device=\"$disk\"} 1"
+# The back-off of one failure is 1 s: the next attempt waits it out.
+sleep 1.1
+check "crypt.open v1" \
+	call cryptd crypt.open "{\"device\":\"$disk\",\"name\":\"v1\",\"passphrase\":\"$pass1\"}" \
+	'.result.name == "v1"'
+check "cryptd.prom: v1 open on the file, one mapping" \
+	sh -c "grep -qx 'nas_crypt_mapping_open{name=\"v1\",device=\"$disk\"} 1' '$prom' &&
+		grep -qx 'nas_crypt_mappings_open 1' '$prom'"
+check "cryptd.prom: the unlock cleared the failures" \
+	sh -c "! grep -q '^nas_crypt_unlock_failures{' '$prom'"
+check "cryptd.prom has no passphrase and no key reference" \
+	sh -c "! grep -q -e '$pass1' -e 'logon' -e 'cryptd:' '$prom'"
+check "cryptd.prom passes promtool check metrics" promtool_ok
+check "crypt.close v1" call cryptd crypt.close '{"name":"v1"}' '.result != null'
+check "cryptd.prom: v1 is gone" \
+	sh -c "grep -qx 'nas_crypt_mappings_open 0' '$prom' && ! grep -q 'name=\"v1\"' '$prom'"
 
 echo "metrics-daemons: $pass passed, $fail failed"
 [ -n "${NAS_SUMMARY:-}" ] && echo "$pass $fail metrics-daemons" >> "$NAS_SUMMARY"
