@@ -90,7 +90,7 @@ gpt_is_ours(const struct src *src, const uint8_t *hdr, const struct label *l, ch
 {
 	static uint8_t ent[GPT_ENTRIES_MAX * GPT_ENTRY_SIZE];
 	uint64_t lba = src->lba, at;
-	uint32_t n, size;
+	uint32_t n, size, seen = 0;
 	int found = 0, want = 0;
 	char name[GPT_NAME_CHARS + 1], expect[GPT_NAME_CHARS + 1];
 
@@ -129,6 +129,11 @@ gpt_is_ours(const struct src *src, const uint8_t *hdr, const struct label *l, ch
 		    memcmp(e + 16, l->tier[t].part_guid, 16) != 0))
 			return why_not(why, len, "its partition %u (\"%s\") has another GUID "
 			    "than raidd gave it: it was made again", i + 1, name);
+		/* A forged table may list one partition twice in place of another. */
+		if (seen & 1U << t)
+			return why_not(why, len, "its partition %u (\"%s\") is listed twice",
+			    i + 1, name);
+		seen |= 1U << t;
 		found++;
 	}
 	for (int t = 0; t < l->ntiers; t++)

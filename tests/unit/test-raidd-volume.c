@@ -1305,6 +1305,29 @@ START_TEST(forged_gpt_place_that_wraps_is_not_proven)
 }
 END_TEST
 
+/*
+ * A forged GPT that lists one of raidd's partitions twice (the second
+ * entry a copy of the first, GUID and all) in place of another still
+ * counts as many entries as raidd made: it is not raidd's table.
+ */
+START_TEST(gpt_listing_one_partition_twice_is_not_proven)
+{
+	uint8_t e[128];
+
+	add_disk(3, "sdc", 8 * GIB);
+	add_disk(4, "sdd", 6 * GIB);
+	disk_refresh(0);
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"h\",\"level\":\"shr\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\",\"bay4\"]}")), JOB_DONE);
+	sim_power_cut();
+	/* sdc has both tiers' partitions: entry 2 becomes a copy of entry 1. */
+	ck_assert_int_eq(sys->read_at("sdc", 1024, e, sizeof(e)), 0);
+	ck_assert_int_eq(sys->write_at("sdc", 1024 + 128, e, sizeof(e)), 0);
+	reboot();
+	ck_assert_str_eq(disk_state("bay3"), "foreign");
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -1353,6 +1376,7 @@ volume_suite(void)
 	tcase_add_test(tc, partition_remade_with_a_new_guid_is_not_proven);
 	tcase_add_test(tc, labels_without_guids_are_proven_by_place);
 	tcase_add_test(tc, forged_gpt_place_that_wraps_is_not_proven);
+	tcase_add_test(tc, gpt_listing_one_partition_twice_is_not_proven);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
