@@ -1328,6 +1328,34 @@ START_TEST(gpt_listing_one_partition_twice_is_not_proven)
 }
 END_TEST
 
+/*
+ * While r runs, sdb's label loses the GUIDs raidd recorded (crc made
+ * good again: a downgrade to a label from before GUIDs) and its
+ * partition is made again with a new GUID. raidd knows the GUIDs it
+ * gave sdb: the label read again before a write must still carry them,
+ * else the proof by place and name alone would let the delete write.
+ */
+START_TEST(label_stripped_of_its_guids_is_not_written)
+{
+	struct json_object *a;
+	struct label l;
+	uint64_t before;
+
+	make_r();
+	for (int slot = 0; slot < 2; slot++) {
+		slot_rw("sdb", slot, &l, 0);
+		no_guids(&l);
+		slot_rw("sdb", slot, &l, 1);
+	}
+	gpt_entry_add(16, 1);
+	before = fingerprint("sdb", 4 * GIB);
+	a = call("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
+	ck_assert_int_ne(err_code(a), 0);
+	json_object_put(a);
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -1377,6 +1405,7 @@ volume_suite(void)
 	tcase_add_test(tc, labels_without_guids_are_proven_by_place);
 	tcase_add_test(tc, forged_gpt_place_that_wraps_is_not_proven);
 	tcase_add_test(tc, gpt_listing_one_partition_twice_is_not_proven);
+	tcase_add_test(tc, label_stripped_of_its_guids_is_not_written);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
