@@ -4,6 +4,7 @@
  * at every mutating step of create and delete.
  */
 #include <check.h>
+#include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1235,6 +1236,24 @@ START_TEST(disk_replaced_between_proof_and_write_is_not_written)
 }
 END_TEST
 
+/* The CRCs of disk's primary GPT made good again, as a forger would. */
+static void
+gpt_crcs_again(const char *disk)
+{
+	static uint8_t ents[128 * 128];
+	uint8_t hdr[92];
+	uint32_t crc;
+
+	ck_assert_int_eq(sys->read_at(disk, 512, hdr, sizeof(hdr)), 0);
+	ck_assert_int_eq(sys->read_at(disk, 1024, ents, sizeof(ents)), 0);
+	crc = htole32(gpt_crc32(0, ents, sizeof(ents)));
+	memcpy(hdr + 88, &crc, 4);
+	memset(hdr + 16, 0, 4);
+	crc = htole32(gpt_crc32(0, hdr, sizeof(hdr)));
+	memcpy(hdr + 16, &crc, 4);
+	ck_assert_int_eq(sys->write_at(disk, 512, hdr, sizeof(hdr)), 0);
+}
+
 /* Adds delta to a little-endian u64 of sdb's first GPT entry (the sim's at LBA 2). */
 static void
 gpt_entry_add(unsigned field, uint64_t delta)
@@ -1249,6 +1268,7 @@ gpt_entry_add(unsigned field, uint64_t delta)
 	for (int i = 0; i < 8; i++)
 		b[i] = (uint8_t)(v >> 8 * i);
 	ck_assert_int_eq(sys->write_at("sdb", 1024 + field, b, 8), 0);
+	gpt_crcs_again("sdb");
 }
 
 /*
@@ -1323,6 +1343,7 @@ START_TEST(gpt_listing_one_partition_twice_is_not_proven)
 	/* sdc has both tiers' partitions: entry 2 becomes a copy of entry 1. */
 	ck_assert_int_eq(sys->read_at("sdc", 1024, e, sizeof(e)), 0);
 	ck_assert_int_eq(sys->write_at("sdc", 1024 + 128, e, sizeof(e)), 0);
+	gpt_crcs_again("sdc");
 	reboot();
 	ck_assert_str_eq(disk_state("bay3"), "foreign");
 }
@@ -1353,6 +1374,23 @@ START_TEST(label_stripped_of_its_guids_is_not_written)
 	ck_assert_int_ne(err_code(a), 0);
 	json_object_put(a);
 	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+}
+END_TEST
+
+/*
+ * A primary GPT whose CRC does not hold is not the table the kernel
+ * uses (it takes the backup at the disk's end, which may place other
+ * partitions): raidd's entries in it prove nothing.
+ */
+START_TEST(gpt_whose_crc_fails_is_not_proven)
+{
+	make_r();
+	sim_power_cut();
+	/* An unused entry's name changes; the CRCs are left as they were. */
+	ck_assert_int_eq(sys->write_at("sdb", 1024 + 100 * 128 + 56, "x", 1), 0);
+	reboot();
+	ck_assert_str_eq(disk_state("bay2"), "foreign");
+	ck_assert_str_eq(disk_state("bay1"), "member");
 }
 END_TEST
 
@@ -1406,6 +1444,7 @@ volume_suite(void)
 	tcase_add_test(tc, forged_gpt_place_that_wraps_is_not_proven);
 	tcase_add_test(tc, gpt_listing_one_partition_twice_is_not_proven);
 	tcase_add_test(tc, label_stripped_of_its_guids_is_not_written);
+	tcase_add_test(tc, gpt_whose_crc_fails_is_not_proven);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
