@@ -196,9 +196,16 @@ gpt_proven(const struct dfd *f, const struct label *l, char *why, size_t len)
 
 	if (src_read(&src, src.lba, hdr, sizeof(hdr)) == -1)
 		return why_not(why, len, "its GPT cannot be read");
-	if (memcmp(hdr, "EFI PART", 8) != 0)
-		return 1;
-	return gpt_is_ours(&src, hdr, l, why, len);
+	if (memcmp(hdr, "EFI PART", 8) == 0)
+		return gpt_is_ours(&src, hdr, l, why, len);
+	/* Without a primary the kernel takes the backup in the last block:
+	   raidd erases both, so a backup left is someone else's table. */
+	if (src_read(&src, f->size - src.lba, hdr, sizeof(hdr)) == -1)
+		return why_not(why, len, "its backup GPT cannot be read");
+	if (memcmp(hdr, "EFI PART", 8) == 0)
+		return why_not(why, len, "it has a backup GPT and no primary one, which "
+		    "raidd never leaves");
+	return 1;
 }
 
 /* An md superblock at byte off: the label's array, in this disk's role. */

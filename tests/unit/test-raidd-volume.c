@@ -1394,6 +1394,28 @@ START_TEST(gpt_whose_crc_fails_is_not_proven)
 }
 END_TEST
 
+/*
+ * While r runs, sdb's primary GPT header is zeroed and its backup kept:
+ * the kernel would use the backup (any table). The proof before a
+ * write took "no primary" for a disk between a create's or a delete's
+ * steps, which raidd leaves with no backup either.
+ */
+START_TEST(backup_gpt_without_primary_is_not_written)
+{
+	static const uint8_t zero[92];
+	struct json_object *a;
+	uint64_t before;
+
+	make_r();
+	ck_assert_int_eq(sys->write_at("sdb", 512, zero, sizeof(zero)), 0);
+	before = fingerprint("sdb", 4 * GIB);
+	a = call("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
+	ck_assert_int_ne(err_code(a), 0);
+	json_object_put(a);
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -1445,6 +1467,7 @@ volume_suite(void)
 	tcase_add_test(tc, gpt_listing_one_partition_twice_is_not_proven);
 	tcase_add_test(tc, label_stripped_of_its_guids_is_not_written);
 	tcase_add_test(tc, gpt_whose_crc_fails_is_not_proven);
+	tcase_add_test(tc, backup_gpt_without_primary_is_not_written);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);
