@@ -1349,6 +1349,19 @@ START_TEST(gpt_listing_one_partition_twice_is_not_proven)
 }
 END_TEST
 
+/* r's delete is refused, and sdb is not written. */
+static void
+delete_r_refused_sdb_untouched(void)
+{
+	uint64_t before = fingerprint("sdb", 4 * GIB);
+	struct json_object *a;
+
+	a = call("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
+	ck_assert_int_ne(err_code(a), 0);
+	json_object_put(a);
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+}
+
 /*
  * While r runs, sdb's label loses the GUIDs raidd recorded (crc made
  * good again: a downgrade to a label from before GUIDs) and its
@@ -1358,9 +1371,7 @@ END_TEST
  */
 START_TEST(label_stripped_of_its_guids_is_not_written)
 {
-	struct json_object *a;
 	struct label l;
-	uint64_t before;
 
 	make_r();
 	for (int slot = 0; slot < 2; slot++) {
@@ -1369,11 +1380,7 @@ START_TEST(label_stripped_of_its_guids_is_not_written)
 		slot_rw("sdb", slot, &l, 1);
 	}
 	gpt_entry_add(16, 1);
-	before = fingerprint("sdb", 4 * GIB);
-	a = call("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
-	ck_assert_int_ne(err_code(a), 0);
-	json_object_put(a);
-	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+	delete_r_refused_sdb_untouched();
 }
 END_TEST
 
@@ -1403,16 +1410,10 @@ END_TEST
 START_TEST(backup_gpt_without_primary_is_not_written)
 {
 	static const uint8_t zero[92];
-	struct json_object *a;
-	uint64_t before;
 
 	make_r();
 	ck_assert_int_eq(sys->write_at("sdb", 512, zero, sizeof(zero)), 0);
-	before = fingerprint("sdb", 4 * GIB);
-	a = call("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
-	ck_assert_int_ne(err_code(a), 0);
-	json_object_put(a);
-	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+	delete_r_refused_sdb_untouched();
 }
 END_TEST
 
