@@ -155,6 +155,30 @@ label_is_member(const struct label *l, const struct volume *v, int m)
 	    memcmp(l->member[m].uuid, v->label.member[m].uuid, 16) == 0;
 }
 
+/*
+ * l, read again from member m's disk, places its partitions where raidd
+ * knows it put them, with the GUIDs it gave them. The proof by place
+ * and name is for labels that never had GUIDs, not for one that lost
+ * them (a downgrade) or moved its partitions since raidd read it.
+ */
+static int
+layout_is_known(const struct label *l, const struct volume *v, int m)
+{
+	const struct label *own = &v->mlabel[m];
+
+	if (l->ntiers != own->ntiers)
+		return 0;
+	for (int t = 0; t < l->ntiers; t++) {
+		const struct label_tier *a = &l->tier[t], *b = &own->tier[t];
+
+		if (a->role != b->role || a->start != b->start || a->size != b->size ||
+		    memcmp(a->part_guid, b->part_guid, 16) != 0 ||
+		    memcmp(a->part_type, b->part_type, 16) != 0)
+			return 0;
+	}
+	return 1;
+}
+
 static int
 sys_is_member(const struct sys_disk *s, const struct volume *v, int m)
 {
@@ -207,7 +231,8 @@ member_open(const struct volume *v, int m, struct dfd *f, char *err, size_t errl
 		snprintf(err, errlen, "%s (member %d of %s)", why, m + 1, v->name);
 		return -1;
 	}
-	if (label_read_fd(f, &l, &next, why, sizeof(why)) != 0 || !label_is_member(&l, v, m)) {
+	if (label_read_fd(f, &l, &next, why, sizeof(why)) != 0 || !label_is_member(&l, v, m) ||
+	    !layout_is_known(&l, v, m)) {
 		snprintf(err, errlen, "%s no longer carries member %d's label of %s: not written",
 		    v->disk[m], m + 1, v->name);
 		dfd_abandon(f);

@@ -16,9 +16,9 @@
 #define ENTRY_SIZE	64
 #define OFF_PARTS	1280	/* this disk's GPT entry GUIDs, per tier */
 
-/* crc32c (Castagnoli, reflected 0x82f63b78), as iSCSI, ext4 and btrfs. */
-uint32_t
-label_crc32c(uint32_t crc, const void *buf, size_t len)
+/* A reflected crc32 with polynomial poly, initial and final inversion. */
+static uint32_t
+crc32_reflected(uint32_t poly, uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	int k;
@@ -27,9 +27,23 @@ label_crc32c(uint32_t crc, const void *buf, size_t len)
 	while (len-- > 0) {
 		crc ^= *p++;
 		for (k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78U & (0U - (crc & 1)));
+			crc = (crc >> 1) ^ (poly & (0U - (crc & 1)));
 	}
 	return ~crc;
+}
+
+/* crc32c (Castagnoli, reflected 0x82f63b78), as iSCSI, ext4 and btrfs. */
+uint32_t
+label_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	return crc32_reflected(0x82f63b78U, crc, buf, len);
+}
+
+/* The GPT's crc32 (IEEE 802.3, reflected 0xedb88320), as zlib's. */
+uint32_t
+gpt_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	return crc32_reflected(0xedb88320U, crc, buf, len);
 }
 
 /* ---- validation ---- */

@@ -98,6 +98,7 @@ struct label {
 };
 
 uint32_t label_crc32c(uint32_t crc, const void *, size_t);
+uint32_t gpt_crc32(uint32_t crc, const void *, size_t);
 int	 label_check(const struct label *, char *err, size_t errlen);
 int	 label_encode(const struct label *, void *buf, size_t len,
 	    char *err, size_t errlen);

@@ -705,22 +705,19 @@ sim_reread_parts(const char *disk, int fd)
  * A GPT as libfdisk writes one, in the fields raidd reads back: the
  * header at LBA 1, 128 entries of 128 bytes from LBA 2, each with a
  * type, first and last LBA and a UTF-16LE name; the backup header in
- * the last sector. (No CRCs: nothing here checks them.)
+ * the last sector, with the header's size, place and CRCs (raidd's
+ * proof checks them, as the kernel does before it trusts a primary GPT).
  */
 static void
 write_gpt(struct dev *d, const struct sys_part *parts, int n)
 {
 	static const uint8_t linux_fs[16] = { 0xaf, 0x3d, 0xc6, 0x0f, 0x83, 0x84, 0x72, 0x47,
 		0x8e, 0x79, 0x3d, 0x69, 0xd8, 0x47, 0x7d, 0xe4 };
+	static uint8_t ents[128 * 128];
 	uint8_t hdr[92] = "EFI PART", ent[128];
-	uint64_t lba = 2;
-	uint32_t num = 128, size = 128;
+	uint64_t lba = 2, mine = 1;
+	uint32_t num = 128, size = 128, hsize = 92, crc;
 
-	memcpy(hdr + 72, &lba, 8);
-	memcpy(hdr + 80, &num, 4);
-	memcpy(hdr + 84, &size, 4);
-	dev_io(d, 512, NULL, hdr, sizeof(hdr));
-	dev_io(d, d->size - 512, NULL, hdr, sizeof(hdr));
 	for (uint32_t i = 0; i < num; i++) {
 		memset(ent, 0, sizeof(ent));
 		if ((int)i < n) {
@@ -738,8 +735,20 @@ write_gpt(struct dev *d, const struct sys_part *parts, int n)
 			for (int k = 0; k < 36 && parts[i].name[k]; k++)
 				ent[56 + 2 * k] = (uint8_t)parts[i].name[k];
 		}
-		dev_io(d, 1024 + i * 128, NULL, ent, sizeof(ent));
+		memcpy(ents + i * 128, ent, sizeof(ent));
 	}
+	memcpy(hdr + 12, &hsize, 4);
+	memcpy(hdr + 24, &mine, 8);
+	memcpy(hdr + 72, &lba, 8);
+	memcpy(hdr + 80, &num, 4);
+	memcpy(hdr + 84, &size, 4);
+	crc = gpt_crc32(0, ents, sizeof(ents));
+	memcpy(hdr + 88, &crc, 4);
+	crc = gpt_crc32(0, hdr, sizeof(hdr));
+	memcpy(hdr + 16, &crc, 4);
+	dev_io(d, 512, NULL, hdr, sizeof(hdr));
+	dev_io(d, d->size - 512, NULL, hdr, sizeof(hdr));
+	dev_io(d, 1024, NULL, ents, sizeof(ents));
 }
 
 /* As libfdisk and BLKRRPART on the descriptor: the disk it is open on. */
