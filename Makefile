@@ -10,6 +10,13 @@
 # Each directory adds its programs and tests in its build.mk.
 
 SRC := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+# make BOARD=<board>: that board's defconfig, its own build tree and its
+# toolchain (board/<board>/toolchain.mk: CROSS_COMPILE, PKG_CONFIG).
+ifneq ($(filter-out qemu-x86_64,$(BOARD)),)
+DEFCONFIG ?= $(subst -,_,$(BOARD))_defconfig
+O ?= build/$(BOARD)
+-include $(SRC)/board/$(BOARD)/toolchain.mk
+endif
 O ?= build
 override O := $(abspath $(O))
 DESTDIR ?= $(O)/rootfs
@@ -19,8 +26,13 @@ GITREV := $(shell git -C $(SRC) describe --always --dirty 2>/dev/null)
 
 CC ?= cc
 ifeq ($(origin CC),default)
-CC := gcc
+CC := $(CROSS_COMPILE)gcc
 endif
+ifeq ($(origin AR),default)
+AR := $(CROSS_COMPILE)ar
+endif
+PKG_CONFIG ?= pkg-config
+BUILD_DEPS ?= build
 PKGS := json-c
 CFLAGS_BASE := -std=gnu11 -D_GNU_SOURCE -O2 -g -pipe \
 	-Wall -Wextra -Werror -Wmissing-prototypes -Wshadow -Wformat=2 \
@@ -58,7 +70,7 @@ deps-check:
 # ---- configuration ----
 $(O)/.config:
 	@mkdir -p $(O)
-	@sh $(SRC)/scripts/install-deps.sh build
+	@sh $(SRC)/scripts/install-deps.sh $(BUILD_DEPS)
 	@cd $(O) && $(KCONF_ENV) kconfig-conf --defconfig=$(SRC)/configs/$(DEFCONFIG) $(SRC)/Kconfig >/dev/null
 
 %_defconfig:
@@ -119,14 +131,14 @@ define PROG_template
 $(O)/bin/$(1): $(call objs,$($(1)_SRCS)) $(O)/lib/libnas.a
 	@mkdir -p $$(dir $$@)
 	@echo "  LD      $(1)"
-	@$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o,$$^) $(O)/lib/libnas.a $($(1)_LIBS) $$(shell pkg-config --libs $(PKGS)) -lev -liniparser
+	@$$(CC) $$(ALL_LDFLAGS) -o $$@ $$(filter %.o,$$^) $(O)/lib/libnas.a $($(1)_LIBS) $$(shell $(PKG_CONFIG) --libs $(PKGS)) -lev -liniparser
 endef
 $(foreach p,$(PROGS) $(UNIT_TESTS),$(eval $(call PROG_template,$(p))))
 
 $(O)/lib/libnas.a: $(call objs,$(libnas_SRCS))
 	@mkdir -p $(dir $@)
 	@echo "  AR      libnas.a"
-	@rm -f $@ && ar rcs $@ $^
+	@rm -f $@ && $(AR) rcs $@ $^
 
 all: $(addprefix $(O)/bin/,$(PROGS))
 
@@ -159,13 +171,15 @@ distclean:
 
 # ---- tests ----
 # check-unit runs every suite twice: plain, then under ASan + UBSan.
-check-unit: check-unit-plain check-unit-san
+# A board's toolchain.mk may drop the sanitizer tier (UNIT_TIERS).
+UNIT_TIERS ?= plain san
+check-unit: $(addprefix check-unit-,$(UNIT_TIERS))
 
 # Check and the sanitizer runtimes must be there before a test is compiled.
 $(call objs,$(foreach t,$(UNIT_TESTS),$($(t)_SRCS))): | deps-check
 
 check-unit-plain: $(addprefix $(O)/bin/,$(UNIT_TESTS))
-	@sh $(SRC)/tests/run-unit.sh "plain" $(O)/bin $(UNIT_TESTS)
+	@TEST_WRAPPER="$(TEST_WRAPPER)" sh $(SRC)/tests/run-unit.sh "plain" $(O)/bin $(UNIT_TESTS)
 
 check-unit-san:
 	@test -f $(O)/san/.config || { mkdir -p $(O)/san && cp $(O)/.config $(O)/san/.config; }
@@ -176,7 +190,7 @@ san-run-unit: $(addprefix $(O)/bin/,$(UNIT_TESTS))
 	@# Timeouts catch hangs; under ASan on a busy machine a suite may need four times as long.
 	@CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-4} \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		sh $(SRC)/tests/run-unit.sh "asan+ubsan" $(O)/bin $(UNIT_TESTS)
+		TEST_WRAPPER="$(TEST_WRAPPER)" sh $(SRC)/tests/run-unit.sh "asan+ubsan" $(O)/bin $(UNIT_TESTS)
 
 check: all
 	@mkdir -p $(O)

@@ -13,5 +13,6 @@ bench: all image
 	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) bench-board
 	@sh $(SRC)/bench/raidd-board.sh $(SRC) $(O) $(IMAGE_DIR)
 	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) bench-selftest || true
+	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) bench-selftest-net || true
 	@sh $(SRC)/bench/run.sh $(O) $(SRC)/docs/benchmarks.md
 	@sh $(SRC)/bench/powerd.sh $(O) $(SRC) $(SRC)/docs/benchmarks.md

@@ -24,6 +24,9 @@ IMAGE_INPUTS := $(addprefix $(O)/bin/,$(PROGS)) $(BOARD_DIR)/modules $(wildcard 
 .PHONY: image image-deps run boot-check check-system bench-board
 
 image-deps:
+	@# mkimage.sh copies the build host's busybox, tools and libraries: an
+	@# image for another architecture would boot nothing (docs/boards.md).
+	@test -z "$(CROSS_COMPILE)" || { echo "make image: not yet for a cross-built board ($(BOARD))" >&2; exit 2; }
 	@sh $(SRC)/scripts/install-deps.sh image
 
 $(IMAGE_ROOTFS)/.stamp: $(IMAGE_INPUTS) | image-deps
@@ -40,7 +43,13 @@ $(IMAGE_TEST): $(IMAGE_ROOTFS)/.stamp
 	@TEST_EXTRA="$(O)/bin/raidd-sysdrv $(O)/bin/netd-nlrec" \
 	    bash $(SRC)/scripts/image/mkimage.sh -v test -b $(BOARD_DIR) -r $(IMAGE_ROOTFS) -d $(DL) -o $(IMAGE_DIR)
 
-image: $(IMAGE_PROD) $(IMAGE_TEST)
+# The line PC (docs/selftest.md): boots the same kernel as the virtual board.
+LINEPC := $(if $(filter qemu-x86_64,$(BOARD)),$(IMAGE_DIR)/linepc.cpio.zst)
+$(IMAGE_DIR)/linepc.cpio.zst: $(IMAGE_TEST) $(SRC)/scripts/image/mklinepc.sh $(BOARD_DIR)/linepc/init
+	@echo "  IMAGE   line PC"
+	@bash $(SRC)/scripts/image/mklinepc.sh -d $(DL) -o $(IMAGE_DIR)
+
+image: $(IMAGE_PROD) $(IMAGE_TEST) $(LINEPC)
 
 run: image
 	@python3 $(BOARD_DIR)/vnas.py run --image-dir $(IMAGE_DIR) --variant $(IMAGE_VARIANT) \

@@ -21,6 +21,7 @@
 #include "rpc.h"
 #include "secret.h"
 #include "cryptd.h"
+#include "prom.h"
 #include "system.h"
 
 #define KEYFILE_MAX	8192
@@ -784,27 +785,46 @@ static const struct rpc_param bench_params[] = {
 	{ "kdf", RPC_STRING, 0, 0, 0, kdfs, "default [kdf] type" }, END
 };
 
+/*
+ * The methods that open, close or try to unlock something, then
+ * cryptd.prom rewritten (cryptd has no timer to catch up later).
+ */
+#define THEN_METRICS(fn)						\
+static void								\
+fn##_m(struct rpc_call *call, struct json_object *params)		\
+{									\
+	fn(call, params);						\
+	cryptd_metrics_write();						\
+}
+THEN_METRICS(crypt_open)
+THEN_METRICS(crypt_close)
+THEN_METRICS(crypt_erase)
+THEN_METRICS(key_add)
+THEN_METRICS(key_change)
+THEN_METRICS(key_remove)
+THEN_METRICS(header_restore)
+
 const struct rpc_method cryptd_crypt_methods[] = {
 	{ "crypt.format", crypt_format, format_params, RPC_MUTATES,
 	  "write a new LUKS2 header (the data is lost)" },
 	{ "crypt.show", crypt_show, device_params, 0,
 	  "a LUKS device's header: uuid, cipher, keyslots, open mapping" },
 	{ "crypt.list", crypt_list, NULL, 0, "open encrypted mappings" },
-	{ "crypt.open", crypt_open, open_params, RPC_MUTATES,
+	{ "crypt.open", crypt_open_m, open_params, RPC_MUTATES,
 	  "unlock a LUKS device into /dev/mapper/NAME" },
-	{ "crypt.close", crypt_close, name_params, RPC_MUTATES, "close a mapping" },
-	{ "crypt.erase", crypt_erase, erase_params, RPC_MUTATES,
+	{ "crypt.close", crypt_close_m, name_params, RPC_MUTATES, "close a mapping" },
+	{ "crypt.erase", crypt_erase_m, erase_params, RPC_MUTATES,
 	  "wipe every keyslot: the data is gone for good" },
 	{ "crypt.benchmark", crypt_benchmark, bench_params, RPC_MUTATES,
 	  "calibrate the KDF on this board (takes about [kdf] time_ms)" },
-	{ "key.add", key_add, key_add_params, RPC_MUTATES, "add a passphrase or key file" },
-	{ "key.change", key_change, key_change_params, RPC_MUTATES, "change a passphrase" },
-	{ "key.remove", key_remove, key_remove_params, RPC_MUTATES,
+	{ "key.add", key_add_m, key_add_params, RPC_MUTATES, "add a passphrase or key file" },
+	{ "key.change", key_change_m, key_change_params, RPC_MUTATES, "change a passphrase" },
+	{ "key.remove", key_remove_m, key_remove_params, RPC_MUTATES,
 	  "remove the keyslot a passphrase opens" },
 	{ "key.list", key_list, device_params, 0, "a device's keyslots" },
 	{ "header.backup", header_backup, backup_params, RPC_MUTATES,
 	  "copy the header and keyslots to a new file" },
-	{ "header.restore", header_restore, restore_params, RPC_MUTATES,
+	{ "header.restore", header_restore_m, restore_params, RPC_MUTATES,
 	  "put a header backup back" },
 	{ NULL, NULL, NULL, 0, NULL }
 };

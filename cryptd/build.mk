@@ -5,7 +5,7 @@ SBIN_PROGS += cryptd
 MAN8 += docs/man/cryptd.8
 MAN5 += docs/man/cryptd.conf.5
 endif
-cryptd_SRCS := cryptd/main.c cryptd/api.c
+cryptd_SRCS := cryptd/main.c cryptd/api.c cryptd/metrics.c
 cryptd_LIBS :=
 # The methods above the kernel seam (system.h), and both sides of it.
 CRYPTD_LOGIC := cryptd/api-crypt.c cryptd/volume.c cryptd/system-sim.c
@@ -20,7 +20,7 @@ test-luks2_LIBS = $(CHECK_LIBS) $(CRYPTD_CRYPTO_LIBS)
 cryptd_SRCS += $(CRYPTD_LUKS2)
 cryptd_LIBS += $(CRYPTD_CRYPTO_LIBS)
 UNIT_TESTS += test-cryptd
-test-cryptd_SRCS := tests/unit/test-cryptd.c tests/unit/unit-util.c cryptd/api.c \
+test-cryptd_SRCS := tests/unit/test-cryptd.c tests/unit/unit-util.c cryptd/api.c cryptd/metrics.c \
 	$(CRYPTD_LOGIC) cryptd/system-linux.c $(CRYPTD_LUKS2)
 test-cryptd_LIBS = $(CHECK_LIBS) $(CRYPTD_CRYPTO_LIBS)
 # luks2-tool: drives the library from the shell for tests/host/luks2.sh

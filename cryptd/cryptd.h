@@ -34,6 +34,8 @@ double	ratelimit_wait(const struct cdev *);
 /* After an attempt: ok clears the device's count, a failure doubles the wait. */
 void	ratelimit_note(const struct cdev *, int ok);
 void	ratelimit_set_clock(double (*)(void));
+/* fn for each device with failed attempts since its last unlock (dev: its table name). */
+void	ratelimit_each(void (*fn)(const char *dev, unsigned fails, void *), void *);
 
 struct kdf_conf {
 	enum luks2_kdf_type type;

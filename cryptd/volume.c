@@ -84,6 +84,7 @@ static struct {
 	uint64_t	 dev, ino;
 	unsigned	 fails;
 	double		 last;
+	char		 name[sizeof(((struct cdev *)0)->table_dev)];	/* for metrics */
 } rl[RL_SLOTS];
 
 static double
@@ -123,6 +124,7 @@ rl_find(const struct cdev *d, int make)
 	memset(&rl[i], 0, sizeof(rl[i]));
 	rl[i].dev = d->id_dev;
 	rl[i].ino = d->id_ino;
+	snprintf(rl[i].name, sizeof(rl[i].name), "%s", d->table_dev);
 	return i;
 }
 
@@ -161,6 +163,14 @@ ratelimit_note(const struct cdev *d, int ok)
 	}
 	rl[i].fails++;
 	rl[i].last = rl_clock();
+}
+
+void
+ratelimit_each(void (*fn)(const char *dev, unsigned fails, void *), void *arg)
+{
+	for (int i = 0; i < RL_SLOTS; i++)
+		if (rl[i].fails)
+			fn(rl[i].name, rl[i].fails, arg);
 }
 
 /* ---- the KDF for new keyslots, calibrated once ---- */

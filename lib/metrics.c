@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -246,6 +248,21 @@ metrics_write(struct metrics *m, const char *dir, const char *daemon)
 	if (fd == -1 && errno == EEXIST && unlinkat(dfd, tmp, 0) == 0)
 		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0644);
+	/*
+	 * Something we cannot remove holds the name (a directory planted by
+	 * whoever else may write the directory; the pid is no secret): a
+	 * name nobody could guess, rather than no metrics from now on.
+	 */
+	for (int i = 0; fd == -1 && errno != ENOSPC && errno != EROFS && i < 4; i++) {
+		uint32_t r;
+
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r) ||
+		    snprintf(tmp, sizeof(tmp), ".%s.prom.%ld.%08x.tmp", daemon,
+		    (long)getpid(), (unsigned)r) >= (int)sizeof(tmp))
+			break;
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
+	}
 	if (fd == -1) {
 		e = errno;
 		close(dfd);
@@ -270,4 +287,17 @@ metrics_write(struct metrics *m, const char *dir, const char *daemon)
 	}
 	close(dfd);
 	return 0;
+}
+
+int
+metrics_publish(struct metrics *m, const char *dir, const char *daemon, int *failed)
+{
+	int rc = metrics_write(m, dir, daemon);
+
+	metrics_free(m);
+	/* Said once, not at every write; said again after it worked. */
+	if (rc == -1 && !*failed)
+		log_warn("%s/%s.prom", dir, daemon);
+	*failed = rc == -1;
+	return rc;
 }

@@ -40,6 +40,11 @@ void	metrics_add(struct metrics *, const char *const *labels, double value);
  * when missing. 0, or -1 with errno (EINVAL for a bad metric or label).
  */
 int	metrics_write(struct metrics *, const char *dir, const char *daemon);
+/*
+ * metrics_write, then metrics_free; a failure is logged once, until a
+ * write works again (*failed keeps track: one int per file).
+ */
+int	metrics_publish(struct metrics *, const char *dir, const char *daemon, int *failed);
 /* The text so far (for tests); NULL after a bad name. */
 const char *metrics_text(struct metrics *);
 

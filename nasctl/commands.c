@@ -68,6 +68,14 @@ static const struct arg volume_scrub_args[] = {
 	END_ARGS
 };
 
+static const struct arg volume_repair_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--disk", "disk", ARG_STRING, ARG_REQUIRED, "D" },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	{ "--no-wait", "no_wait", ARG_BOOL, ARG_LOCAL, NULL },
+	END_ARGS
+};
+
 static const struct arg job_list_args[] = {
 	{ "--daemon", "daemon", ARG_STRING, ARG_LOCAL, NULL },
 	END_ARGS
@@ -261,6 +269,19 @@ static const struct arg drive_set_args[] = {
 	END_ARGS
 };
 
+static const struct arg drive_standby_args[] = {
+	{ "DISK", "disk", ARG_STRING, 0, NULL },
+	{ "--no-wait", "no_wait", ARG_BOOL, ARG_LOCAL, NULL },
+	END_ARGS
+};
+
+static const struct arg fan_set_args[] = {
+	{ "FAN", "fan", ARG_STRING, 0, NULL },
+	{ "--mode", "mode", ARG_STRING, ARG_REQUIRED, "auto|manual" },
+	{ "--pwm", "pwm", ARG_INT, 0, "0-255" },
+	END_ARGS
+};
+
 /* Keys as powerd's drive_describe() writes them. */
 static const struct column drive_cols[] = {
 	{ "DISK", "disk", NULL, 0 },
@@ -386,10 +407,13 @@ const struct command nasctl_commands[] = {
 	  "every power, energy, temperature, fan and PWM sensor" },
 	{ "drive", "list", P, "drive.list", no_args, drive_cols, "drives", NULL,
 	  "bay disks: power state, idle time, standby timer, temperature" },
-	{ "drive", "standby", P, "drive.standby", disk_args, NULL, NULL, NULL,
-	  "spin a disk down now; DISK is a bay (bay1) or a kernel name (sda)" },
+	{ "drive", "standby", P, "drive.standby", drive_standby_args, NULL, NULL,
+	  run_started_job, "spin a disk down now and wait until it took the command; "
+	  "DISK is a bay (bay1) or a kernel name (sda)" },
 	{ "drive", "set", P, "drive.set", drive_set_args, NULL, NULL, NULL,
-	  "a bay's standby timer in minutes (0: never), until powerd restarts" },
+	  "a bay's standby timer in minutes (0: never; -1: powerd.ini's), kept across restarts" },
+	{ "fan", "set", P, "fan.set", fan_set_args, NULL, NULL, NULL,
+	  "a PWM fan (hwmon:<chip>/pwmN) to the chip's automatic control or a fixed --pwm" },
 #define C "cryptd"
 	{ "crypt", "format", C, "crypt.format", crypt_format_args, NULL, NULL, NULL,
 	  "write a new LUKS2 header on DEVICE (its data is lost); asks the passphrase twice" },
@@ -423,6 +447,8 @@ const struct command nasctl_commands[] = {
 	  "and keeps the place); prints the job id, or follows it with --wait" },
 	{ "volume", "grow", R, "volume.grow", volume_grow_args, NULL, NULL,
 	  run_started_job, "take the room of bigger disks and wait for the job" },
+	{ "volume", "repair", R, "volume.repair", volume_repair_args, NULL, NULL,
+	  run_started_job, "rebuild the missing or failed member on disk D and wait" },
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,
 	  "running and recent jobs (of every daemon without --daemon)" },
 	{ "job", "status", NULL, "job.status", job_id_args, NULL, NULL, run_job_one,

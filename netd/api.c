@@ -8,6 +8,7 @@
 
 #include "netd.h"
 #include "netconf.h"
+#include "prom.h"
 #include "system-sim.h"
 
 static const char *const bond_paths[] = { "/sys/class/net/bonding_masters",
@@ -23,6 +24,8 @@ static const struct conf_key netd_conf[] = {
 	  "board description: the ports and their names" },
 	{ "netd", "resolv_conf", CONF_STRING, "/etc/resolv.conf", 1, 200, NULL,
 	  "the file dns.set replaces" },
+	{ "netd", "metrics_dir", CONF_STRING, "/run/nas/metrics", 0, 255, NULL,
+	  "node_exporter textfile directory for netd.prom; empty: none" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
@@ -56,6 +59,7 @@ monitor_cb(struct ev_loop *l, ev_io *w, int revents)
 	if (net->monitor_read(w->fd) > 0) {
 		link_watch();
 		bond_watch();
+		netd_metrics_write();
 	}
 }
 
@@ -102,6 +106,8 @@ netd_init(const struct conf *c)
 	}
 	link_watch_reset();
 	bond_watch();
+	netd_metrics_set_dir(conf_str(c, "netd", "metrics_dir"));
+	netd_metrics_write();
 	return 0;
 }
 
@@ -110,6 +116,7 @@ netd_reload(const struct conf *c)
 {
 	load_board(conf_str(c, "netd", "board"));
 	addr_set_resolv(conf_str(c, "netd", "resolv_conf"));
+	netd_metrics_set_dir(conf_str(c, "netd", "metrics_dir"));
 	return 0;
 }
 

@@ -5,15 +5,15 @@ SBIN_PROGS += netd
 MAN8 += docs/man/netd.8
 MAN5 += docs/man/netd.conf.5
 endif
-NL_CFLAGS := $(shell pkg-config --cflags libnl-route-3.0 2>/dev/null)
-NL_LIBS := $(shell pkg-config --libs libnl-route-3.0 2>/dev/null)
+NL_CFLAGS := $(shell $(PKG_CONFIG) --cflags libnl-route-3.0 2>/dev/null)
+NL_LIBS := $(shell $(PKG_CONFIG) --libs libnl-route-3.0 2>/dev/null)
 CFLAGS_netd := $(NL_CFLAGS)
 # The logic above the kernel seam (system.h), and the simulated seam.
 NETD_LOGIC := netd/seam.c netd/util.c netd/link.c netd/addr.c netd/bond.c netd/lacp.c \
 	netd/bond-nl.c netd/system-sim.c netd/netconf.c netd/diff.c netd/apply.c
 NETD_LINUX := netd/system-linux.c netd/system-linux-link.c netd/system-linux-addr.c \
 	netd/system-linux-bond.c
-netd_SRCS := netd/main.c netd/api.c $(NETD_LOGIC) $(NETD_LINUX)
+netd_SRCS := netd/main.c netd/api.c netd/metrics.c $(NETD_LOGIC) $(NETD_LINUX)
 netd_LIBS := $(NL_LIBS)
 
 UNIT_TESTS += test-netd-link

@@ -185,6 +185,9 @@ activity_cpustat(struct activity *a, const char *text)
 	if (a->cpu_seen && total > a->cpu_total && busy >= a->cpu_busy)
 		a->cpu_load = (double)(busy - a->cpu_busy) /
 		    (double)(total - a->cpu_total) * ncpu;
+	/* iowait (so idle) may go back under NO_HZ: never more than every core busy. */
+	if (a->cpu_load > ncpu)
+		a->cpu_load = ncpu;
 	a->cpu_busy = busy;
 	a->cpu_total = total;
 	a->ncpu = ncpu;

@@ -33,6 +33,8 @@ static const struct conf_key powerd_conf[] = {
 	  "raidd's socket: which volumes sync (no standby for their disks)" },
 	{ "standby", "minutes", CONF_INT, "20", 0, 1440, NULL,
 	  "idle minutes before a bay's disk is sent to standby; 0: never" },
+	{ "standby", "state_file", CONF_STRING, "/etc/nas/powerd-standby", 1, 255, NULL,
+	  "drive.set's minutes per bay, kept across restarts (above bayN)" },
 	{ "temp", "disk_max_c", CONF_INT, "55", 20, 100, NULL,
 	  "temp.alarm when a disk (drivetemp) reaches this" },
 	{ "temp", "board_max_c", CONF_INT, "70", 20, 125, NULL,
@@ -106,6 +108,7 @@ apply(const struct conf *c)
 		per_bay[i] = (int)conf_int(c, "standby", key);
 	}
 	drive_set_timers((int)conf_int(c, "standby", "minutes"), per_bay);
+	drive_set_state_file(conf_str(c, "standby", "state_file"));
 	thermal_set_limits((double)conf_int(c, "temp", "disk_max_c"),
 	    (double)conf_int(c, "temp", "board_max_c"));
 	metrics_failed = 0;

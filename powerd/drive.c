@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job.h"
 #include "powerd.h"
 
 #define SYNC_STALE	30.0	/* seconds an answer of raidd's stays good */
@@ -19,6 +20,11 @@ int (*drive_smart)(const char *, double *, long long *);
 
 static int default_minutes;
 static int bay_minutes[BOARD_MAX_BAYS];	/* -1: the default */
+/* drive.set's choices (timers.c), above powerd.ini's; -1: none. */
+static int set_minutes[BOARD_MAX_BAYS] = {
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
+};
+static char state_file[256];
 
 static struct {
 	int	known;			/* raidd answered within SYNC_STALE */
@@ -34,12 +40,30 @@ drive_set_timers(int minutes, const int per_bay[BOARD_MAX_BAYS])
 	memcpy(bay_minutes, per_bay, sizeof(bay_minutes));
 }
 
+void
+drive_set_state_file(const char *path)
+{
+	char err[512];
+
+	pathf(state_file, sizeof(state_file), "%s", path);
+	/* A file that cannot be trusted counts for nothing: powerd.ini rules. */
+	if (timers_load(path, set_minutes, err, sizeof(err)) == -1) {
+		log_warnx("%s: ignored, drive.set's minutes forgotten", err);
+		for (int i = 0; i < BOARD_MAX_BAYS; i++)
+			set_minutes[i] = -1;
+	}
+}
+
 int
 drive_minutes(int bay)
 {
-	if (bay < 1 || bay > BOARD_MAX_BAYS || bay_minutes[bay - 1] < 0)
+	if (bay < 1 || bay > BOARD_MAX_BAYS)
 		return default_minutes;
-	return bay_minutes[bay - 1];
+	if (set_minutes[bay - 1] >= 0)
+		return set_minutes[bay - 1];
+	if (bay_minutes[bay - 1] >= 0)
+		return bay_minutes[bay - 1];
+	return default_minutes;
 }
 
 void
@@ -82,16 +106,90 @@ event(const char *topic, const struct disk_io *d, const char *reason)
 /* What each bay's disk said of its power state, and when (drive_describe). */
 static struct { char name[32]; double at; int said; } said_cache[BOARD_MAX_BAYS];
 
-/* 0, or -1 with errno. */
+/* Standby commands in flight (standby.c), per bay. */
+static struct {
+	int		 busy;
+	char		 name[32];
+	const char	*reason;
+	struct job	*job;		/* drive.standby's; NULL for the timer */
+} pending[BOARD_MAX_BAYS];
+
+/*
+ * Starts the command off the loop: 0, or -1 with errno. The disk counts
+ * as in standby only once it took the command (drive_standby_done).
+ */
 static int
-standby(struct disk_io *d, const char *reason)
+standby(struct disk_io *d, const char *reason, struct job *job)
 {
-	if (drive_ops->standby(d->name, d->ata) == -1)
+	int i = d->bay - 1;
+
+	if (i < 0 || i >= BOARD_MAX_BAYS) {
+		errno = EINVAL;
 		return -1;
-	d->power = DP_STANDBY;
-	said_cache[d->bay - 1].name[0] = '\0';	/* ask it again */
-	event("disk.standby", d, reason);
+	}
+	if (pending[i].busy) {
+		errno = EBUSY;
+		return -1;
+	}
+	if (standby_start(d->bay, d->name, d->ata) == -1)
+		return -1;
+	pending[i].busy = 1;
+	pathf(pending[i].name, sizeof(pending[i].name), "%s", d->name);
+	pending[i].reason = reason;
+	pending[i].job = job;
 	return 0;
+}
+
+static struct disk_io *
+disk_in_bay(int bay, const char *name)
+{
+	for (int i = 0; i < power.act.ndisks; i++)
+		if (power.act.disk[i].bay == bay && strcmp(power.act.disk[i].name, name) == 0)
+			return &power.act.disk[i];
+	return NULL;
+}
+
+static struct json_object *drive_describe(const struct disk_io *, double);
+
+void
+drive_standby_done(int bay, const char *name, int err)
+{
+	struct disk_io *d;
+	struct job *job;
+	const char *reason;
+	int i = bay - 1;
+
+	if (i < 0 || i >= BOARD_MAX_BAYS || !pending[i].busy ||
+	    strcmp(pending[i].name, name) != 0)
+		return;
+	job = pending[i].job;
+	reason = pending[i].reason;
+	memset(&pending[i], 0, sizeof(pending[i]));
+	/* The disk left its bay meanwhile: nothing of it is left to update. */
+	if ((d = disk_in_bay(bay, name)) == NULL) {
+		if (job != NULL)
+			job_fail(job, NAS_ERR_FAILED, "bay%d: %s left the bay", bay, name);
+		return;
+	}
+	if (err != 0) {
+		log_warnx("%s: standby: %s", name, strerror(err));
+		/* Not again at every sample: a full period from now. */
+		d->idle_since = power.sampled_mono;
+		if (job != NULL)
+			job_fail(job, NAS_ERR_FAILED, "bay%d: standby: %s", bay, strerror(err));
+		return;
+	}
+	d->power = DP_STANDBY;
+	said_cache[i].name[0] = '\0';	/* ask it again */
+	event("disk.standby", d, reason);
+	if (job != NULL)
+		job_done(job, drive_describe(d, power.sampled_mono));
+}
+
+int
+drive_standby_pending(int bay)
+{
+	return bay >= 1 && bay <= BOARD_MAX_BAYS && pending[bay - 1].busy;
 }
 
 void
@@ -104,7 +202,9 @@ drive_tick(double now)
 		if (d->power == DP_STANDBY || min == 0 || now - d->idle_since < min * 60.0 ||
 		    sync_refusal(d, now) != NULL)
 			continue;
-		if (standby(d, "timer") == -1) {
+		if (drive_standby_pending(d->bay))
+			continue;
+		if (standby(d, "timer", NULL) == -1) {
 			log_warn("%s: standby", d->name);
 			/* Not again at every sample: a full period from now. */
 			d->idle_since = now;
@@ -119,7 +219,8 @@ drive_smart_tick(double now)
 		struct disk_io *d = &power.act.disk[i];
 		int said;
 
-		if (!d->ata || d->power == DP_STANDBY ||
+		/* Not while a STANDBY is in flight: the loop would wait on it. */
+		if (!d->ata || d->power == DP_STANDBY || drive_standby_pending(d->bay) ||
 		    (d->smart_at > 0 && now - d->smart_at < SMART_EVERY))
 			continue;
 		d->smart_at = now;
@@ -200,6 +301,13 @@ reported(const struct disk_io *d, double now)
 
 	if (i < 0 || i >= BOARD_MAX_BAYS)
 		return -1;
+	/*
+	 * Not while the worker's STANDBY is in flight: our command would
+	 * queue behind it and the loop would wait out the spin-down (15 s),
+	 * at any read-group client's drive.list.
+	 */
+	if (pending[i].busy)
+		return strcmp(said_cache[i].name, d->name) == 0 ? said_cache[i].said : -1;
 	if (strcmp(said_cache[i].name, d->name) != 0 || now - said_cache[i].at >= 5 ||
 	    now < said_cache[i].at) {
 		pathf(said_cache[i].name, sizeof(said_cache[i].name), "%s", d->name);
@@ -262,8 +370,12 @@ static void
 drive_standby(struct rpc_call *c, struct json_object *params)
 {
 	struct disk_io *d = drive_find(rpc_param_str(params, "disk", ""));
+	struct json_object *r;
+	struct job *job;
 	const char *why;
 	double now = now_mono();
+	char bay[16];
+	int e;
 
 	if (d == NULL) {
 		rpc_error(c, NAS_ERR_NOT_FOUND, "no such disk in a bay");
@@ -273,23 +385,44 @@ drive_standby(struct rpc_call *c, struct json_object *params)
 		rpc_error(c, NAS_ERR_BUSY, "bay%d: %s", d->bay, why);
 		return;
 	}
-	if (standby(d, "request") == -1) {
-		rpc_error(c, NAS_ERR_FAILED, "bay%d: standby: %s", d->bay, strerror(errno));
+	if (drive_standby_pending(d->bay)) {
+		rpc_error(c, NAS_ERR_BUSY, "bay%d: a standby command is in flight", d->bay);
 		return;
 	}
-	rpc_result(c, drive_describe(d, now));
+	pathf(bay, sizeof(bay), "bay%d", d->bay);
+	if ((job = job_start("drive.standby", bay, NULL, NULL)) == NULL) {
+		rpc_error(c, NAS_ERR_FAILED, "bay%d: %s", d->bay, strerror(errno));
+		return;
+	}
+	if (standby(d, "request", job) == -1) {
+		e = errno;
+		job_fail(job, NAS_ERR_FAILED, "bay%d: standby: %s", d->bay, strerror(e));
+		rpc_error(c, NAS_ERR_FAILED, "bay%d: standby: %s", d->bay, strerror(e));
+		return;
+	}
+	r = drive_describe(d, now);
+	json_object_object_add(r, "job", json_object_new_int((int)job_id(job)));
+	rpc_result(c, r);
 }
 
 static void
 drive_set(struct rpc_call *c, struct json_object *params)
 {
 	struct disk_io *d = drive_find(rpc_param_str(params, "disk", ""));
+	int next[BOARD_MAX_BAYS];
 
 	if (d == NULL) {
 		rpc_error(c, NAS_ERR_NOT_FOUND, "no such disk in a bay");
 		return;
 	}
-	bay_minutes[d->bay - 1] = (int)rpc_param_int(params, "standby_minutes", 0);
+	/* On disk first: a choice that would not survive a restart changes nothing. */
+	memcpy(next, set_minutes, sizeof(next));
+	next[d->bay - 1] = (int)rpc_param_int(params, "standby_minutes", 0);
+	if (timers_save(state_file, next) == -1) {
+		rpc_error(c, NAS_ERR_FAILED, "%s: %s", state_file, strerror(errno));
+		return;
+	}
+	memcpy(set_minutes, next, sizeof(next));
 	rpc_result(c, drive_describe(d, now_mono()));
 }
 
@@ -300,8 +433,8 @@ static const struct rpc_param disk_params[] = {
 
 static const struct rpc_param set_params[] = {
 	{ "disk", RPC_STRING, RPC_REQUIRED, 1, 32, NULL, "bay (bay1) or kernel name (sda)" },
-	{ "standby_minutes", RPC_INT, RPC_REQUIRED, 0, 1440, NULL,
-	  "idle minutes before standby; 0: never" },
+	{ "standby_minutes", RPC_INT, RPC_REQUIRED, -1, 1440, NULL,
+	  "idle minutes before standby; 0: never; -1: powerd.ini's again" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 
@@ -311,6 +444,6 @@ const struct rpc_method drive_methods[] = {
 	{ "drive.standby", drive_standby, disk_params, RPC_MUTATES,
 	  "spin a disk down now (not while its volume syncs)" },
 	{ "drive.set", drive_set, set_params, RPC_MUTATES,
-	  "a bay's standby timer, until powerd restarts or reloads" },
+	  "a bay's standby timer, kept in [standby] state_file" },
 	{ NULL, NULL, NULL, 0, NULL }
 };

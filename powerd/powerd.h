@@ -8,6 +8,8 @@
  *   energy.c    energy per state (trapezoid) and the ring of samples
  *   power.c     one sample of everything; power.*, sensor.list
  *   drive.c     disk standby timers, drive.*; sg.c the SG_IO seam
+ *   standby.c   the standby command on a worker thread, off the loop
+ *   timers.c    drive.set's standby minutes, kept in a state file
  *   sync.c      raidd's syncing volumes (no standby for their disks)
  *   thermal.c   temperature alarms, fan.set
  *   prom.c      powerd's node_exporter textfile (lib/metrics.c)
@@ -248,6 +250,8 @@ extern const struct drive_ops *drive_ops;
 /* [standby] minutes and the per-bay overrides (-1: the default). */
 void	drive_set_timers(int minutes, const int per_bay[BOARD_MAX_BAYS]);
 int	drive_minutes(int bay);
+/* drive.set's minutes (timers.c): they win over powerd.ini's. */
+void	drive_set_state_file(const char *path);
 /* Disks of volumes that sync, from raidd (sync.c); NULL list: unknown. */
 void	drive_set_syncing(const char *const *names, int n, double now);
 /* Timers: sends each disk idle past its minutes to standby. */
@@ -259,9 +263,29 @@ void	drive_tick(double now);
 extern int (*drive_smart)(const char *name, double *temp_c, long long *cycles);
 extern int (*const smart_linux)(const char *, double *, long long *);	/* smart.c */
 void	drive_smart_tick(double now);
+/* A worker's answer (standby.c): err 0, or the errno of the command. */
+void	drive_standby_done(int bay, const char *name, int err);
+/* A standby command for the bay is in flight. */
+int	drive_standby_pending(int bay);
 /* Events for disks that I/O woke; prev[i]: disk i's power before the sample. */
 void	drive_note_wakes(const enum disk_power prev[], int n);
 extern const struct rpc_method drive_methods[];
+
+/* ---- timers.c: drive.set's minutes on disk ---- */
+/* "bayN MINUTES" lines into out (-1: none); 0, or -1 with err and out untouched. */
+int	timers_parse(const char *text, int out[BOARD_MAX_BAYS], char *err, size_t errlen);
+/* The file; a missing one is none set (0). -1 with err: out all -1. */
+int	timers_load(const char *path, int out[BOARD_MAX_BAYS], char *err, size_t errlen);
+/* Atomically: temporary file, fsync, rename, directory fsync. 0, or -1 with errno. */
+int	timers_save(const char *path, const int min[BOARD_MAX_BAYS]);
+
+/* ---- standby.c ---- */
+/*
+ * Runs drive_ops->standby(name, ata) on a worker thread; its answer
+ * reaches drive_standby_done on the loop. 0, or -1 with errno.
+ */
+int	standby_start(int bay, const char *name, int ata);
+int	standby_inflight(void);
 
 /* ---- sync.c: raidd's view of syncing volumes ---- */
 void	sync_set_socket(const char *path);

@@ -16,6 +16,7 @@
 #include "powerd.h"
 
 #define SLOW_BACKOFF	60.0	/* seconds a slow sensor is left alone */
+#define MAX_WATTS	1e5	/* power*_input's bound too: 100 kW */
 
 static char root[PATH_MAX] = "/sys";
 static struct sensor_set scan_tmp;	/* 100 KiB: not on the stack */
@@ -345,7 +346,11 @@ read_counter(struct sensor *s, const char *p, double now, double *took)
 	}
 	s->value = (double)cur / 1e6;
 	if (s->count_at > 0 && now > s->count_at) {
-		if ((d = counter_delta(s, cur)) < 0) {
+		/*
+		 * A jump past MAX_WATTS is a glitch or a reset taken for a
+		 * wrap, not energy: once counted, a total never comes down.
+		 */
+		if ((d = counter_delta(s, cur)) < 0 || d / (now - s->count_at) > MAX_WATTS) {
 			s->count = cur;
 			s->count_at = now;
 			return RD_GARBAGE;

@@ -72,6 +72,16 @@ sg_ata_power_from_sense(const uint8_t *sb, size_t len)
 
 	if (len < 8)
 		return -1;
+	/*
+	 * Registers only with ASC/ASCQ 00h/1Dh (ATA PASS-THROUGH INFORMATION
+	 * AVAILABLE): a bridge that refuses the command answers ILLEGAL
+	 * REQUEST, whose zero INFORMATION bytes would read as count 0, standby.
+	 */
+	if ((sb[0] & 0x7f) == 0x72 || (sb[0] & 0x7f) == 0x73) {
+		if (sb[2] != 0x00 || sb[3] != 0x1d)
+			return -1;
+	} else if (len < 14 || sb[12] != 0x00 || sb[13] != 0x1d)
+		return -1;
 	if ((sb[0] & 0x7f) == 0x72 || (sb[0] & 0x7f) == 0x73) {
 		/* Descriptor format: find the ATA Status Return (09h). */
 		size_t end = 8 + (size_t)sb[7], i = 8;

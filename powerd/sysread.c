@@ -83,6 +83,13 @@ read_small(const char *path, char *buf, size_t len, double *took_ms)
 	if (n < 0)
 		return e == EAGAIN ? RD_GARBAGE : errno_status(e);
 	buf[n] = '\0';
+	/*
+	 * A NUL would end the text early ("42\0junk" read as 42), and a
+	 * file that fills the buffer may go on: its head is not its value
+	 * ("000...0005" read as 0). sysfs attributes are a short line.
+	 */
+	if (memchr(buf, '\0', (size_t)n) != NULL || (size_t)n == len - 1)
+		return RD_GARBAGE;
 	return RD_OK;
 }
 

@@ -98,8 +98,16 @@ fan_set(struct rpc_call *c, struct json_object *params)
 		return;
 	}
 	/* hwmon: pwmN_enable 1 = manual, 2 = the chip's automatic control. */
-	if (write_int(en, manual ? 1 : 2) == -1 || (manual && write_int(s->path, pwm) == -1)) {
+	if (write_int(en, manual ? 1 : 2) == -1) {
 		rpc_error(c, NAS_ERR_FAILED, "%s: %s", s->name, strerror(errno));
+		return;
+	}
+	/* A duty cycle not taken: back to the chip, not a fan stuck at whatever it had. */
+	if (manual && write_int(s->path, pwm) == -1) {
+		int e = errno;
+
+		(void)write_int(en, 2);
+		rpc_error(c, NAS_ERR_FAILED, "%s: %s", s->name, strerror(e));
 		return;
 	}
 	sensor_read(s, power.sampled_mono);

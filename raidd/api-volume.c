@@ -309,6 +309,41 @@ volume_grow_m(struct rpc_call *c, struct json_object *params)
 	rpc_result(c, o);
 }
 
+/*
+ * volume.repair: a disk takes the place of the missing or failed member
+ * (repair.c); the job lasts until md has rebuilt it.
+ */
+static void
+volume_repair(struct rpc_call *c, struct json_object *params)
+{
+	struct volume *v;
+	struct job *j;
+	struct json_object *o;
+	const char *disk = rpc_param_str(params, "disk", "");
+	char err[256];
+	int code;
+
+	disk_refresh(1);
+	if ((v = find_or_fail(c, params)) == NULL)
+		return;
+	if (repair_check(v, disk, rpc_param_bool(params, "force", 0), &code, err,
+	    sizeof(err)) == -1) {
+		rpc_error(c, code, "%s: nothing was written", err);
+		return;
+	}
+	if (sys != &sys_sim && nas_feature_require(c, &raidd_features[0]) == -1)
+		return;
+	if ((j = repair_start(v, disk, rpc_param_bool(params, "force", 0), err,
+	    sizeof(err))) == NULL) {
+		rpc_error(c, NAS_ERR_LIMIT, "%s", err);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "job", json_object_new_int((int)job_id(j)));
+	json_object_object_add(o, "name", json_object_new_string(v->name));
+	rpc_result(c, o);
+}
+
 #define NAME_PARAM { "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "volume name" }
 #define END_PARAM { NULL, 0, 0, 0, 0, NULL, NULL }
 
@@ -322,6 +357,13 @@ static const struct rpc_param create_params[] = {
 	END_PARAM
 };
 static const struct rpc_param name_params[] = { NAME_PARAM, END_PARAM };
+static const struct rpc_param repair_params[] = {
+	NAME_PARAM,
+	{ "disk", RPC_STRING, RPC_REQUIRED, 1, 64, NULL,
+	  "the replacement: bay (bay1), kernel name (sda) or serial" },
+	{ "force", RPC_BOOL, 0, 0, 0, NULL, "erase the disk even if it holds data" },
+	END_PARAM
+};
 static const struct rpc_param delete_params[] = {
 	NAME_PARAM,
 	{ "confirm", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "the volume's name again" },
@@ -343,5 +385,7 @@ const struct rpc_method volume_methods[] = {
 	  "let members md failed for errors rejoin" },
 	{ "volume.grow", volume_grow_m, name_params, RPC_MUTATES,
 	  "take the room of bigger disks; returns a job id" },
+	{ "volume.repair", volume_repair, repair_params, RPC_MUTATES,
+	  "rebuild the missing or failed member on a disk; returns a job id" },
 	{ NULL, NULL, NULL, 0, NULL }
 };

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "prom.h"
 #include "system-sim.h"
 #include "volume.h"
 
@@ -22,6 +23,8 @@ static const struct conf_key raidd_conf[] = {
 	  "seconds a volume missing a member waits at start-up for late disks before it starts degraded" },
 	{ "raidd", "unit_id_file", CONF_STRING, "/etc/nas/raidd-unit-id", 1, 200, NULL,
 	  "this unit's id, made at the first start; written into every label" },
+	{ "raidd", "metrics_dir", CONF_STRING, "/run/nas/metrics", 0, 255, NULL,
+	  "node_exporter textfile directory for raidd.prom; empty: none" },
 	{ "raidd", "deleted_file", CONF_STRING, "/etc/nas/raidd-deleted", 1, 200, NULL,
 	  "volumes deleted here while a member was absent" },
 	{ "scrub", "schedule", CONF_STRING, "monthly 1 2", 1, 63, NULL,
@@ -34,6 +37,8 @@ static const struct conf_key raidd_conf[] = {
 	  "kB/s a scrub never passes (0: md's default)" },
 	{ "scrub", "state_file", CONF_STRING, "/etc/nas/raidd-scrub", 1, 200, NULL,
 	  "where an unfinished scrub stopped, to go on from there" },
+	{ "volume", "auto_repair", CONF_BOOL, "yes", 0, 0, NULL,
+	  "a blank disk inserted in a degraded volume's missing member's bay is made that member" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
@@ -82,6 +87,8 @@ hotplug_cb(struct ev_loop *l, ev_io *w, int revents)
 		disk_refresh(1);
 	volume_scan();
 	volume_check_states();
+	if (n > 0)
+		repair_auto(names, n);
 }
 
 /* md changes state on its own too (a member fails, a resync ends). */
@@ -92,6 +99,7 @@ monitor_cb(struct ev_loop *l, ev_timer *w, int revents)
 	(void)w;
 	(void)revents;
 	volume_check_states();
+	raidd_metrics_write();
 }
 
 /* The start-up grace period is over: what still lacks a member starts degraded. */
@@ -181,6 +189,8 @@ raidd_init(const struct conf *c)
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
 	load_scrub(c);
+	raidd_metrics_set_dir(conf_str(c, "raidd", "metrics_dir"));
+	repair_set_auto(conf_bool(c, "volume", "auto_repair"));
 	if (unit_load(conf_str(c, "raidd", "unit_id_file")) == -1 && sys == &sys_sim) {
 		uint8_t u[16] = { 0x51, 0x4d };	/* "SM": simulated disks, a unit for this run */
 
@@ -225,6 +235,8 @@ raidd_reload(const struct conf *c)
 	load_board(conf_str(c, "raidd", "board"));
 	volume_set_options(conf_str(c, "raidd", "mount_root"));
 	load_scrub(c);
+	raidd_metrics_set_dir(conf_str(c, "raidd", "metrics_dir"));
+	repair_set_auto(conf_bool(c, "volume", "auto_repair"));
 	disk_refresh(1);
 	volume_scan();
 	return 0;

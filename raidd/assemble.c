@@ -84,6 +84,17 @@ collect(const struct disk *d, const struct label *l, int next_slot)
 		log_warnx("%s: too many volumes; %s ignored", d->sys.name, l->name);
 		return;
 	}
+	/* A disk whose place a repair gave to another is no member any more. */
+	if (label_replaced(l, &v->label)) {
+		log_info("volume %s: %s was member %d before a repair: left out", v->name,
+		    d->sys.name, m + 1);
+		return;
+	}
+	if (v->disk[m][0] && label_replaced(&v->mlabel[m], l)) {
+		log_info("volume %s: %s was member %d before a repair: left out", v->name,
+		    v->disk[m], m + 1);
+		v->disk[m][0] = '\0';
+	}
 	if (v->disk[m][0]) {
 		snprintf(v->problem, sizeof(v->problem),
 		    "%s and %s both claim member %d", v->disk[m], d->sys.name, m + 1);
@@ -275,6 +286,13 @@ decide(struct volume *v)
 {
 	v->inconsistent = 0;
 	v->problem[0] = '\0';
+	/* A replaced member's disk collected before the newest label was seen. */
+	for (int m = 0; m < PLAN_MAX_DISKS; m++)
+		if (v->disk[m][0] && label_replaced(&v->mlabel[m], &v->label)) {
+			log_info("volume %s: %s was member %d before a repair: left out",
+			    v->name, v->disk[m], m + 1);
+			v->disk[m][0] = '\0';
+		}
 	if (members_disagree(v))
 		return 0;
 	switch (v->label.intent.op) {
@@ -284,6 +302,8 @@ decide(struct volume *v)
 		return finish_delete(v);
 	case LABEL_OP_EXPANDING:
 		return 0;	/* carried on by volume_scan: grow_resume() */
+	case LABEL_OP_REPLACING:
+		return repair_decide(v);
 	case LABEL_OP_NONE:
 		if (unit_deleted(v->label.volume_uuid))
 			return set_inconsistent(v, "deleted on this unit while this member was "
@@ -351,8 +371,9 @@ member_state(const struct sys_md_status *st, const char *dev)
 	return NULL;
 }
 
-static int
-read_sb(const char *dev, struct mdsb *sb)
+/* The md v1.2 superblock on a member partition. */
+int
+member_read_sb(const char *dev, struct mdsb *sb)
 {
 	static uint8_t buf[MDSB_BLOCK];
 	char err[MDSB_ERRLEN];
@@ -391,7 +412,7 @@ may_rejoin(const struct volume *v, int t, int r, const char *dev,
 	const struct label_tier *lt = &v->label.tier[t];
 	static struct mdsb sb, run;
 
-	if (read_sb(dev, &sb) == -1)
+	if (member_read_sb(dev, &sb) == -1)
 		return plan_err(why, len, "its md superblock cannot be read");
 	if (memcmp(sb.set_uuid, lt->array_uuid, 16) != 0)
 		return plan_err(why, len, "its md superblock is another array's");
@@ -399,7 +420,8 @@ may_rejoin(const struct volume *v, int t, int r, const char *dev,
 		return plan_err(why, len, "its md superblock gives it another role");
 	for (int i = 0; i < st->nmembers; i++) {
 		if (strncmp(st->member[i].state, "in_sync", 7) != 0 ||
-		    strstr(st->member[i].state, "faulty") || read_sb(st->member[i].dev, &run) == -1)
+		    strstr(st->member[i].state, "faulty") ||
+		    member_read_sb(st->member[i].dev, &run) == -1)
 			continue;
 		if (sb.events > run.events || (run.dev_number < sb.max_dev &&
 		    sb.dev_roles[run.dev_number] >= MDSB_ROLE_FAULTY))
@@ -611,6 +633,7 @@ volume_scan(void)
 		volume_refresh_state(v);
 		log_info("volume %s: %s, %s", v->name, v->problem[0] ? v->problem : "assembled",
 		    volume_state_name(v->state));
+		repair_resume(v);
 	}
 }
 
@@ -655,6 +678,8 @@ start_tier(struct volume *v, int t, char *err, size_t errlen)
 		    plan_tier_kind_name(lt->kind), lacking, lt->nmembers);
 		return -1;
 	}
+	for (int i = 0; i < md.nmembers; i++)
+		repair_note_resume(v, md.name, md.member[i].dev);
 	if (sys->md_assemble(&md) == -1) {
 		snprintf(err, errlen, "starting %s: %s", md.name, strerror(errno));
 		return -1;

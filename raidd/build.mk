@@ -13,9 +13,9 @@ RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/delete.c raidd/grow.c raidd/api-volume.c raidd/plan.c raidd/plan-grow.c \
 	raidd/mdsb.c raidd/label.c raidd/proof.c raidd/unit.c raidd/diskfd.c \
 	raidd/features.c raidd/health.c raidd/watch.c raidd/led.c \
-	raidd/scrub.c raidd/scrub-schedule.c
+	raidd/scrub.c raidd/scrub-schedule.c raidd/repair.c
 RAIDD_SIM := raidd/system-sim.c raidd/system-sim-sync.c
-raidd_SRCS += $(RAIDD_LOGIC) $(RAIDD_SIM)
+raidd_SRCS += $(RAIDD_LOGIC) $(RAIDD_SIM) raidd/metrics.c
 
 # Unit suites of raidd's pure-logic modules (no kernel, no disk I/O).
 UNIT_TESTS += test-raidd-plan
@@ -49,6 +49,10 @@ UNIT_TESTS += test-raidd-scrub
 test-raidd-scrub_SRCS := tests/unit/test-raidd-scrub.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
 	tests/unit/unit-util.c tests/unit/raidd-util.c
 test-raidd-scrub_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-raidd-repair
+test-raidd-repair_SRCS := tests/unit/test-raidd-repair.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
+	tests/unit/unit-util.c
+test-raidd-repair_LIBS = $(CHECK_LIBS)
 
 # The kernel seam on Linux (system-linux*.c); label_probe comes from label.c.
 RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c raidd/system-linux-fd.c \

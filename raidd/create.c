@@ -60,10 +60,9 @@ fail_check(int *code, int c, char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-/* Why this disk may not join a new volume, or 0. */
-static int
-check_disk(const struct create_req *r, const struct disk *d, int *code,
-    char *err, size_t errlen)
+/* Why this disk may not join a volume (new, or as a replacement), or 0. */
+int
+disk_check_free(int force, const struct disk *d, int *code, char *err, size_t errlen)
 {
 	char why[192], name[SYS_NAME_MAX];
 
@@ -80,7 +79,10 @@ check_disk(const struct create_req *r, const struct disk *d, int *code,
 	if (volume_of_disk(d->sys.name))
 		return fail_check(code, NAS_ERR_BUSY, err, errlen,
 		    "%s belongs to volume %s", name, volume_of_disk(d->sys.name)->name);
-	if (r->force)
+	if (repair_disk_busy(d->sys.name))
+		return fail_check(code, NAS_ERR_BUSY, err, errlen,
+		    "%s is being made a member of volume %s", name, repair_disk_busy(d->sys.name));
+	if (force)
 		return 0;
 	for (int i = 0; i < d->sys.nsigs; i++) {
 		if (strcmp(d->sys.sig[i].type, "raidd") == 0)
@@ -129,7 +131,7 @@ create_check(const struct create_req *r, struct plan *plan, int *code,
 	if (plan_make(r->level, pd, r->ndisks, plan, why, sizeof(why)) == -1)
 		return fail_check(code, NAS_ERR_INVALID, err, errlen, "%s", why);
 	for (int i = 0; i < r->ndisks; i++)
-		if (check_disk(r, disk_find(r->disk[i]), code, err, errlen) == -1)
+		if (disk_check_free(r->force, disk_find(r->disk[i]), code, err, errlen) == -1)
 			return -1;
 	return 0;
 }
@@ -164,28 +166,6 @@ step_wipe(struct create *c, char *err, size_t errlen)
 	return 0;
 }
 
-/*
- * raidd picks its partitions' GUIDs, so the first label records them
- * before the GPT is written (the proof checks them: docs/on-disk-format.md).
- * Random, as RFC 4122 version 4 in GPT's mixed byte order.
- */
-static int
-part_guids(struct label *l)
-{
-	for (int t = 0; t < l->ntiers; t++) {
-		struct label_tier *lt = &l->tier[t];
-
-		if (lt->role == LABEL_NO_ROLE)
-			continue;
-		if (getrandom(lt->part_guid, 16, 0) != 16)
-			return -1;
-		lt->part_guid[7] = (lt->part_guid[7] & 0x0f) | 0x40;
-		lt->part_guid[8] = (lt->part_guid[8] & 0x3f) | 0x80;
-		memcpy(lt->part_type, LABEL_GPT_TYPE, 16);
-	}
-	return 0;
-}
-
 static int
 make_labels(struct create *c, char *err, size_t errlen)
 {
@@ -213,7 +193,7 @@ make_labels(struct create *c, char *err, size_t errlen)
 		    err, errlen) == -1)
 			return -1;
 		memcpy(v->mlabel[i].unit, unit_id(NULL), 16);
-		if (part_guids(&v->mlabel[i]) == -1)
+		if (label_new_guids(&v->mlabel[i]) == -1)
 			return snprintf(err, errlen, "no random numbers"), -1;
 		v->mlabel[i].fs = (uint8_t)c->req.fs;
 		v->mlabel[i].intent.op = LABEL_OP_CREATING;
@@ -225,33 +205,13 @@ make_labels(struct create *c, char *err, size_t errlen)
 	return 0;
 }
 
-/*
- * The first labels go to disks that carry none: checked by serial and
- * size, then through the descriptor the label goes through (Decision
- * 21): still the device checked, and still wiped (no label).
- */
+/* The first labels go to disks that carry none, checked by serial and size. */
 static int
 first_label(struct create *c, int i, char *err, size_t errlen)
 {
 	const struct disk *d = job_disk(c, i, err, errlen);
-	struct label l;
-	struct dfd f;
-	int next, rc;
 
-	if (d == NULL || dfd_open(&f, &d->sys, err, errlen) == -1)
-		return -1;
-	if ((rc = label_read_fd(&f, &l, &next, err, errlen)) != 1) {
-		if (rc != -1)
-			snprintf(err, errlen, "%s carries a label again since it was erased: "
-			    "not written", d->sys.name);
-		dfd_abandon(&f);
-		return -1;
-	}
-	if (label_write_fd(&f, &c->vol->mlabel[i], 0, err, errlen) == -1) {
-		dfd_abandon(&f);
-		return -1;
-	}
-	return dfd_close(&f, err, errlen);
+	return d == NULL ? -1 : label_write_blank(&d->sys, &c->vol->mlabel[i], err, errlen);
 }
 
 static int

@@ -4,6 +4,8 @@
  * position, roles and partitions); writing the volume's label to all
  * members keeps each disk's own part.
  */
+#include <sys/random.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,6 +73,58 @@ label_write_fd(const struct dfd *f, const struct label *l, int slot, char *err,
 	return 0;
 }
 
+/*
+ * raidd picks its partitions' GUIDs, so the first label records them
+ * before the GPT is written (the proof checks them: docs/on-disk-format.md).
+ * Random, as RFC 4122 version 4 in GPT's mixed byte order.
+ */
+int
+label_new_guids(struct label *l)
+{
+	for (int t = 0; t < l->ntiers; t++) {
+		struct label_tier *lt = &l->tier[t];
+
+		memset(lt->part_guid, 0, 16);
+		memset(lt->part_type, 0, 16);
+		if (lt->role == LABEL_NO_ROLE)
+			continue;
+		if (getrandom(lt->part_guid, 16, 0) != 16)
+			return -1;
+		lt->part_guid[7] = (lt->part_guid[7] & 0x0f) | 0x40;
+		lt->part_guid[8] = (lt->part_guid[8] & 0x3f) | 0x80;
+		memcpy(lt->part_type, LABEL_GPT_TYPE, 16);
+	}
+	return 0;
+}
+
+/*
+ * A disk's first label (volume.create, volume.repair), through the
+ * descriptor it goes through (Decision 21): still the device checked,
+ * and still wiped (no label).
+ */
+int
+label_write_blank(const struct sys_disk *s, const struct label *l, char *err, size_t errlen)
+{
+	struct label old;
+	struct dfd f;
+	int next, rc;
+
+	if (dfd_open(&f, s, err, errlen) == -1)
+		return -1;
+	if ((rc = label_read_fd(&f, &old, &next, err, errlen)) != 1) {
+		if (rc != -1)
+			snprintf(err, errlen, "%s carries a label again since it was erased: "
+			    "not written", s->name);
+		dfd_abandon(&f);
+		return -1;
+	}
+	if (label_write_fd(&f, l, 0, err, errlen) == -1) {
+		dfd_abandon(&f);
+		return -1;
+	}
+	return dfd_close(&f, err, errlen);
+}
+
 /* The volume's label with member m's own fields. */
 static void
 member_label(const struct volume *v, int m, struct label *out)
@@ -108,6 +162,33 @@ label_is_member(const struct label *l, const struct volume *v, int m)
 	return memcmp(l->volume_uuid, v->label.volume_uuid, 16) == 0 && l->position == m &&
 	    m < v->label.ndisks &&
 	    memcmp(l->member[m].uuid, v->label.member[m].uuid, 16) == 0;
+}
+
+/*
+ * l, read again from member m's disk, places its partitions where raidd
+ * knows it put them, with the GUIDs it gave them. The proof by place
+ * and name is for labels that never had GUIDs, not for one that lost
+ * them (a downgrade) or moved its partitions since raidd read it. While
+ * a grow stands, a partition may still be smaller than raidd now says.
+ */
+static int
+layout_is_known(const struct label *l, const struct volume *v, int m)
+{
+	const struct label *own = &v->mlabel[m];
+
+	if (l->ntiers != own->ntiers)
+		return 0;
+	for (int t = 0; t < l->ntiers; t++) {
+		const struct label_tier *a = &l->tier[t], *b = &own->tier[t];
+
+		/* A grow writes the grown sizes over labels that still say the old ones. */
+		if (a->role != b->role || a->start != b->start || a->size > b->size ||
+		    (a->size != b->size && v->label.intent.op != LABEL_OP_EXPANDING) ||
+		    memcmp(a->part_guid, b->part_guid, 16) != 0 ||
+		    memcmp(a->part_type, b->part_type, 16) != 0)
+			return 0;
+	}
+	return 1;
 }
 
 static int
@@ -163,7 +244,8 @@ member_open(const struct volume *v, int m, struct dfd *f, char *err, size_t errl
 		snprintf(err, errlen, "%s (member %d of %s)", why, m + 1, v->name);
 		return -1;
 	}
-	if (label_read_fd(f, &l, &next, why, sizeof(why)) != 0 || !label_is_member(&l, v, m)) {
+	if (label_read_fd(f, &l, &next, why, sizeof(why)) != 0 || !label_is_member(&l, v, m) ||
+	    !layout_is_known(&l, v, m)) {
 		snprintf(err, errlen, "%s no longer carries member %d's label of %s: not written",
 		    v->disk[m], m + 1, v->name);
 		dfd_abandon(f);
@@ -267,12 +349,46 @@ label_agrees(const struct volume *v, int m)
 	    memcmp(a, b, sizeof(a)) == 0;
 }
 
+/* The same disk in an older and a newer label; volume.grow may only enlarge it. */
+static int
+member_kept(const struct label_member *older, const struct label_member *newer)
+{
+	return memcmp(older->uuid, newer->uuid, 16) == 0 && older->size <= newer->size &&
+	    strncmp(older->serial, newer->serial, LABEL_SERIAL_MAX) == 0;
+}
+
+/*
+ * Member m is the same disk in a and b, or the newer label says it
+ * took its place (volume.repair) after the older one was written.
+ */
+static int
+same_member(const struct label *a, const struct label *b, int m)
+{
+	const struct label *older = a->generation <= b->generation ? a : b;
+	const struct label *newer = older == a ? b : a;
+
+	return member_kept(&older->member[m], &newer->member[m]) ||
+	    newer->joined[m] > older->generation;
+}
+
+/* l's own member entry was replaced in v's label since l was written. */
+int
+label_replaced(const struct label *l, const struct label *newest)
+{
+	int m = l->position;
+
+	return m < newest->ndisks && l->generation < newest->generation &&
+	    newest->joined[m] > l->generation &&
+	    !member_kept(&l->member[m], &newest->member[m]);
+}
+
 /*
  * b (the newer) describes the disks and arrays a (the older) does. No
- * operation here changes these between generations, so a label that
- * differs from an older member's in them was not written by raidd to
- * this volume: a copy from elsewhere, widened or reshaped, is never
- * obeyed. Sizes alone may grow (volume.grow: disks, tiers, the map).
+ * operation here but a repair (one member's disk, after the older label)
+ * changes these between generations, so a label that differs from an
+ * older member's in them was not written by raidd to this volume: a
+ * copy from elsewhere, widened or reshaped, is never obeyed. Sizes alone
+ * may grow (volume.grow: disks, tiers, the map).
  */
 int
 label_same_members(const struct label *a, const struct label *b)
@@ -281,9 +397,7 @@ label_same_members(const struct label *a, const struct label *b)
 	    a->size > b->size || a->ndisks > PLAN_MAX_DISKS || a->ntiers > PLAN_MAX_TIERS)
 		return 0;
 	for (int m = 0; m < a->ndisks; m++)
-		if (memcmp(a->member[m].uuid, b->member[m].uuid, 16) != 0 ||
-		    a->member[m].size > b->member[m].size ||
-		    strncmp(a->member[m].serial, b->member[m].serial, LABEL_SERIAL_MAX) != 0)
+		if (!same_member(a, b, m))
 			return 0;
 	for (int t = 0; t < a->ntiers; t++) {
 		const struct label_tier *x = &a->tier[t], *y = &b->tier[t];

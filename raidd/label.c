@@ -21,9 +21,9 @@
 _Static_assert(OFF_PARTS + PLAN_MAX_TIERS * 32 <= OFF_MAP, "GUIDs run into the map");
 _Static_assert(OFF_MAP + 8 + PLAN_MAX_SEGS * 24 <= LABEL_SLOT_SIZE, "map past the slot");
 
-/* crc32c (Castagnoli, reflected 0x82f63b78), as iSCSI, ext4 and btrfs. */
-uint32_t
-label_crc32c(uint32_t crc, const void *buf, size_t len)
+/* A reflected crc32 with polynomial poly, initial and final inversion. */
+static uint32_t
+crc32_reflected(uint32_t poly, uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	int k;
@@ -32,9 +32,23 @@ label_crc32c(uint32_t crc, const void *buf, size_t len)
 	while (len-- > 0) {
 		crc ^= *p++;
 		for (k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78U & (0U - (crc & 1)));
+			crc = (crc >> 1) ^ (poly & (0U - (crc & 1)));
 	}
 	return ~crc;
+}
+
+/* crc32c (Castagnoli, reflected 0x82f63b78), as iSCSI, ext4 and btrfs. */
+uint32_t
+label_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	return crc32_reflected(0x82f63b78U, crc, buf, len);
+}
+
+/* The GPT's crc32 (IEEE 802.3, reflected 0xedb88320), as zlib's. */
+uint32_t
+gpt_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	return crc32_reflected(0xedb88320U, crc, buf, len);
 }
 
 /* ---- validation ---- */
@@ -234,6 +248,10 @@ label_check(const struct label *l, char *err, size_t errlen)
 		return plan_err(err, errlen, "%u tiers", l->ntiers);
 	if (l->ndisks < 8 && (l->failed >> l->ndisks))
 		return plan_err(err, errlen, "failed members past %u", l->ndisks);
+	for (int m = 0; m < PLAN_MAX_DISKS; m++)
+		if (l->joined[m] > l->generation || (m >= l->ndisks && l->joined[m]))
+			return plan_err(err, errlen, "member %d joined at generation %llu",
+			    m, (unsigned long long)l->joined[m]);
 	if (check_intent(l, err, errlen) == -1 ||
 	    check_members(l, err, errlen) == -1)
 		return -1;
@@ -322,6 +340,8 @@ label_encode(const struct label *l, void *buf, size_t len, char *err,
 	c.off += 4;
 	w64(&c, l->intent.target);
 	wbytes(&c, l->unit, 16);
+	for (i = 0; i < PLAN_MAX_DISKS; i++)
+		w64(&c, l->joined[i]);
 	for (i = 0, c.off = OFF_MEMBERS; i < l->ndisks; i++) {
 		wbytes(&c, l->member[i].uuid, 16);
 		wbytes(&c, l->member[i].serial, LABEL_SERIAL_MAX);
@@ -420,6 +440,8 @@ decode_body(struct rcur *c, struct label *l)
 	c->off += 4;
 	l->intent.target = r64(c);
 	rbytes(c, l->unit, 16);
+	for (i = 0; i < PLAN_MAX_DISKS; i++)
+		l->joined[i] = r64(c);
 	for (i = 0, c->off = OFF_MEMBERS; i < PLAN_MAX_DISKS; i++) {
 		rbytes(c, l->member[i].uuid, 16);
 		rbytes(c, l->member[i].serial, LABEL_SERIAL_MAX);

@@ -96,6 +96,9 @@ struct label {
 	uint64_t	size;		/* usable bytes of the volume */
 	struct label_intent intent;
 	uint8_t		unit[16];	/* the unit that made it; zero: unknown */
+	/* Generation at which member m's disk took its place (volume.repair);
+	   0: since the volume was made. */
+	uint64_t	joined[PLAN_MAX_DISKS];
 	struct label_member member[PLAN_MAX_DISKS];
 	struct label_tier tier[PLAN_MAX_TIERS];
 	/* 0: the tiers whole, in order (version 1); else the map (version 2). */
@@ -104,6 +107,7 @@ struct label {
 };
 
 uint32_t label_crc32c(uint32_t crc, const void *, size_t);
+uint32_t gpt_crc32(uint32_t crc, const void *, size_t);
 int	 label_check(const struct label *, char *err, size_t errlen);
 int	 label_encode(const struct label *, void *buf, size_t len,
 	    char *err, size_t errlen);

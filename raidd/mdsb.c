@@ -139,8 +139,10 @@ check_new(const struct mdsb *m, char *err, size_t errlen)
 	if (m->level != 1 && (!is_pow2(m->chunksize) || m->chunksize < 8))
 		return plan_err(err, errlen, "chunk of %u sectors: need a power "
 		    "of two, 4 KiB at least", m->chunksize);
+	/* RECOVERY_OFFSET: md's own, on a member it rebuilds (the simulator
+	   writes it as md does). */
 	if (m->feature_map & ~(uint32_t)(MD_FEATURE_BITMAP_OFFSET |
-	    MD_FEATURE_RAID0_LAYOUT))
+	    MD_FEATURE_RAID0_LAYOUT | MD_FEATURE_RECOVERY_OFFSET))
 		return plan_err(err, errlen, "feature bits %#x not written by raidd",
 		    m->feature_map);
 	if (m->super_offset != MDSB_SUPER_OFFSET)

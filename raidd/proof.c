@@ -96,13 +96,36 @@ entry_place(uint64_t first, uint64_t last, uint64_t lba, uint64_t *start, uint64
 	return 0;
 }
 
+/*
+ * The kernel trusts a primary GPT only when its header and entry CRCs
+ * hold; otherwise it takes the backup at the disk's end. A primary
+ * with raidd's partitions and a broken CRC would prove one table while
+ * the kernel (and md) use another: raidd proves only a primary the
+ * kernel uses, as libfdisk writes it (a 92-byte header at LBA 1).
+ */
+static int
+gpt_header_holds(const uint8_t *hdr)
+{
+	uint8_t h[92];
+	uint32_t hsize, crc;
+	uint64_t mine;
+
+	memcpy(&hsize, hdr + 12, 4);
+	memcpy(&crc, hdr + 16, 4);
+	memcpy(&mine, hdr + 24, 8);
+	memcpy(h, hdr, sizeof(h));
+	memset(h + 16, 0, 4);
+	return le32toh(hsize) == sizeof(h) && le64toh(mine) == 1 &&
+	    gpt_crc32(0, h, sizeof(h)) == le32toh(crc);
+}
+
 static int
 gpt_is_ours(const struct src *src, const uint8_t *hdr, const struct label *l, char *why,
     size_t len)
 {
 	static uint8_t ent[GPT_ENTRIES_MAX * GPT_ENTRY_SIZE];
 	uint64_t lba = src->lba, at;
-	uint32_t n, size;
+	uint32_t n, size, crc, seen = 0;
 	int found = 0, want = 0;
 	char name[GPT_NAME_CHARS + 1], expect[GPT_NAME_CHARS + 1];
 
@@ -110,10 +133,13 @@ gpt_is_ours(const struct src *src, const uint8_t *hdr, const struct label *l, ch
 	memcpy(&n, hdr + 80, 4);
 	memcpy(&size, hdr + 84, 4);
 	at = le64toh(at), n = le32toh(n), size = le32toh(size);
-	if (size != GPT_ENTRY_SIZE || n == 0 || n > GPT_ENTRIES_MAX || at < 2 ||
-	    at > LABEL_SLOT0 / lba || src_read(src, at * lba, ent,
-	    (size_t)n * GPT_ENTRY_SIZE) == -1)
-		return why_not(why, len, "its GPT is not one raidd writes");
+	memcpy(&crc, hdr + 88, 4);
+	if (!gpt_header_holds(hdr) || size != GPT_ENTRY_SIZE || n == 0 ||
+	    n > GPT_ENTRIES_MAX || at < 2 || at > LABEL_SLOT0 / lba ||
+	    src_read(src, at * lba, ent, (size_t)n * GPT_ENTRY_SIZE) == -1 ||
+	    gpt_crc32(0, ent, (size_t)n * GPT_ENTRY_SIZE) != le32toh(crc))
+		return why_not(why, len, "its GPT is not one raidd writes (or its CRCs do "
+		    "not hold, and the kernel uses its backup)");
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *e = ent + (size_t)i * GPT_ENTRY_SIZE;
 		static const uint8_t zero[16];
@@ -141,6 +167,11 @@ gpt_is_ours(const struct src *src, const uint8_t *hdr, const struct label *l, ch
 		    memcmp(e + 16, l->tier[t].part_guid, 16) != 0))
 			return why_not(why, len, "its partition %u (\"%s\") has another GUID "
 			    "than raidd gave it: it was made again", i + 1, name);
+		/* A forged table may list one partition twice in place of another. */
+		if (seen & 1U << t)
+			return why_not(why, len, "its partition %u (\"%s\") is listed twice",
+			    i + 1, name);
+		seen |= 1U << t;
 		found++;
 	}
 	for (int t = 0; t < l->ntiers; t++)
@@ -177,9 +208,16 @@ gpt_proven(const struct dfd *f, const struct label *l, char *why, size_t len)
 
 	if (src_read(&src, src.lba, hdr, sizeof(hdr)) == -1)
 		return why_not(why, len, "its GPT cannot be read");
-	if (memcmp(hdr, "EFI PART", 8) != 0)
-		return 1;
-	return gpt_is_ours(&src, hdr, l, why, len);
+	if (memcmp(hdr, "EFI PART", 8) == 0)
+		return gpt_is_ours(&src, hdr, l, why, len);
+	/* Without a primary the kernel takes the backup in the last block:
+	   raidd erases both, so a backup left is someone else's table. */
+	if (src_read(&src, f->size - src.lba, hdr, sizeof(hdr)) == -1)
+		return why_not(why, len, "its backup GPT cannot be read");
+	if (memcmp(hdr, "EFI PART", 8) == 0)
+		return why_not(why, len, "it has a backup GPT and no primary one, which "
+		    "raidd never leaves");
+	return 1;
 }
 
 /* An md superblock at byte off: the label's array, in this disk's role. */
@@ -201,7 +239,9 @@ md_is_ours(const struct disk *d, const struct label *l, uint64_t off, char *why,
 	if (memcmp(sb.set_uuid, lt->array_uuid, 16) != 0)
 		return why_not(why, len, "the md array on tier %d's partition is another one "
 		    "(its uuid is not the label's)", t + 1);
-	if (sb.dev_number >= sb.max_dev || sb.dev_roles[sb.dev_number] != lt->role)
+	/* A spare: what a repair writes before md puts the member in its role. */
+	if (sb.dev_number >= sb.max_dev || (sb.dev_roles[sb.dev_number] != lt->role &&
+	    sb.dev_roles[sb.dev_number] != MDSB_ROLE_SPARE))
 		return why_not(why, len, "the md superblock of tier %d gives another role", t + 1);
 	return 1;
 }

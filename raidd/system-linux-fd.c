@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -24,23 +25,36 @@
 int
 lnx_dev_open(const char *dev, unsigned *ma, unsigned *mi)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], self[64];
 	struct stat st;
-	int fd;
+	int pfd, fd;
 
 	if (lnx_devpath(dev, path, sizeof(path)) == -1) {
 		log_warn("%s: no device node", dev);
 		return -1;
 	}
-	if ((fd = open(path, O_RDWR | O_CLOEXEC)) == -1) {
+	/*
+	 * O_PATH first: opening a node for real runs its driver's open (a
+	 * character device swapped in under the name could act on it), so
+	 * the node is judged a block device before, then reopened through
+	 * the descriptor's own /proc link, which cannot lead elsewhere.
+	 */
+	if ((pfd = open(path, O_PATH | O_CLOEXEC)) == -1) {
 		log_warn("%s", path);
 		return -1;
 	}
-	if (fstat(fd, &st) == -1 || !S_ISBLK(st.st_mode)) {
+	if (fstat(pfd, &st) == -1 || !S_ISBLK(st.st_mode)) {
 		if (errno == 0 || S_ISBLK(st.st_mode) == 0)
 			errno = ENOTBLK;
 		log_warn("%s", path);
-		close(fd);
+		close(pfd);
+		return -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDWR | O_CLOEXEC);
+	close(pfd);
+	if (fd == -1) {
+		log_warn("%s", path);
 		return -1;
 	}
 	*ma = major(st.st_rdev);

@@ -370,3 +370,65 @@ lnx_md_readd(const char *name, const char *dev, int role)
 	close(fd);
 	return r;
 }
+
+/* sysfs attribute of an array (rel: "sync_action", "dev-sdb1/slot"). */
+static int
+md_attr_write(const char *name, const char *rel, const char *val)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/md/%s", name, rel);
+	return lnx_write_file(path, val);
+}
+
+/*
+ * As mdadm --add with a slot: the superblock raidd wrote calls the new
+ * member a spare, so the kernel imports it as one; recovery is frozen
+ * while it is bound and its slot set (md would pick the lowest free
+ * slot itself, not always the role the label gives), then let go.
+ */
+int
+lnx_md_add_new(const struct sys_md *m)
+{
+	char path[PATH_MAX], rel[NAME_MAX + 16], val[16];
+	const char *dev = m->member[0].dev;
+	int fd, r = -1, try, set;
+
+	if (m->nmembers != 1 || strchr(dev, '/') != NULL || strchr(m->name, '/') != NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* raidd writes them through its proven descriptor and passes none. */
+	if (m->member[0].sb != NULL && write_member(m->name, dev, m->member[0].sb,
+	    m->member[0].sb_len, m->member[0].bitmap, m->member[0].bitmap_len) == -1)
+		return -1;
+	remove_faulty(m->name);
+	snprintf(path, sizeof(path), "/dev/%s", m->name);
+	if ((fd = open(path, O_RDWR | O_CLOEXEC)) == -1) {
+		log_warn("md %s: open", m->name);
+		return -1;
+	}
+	if (m->member[0].role >= 0 && md_attr_write(m->name, "sync_action", "frozen") == -1)
+		log_warn("md %s: freezing recovery", m->name);
+	if (add_member(fd, m->name, dev, -1) == -1)
+		goto out;
+	r = 0;
+	if (m->member[0].role < 0)
+		goto out;
+	snprintf(rel, sizeof(rel), "dev-%s/slot", dev);
+	snprintf(val, sizeof(val), "%d", m->member[0].role);
+	/* EBUSY while a recovery that was running winds down. */
+	for (try = 0, set = -1; try < STOP_TRIES && set == -1; try++) {
+		if ((set = md_attr_write(m->name, rel, val)) == -1 && errno != EBUSY)
+			break;
+		if (set == -1)
+			lnx_sleep_ms(STOP_WAIT_MS);
+	}
+	if (set == -1)
+		log_warn("md %s: %s into slot %s (md picks a free one)", m->name, dev, val);
+out:
+	if (m->member[0].role >= 0 && md_attr_write(m->name, "sync_action", "idle") == -1)
+		log_warn("md %s: resuming recovery", m->name);
+	close(fd);
+	return r;
+}

@@ -303,6 +303,7 @@ const struct sys_ops sys_linux = {
 	.md_assemble = lnx_md_assemble,
 	.md_stop = lnx_md_stop,
 	.md_readd = lnx_md_readd,
+	.md_add_new = lnx_md_add_new,
 	.md_status = lnx_md_status,
 	.md_fail = lnx_md_fail,
 	.dm_create = join_create,

@@ -62,6 +62,7 @@ int	lnx_md_assemble(const struct sys_md *);
 int	lnx_md_stop(const char *);
 int	lnx_md_readd(const char *, const char *, int);
 int	lnx_md_fail(const char *, const char *);
+int	lnx_md_add_new(const struct sys_md *);
 
 /* system-linux-mdstat.c */
 int	lnx_md_status(const char *, struct sys_md_status *);

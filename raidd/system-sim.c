@@ -4,7 +4,10 @@
  * marks. Enough for the volume logic's tests, including power cuts at
  * any mutating step (sim_fail_after + sim_power_cut).
  */
+#include <linux/raid/md_p.h>
+
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +51,9 @@ struct dev {
 	int		 broken;	/* md: lost more members than it survives */
 	uint64_t	 events;	/* md: the array's event count */
 	int		 gone[SYS_MAX_MEMBERS];	/* md: its disk went away: no hold on it */
+	int		 rebuilding[SYS_MAX_MEMBERS];	/* md: in a role, not in sync yet */
+	uint64_t	 recovery[SYS_MAX_MEMBERS];	/* md: sectors recovered so far */
+	uint64_t	 member_sectors;	/* md: data sectors of each member */
 	char		 mounted[128];
 	unsigned	 major, minor;	/* its device number */
 	unsigned	 gen;		/* disks: this time in the bay (handles) */
@@ -446,6 +452,9 @@ chunk_at(struct dev *d, uint64_t idx, int create)
 
 static int dev_io(struct dev *, uint64_t, uint8_t *, const uint8_t *, size_t);
 
+/* What zero_at writes from (.bss: never written). */
+static const uint8_t zeros[CHUNK];
+
 static int
 dm_io(struct dev *d, uint64_t off, uint8_t *rbuf, const uint8_t *wbuf, size_t len)
 {
@@ -489,14 +498,16 @@ dev_io(struct dev *d, uint64_t off, uint8_t *rbuf, const uint8_t *wbuf, size_t l
 		return dm_io(d, off, rbuf, wbuf, len);
 	while (len > 0) {
 		size_t in = (size_t)(off % CHUNK), n = CHUNK - in < len ? CHUNK - in : len;
-		uint8_t *c = chunk_at(d, off / CHUNK, wbuf != NULL);
+		/* Zeros over a chunk never written change nothing: not stored. */
+		int blank = wbuf && (uintptr_t)wbuf - (uintptr_t)zeros < sizeof(zeros);
+		uint8_t *c = chunk_at(d, off / CHUNK, wbuf != NULL && !blank);
 
 		if (rbuf)
 			c ? memcpy(rbuf, c + in, n) : memset(rbuf, 0, n);
-		else if (c == NULL)
-			return errno = ENOMEM, -1;
-		else
+		else if (c != NULL)
 			memcpy(c + in, wbuf, n);
+		else if (!blank)
+			return errno = ENOMEM, -1;
 		off += n;
 		len -= n;
 		rbuf = rbuf ? rbuf + n : NULL;
@@ -546,8 +557,6 @@ zero_dev(struct dev *d, uint64_t off, uint64_t len)
 static int
 zero_dev_nostep(struct dev *d, uint64_t off, uint64_t len)
 {
-	static uint8_t zeros[CHUNK];	/* .bss: never written */
-
 	while (len > 0) {
 		size_t n = len < CHUNK ? (size_t)len : CHUNK;
 
@@ -696,22 +705,19 @@ sim_reread_parts(const char *disk, int fd)
  * A GPT as libfdisk writes one, in the fields raidd reads back: the
  * header at LBA 1, 128 entries of 128 bytes from LBA 2, each with a
  * type, first and last LBA and a UTF-16LE name; the backup header in
- * the last sector. (No CRCs: nothing here checks them.)
+ * the last sector, with the header's size, place and CRCs (raidd's
+ * proof checks them, as the kernel does before it trusts a primary GPT).
  */
 static void
 write_gpt(struct dev *d, const struct sys_part *parts, int n)
 {
 	static const uint8_t linux_fs[16] = { 0xaf, 0x3d, 0xc6, 0x0f, 0x83, 0x84, 0x72, 0x47,
 		0x8e, 0x79, 0x3d, 0x69, 0xd8, 0x47, 0x7d, 0xe4 };
+	static uint8_t ents[128 * 128];
 	uint8_t hdr[92] = "EFI PART", ent[128];
-	uint64_t lba = 2;
-	uint32_t num = 128, size = 128;
+	uint64_t lba = 2, mine = 1;
+	uint32_t num = 128, size = 128, hsize = 92, crc;
 
-	memcpy(hdr + 72, &lba, 8);
-	memcpy(hdr + 80, &num, 4);
-	memcpy(hdr + 84, &size, 4);
-	dev_io(d, 512, NULL, hdr, sizeof(hdr));
-	dev_io(d, d->size - 512, NULL, hdr, sizeof(hdr));
 	for (uint32_t i = 0; i < num; i++) {
 		memset(ent, 0, sizeof(ent));
 		if ((int)i < n) {
@@ -729,8 +735,44 @@ write_gpt(struct dev *d, const struct sys_part *parts, int n)
 			for (int k = 0; k < 36 && parts[i].name[k]; k++)
 				ent[56 + 2 * k] = (uint8_t)parts[i].name[k];
 		}
-		dev_io(d, 1024 + i * 128, NULL, ent, sizeof(ent));
+		memcpy(ents + i * 128, ent, sizeof(ent));
 	}
+	memcpy(hdr + 12, &hsize, 4);
+	memcpy(hdr + 24, &mine, 8);
+	memcpy(hdr + 72, &lba, 8);
+	memcpy(hdr + 80, &num, 4);
+	memcpy(hdr + 84, &size, 4);
+	crc = gpt_crc32(0, ents, sizeof(ents));
+	memcpy(hdr + 88, &crc, 4);
+	crc = gpt_crc32(0, hdr, sizeof(hdr));
+	memcpy(hdr + 16, &crc, 4);
+	dev_io(d, 512, NULL, hdr, sizeof(hdr));
+	dev_io(d, d->size - 512, NULL, hdr, sizeof(hdr));
+	dev_io(d, 1024, NULL, ents, sizeof(ents));
+}
+
+/*
+ * After an entry changed: the CRCs again and the backup in the disk's
+ * last sector, as libfdisk writes the whole table back (a grown disk's
+ * backup moves to its new end).
+ */
+static void
+gpt_reseal(struct dev *d)
+{
+	static uint8_t ents[128 * 128];
+	uint8_t hdr[92];
+	uint32_t crc = 0;
+
+	if (dev_io(d, 512, hdr, NULL, sizeof(hdr)) == -1 ||
+	    dev_io(d, 1024, ents, NULL, sizeof(ents)) == -1)
+		return;
+	crc = gpt_crc32(0, ents, sizeof(ents));
+	memcpy(hdr + 88, &crc, 4);
+	memset(hdr + 16, 0, 4);
+	crc = gpt_crc32(0, hdr, sizeof(hdr));
+	memcpy(hdr + 16, &crc, 4);
+	dev_io(d, 512, NULL, hdr, sizeof(hdr));
+	dev_io(d, d->size - 512, NULL, hdr, sizeof(hdr));
 }
 
 /* As libfdisk and BLKRRPART on the descriptor: the disk it is open on. */
@@ -848,6 +890,14 @@ sb_sync(struct dev *a)
 		if (a->faulty[i] || m == NULL || sb_read(m, &sb) == -1)
 			continue;
 		sb.events = a->events;
+		/* md keeps a rebuilding member's progress in its own superblock. */
+		if (a->rebuilding[i]) {
+			sb.feature_map |= MD_FEATURE_RECOVERY_OFFSET;
+			sb.recovery_offset = a->recovery[i];
+		} else {
+			sb.feature_map &= ~(uint32_t)MD_FEATURE_RECOVERY_OFFSET;
+			sb.recovery_offset = 0;
+		}
 		for (int r = 0; r < (int)sb.raid_disks && r < MDSB_MAX_DEV_LIMIT; r++)
 			if (sb.dev_roles[r] < MDSB_ROLE_FAULTY && r != (int)sb.dev_number) {
 				int held = 0;
@@ -871,7 +921,7 @@ md_survives(struct dev *a)
 	int ok[SYS_MAX_MEMBERS] = { 0 }, lacking = 0, n = a->md.raid_disks;
 
 	for (int m = 0; m < a->md.nmembers; m++)
-		if (!a->faulty[m] && a->md.member[m].role >= 0 &&
+		if (!a->faulty[m] && !a->rebuilding[m] && a->md.member[m].role >= 0 &&
 		    a->md.member[m].role < SYS_MAX_MEMBERS)
 			ok[a->md.member[m].role] = 1;
 	for (int r = 0; r < n && r < SYS_MAX_MEMBERS; r++)
@@ -899,7 +949,8 @@ md_survives(struct dev *a)
  * reaches, is kicked. What is left runs, degraded or not.
  */
 static int
-assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events)
+assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events,
+    uint64_t *recovery)
 {
 	struct mdsb sb[SYS_MAX_MEMBERS], *fresh = NULL;
 	int ok[SYS_MAX_MEMBERS] = { 0 };
@@ -923,15 +974,26 @@ assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events)
 	for (int i = 0; i < md->nmembers; i++) {
 		struct dev *m = find(md->member[i].dev);
 
-		if (!ok[i] || sb[i].dev_number >= fresh->max_dev ||
-		    fresh->dev_roles[sb[i].dev_number] >= MDSB_ROLE_FAULTY)
+		uint16_t role;
+
+		if (!ok[i] || sb[i].dev_number >= fresh->max_dev)
+			continue;
+		/* The role is the superblocks', whatever the caller asked. */
+		role = fresh->dev_roles[sb[i].dev_number];
+		if (role == MDSB_ROLE_FAULTY)
 			continue;
 		/* md: a device smaller than the array's component is refused. */
 		if (sb[i].data_offset + fresh->size > m->size / 512)
 			continue;
-		if (sb[i].events < fresh->events && sb[i].events < events_cleared(m, fresh))
+		if (role != MDSB_ROLE_SPARE && sb[i].events < fresh->events &&
+		    sb[i].events < events_cleared(m, fresh))
 			continue;
-		out->member[out->nmembers++] = md->member[i];
+		/* A member md was rebuilding resumes where its superblock says. */
+		recovery[out->nmembers] = role != MDSB_ROLE_SPARE &&
+		    (sb[i].feature_map & MD_FEATURE_RECOVERY_OFFSET) ?
+		    sb[i].recovery_offset : UINT64_MAX;
+		out->member[out->nmembers] = md->member[i];
+		out->member[out->nmembers++].role = role == MDSB_ROLE_SPARE ? -1 : role;
 	}
 	return out->nmembers ? 0 : (errno = EINVAL, -1);
 }
@@ -946,13 +1008,47 @@ md_bytes(int level, uint32_t raid_disks, uint64_t sectors)
 	return sectors * 512 * n;
 }
 
+/* Whether a member in sync, or being rebuilt, holds role r. */
+static int
+role_held(const struct dev *a, int r)
+{
+	for (int i = 0; i < a->md.nmembers; i++)
+		if (!a->faulty[i] && a->md.member[i].role == r)
+			return 1;
+	return 0;
+}
+
+/*
+ * md's recovery: a spare of a degraded redundant array takes the lowest
+ * role nobody holds and is rebuilt into it from the start. Only a spare
+ * is ever recovered onto.
+ */
+static void
+take_spares(struct dev *a)
+{
+	if (a->level != 1 && a->level != 5 && a->level != 10)
+		return;
+	for (int i = 0; i < a->md.nmembers; i++) {
+		if (a->faulty[i] || a->md.member[i].role >= 0 || a->broken)
+			continue;
+		for (int r = 0; r < a->md.raid_disks && r < SYS_MAX_MEMBERS; r++) {
+			if (role_held(a, r))
+				continue;
+			a->md.member[i].role = r;
+			a->rebuilding[i] = 1;
+			a->recovery[i] = 0;
+			break;
+		}
+	}
+}
+
 static int
 md_start(const struct sys_md *md, int create)
 {
 	struct sys_md use;
 	struct dev *a, *m;
 	struct mdsb first;
-	uint64_t events = 0;
+	uint64_t events = 0, recovery[SYS_MAX_MEMBERS];
 
 	if (find(md->name))
 		return errno = EEXIST, -1;
@@ -969,7 +1065,7 @@ md_start(const struct sys_md *md, int create)
 			return -1;
 	}
 	/* A create too takes only members that carry this array's superblock. */
-	if (assemble_members(md, &use, &events) == -1)
+	if (assemble_members(md, &use, &events, recovery) == -1)
 		return create ? (errno = EINVAL, -1) : -1;
 	if (create && use.nmembers != md->nmembers)
 		return errno = EINVAL, -1;
@@ -981,8 +1077,12 @@ md_start(const struct sys_md *md, int create)
 	a->events = events;
 	a->level = first.level;
 	a->layout = first.layout;
-	for (int i = 0; i < use.nmembers; i++)
+	a->member_sectors = first.size;
+	for (int i = 0; i < use.nmembers; i++) {
 		a->md.member[i].sb = a->md.member[i].bitmap = NULL;
+		a->rebuilding[i] = recovery[i] != UINT64_MAX;
+		a->recovery[i] = a->rebuilding[i] ? recovery[i] : 0;
+	}
 	if (!md_survives(a)) {
 		drop(a);
 		return errno = EIO, -1;
@@ -991,8 +1091,10 @@ md_start(const struct sys_md *md, int create)
 	/* Size: the superblock's component size times the data members, as md. */
 	a->size = md_bytes(a->level, first.raid_disks, first.size);
 	/* Roles nobody fills are recorded as missing, as md does. */
-	if (!create)
+	if (!create) {
+		take_spares(a);
 		sb_sync(a);
+	}
 	sim_md_event(a->name);
 	return 0;
 }
@@ -1057,6 +1159,8 @@ sim_md_readd(const char *name, const char *dev, int role)
 				role = -1;
 			d->gone[n] = d->gone[i];
 			d->faulty[n] = 0;
+			d->rebuilding[n] = d->rebuilding[i];
+			d->recovery[n] = d->recovery[i];
 			d->md.member[n++] = d->md.member[i];
 		}
 	}
@@ -1065,10 +1169,103 @@ sim_md_readd(const char *name, const char *dev, int role)
 	snprintf(d->md.member[n].dev, sizeof(d->md.member[n].dev), "%s", dev);
 	d->md.member[n].role = role;
 	d->md.nmembers = n + 1;
-	d->faulty[n] = d->gone[n] = 0;
+	d->faulty[n] = d->gone[n] = d->rebuilding[n] = 0;
+	d->recovery[n] = 0;
+	take_spares(d);
 	sb_sync(d);
 	sim_md_event(d->name);
 	return 0;
+}
+
+/*
+ * A new member as mdadm --add makes one: its superblock must be this
+ * array's and call it a spare (the kernel takes no other on a running
+ * array); it is bound as a spare, then its slot set to role (sysfs
+ * dev-X/slot), which starts recovery onto it from sector 0.
+ */
+static int
+sim_md_add_new(const struct sys_md *one)
+{
+	struct dev *d = find(one->name), *m, *peer = NULL;
+	struct mdsb sb, ref;
+	int n, role = one->member[0].role;
+
+	if (d == NULL || d->kind != DEV_MD || one->nmembers != 1 ||
+	    (m = find(one->member[0].dev)) == NULL)
+		return errno = ENODEV, -1;
+	if (step() == -1)
+		return -1;
+	for (int i = 0; i < d->md.nmembers; i++) {
+		if (strcmp(d->md.member[i].dev, one->member[0].dev) == 0)
+			return errno = EBUSY, -1;
+		if (!d->faulty[i] && peer == NULL)
+			peer = find(d->md.member[i].dev);
+	}
+	/* raidd writes them through its proven descriptor and passes none. */
+	if (one->member[0].sb && (dev_io(m, SB_AT, NULL, one->member[0].sb,
+	    one->member[0].sb_len) == -1 || (one->member[0].bitmap_len &&
+	    dev_io(m, SB_AT + one->member[0].sb_len, NULL, one->member[0].bitmap,
+	    one->member[0].bitmap_len) == -1)))
+		return -1;
+	/* The superblock is on the disk before md takes the member: a cut here
+	   leaves a spare's superblock that no array holds. */
+	if (step() == -1)
+		return -1;
+	if (sb_read(m, &sb) == -1 || peer == NULL || sb_read(peer, &ref) == -1 ||
+	    memcmp(sb.set_uuid, ref.set_uuid, 16) != 0 || sb.dev_number >= sb.max_dev ||
+	    sb.dev_roles[sb.dev_number] != MDSB_ROLE_SPARE)
+		return errno = EINVAL, -1;
+	if (role >= d->md.raid_disks || (role >= 0 && role_held(d, role)))
+		return errno = EBUSY, -1;
+	/* Faulty leftovers go first, as the Linux seam removes them. */
+	n = 0;
+	for (int i = 0; i < d->md.nmembers; i++) {
+		if (d->faulty[i])
+			continue;
+		d->gone[n] = d->gone[i];
+		d->rebuilding[n] = d->rebuilding[i];
+		d->recovery[n] = d->recovery[i];
+		d->md.member[n++] = d->md.member[i];
+	}
+	if (n == SYS_MAX_MEMBERS)
+		return errno = ENOSPC, -1;
+	memset(&d->md.member[n], 0, sizeof(d->md.member[n]));
+	snprintf(d->md.member[n].dev, sizeof(d->md.member[n].dev), "%s", one->member[0].dev);
+	d->md.member[n].role = role;
+	d->rebuilding[n] = role >= 0;
+	d->recovery[n] = 0;
+	for (int i = 0; i <= n; i++)
+		d->faulty[i] = 0;
+	d->gone[n] = 0;
+	d->md.nmembers = n + 1;
+	take_spares(d);
+	sb_sync(d);
+	sim_md_event(d->name);	/* a member added, its recovery started */
+	return 0;
+}
+
+/* md's recovery thread moves on by sectors; a member done is in sync. */
+void
+sim_md_recover(const char *name, uint64_t sectors)
+{
+	struct dev *d = find(name);
+	int done = 0;
+
+	if (d == NULL || d->kind != DEV_MD)
+		return;
+	for (int i = 0; i < d->md.nmembers; i++) {
+		if (!d->rebuilding[i] || d->faulty[i] || find(d->md.member[i].dev) == NULL)
+			continue;
+		d->recovery[i] = d->member_sectors - d->recovery[i] > sectors ?
+		    d->recovery[i] + sectors : d->member_sectors;
+		if (d->recovery[i] == d->member_sectors) {
+			d->rebuilding[i] = 0;
+			done = 1;
+		}
+	}
+	sb_sync(d);
+	if (done)
+		sim_md_event(d->name);	/* the recovery ended */
 }
 
 /* md fails a member on I/O errors: it stays in the list, faulty. */
@@ -1102,8 +1299,14 @@ sim_md_status(const char *name, struct sys_md_status *st)
 	st->size = d->size;
 	st->nmembers = d->md.nmembers;
 	for (int i = 0; i < d->md.nmembers; i++) {
-		int in_sync = !d->faulty[i] && d->md.member[i].role >= 0;
+		int in_sync = !d->faulty[i] && !d->rebuilding[i] && d->md.member[i].role >= 0;
 
+		/* md shows a member it rebuilds as a spare in its slot. */
+		if (d->rebuilding[i] && !d->faulty[i]) {
+			snprintf(st->sync_action, sizeof(st->sync_action), "recover");
+			st->sync_done = d->recovery[i];
+			st->sync_total = d->member_sectors;
+		}
 		snprintf(st->member[i].dev, sizeof(st->member[i].dev), "%s", d->md.member[i].dev);
 		st->member[i].slot = d->faulty[i] ? -1 : d->md.member[i].role;
 		snprintf(st->member[i].state, sizeof(st->member[i].state), "%s",
@@ -1150,9 +1353,14 @@ sim_md_fail(const char *name, const char *dev)
 		d->md.member[i] = d->md.member[i + 1];
 		d->faulty[i] = d->faulty[i + 1];
 		d->gone[i] = d->gone[i + 1];
+		d->rebuilding[i] = d->rebuilding[i + 1];
+		d->recovery[i] = d->recovery[i + 1];
 	}
 	d->md.nmembers--;
 	d->faulty[d->md.nmembers] = d->gone[d->md.nmembers] = 0;
+	d->rebuilding[d->md.nmembers] = 0;
+	take_spares(d);		/* a spare in the array takes over at once */
+	sb_sync(d);
 	return 0;
 }
 
@@ -1514,6 +1722,7 @@ sim_part_resize(const char *disk, int fd, uint64_t start, uint64_t size)
 	for (uint32_t i = 0; i < 128; i++) {
 		if (dev_io(d, 1024 + i * 128 + 32, (uint8_t *)&f, NULL, 8) == 0 && f == first) {
 			dev_io(d, 1024 + i * 128 + 40, NULL, (const uint8_t *)&last, 8);
+			gpt_reseal(d);
 			break;
 		}
 	}
@@ -1627,6 +1836,7 @@ const struct sys_ops sys_sim = {
 	.md_assemble = sim_md_assemble,
 	.md_stop = sim_md_stop,
 	.md_readd = sim_md_readd,
+	.md_add_new = sim_md_add_new,
 	.md_status = sim_md_status,
 	.md_fail = sim_md_fail,
 	.dm_create = sim_dm_create,

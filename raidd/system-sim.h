@@ -18,6 +18,9 @@ void	sim_push_disk(const char *name);
 void	sim_disk_error(const char *name, int on);
 /* md fails a member for I/O errors: faulty, its disk still there. */
 void	sim_fail_member(const char *md, const char *dev);
+/* md's recovery moves on by this many sectors on every member it rebuilds;
+   one recovered in full is in sync. */
+void	sim_md_recover(const char *md, uint64_t sectors);
 /* Moves two disks' contents (and serials) into each other's place. */
 void	sim_swap_disks(const char *a, const char *b);
 /* Makes /dev/a lead to disk b and /dev/b to disk a (a hostile udev, a

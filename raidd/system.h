@@ -153,6 +153,13 @@ struct sys_ops {
 	 * are removed first, md recovers what the bitmap marks, or all of it.
 	 */
 	int	(*md_readd)(const char *name, const char *dev, int role);
+	/*
+	 * A new member of a running array (volume.repair, a hot spare):
+	 * member[0]'s superblock (this array's, role spare) and bitmap are
+	 * written, it is hot-added as a spare and, for role >= 0, put in that
+	 * role, where md rebuilds it; role -1 leaves it a spare.
+	 */
+	int	(*md_add_new)(const struct sys_md *);
 	int	(*md_status)(const char *name, struct sys_md_status *);
 	/*
 	 * A member whose disk is gone is failed and removed now, as mdadm

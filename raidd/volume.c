@@ -294,6 +294,8 @@ volume_sync_disks(void)
 			if (v->disk[m][0] == '\0')
 				continue;
 			d = disk_find(v->disk[m]);
+			if (d && member_is(d, v, m) && d->bay)
+				v->bay[m] = d->bay;	/* where a replacement is expected */
 			if (d == NULL || !member_is(d, v, m)) {
 				v->disk[m][0] = '\0';
 				/* Only a disk that left is "pulled": one still here

@@ -33,6 +33,7 @@ struct volume {
 	int		 inconsistent;		/* no safe decision: see problem */
 	uint8_t		 split;			/* members held out: used on their own */
 	uint8_t		 pulled;		/* members whose disk went away meanwhile */
+	int		 bay[PLAN_MAX_DISKS];	/* member -> bay it was last seen in, 0 unknown */
 	struct job	*job;			/* create/delete in flight */
 };
 
@@ -63,11 +64,15 @@ int	 label_read_fd(const struct dfd *, struct label *, int *next_slot,
 	    char *err, size_t errlen);
 int	 label_write_fd(const struct dfd *, const struct label *, int slot,
 	    char *err, size_t errlen);
+int	 label_new_guids(struct label *);
+int	 label_write_blank(const struct sys_disk *, const struct label *, char *err,
+	    size_t errlen);
 int	 label_write_all(struct volume *, char *err, size_t errlen);
 int	 label_write_some(struct volume *, unsigned mask, char *err, size_t errlen);
 int	 label_next(struct volume *, char *err, size_t errlen);
 int	 label_agrees(const struct volume *, int m);
 int	 label_same_members(const struct label *, const struct label *);
+int	 label_replaced(const struct label *, const struct label *newest);
 int	 label_change(struct volume *, unsigned mask, const struct label *was,
 	    char *err, size_t errlen);
 int	 member_open(const struct volume *, int m, struct dfd *, char *err, size_t errlen);
@@ -115,7 +120,9 @@ void	 led_set_off(void);
 void	 led_set_sysfs(const char *root);
 
 /* assemble.c */
+struct mdsb;
 void	 volume_scan(void);
+int	 member_read_sb(const char *dev, struct mdsb *);
 void	 volume_note_failed(struct volume *);
 int	 volume_assemble(struct volume *, char *err, size_t errlen);
 int	 volume_start_arrays(struct volume *, char *err, size_t errlen);
@@ -141,6 +148,21 @@ int	 create_check(const struct create_req *, struct plan *, int *code,
 	    char *err, size_t errlen);
 struct job *create_start(const struct create_req *, const struct plan *,
 	    char *err, size_t errlen);
+int	 disk_check_free(int force, const struct disk *, int *code, char *err,
+	    size_t errlen);
+
+/* repair.c */
+int	 repair_check(struct volume *, const char *disk, int force, int *code,
+	    char *err, size_t errlen);
+struct job *repair_start(struct volume *, const char *disk, int force,
+	    char *err, size_t errlen);
+int	 repair_decide(struct volume *);
+void	 repair_resume(struct volume *);
+void	 repair_set_poll(double seconds);
+void	 repair_set_auto(int on);
+const char *repair_disk_busy(const char *disk);
+void	 repair_note_resume(const struct volume *, const char *md, const char *dev);
+void	 repair_auto(char (*names)[SYS_NAME_MAX], int n);
 
 /* grow.c */
 int	 grow_check(const struct volume *, struct plan *after, int *code,

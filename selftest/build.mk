@@ -6,11 +6,11 @@ MAN8 += docs/man/nas-selftest.8
 endif
 # Everything but main.c, so the unit suite links the real modules.
 SELFTEST_CORE := selftest/pattern.c selftest/stats.c selftest/engine.c selftest/report.c \
-	selftest/limits.c selftest/html.c
+	selftest/limits.c selftest/html.c selftest/peers.c
 nas-selftest_SRCS := selftest/main.c selftest/workload.c selftest/power.c selftest/target.c \
-	selftest/serve.c \
+	selftest/serve.c selftest/net.c \
 	$(SELFTEST_CORE)
-nas-selftest_LIBS := -luring -lpthread -lm
+nas-selftest_LIBS := -luring -lpthread -lm -liperf
 
 UNIT_TESTS += test-selftest
 test-selftest_SRCS := tests/unit/test-selftest.c tests/unit/unit-util.c $(SELFTEST_CORE)
@@ -27,14 +27,27 @@ bench-selftest: image
 		>$(O)/bench-selftest.log 2>&1; rc=$$?; \
 	grep -E '^    |^(ok|FAIL) .*of fio' $(O)/bench-selftest.log; exit $$rc
 
-# make selftest: boots the board with two blank 1 GiB disks; nas-selftest
-# makes its scratch RAID 1 through raidd, runs the quick preset, prints the
+# make bench-selftest-net: the selftest-net scenario (line PC) holding
+# nas-selftest's net-1/lacp-4 to iperf3's figures at 0.9-1.1x; its output
+# in $(O)/bench-selftest-net.log. Part of make bench.
+.PHONY: bench-selftest-net
+bench-selftest-net: image
+	@sed 's/^BAND=.*/BAND=0.9-1.1/' $(SRC)/tests/system/scenarios/selftest-net \
+		>$(O)/selftest-net-bench
+	@$(RUN_SCENARIO) --disk-size 64M --line-pc 30mbit --timeout 600 $(O)/selftest-net-bench \
+		>$(O)/bench-selftest-net.log 2>&1; rc=$$?; \
+	grep -E '^    |^(ok|FAIL) .*iperf3' $(O)/bench-selftest-net.log; exit $$rc
+
+# make selftest: boots the board with two blank 1 GiB disks and the line PC
+# (its ports held to 30 Mbit/s); netd bonds lan1+lan2 towards it (802.3ad);
+# nas-selftest makes its scratch RAID 1 through raidd, runs the quick
+# preset with --peers (net-1, lacp-4 against the line PC), prints the
 # table and deletes the volume; the record goes to $(O)/selftest/report.json
 # and its report (made on the host from the record) to report.html.
 .PHONY: selftest
 selftest: image $(O)/bin/nas-selftest
 	@mkdir -p $(O)/selftest
-	@$(RUN_SCENARIO) --disk-size 1G --timeout 900 $(SRC)/tests/system/tools/selftest \
+	@$(RUN_SCENARIO) --disk-size 1G --timeout 900 --line-pc 30mbit $(SRC)/tests/system/tools/selftest \
 		>$(O)/selftest/console.log 2>&1; rc=$$?; \
 	sed -n '/^test  *write (up)/,/^result:/p' $(O)/selftest/console.log; \
 	sed -n '/^=== record/,/^=== end/p' $(O)/selftest/console.log | sed '1d;$$d' \

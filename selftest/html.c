@@ -259,6 +259,7 @@ st_html(FILE *f, struct json_object *rec)
 	fputs("</p>\n", f);
 	bars(f, results, "mb_s", "Throughput (MB/s)");
 	bars(f, results, "iops", "IOPS (4 KiB)");
+	bars(f, results, "mbit_s", "Network (Mbit/s)");
 	power_chart(f, rec, results);
 	fputs("<h2>Load curve</h2>\n<p class=\"na\">load-curve is not in this build of "
 	    "nas-selftest.</p>\n", f);

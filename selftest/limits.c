@@ -71,6 +71,8 @@ limit_of(const struct st_limits *l, const struct st_result *r)
 		return r->op == OP_WRITE ? l->rand_write_min_iops : l->rand_read_min_iops;
 	if (strcmp(r->test, "power") == 0)
 		return l->idle_max_w;
+	if (strcmp(r->test, "net-1") == 0)
+		return l->net_min_mbits;
 	return 0;
 }
 
@@ -96,6 +98,10 @@ st_limits_apply(const struct st_limits *l, struct st_result *r)
 		break;
 	case ST_IOPS:
 		v = st_iops(r);
+		r->pass = v >= lim ? ST_PASS : ST_FAIL;
+		break;
+	case ST_MBIT_S:
+		v = st_mbit_s(r);
 		r->pass = v >= lim ? ST_PASS : ST_FAIL;
 		break;
 	case ST_WATTS:

@@ -193,6 +193,14 @@ parse(int argc, char **argv, struct st_run *run, const char **tests)
 		log_warnx("unexpected argument %s", argv[optind]);
 		return -1;
 	}
+	if (run->peers) {
+		char peers[ST_MAX_PEERS][64], err[128];
+
+		if (st_peers_parse(run->peers, peers, ST_MAX_PEERS, err, sizeof(err)) == -1) {
+			log_warnx("--peers: %s", err);
+			return -1;
+		}
+	}
 	if (run->volume && run->dir) {
 		log_warnx("--volume and --dir exclude each other");
 		return -1;

@@ -18,6 +18,12 @@ st_mb_s(const struct st_result *r)
 }
 
 double
+st_mbit_s(const struct st_result *r)
+{
+	return r->seconds > 0 ? (double)r->bytes * 8 / 1e6 / r->seconds : 0;
+}
+
+double
 st_iops(const struct st_result *r)
 {
 	return r->seconds > 0 ? (double)r->ops / r->seconds : 0;
@@ -30,7 +36,8 @@ op_name(enum st_op op)
 }
 
 static const char *const metric_names[] = {
-	[ST_MB_S] = "mb_s", [ST_IOPS] = "iops", [ST_WATTS] = "watts", [ST_NONE] = "none"
+	[ST_MB_S] = "mb_s", [ST_IOPS] = "iops", [ST_WATTS] = "watts", [ST_NONE] = "none",
+	[ST_MBIT_S] = "mbit_s"
 };
 
 /* A double rounded for the record: 3 decimals are more than any meter gives. */
@@ -38,6 +45,25 @@ static struct json_object *
 num(double v)
 {
 	return json_object_new_double(round(v * 1000) / 1000);
+}
+
+/* The network rows' own fields: Mbit/s, the ratio to net-1, bytes per port. */
+static void
+net_json(struct json_object *o, const struct st_result *r)
+{
+	struct json_object *a = json_object_new_array();
+
+	json_object_object_add(o, "mbit_s", r->seconds > 0 ? num(st_mbit_s(r)) : NULL);
+	json_object_object_add(o, "ratio_to_net1", r->ratio > 0 ? num(r->ratio) : NULL);
+	for (int i = 0; i < r->nports; i++) {
+		struct json_object *p = json_object_new_object();
+
+		json_object_object_add(p, "name", json_object_new_string(r->ports[i].name));
+		json_object_object_add(p, "tx_bytes", json_object_new_int64((int64_t)r->ports[i].tx));
+		json_object_object_add(p, "rx_bytes", json_object_new_int64((int64_t)r->ports[i].rx));
+		json_object_array_add(a, p);
+	}
+	json_object_object_add(o, "ports", a);
 }
 
 static struct json_object *
@@ -54,6 +80,8 @@ row_json(const struct st_result *r, double origin)
 	json_object_object_add(o, "end_s", num(r->t1 > 0 ? r->t1 - origin : 0));
 	json_object_object_add(o, "mb_s", measured ? num(st_mb_s(r)) : NULL);
 	json_object_object_add(o, "iops", measured ? num(st_iops(r)) : NULL);
+	if (r->metric == ST_MBIT_S)
+		net_json(o, r);
 	if (r->files) {
 		json_object_object_add(o, "files", json_object_new_int64((int64_t)r->files));
 		json_object_object_add(o, "files_s",
@@ -165,6 +193,12 @@ figure(const struct st_result *r, char *buf, size_t len)
 		else
 			snprintf(buf, len, "%.1f MB/s", st_mb_s(r));
 		break;
+	case ST_MBIT_S:
+		if (r->ratio > 0)
+			snprintf(buf, len, "%.1f Mbit/s %.2fx", st_mbit_s(r), r->ratio);
+		else
+			snprintf(buf, len, "%.1f Mbit/s", st_mbit_s(r));
+		break;
 	case ST_NONE:
 		snprintf(buf, len, "-");
 		break;
@@ -174,7 +208,7 @@ figure(const struct st_result *r, char *buf, size_t len)
 static const char *
 unit_of(enum st_metric m)
 {
-	return m == ST_IOPS ? "IOPS" : m == ST_WATTS ? "W" : "MB/s";
+	return m == ST_IOPS ? "IOPS" : m == ST_WATTS ? "W" : m == ST_MBIT_S ? "Mbit/s" : "MB/s";
 }
 
 static void

@@ -19,9 +19,16 @@
 #define ST_EXIT_NORUN	3
 
 enum st_op { OP_WRITE, OP_READ, OP_IDLE };
-enum st_metric { ST_MB_S, ST_IOPS, ST_WATTS, ST_NONE };
+enum st_metric { ST_MB_S, ST_IOPS, ST_WATTS, ST_NONE, ST_MBIT_S };
 /* pass: ST_PASS / ST_FAIL, or ST_UNAVAILABLE when nothing was measured. */
 enum { ST_FAIL = 0, ST_PASS = 1, ST_UNAVAILABLE = -1 };
+
+/* A bond port's byte counters (net.c). */
+struct st_port_bytes {
+	char			name[16];
+	unsigned long long	tx, rx;
+};
+#define ST_MAX_PORTS	4
 
 /* One row of the record: one test in one direction. */
 struct st_result {
@@ -44,6 +51,9 @@ struct st_result {
 	double		limit;		/* a floor, or a ceiling for watts */
 	int		pass;
 	char		note[320];
+	int		nports;		/* net tests: bytes per bond port */
+	struct st_port_bytes ports[ST_MAX_PORTS];
+	double		ratio;		/* lacp-4: to net-1 in the same direction, or 0 */
 };
 
 /* The board's [selftest] limits; 0 where the board sets none. */
@@ -102,6 +112,7 @@ void	st_limits_apply(const struct st_limits *, struct st_result *);
 /* report.c */
 double	st_mb_s(const struct st_result *);
 double	st_iops(const struct st_result *);
+double	st_mbit_s(const struct st_result *);
 struct json_object *st_record(const struct st_run *, const struct st_limits *,
 	    const struct st_target *, const struct st_result *, int n, int exit_code,
 	    double origin, struct json_object *power);
@@ -122,6 +133,16 @@ int	st_html(FILE *, struct json_object *record);
 
 /* serve.c: nas-selftest serve, the selftest.* API. */
 int	st_serve(int argc, char **argv);
+
+/* net.c: iperf3 flows through libiperf against the --peers. */
+#define ST_MAX_PEERS	4
+/* Splits "A,B,..." into peers (at most max); -1 with err on a bad one. */
+int	st_peers_parse(const char *list, char peers[][64], int max, char *err, size_t errlen);
+/* flows iperf3 clients at once for seconds, up or (reverse) down; the
+ * bytes their receivers counted and the longest receiving time. */
+int	st_net_flows(char peers[][64], int npeers, int flows, int reverse, int seconds,
+	    uint64_t *bytes, double *secs, char *err, size_t errlen);
+int	st_net_ports(struct st_port_bytes *, int max);
 
 /* target.c: the directory the tests write to. */
 int	target_open(const struct st_run *, uint64_t need, struct st_target *, char *err,

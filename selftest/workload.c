@@ -25,7 +25,7 @@
 #define MiB	(1024 * KiB)
 #define GiB	(1024 * MiB)
 
-enum kind { K_ONEFILE, K_MANY, K_SEQ, K_IOPS, K_POWER, K_LATER };
+enum kind { K_ONEFILE, K_MANY, K_SEQ, K_IOPS, K_POWER, K_NET, K_LATER };
 
 struct tdef {
 	const char	*name;
@@ -45,13 +45,15 @@ static const struct tdef tdefs[] = {
 	{ "iops-4k-t8", K_IOPS, 4 * GiB, 1, 4 * KiB, 8, 1, 1, 120 },
 	{ "iops-4k-q16", K_IOPS, 4 * GiB, 1, 4 * KiB, 1, 16, 1, 120 },
 	{ "power", K_POWER, 0, 0, 0, 0, 0, 0, 10 },
-	{ "net-1", K_LATER, 0, 0, 0, 0, 0, 0, 0 },
-	{ "lacp-4", K_LATER, 0, 0, 0, 0, 0, 0, 0 },
+	{ "net-1", K_NET, 0, 0, 0, 1, 0, 0, 20 },
+	{ "lacp-4", K_NET, 0, 0, 0, 4, 0, 0, 20 },
 	{ "load-curve", K_LATER, 0, 0, 0, 0, 0, 0, 0 },
 	{ NULL, K_LATER, 0, 0, 0, 0, 0, 0, 0 }
 };
 
 #define DISK_TESTS "file-2g,files-1000x2m,files-10000x2k,seq-max,iops-4k-t8,iops-4k-q16,power"
+/* Without --peers their rows say unavailable. */
+#define NET_TESTS "net-1,lacp-4"
 
 static const struct tdef *
 tdef_find(const char *name, size_t len)
@@ -66,10 +68,10 @@ int
 st_preset(const char *name, double file_mb, const char **tests, double *scale)
 {
 	if (strcmp(name, "review") == 0) {
-		*tests = DISK_TESTS;
+		*tests = DISK_TESTS "," NET_TESTS;
 		*scale = 1;
 	} else if (strcmp(name, "quick") == 0) {
-		*tests = DISK_TESTS;
+		*tests = DISK_TESTS "," NET_TESTS;
 		*scale = 1.0 / 32;
 	} else if (strcmp(name, "factory") == 0) {
 		/* The board's file_mb sizes the sequential file; the rest follow. */
@@ -124,8 +126,11 @@ scaled(const struct tdef *t, double scale)
 	}
 	if (t->seconds > 0) {
 		s.seconds = t->seconds * scale;
-		if (s.seconds < (t->kind == K_POWER ? 1 : 0.5))
-			s.seconds = t->kind == K_POWER ? 1 : 0.5;
+		/* iperf3 runs whole seconds; under 3 its slow start is most of it */
+		double least = t->kind == K_POWER ? 1 : t->kind == K_NET ? 3 : 0.5;
+
+		if (s.seconds < least)
+			s.seconds = least;
 	}
 	return s;
 }
@@ -215,6 +220,9 @@ progress_done(struct ctx *c, const struct st_result *r)
 
 	if (r->metric == ST_IOPS)
 		snprintf(what, sizeof(what), "%s %.0f IOPS, %.2f s%s", op, st_iops(r), r->seconds, bad);
+	else if (r->metric == ST_MBIT_S)
+		snprintf(what, sizeof(what), "%s %.1f Mbit/s, %.2f s", r->op == OP_WRITE ? "up" : "down",
+		    st_mbit_s(r), r->seconds);
 	else if (r->op == OP_IDLE)
 		snprintf(what, sizeof(what), "%s %.2f s%s", op, r->seconds,
 		    r->has_power ? "" : ", power unavailable");
@@ -709,6 +717,73 @@ run_power(struct ctx *c, const struct tdef *t)
 	return 0;
 }
 
+/* The ports' bytes during the phase: counters after minus before. */
+static void
+net_ports(struct st_result *r, const struct st_port_bytes *b0, int n0,
+    const struct st_port_bytes *b1, int n1)
+{
+	for (int i = 0; i < n1 && r->nports < ST_MAX_PORTS; i++)
+		for (int k = 0; k < n0; k++) {
+			struct st_port_bytes *p = &r->ports[r->nports];
+
+			if (strcmp(b0[k].name, b1[i].name) != 0)
+				continue;
+			*p = b1[i];
+			p->tx = b1[i].tx >= b0[k].tx ? b1[i].tx - b0[k].tx : 0;
+			p->rx = b1[i].rx >= b0[k].rx ? b1[i].rx - b0[k].rx : 0;
+			r->nports++;
+			break;
+		}
+}
+
+/* net-1 and lacp-4: t->threads iperf3 flows at once to the peers, up
+ * (the NAS sends) then down (iperf3's reverse mode, the NAS receives). */
+static int
+run_net(struct ctx *c, const struct tdef *t)
+{
+	char peers[ST_MAX_PEERS][64], err[200];
+	struct st_port_bytes b0[ST_MAX_PORTS], b1[ST_MAX_PORTS];
+	int np = -1, secs = (int)lround(t->seconds);
+
+	if (c->run->peers)
+		np = st_peers_parse(c->run->peers, peers, ST_MAX_PEERS, err, sizeof(err));
+	for (int down = 0; down < 2 && !*c->run->stop; down++) {
+		struct st_result *r = row(c, t->name, down ? OP_READ : OP_WRITE);
+		struct phase ph;
+		int n0;
+
+		if (r == NULL)
+			return -1;
+		r->metric = ST_MBIT_S;
+		if (np < 0) {
+			r->pass = c->run->peers ? ST_FAIL : ST_UNAVAILABLE;
+			snprintf(r->note, sizeof(r->note), "%s", c->run->peers ? err :
+			    "no --peers: nothing to send to (docs/selftest.md, the line PC)");
+			progress(c, t->name, c->run->peers ? "bad --peers" : "unavailable");
+			if (c->run->progress_tty)
+				fputc('\n', stderr);
+			continue;
+		}
+		progress(c, t->name, down ? "download" : "upload");
+		n0 = st_net_ports(b0, ST_MAX_PORTS);
+		phase_begin(&ph);
+		if (st_net_flows(peers, np, t->threads, down, secs, &r->bytes, &r->seconds,
+		    err, sizeof(err)) == -1) {
+			r->pass = ST_FAIL;
+			snprintf(r->note, sizeof(r->note), "%s", err);
+		}
+		phase_end(&ph, r);
+		net_ports(r, b0, n0, b1, st_net_ports(b1, ST_MAX_PORTS));
+		/* lacp-4 against net-1 in the same direction, when both ran */
+		for (int i = 0; t->threads > 1 && i < c->n - 1; i++)
+			if (strcmp(c->res[i].test, "net-1") == 0 && c->res[i].op == r->op &&
+			    st_mbit_s(&c->res[i]) > 0)
+				r->ratio = st_mbit_s(r) / st_mbit_s(&c->res[i]);
+		progress_done(c, r);
+	}
+	return 0;
+}
+
 static int
 run_later(struct ctx *c, const struct tdef *t)
 {
@@ -758,6 +833,9 @@ st_run_tests(const struct st_run *run, const struct st_target *tg, struct st_res
 			break;
 		case K_POWER:
 			rc = run_power(&c, &s);
+			break;
+		case K_NET:
+			rc = run_net(&c, &s);
 			break;
 		case K_LATER:
 			rc = run_later(&c, &s);

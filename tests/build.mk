@@ -1,5 +1,5 @@
 # Unit suites (Check). Each links only the modules under test plus libnas.
-CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+CHECK_LIBS := $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 UNIT_TESTS += test-config test-rpc-policy test-rpc-dispatch test-rpc-server \
 	test-events-jobs test-client test-secret test-rpc-socket
@@ -61,7 +61,7 @@ define FUZZ_template
 $(FUZZ_O)/$(1): $(patsubst %.c,$(FUZZ_O)/obj/%.o,$($(1)_SRCS))
 	@echo "  FUZZLD  $(1)"
 	@$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $$@ $$^ \
-		$$(shell pkg-config --libs json-c) -lev -liniparser -lm $$($(1)_FUZZLIBS)
+		$$(shell $(PKG_CONFIG) --libs json-c) -lev -liniparser -lm $$($(1)_FUZZLIBS)
 endef
 $(foreach f,$(FUZZERS),$(eval $(call FUZZ_template,$(f))))
 
@@ -109,6 +109,7 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	sh $(SRC)/tests/host/luks2.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/cryptd-nasctl.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/netd-config.sh $(O)/bin || rc=1; \
+	sh $(SRC)/tests/host/metrics-daemons.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/soak.sh $(O)/bin $(SRC) 8 300 || rc=1; \
 	exit $$rc
 

@@ -1,12 +1,14 @@
 #!/bin/sh
 # Runs Check suites and appends "P passed, F failed" per tier to the summary.
 # Usage: run-unit.sh LABEL BINDIR TEST...
+# TEST_WRAPPER (e.g. qemu-aarch64-static -L /usr/aarch64-linux-gnu) runs a
+# cross-built suite on this machine.
 set -u
 label=$1 bindir=$2
 shift 2
 pass=0 fail=0
 for t in "$@"; do
-	out=$("$bindir/$t" 2>&1)
+	out=$(${TEST_WRAPPER:-} "$bindir/$t" 2>&1)
 	rc=$?
 	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -n 1)
 	c=$(printf '%s' "$line" | sed -n 's/.*Checks: \([0-9]*\).*/\1/p')

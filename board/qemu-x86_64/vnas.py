@@ -28,6 +28,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DAEMONS = ("raidd", "cryptd", "netd", "powerd")
 SCSI_ADDR, PORT_ADDR, FLASH_ADDR, SERIAL_ADDR = 0x5, (0x6, 0x7), 0x8, 0x9
 FLASH_MB = 16
+# The machine of each virtual board; the devices and their PCI slots are the
+# same on both, so board.ini differs only in the PCI host's sysfs prefix.
+PLATFORMS = {
+    "qemu-x86_64": {"qemu": "qemu-system-x86_64", "machine": "pc,accel=tcg", "cpu": "max",
+                    "bus": "pci.0", "console": "ttyS0", "mem": 1024},
+    "qemu-aarch64": {"qemu": "qemu-system-aarch64", "machine": "virt,accel=tcg",
+                     "cpu": "cortex-a53", "bus": "pcie.0", "console": "ttyAMA0", "mem": 512},
+}
 
 
 def parse_size(text):
@@ -151,12 +159,16 @@ class VNAS:
     """One virtual NAS: its disks persist across boots (reboot, power cut)."""
 
     def __init__(self, image_dir, variant="test", bays=2, sizes=None, workdir=None,
-                 board=None, mem=1024, smp=2, api_dir=None, extra_initrd=None):
+                 board=None, mem=None, smp=2, api_dir=None, extra_initrd=None,
+                 platform="qemu-x86_64", line_pc=False):
+        self.line_pc = line_pc
         self.image_dir = os.path.abspath(image_dir)
         self.variant = variant
-        self.board = board or ("qemu-x86_64" if bays <= 2 else "qemu-x86_64-4bay")
+        self.platform = platform
+        self.mach = PLATFORMS[platform]
+        self.board = board or (platform if bays <= 2 else platform + "-4bay")
         self.workdir = workdir or tempfile.mkdtemp(prefix="vnas-")
-        self.mem, self.smp = mem, smp
+        self.mem, self.smp = mem or self.mach["mem"], smp
         self.api_dir = api_dir
         self.extra_initrd = extra_initrd
         sizes = list(sizes or [])
@@ -187,7 +199,7 @@ class VNAS:
         return os.path.join(self.image_dir, "vmlinuz")
 
     def initrd(self):
-        base = os.path.join(self.image_dir, "%s-%s.cpio.zst" % ("qemu-x86_64", self.variant))
+        base = os.path.join(self.image_dir, "%s-%s.cpio.zst" % (self.platform, self.variant))
         if not self.extra_initrd:
             return base
         combined = os.path.join(self.workdir, "initrd.img")
@@ -200,32 +212,38 @@ class VNAS:
 
     # ---- qemu ----
     def command(self, console, sockets, append=""):
-        cmd = ["qemu-system-x86_64", "-machine", "pc,accel=tcg", "-cpu", "max",
+        m = self.mach
+        cmd = [m["qemu"], "-machine", m["machine"], "-cpu", m["cpu"],
                "-smp", str(self.smp), "-m", str(self.mem), "-nodefaults", "-no-user-config",
                "-display", "none", "-no-reboot",
                "-kernel", self.kernel(), "-initrd", self.initrd(),
-               "-append", "console=ttyS0 loglevel=4 panic=-1 nas.board=%s nas.boot=%d %s"
-               % (self.board, self.boots, append)]
+               "-append", "console=%s loglevel=4 panic=-1 nas.board=%s nas.boot=%d %s"
+               % (m["console"], self.board, self.boots, append)]
         if console == "stdio":
             cmd += ["-serial", "mon:stdio"]
         else:
             cmd += ["-chardev", "file,id=con,path=%s" % console, "-serial", "chardev:con"]
-        cmd += ["-device", "virtio-scsi-pci,id=scsi0,bus=pci.0,addr=0x%x" % SCSI_ADDR]
+        cmd += ["-device", "virtio-scsi-pci,id=scsi0,bus=%s,addr=0x%x" % (m["bus"], SCSI_ADDR)]
         for bay in self.bays:
             if bay.present:
                 for node in bay.blockdev_args():
                     cmd += ["-blockdev", json.dumps(node)]
                 cmd += ["-device", json.dumps(bay.device_args())]
         for i, addr in enumerate(PORT_ADDR, 1):
+            if self.line_pc:
+                cmd += ["-netdev", wire_netdev(self.workdir, i, "nas"), "-device",
+                        "virtio-net-pci,netdev=net%d,id=port%d,mac=52:54:00:4e:41:%02x,"
+                        "speed=1000,duplex=full,bus=%s,addr=0x%x" % (i, i, i, m["bus"], addr)]
+                continue
             cmd += ["-netdev", "user,id=net%d,restrict=on" % i,
                     "-device", "virtio-net-pci,netdev=net%d,id=port%d,mac=52:54:00:4e:41:%02x,"
-                    "bus=pci.0,addr=0x%x" % (i, i, i, addr)]
+                    "bus=%s,addr=0x%x" % (i, i, i, m["bus"], addr)]
         cmd += ["-blockdev", json.dumps({"driver": "file", "node-name": "flash-file",
                                          "filename": self.flash}),
                 "-blockdev", "driver=raw,node-name=flash,file=flash-file",
-                "-device", "virtio-blk-pci,drive=flash,serial=NASFLASH,bus=pci.0,addr=0x%x"
-                % FLASH_ADDR,
-                "-device", "virtio-serial-pci,id=vser,bus=pci.0,addr=0x%x" % SERIAL_ADDR]
+                "-device", "virtio-blk-pci,drive=flash,serial=NASFLASH,bus=%s,addr=0x%x"
+                % (m["bus"], FLASH_ADDR),
+                "-device", "virtio-serial-pci,id=vser,bus=%s,addr=0x%x" % (m["bus"], SERIAL_ADDR)]
         for name, path, server in sockets:
             opts = ",server=on,wait=off" if server else ""
             cmd += ["-chardev", "socket,id=ch-%s,path=%s%s" % (name, path, opts)]
@@ -379,6 +397,56 @@ class VNAS:
         self.qmp.cmd("set_link", name="port" + port, up=up)
 
 
+def wire_netdev(workdir, port, side):
+    """One end of the cable between the NAS's port and the line PC's: a
+    unix stream socket the NAS's qemu listens on and the line PC's connects
+    to (so the NAS boots first; a frame sent before the line PC is up is
+    lost, as on a real wire).  One boot of the NAS: a reboot cuts it."""
+    path = os.path.join(workdir, "wire%d.sock" % port)
+    if side == "nas":
+        if os.path.exists(path):
+            os.unlink(path)
+        return "stream,id=net%d,server=on,addr.type=unix,addr.path=%s" % (port, path)
+    return "stream,id=net%d,server=off,addr.type=unix,addr.path=%s" % (port, path)
+
+
+class LinePC:
+    """The line PC (docs/selftest.md): the same kernel with
+    linepc.cpio.zst (scripts/image/mklinepc.sh), its eth0 and eth1 wired to
+    the NAS's lan1 and lan2, bonded 802.3ad and held to RATE per port,
+    serving iperf3 on 10.77.0.11-14."""
+
+    def __init__(self, image_dir, workdir, rate="100mbit", mem=160):
+        self.image_dir, self.workdir = os.path.abspath(image_dir), workdir
+        self.rate, self.mem = rate, mem
+        self.console = os.path.join(workdir, "linepc-console.log")
+        self.proc = None
+
+    def command(self):
+        cmd = ["qemu-system-x86_64", "-machine", "pc,accel=tcg", "-cpu", "max",
+               "-smp", "1", "-m", str(self.mem), "-nodefaults", "-no-user-config",
+               "-display", "none", "-no-reboot",
+               "-kernel", os.path.join(self.image_dir, "vmlinuz"),
+               "-initrd", os.path.join(self.image_dir, "linepc.cpio.zst"),
+               "-append", "console=ttyS0 loglevel=4 panic=-1 no_timer_check linepc.rate=%s" % self.rate,
+               "-chardev", "file,id=con,path=%s" % self.console, "-serial", "chardev:con"]
+        for i, addr in enumerate(PORT_ADDR, 1):
+            cmd += ["-netdev", wire_netdev(self.workdir, i, "linepc"), "-device",
+                    "virtio-net-pci,netdev=net%d,mac=52:54:00:4c:50:%02x,speed=1000,"
+                    "duplex=full,bus=pci.0,addr=0x%x" % (i, i, addr)]
+        return cmd
+
+    def start(self):
+        if not os.path.exists(os.path.join(self.image_dir, "linepc.cpio.zst")):
+            raise RuntimeError("no %s/linepc.cpio.zst: make image" % self.image_dir)
+        self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL)
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+
 def default_image_dir():
     out = os.environ.get("O") or os.path.join(os.path.dirname(os.path.dirname(HERE)), "build")
     return os.path.join(out, "image")
@@ -393,9 +461,11 @@ def main():
     ap.add_argument("--disk-size", default="1G")
     ap.add_argument("--api-dir", help="host directory for the daemons' API sockets")
     ap.add_argument("--keep", action="store_true", help="keep the disks afterwards")
+    ap.add_argument("--board", default="qemu-x86_64", choices=sorted(PLATFORMS))
     args = ap.parse_args()
     vm = VNAS(args.image_dir, args.variant, args.bays,
-              [parse_size(s) for s in args.disk_size.split(",")], api_dir=args.api_dir)
+              [parse_size(s) for s in args.disk_size.split(",")], api_dir=args.api_dir,
+              platform=args.board)
     print("vnas: disks in %s; console: Ctrl-A x quits" % vm.workdir, file=sys.stderr)
     if args.api_dir:
         print("vnas: API sockets: nasctl -S %s ..." % args.api_dir, file=sys.stderr)

@@ -20,6 +20,8 @@ read_group = root
 [kdf]
 max_memory_kib = 1024
 time_ms = 50
+[cryptd]
+metrics_dir = $tmp/metrics
 INI
 CRYPTD_SIMULATE=1 "$bindir/cryptd" -f -c "$tmp/cryptd.ini" -S "$tmp" > "$tmp/log" 2>&1 &
 pid=$!

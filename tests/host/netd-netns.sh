@@ -26,7 +26,7 @@ label = LAN 2
 name = lan2
 path = /sys/devices/none
 EOB
-printf '[netd]\nboard = %s/board.ini\nresolv_conf = %s/resolv.conf\n' "$tmp" "$tmp" > "$tmp/netd.ini"
+printf '[netd]\nboard = %s/board.ini\nresolv_conf = %s/resolv.conf\nmetrics_dir = %s/metrics\n' "$tmp" "$tmp" "$tmp" > "$tmp/netd.ini"
 mkdir "$tmp/run"
 in_ns "$bin/netd" -f -S "$tmp/run" -c "$tmp/netd.ini" > "$tmp/netd.log" 2>&1 &
 pid=$!
@@ -116,6 +116,10 @@ else
 	check "iproute2 sees v0 in b0" sh -c "ip -n $ns -j link show v0 | jq -e '.[0].master == \"b0\"'"
 	check "bond delete b0" n bond delete b0 --force
 fi
+
+check "netd.prom from the real kernel's dump passes promtool" sh -c \
+	"test -f '$tmp/metrics/netd.prom' && { ! command -v promtool > /dev/null ||
+		promtool check metrics < '$tmp/metrics/netd.prom'; }"
 
 check "link down: the default route goes with it" sh -c \
 	"'$bin/nasctl' -S '$tmp/run' call netd link.set '{\"link\":\"v0\",\"up\":false}' > /dev/null &&

@@ -10,10 +10,11 @@ set -u
 bin=$1
 tmp=$(mktemp -d /tmp/nas-powerd.XXXXXX)
 pass=0 fail=0
-pid=
+pid= writer=
 
 cleanup() {
 	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	[ -n "$writer" ] && kill -KILL "$writer" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
@@ -33,6 +34,8 @@ echo nct6775 > "$sys/class/hwmon/hwmon1/name"
 echo 41000 > "$sys/class/hwmon/hwmon1/temp1_input"
 echo 'CPU "core"' > "$sys/class/hwmon/hwmon1/temp1_label"
 echo 900 > "$sys/class/hwmon/hwmon1/fan1_input"
+echo 80 > "$sys/class/hwmon/hwmon1/pwm1"
+echo 2 > "$sys/class/hwmon/hwmon1/pwm1_enable"
 echo 1 > "$sys/class/net/lan1/carrier"
 ln -s ../../devices/pci0000:00/host0/target0:0:1/0:0:1:0 "$sys/block/sda/device"
 echo '   8       0 sda 10 0 80 5 0 0 0 0 0 10 10 0 0 0 0 0 0' > "$proc/diskstats"
@@ -66,6 +69,9 @@ sysfs_root = $sys
 proc_root = $proc
 interval_ms = 200
 metrics_dir = $tmp/metrics
+[standby]
+bay1 = 30
+state_file = $tmp/powerd-standby
 EOF
 
 start() {
@@ -134,12 +140,57 @@ check "powerd starts with the model" start
 check "power.status: 14.75 W from the model, idle" \
 	answer '.result.source == "model" and .result.state == "idle"
 		and (.result.watts - 14.75 | fabs) < 1e-9'
-echo '   8       0 sda 10 0 80 5 4 0 32 0 0 10 10 0 0 0 0 0 0' > "$proc/diskstats"
+# The disk keeps writing (a state lasts one sample past the last change,
+# shorter than a loaded machine's poll): diskstats replaced whole each time.
+(w=4; while :; do
+	w=$((w + 4))
+	echo "   8       0 sda 10 0 80 5 $w 0 32 0 0 10 10 0 0 0 0 0 0" > "$proc/diskstats.new"
+	mv "$proc/diskstats.new" "$proc/diskstats"
+	sleep 0.05
+done) &
+writer=$!
 check "a write makes it writing at (8 + 5.7 + 0.4) / 0.8 = 17.625 W" \
 	eventually '.result.state == "writing" and (.result.watts - 17.625 | fabs) < 1e-9'
+kill "$writer"
+wait "$writer" 2>/dev/null
+writer=
 check "powerd.prom still passes promtool" \
 	sh -c "! command -v promtool > /dev/null ||
 		promtool check metrics < '$tmp/metrics/powerd.prom'"
+stop
+
+# ---- drive.set survives a restart ----
+# call METHOD PARAMS JQ-FILTER
+call() {
+	printf '{"jsonrpc":"2.0","id":1,"method":"%s","params":%s}\n' "$1" "$2" |
+		socat -t 2 - "UNIX-CONNECT:$tmp/run/powerd.sock" > "$tmp/ans" || return 1
+	jq -e "$3" "$tmp/ans" > /dev/null || { cat "$tmp/ans"; return 1; }
+}
+check "powerd starts again" start
+check "drive.list: bay1's minutes from powerd.ini (30)" \
+	call drive.list '{}' '.result.drives[0].standby_minutes == 30'
+check "drive.set bay1 to 45 minutes" \
+	call drive.set '{"disk":"bay1","standby_minutes":45}' '.result.standby_minutes == 45'
+check "the state file has it, whole" \
+	sh -c "tail -n 1 '$tmp/powerd-standby' | grep -qx 'bay1 45' && ! ls '$tmp'/powerd-standby.new 2>/dev/null"
+stop
+check "powerd starts after the restart" start
+check "drive.list: bay1 keeps 45 minutes across the restart" \
+	call drive.list '{}' '.result.drives[0].standby_minutes == 45'
+check "drive.set -1 gives bay1 back to powerd.ini" \
+	call drive.set '{"disk":"bay1","standby_minutes":-1}' '.result.standby_minutes == 30'
+
+# ---- nasctl fan set ----
+check "nasctl fan set --mode manual --pwm 120 writes pwm1_enable 1, pwm1 120" \
+	sh -c "'$bin/nasctl' -S '$tmp/run' fan set hwmon:nct6775/pwm1 --mode manual --pwm 120 > /dev/null &&
+		[ \"\$(cat '$sys/class/hwmon/hwmon1/pwm1_enable')\" = 1 ] &&
+		[ \"\$(cat '$sys/class/hwmon/hwmon1/pwm1')\" = 120 ]"
+check "nasctl fan set --mode auto gives it back to the chip (2)" \
+	sh -c "'$bin/nasctl' -S '$tmp/run' fan set hwmon:nct6775/pwm1 --mode auto > /dev/null &&
+		[ \"\$(cat '$sys/class/hwmon/hwmon1/pwm1_enable')\" = 2 ]"
+check "nasctl fan set --mode manual without --pwm is refused, nothing written" \
+	sh -c "! '$bin/nasctl' -S '$tmp/run' fan set hwmon:nct6775/pwm1 --mode manual > /dev/null 2>&1 &&
+		[ \"\$(cat '$sys/class/hwmon/hwmon1/pwm1_enable')\" = 2 ]"
 stop
 
 echo "powerd-fixture: $pass passed, $fail failed"

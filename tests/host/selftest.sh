@@ -43,13 +43,17 @@ check "table: a row per test, write and read columns" \
 	sh -c "grep -q '^test  *write (up)  *read (down)  *limit  *result' '$tmp/table' &&
 	    grep -q '^seq-max ' '$tmp/table' && grep -q '^iops-4k-q16 ' '$tmp/table' &&
 	    grep -q '^result: PASS' '$tmp/table'"
-check "progress: one line per step when not on a terminal" grep -q '^\[4/7\] seq-max: reading$' "$tmp/progress"
+check "progress: one line per step when not on a terminal" grep -q '^\[4/9\] seq-max: reading$' "$tmp/progress"
+check "progress: net-1 says unavailable without --peers" grep -q '^\[8/9\] net-1: unavailable$' "$tmp/progress"
 check "record: schema nas-selftest/1, board, kernel, preset" jq -e \
 	'.schema == "nas-selftest/1" and .board.name == "host" and (.kernel | length > 0)
 	 and .preset == "quick" and .pass == true and .exit == 0' "$tmp/r.json"
 check "record: every disk row verified, with figures" jq -e \
-	'[.results[] | select(.op != "idle")] | length == 12 and
+	'[.results[] | select(.op != "idle" and .metric != "mbit_s")] | length == 12 and
 	 all(.verified == true and .bytes > 0 and .mb_s > 0 and .cpu_s >= 0 and (.pass == true))' "$tmp/r.json"
+check "record: net-1 and lacp-4 without --peers: four rows, unavailable (pass null)" jq -e \
+	'[.results[] | select(.metric == "mbit_s")] | length == 4 and
+	 all(.pass == null and .mbit_s == null and (.note | test("no --peers")))' "$tmp/r.json"
 check "record: IOPS rows carry p50 <= p99 <= p99.9" jq -e \
 	'[.results[] | select(.test | startswith("iops")) | .lat_us | .p50 <= .p99 and .p99 <= .p999]
 	 | length == 4 and all' "$tmp/r.json"

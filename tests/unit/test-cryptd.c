@@ -4,7 +4,7 @@
  * open and close with the key through the keyring (never in the table,
  * unlinked after the load), the rate limit on a fake clock, key
  * add/change/remove, header backup/restore, erase, key files, repair of
- * a damaged primary, and the refusals.
+ * a damaged primary, the refusals, and cryptd.prom.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -16,6 +16,7 @@
 #include "unit-util.h"
 #include "rpc.h"
 #include "cryptd/cryptd.h"
+#include "cryptd/prom.h"
 #include "cryptd/system.h"
 
 static const struct rpc_peer root = { .uid = 0, .gid = 0 };
@@ -331,6 +332,69 @@ START_TEST(benchmark)
 }
 END_TEST
 
+/* cryptd.prom now, into buf (NUL-terminated). */
+static const char *
+prom(char *buf, size_t len)
+{
+	char path[600];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/metrics/cryptd.prom", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* crypt.open of dev as v1: the path may hold what JSON escapes. */
+static int
+open_v1(const char *pass)
+{
+	struct json_object *o = json_object_new_object();
+	int c;
+
+	json_object_object_add(o, "device", json_object_new_string(dev));
+	json_object_object_add(o, "name", json_object_new_string("v1"));
+	json_object_object_add(o, "passphrase", json_object_new_string(pass));
+	c = code("crypt.open", "%s", json_object_to_json_string(o));
+	json_object_put(o);
+	return c;
+}
+
+START_TEST(metrics_file)
+{
+	char mdir[600], want[1200], buf[8192];
+
+	snprintf(mdir, sizeof(mdir), "%s/metrics", dir);
+	cryptd_metrics_set_dir(mdir);
+	format("correct horse");
+	/* A device path that needs escaping: the helper does it. */
+	snprintf(want, sizeof(want), "%s", dev);
+	snprintf(dev, sizeof(dev), "%s/di\"sk\\", dir);
+	ck_assert_int_eq(rename(want, dev), 0);
+	cryptd_metrics_write();
+	ck_assert_ptr_nonnull(strstr(prom(buf, sizeof(buf)), "\nnas_crypt_mappings_open 0\n"));
+	ck_assert_int_eq(open_v1("wrong"), NAS_ERR_DENIED);
+	snprintf(want, sizeof(want), "\nnas_crypt_unlock_failures{device=\"%s/di\\\"sk\\\\\"} 1\n", dir);
+	ck_assert_msg(strstr(prom(buf, sizeof(buf)), want), "%s", buf);
+	fake_now += 100;
+	ck_assert_int_eq(open_v1("correct horse"), 0);
+	snprintf(want, sizeof(want),
+	    "\nnas_crypt_mapping_open{name=\"v1\",device=\"%s/di\\\"sk\\\\\"} 1\n", dir);
+	ck_assert_msg(strstr(prom(buf, sizeof(buf)), want), "%s", buf);
+	ck_assert_ptr_nonnull(strstr(buf, "\nnas_crypt_mappings_open 1\n"));
+	ck_assert_ptr_null(strstr(buf, "nas_crypt_unlock_failures{"));
+	ck_assert_ptr_null(strstr(buf, "logon"));
+	ck_assert_ptr_null(strstr(buf, "horse"));
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"v1\"}"), 0);
+	ck_assert_ptr_nonnull(strstr(prom(buf, sizeof(buf)), "\nnas_crypt_mappings_open 0\n"));
+	ck_assert_ptr_null(strstr(buf, "name=\"v1\""));
+	cryptd_metrics_set_dir("");
+}
+END_TEST
+
 static Suite *
 cryptd_suite(void)
 {
@@ -347,6 +411,7 @@ cryptd_suite(void)
 	tcase_add_test(tc, backup_restore_erase);
 	tcase_add_test(tc, damaged_primary);
 	tcase_add_test(tc, benchmark);
+	tcase_add_test(tc, metrics_file);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -117,6 +117,19 @@ START_TEST(write_replaces_atomically)
 	buf[n] = '\0';
 	fclose(f);
 	ck_assert_str_eq(buf, "# HELP nas_a a\n# TYPE nas_a gauge\nnas_a 1\n");
+	/* A directory planted at the temporary name stops no write. */
+	snprintf(path, sizeof(path), "%s/.powerd.prom.%ld.tmp", sub, (long)getpid());
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/.powerd.prom.%ld.tmp/x", sub, (long)getpid());
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	metrics_add(m, NULL, 2);
+	ck_assert_int_eq(metrics_write(m, sub, "powerd"), 0);
+	snprintf(path, sizeof(path), "%s/powerd.prom", sub);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	ck_assert_str_eq(buf, "# HELP nas_a a\n# TYPE nas_a gauge\nnas_a 1\nnas_a 2\n");
 	/* A directory that is a symlink is refused. */
 	snprintf(path, sizeof(path), "%s/link", dir);
 	ck_assert_int_eq(symlink(sub, path), 0);

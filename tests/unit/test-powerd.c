@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "log.h"
 #include "powerd/powerd.h"
 #include "tests/unit/unit-util.h"
@@ -33,6 +34,32 @@ put(const char *rel, const char *text)
 	}
 	free(unit_write(tmp, rel, text));
 }
+
+/* Writes len bytes (NULs too) to tmp/rel, which put() made or will make. */
+static void
+put_bytes(const char *rel, const char *bytes, size_t len)
+{
+	char path[1024];
+	FILE *f;
+
+	put(rel, "");
+	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	ck_assert_uint_eq(fwrite(bytes, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* tmp/rel, in a static buffer. */
+static const char *
+path_of(const char *rel)
+{
+	static char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+	return path;
+}
+
+static char *slurp_rel(const char *rel);
 
 static void
 gone(const char *rel)
@@ -124,6 +151,15 @@ START_TEST(hwmon_energy_counter)
 	ck_assert_int_eq(s->status, RD_OK);
 	ck_assert_double_eq_tol(s->watts, 3.0, 1e-9);
 	ck_assert_double_eq_tol(s->joules, 7.0, 1e-9);
+	/* A jump of 2^62 uJ in a second is no energy: the total stays. */
+	put("class/hwmon/hwmon0/energy1_input", "4611686018427387904\n");
+	sensor_read(s, 15.0);
+	ck_assert_int_eq(s->status, RD_GARBAGE);
+	ck_assert_double_eq_tol(s->joules, 7.0, 1e-9);
+	put("class/hwmon/hwmon0/energy1_input", "4611686018430387904\n");
+	sensor_read(s, 16.0);
+	ck_assert_int_eq(s->status, RD_OK);
+	ck_assert_double_eq_tol(s->joules, 10.0, 1e-9);
 }
 END_TEST
 
@@ -203,6 +239,19 @@ START_TEST(garbage_is_never_a_number)
 		ck_assert(isnan(s->value));
 		ck_assert(!s->have_watts);
 	}
+	/* A NUL ends no value early; a file longer than the buffer is not its head. */
+	put_bytes("class/hwmon/hwmon0/power1_input", "42\0junk\n", 8);
+	sensor_read(s, 15.0);
+	ck_assert_int_eq(s->status, RD_GARBAGE);
+	put("class/hwmon/hwmon0/power1_input",
+	    "0000000000000000000000000000000000000000000000000000000000000000000005\n");
+	sensor_read(s, 16.0);
+	ck_assert_int_eq(s->status, RD_GARBAGE);
+	/* A chip name with a NUL is no name (it would pass as its head). */
+	put_bytes("class/hwmon/hwmon1/name", "ina226\0\"x\n", 10);
+	put("class/hwmon/hwmon1/power1_input", "1000000\n");
+	ck_assert_ptr_null(scan_find("hwmon:ina226@hwmon1/power1_input"));
+	ck_assert_ptr_nonnull(s = scan_find("hwmon:ina226/power1_input"));
 	put("class/hwmon/hwmon0/power1_input", "7000000");	/* no newline is fine */
 	sensor_read(s, 20.0);
 	ck_assert_int_eq(s->status, RD_OK);
@@ -430,6 +479,12 @@ START_TEST(cpu_load_from_stat)
 	ck_assert_int_eq(activity_cpustat(&a,
 	    "cpu  150 0 150 900 0 0 0 0 0 0\ncpu0 0\ncpu1 0\n"), 0);
 	ck_assert_double_eq_tol(a.cpu_load, 1.0, 1e-9);
+	/* iowait went back by 99 while busy went on by 100: at most both cores. */
+	ck_assert_int_eq(activity_cpustat(&a,
+	    "cpu  250 0 150 900 99 0 0 0 0 0\ncpu0 0\ncpu1 0\n"), 0);
+	ck_assert_int_eq(activity_cpustat(&a,
+	    "cpu  350 0 150 900 0 0 0 0 0 0\ncpu0 0\ncpu1 0\n"), 0);
+	ck_assert_double_eq_tol(a.cpu_load, 2.0, 1e-9);
 	ck_assert_int_eq(activity_cpustat(&a, "intr 1 2 3\n"), -1);
 }
 END_TEST
@@ -637,6 +692,18 @@ START_TEST(sense_power_states)
 	ck_assert_int_eq(sg_ata_power_from_sense(d, 12), -1);
 	ck_assert_int_eq(sg_ata_power_from_sense(f, sizeof(f)), DP_IDLE);
 	ck_assert_int_eq(sg_ata_power_from_sense(f, 4), -1);
+	/* A bridge refusing the command: ILLEGAL REQUEST, no registers, no standby. */
+	f[2] = 0x05;
+	f[6] = 0x00;
+	f[12] = 0x20;
+	f[13] = 0x00;
+	ck_assert_int_eq(sg_ata_power_from_sense(f, sizeof(f)), -1);
+	ck_assert_int_eq(sg_ata_power_from_sense(f, 8), -1);
+	d[1] = 0x05;
+	d[2] = 0x24;
+	d[3] = 0x00;
+	d[7] = 14;
+	ck_assert_int_eq(sg_ata_power_from_sense(d, sizeof(d)), -1);
 	ck_assert_int_eq(sg_scsi_power_from_sense(scsi, sizeof(scsi)), DP_STANDBY);
 	scsi[13] = 0x41;
 	ck_assert_int_eq(sg_scsi_power_from_sense(scsi, sizeof(scsi)), DP_ACTIVE);
@@ -669,6 +736,14 @@ sim_power_mode(const char *name, int ata)
 }
 
 static const struct drive_ops sim_ops = { sim_standby, sim_power_mode };
+
+/* Runs the loop until every standby command has answered (standby.c). */
+static void
+settle(void)
+{
+	while (standby_inflight() > 0)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+}
 static const int no_override[BOARD_MAX_BAYS] = {
 	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
 };
@@ -684,6 +759,7 @@ standby_setup(void)
 	fixture_proc(1);
 	power_start(board_ini);
 	drive_set_syncing((const char *const[]){ NULL }, 0, 0);
+	drive_set_state_file(path_of("state"));
 }
 
 START_TEST(standby_timer_per_bay)
@@ -700,6 +776,7 @@ START_TEST(standby_timer_per_bay)
 	power_sample(60, 1060);
 	ck_assert_int_eq(sim_standbys[1], 0);
 	power_sample(61, 1061);
+	settle();
 	ck_assert_int_eq(sim_standbys[1], 1);
 	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
 	ck_assert_int_eq(sim_standbys[2], 0);
@@ -729,6 +806,7 @@ START_TEST(standby_waits_for_raidd)
 	/* sdb's volume resyncs: only sda sleeps. */
 	drive_set_syncing((const char *const[]){ "sdb" }, 1, 121);
 	power_sample(122, 1122);
+	settle();
 	ck_assert_int_eq(sim_standbys[1], 1);
 	ck_assert_int_eq(sim_standbys[2], 0);
 }
@@ -748,6 +826,7 @@ START_TEST(raidd_volume_list_read)
 	power_sample(1, 1001);
 	ck_assert_int_eq(sync_apply(v, 100), 0);
 	power_sample(100, 1100);
+	settle();
 	ck_assert_int_eq(sim_standbys[1], 1);	/* sda: its volume is idle */
 	ck_assert_int_eq(sim_standbys[2], 0);	/* sdb: rebuilding */
 	json_object_put(v);
@@ -762,6 +841,7 @@ START_TEST(drive_methods_answer)
 	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
 	struct rpc_server *srv = rpc_server_new("powerd", "test");
 	struct json_object *a, *d;
+	struct job *j;
 
 	rpc_server_add_methods(srv, drive_methods);
 	drive_set_timers(20, no_override);
@@ -784,6 +864,7 @@ START_TEST(drive_methods_answer)
 	json_object_put(a);
 	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay1\"}");
 	ck_assert_int_eq(unit_err_code(a), 0);
+	settle();
 	ck_assert_int_eq(sim_standbys[1], 1);
 	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
 	json_object_put(a);
@@ -801,8 +882,13 @@ START_TEST(drive_methods_answer)
 	sim_fail = 1;
 	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
 	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"sdb\"}");
-	ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
-	ck_assert_int_eq(power.act.disk[1].power, DP_IDLE);	/* unchanged */
+	ck_assert_int_eq(unit_err_code(a), 0);
+	ck_assert_ptr_nonnull(j = job_find((unsigned)json_object_get_int(json_object_object_get(
+	    json_object_object_get(a, "result"), "job"))));
+	settle();
+	/* The command failed: the job says so, the state is unchanged. */
+	ck_assert_int_eq(job_state(j), JOB_FAILED);
+	ck_assert_int_eq(power.act.disk[1].power, DP_IDLE);
 	json_object_put(a);
 	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay2\",\"standby_minutes\":5}");
 	ck_assert_int_eq(unit_err_code(a), 0);
@@ -813,6 +899,181 @@ START_TEST(drive_methods_answer)
 	ck_assert_int_eq(unit_err_code(a), RPC_INVALID_PARAMS);
 	ck_assert_int_eq(drive_minutes(2), 5);
 	json_object_put(a);
+	rpc_server_free(srv);
+}
+END_TEST
+
+START_TEST(drive_set_is_kept)
+{
+	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct json_object *a;
+	int per_bay[BOARD_MAX_BAYS];
+
+	rpc_server_add_methods(srv, drive_methods);
+	memcpy(per_bay, no_override, sizeof(per_bay));
+	per_bay[1] = 7;			/* powerd.ini: bay2 = 7 */
+	drive_set_timers(20, per_bay);
+	power_sample(1, 1001);
+	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay2\",\"standby_minutes\":0}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	ck_assert_str_eq(slurp_rel("state"), "# powerd: standby minutes set by drive.set; "
+	    "see powerd.conf(5)\nbay2 0\n");
+	/* A restart: the file, not powerd.ini, has the last word. */
+	drive_set_state_file("/nonexistent/x");
+	ck_assert_int_eq(drive_minutes(2), 7);
+	drive_set_state_file(path_of("state"));
+	ck_assert_int_eq(drive_minutes(2), 0);
+	/* -1 forgets drive.set's choice. */
+	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay2\",\"standby_minutes\":-1}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	ck_assert_int_eq(drive_minutes(2), 7);
+	/* Where the file cannot be written, nothing changes. */
+	drive_set_state_file("/nonexistent/x");
+	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay1\",\"standby_minutes\":3}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
+	json_object_put(a);
+	ck_assert_int_eq(drive_minutes(1), 20);
+	/* A file from elsewhere that is not ours is ignored whole. */
+	put("state", "bay1 3\nbay2 99999\n");
+	drive_set_state_file(path_of("state"));
+	ck_assert_int_eq(drive_minutes(1), 20);
+	/* Nor is a FIFO (it would block) or a directory read. */
+	unlink(path_of("state"));
+	ck_assert_int_eq(mkfifo(path_of("state"), 0600), 0);
+	drive_set_state_file(path_of("state"));
+	ck_assert_int_eq(drive_minutes(1), 20);
+	rpc_server_free(srv);
+}
+END_TEST
+
+START_TEST(timers_file_is_strict)
+{
+	static const char *const bad[] = {
+		"bay1 3", "bay0 3\n", "bay17 3\n", "bay1 1441\n", "bay1 -1\n", "bay1  3\n",
+		"bay01 3\n", "bay1 3 4\n", "bay1 +3\n", "bay1 3\nbay1 4\n", "sda 3\n", NULL
+	};
+	int out[BOARD_MAX_BAYS];
+	char err[128];
+
+	ck_assert_int_eq(timers_parse("# x\n\nbay16 1440\nbay1 0\n", out, err, sizeof(err)), 0);
+	ck_assert_int_eq(out[15], 1440);
+	ck_assert_int_eq(out[0], 0);
+	ck_assert_int_eq(out[1], -1);
+	for (int i = 0; bad[i] != NULL; i++) {
+		out[0] = 42;
+		ck_assert_msg(timers_parse(bad[i], out, err, sizeof(err)) == -1, "%s", bad[i]);
+		ck_assert_int_eq(out[0], 42);
+	}
+}
+END_TEST
+
+/* A disk that takes its time to spin down: the worker waits on a gate. */
+static int gate[2];
+
+static int
+slow_standby(const char *name, int ata)
+{
+	char c;
+
+	(void)name;
+	(void)ata;
+	return read(gate[0], &c, 1) == 1 ? 0 : -1;
+}
+
+static const struct drive_ops slow_ops = { slow_standby, sim_power_mode };
+
+/* CHECK POWER MODE asked while a STANDBY was in flight (it would block). */
+static int asked_busy;
+
+static int
+asking_power_mode(const char *name, int ata)
+{
+	(void)ata;
+	if (drive_standby_pending(strcmp(name, "sda") == 0 ? 1 : 2))
+		asked_busy++;
+	return -1;
+}
+
+static const struct drive_ops asking_ops = { slow_standby, asking_power_mode };
+
+START_TEST(no_question_during_standby)
+{
+	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct json_object *a;
+
+	rpc_server_add_methods(srv, drive_methods);
+	ck_assert_int_eq(pipe(gate), 0);
+	drive_ops = &asking_ops;
+	asked_busy = 0;
+	drive_set_timers(20, no_override);
+	power_sample(1, 1001);
+	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
+	/* drive.standby's own answer, then a read-group drive.list 10 s on. */
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay1\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	power_sample(11, 1011);
+	a = unit_call(srv, &root, "drive.list", NULL);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	ck_assert_int_eq(asked_busy, 0);
+	ck_assert_int_eq(write(gate[1], "x", 1), 1);
+	settle();
+	close(gate[0]);
+	close(gate[1]);
+	rpc_server_free(srv);
+}
+END_TEST
+
+START_TEST(standby_off_the_loop)
+{
+	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct json_object *a, *d;
+	struct job *j;
+
+	rpc_server_add_methods(srv, drive_methods);
+	rpc_server_add_methods(srv, power_methods);
+	ck_assert_int_eq(pipe(gate), 0);
+	drive_ops = &slow_ops;
+	drive_set_timers(20, no_override);
+	power_sample(1, 1001);
+	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
+	/* The request answers at once, with the job that follows the command. */
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay1\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	ck_assert_ptr_nonnull(j = job_find((unsigned)json_object_get_int(json_object_object_get(
+	    json_object_object_get(a, "result"), "job"))));
+	json_object_put(a);
+	ck_assert_int_eq(standby_inflight(), 1);
+	/* While the disk spins down, powerd answers and samples. */
+	a = unit_call(srv, &root, "power.status", NULL);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	power_sample(2, 1002);
+	a = unit_call(srv, &root, "drive.list", NULL);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	d = json_object_array_get_idx(json_object_object_get(json_object_object_get(a,
+	    "result"), "drives"), 0);
+	/* Not in standby before the disk took the command. */
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(d, "power_state")),
+	    "idle");
+	json_object_put(a);
+	ck_assert_int_eq(job_state(j), JOB_RUNNING);
+	/* One command per disk at a time. */
+	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"sda\"}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_BUSY);
+	json_object_put(a);
+	ck_assert_int_eq(write(gate[1], "x", 1), 1);
+	settle();
+	ck_assert_int_eq(job_state(j), JOB_DONE);
+	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
+	close(gate[0]);
+	close(gate[1]);
 	rpc_server_free(srv);
 }
 END_TEST
@@ -860,7 +1121,7 @@ END_TEST
 static char *
 slurp_rel(const char *rel)
 {
-	static char buf[64];
+	static char buf[256];
 	char path[1024];
 	FILE *f;
 	size_t n;
@@ -910,6 +1171,17 @@ START_TEST(fan_set_writes_pwm)
 	ck_assert_int_eq(unit_err_code(a), RPC_INVALID_PARAMS);
 	json_object_put(a);
 	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2_enable"), "2\n");
+	/* A duty cycle the driver refuses leaves the fan to the chip, not manual. */
+	gone("class/hwmon/hwmon0/pwm2");
+	put("class/hwmon/hwmon0/pwm2/x", "");
+	a = unit_call(srv, &root, "fan.set",
+	    "{\"fan\":\"hwmon:nct6775/pwm2\",\"mode\":\"manual\",\"pwm\":10}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
+	json_object_put(a);
+	ck_assert_str_eq(slurp_rel("class/hwmon/hwmon0/pwm2_enable"), "2\n");
+	gone("class/hwmon/hwmon0/pwm2/x");
+	ck_assert_int_eq(rmdir(path_of("class/hwmon/hwmon0/pwm2")), 0);
+	put("class/hwmon/hwmon0/pwm2", "180\n");
 	/* A board without the enable file: the error says so, pwm untouched. */
 	gone("class/hwmon/hwmon0/pwm2_enable");
 	a = unit_call(srv, &root, "fan.set",
@@ -1055,6 +1327,10 @@ powerd_suite(void)
 	tcase_add_test(tc, standby_waits_for_raidd);
 	tcase_add_test(tc, raidd_volume_list_read);
 	tcase_add_test(tc, drive_methods_answer);
+	tcase_add_test(tc, standby_off_the_loop);
+	tcase_add_test(tc, no_question_during_standby);
+	tcase_add_test(tc, drive_set_is_kept);
+	tcase_add_test(tc, timers_file_is_strict);
 	tcase_add_test(tc, smart_only_when_awake);
 	suite_add_tcase(s, tc);
 	return s;

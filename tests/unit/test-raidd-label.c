@@ -83,6 +83,13 @@ START_TEST(crc32c_vectors)
 }
 END_TEST
 
+/* The GPT's crc32 is zlib's (IEEE), not the label's crc32c: its check value. */
+START_TEST(gpt_crc32_vector)
+{
+	ck_assert_uint_eq(gpt_crc32(0, "123456789", 9), 0xcbf43926);
+}
+END_TEST
+
 START_TEST(round_trip)
 {
 	struct label l, d;
@@ -592,6 +599,7 @@ label_suite(void)
 	TCase *tc = tcase_create("label");
 
 	tcase_add_test(tc, crc32c_vectors);
+	tcase_add_test(tc, gpt_crc32_vector);
 	tcase_add_test(tc, round_trip);
 	tcase_add_test(tc, from_plan);
 	tcase_add_test(tc, documented_offsets);

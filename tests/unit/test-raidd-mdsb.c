@@ -291,7 +291,7 @@ START_TEST(encode_refusals)
 	BAD(m.dev_number = 128, "dev_number 128");
 	BAD(m.chunksize = 1000, "power of two");
 	BAD(m.chunksize = 4, "power of two");
-	BAD(m.feature_map |= 2, "not written by raidd");
+	BAD(m.feature_map |= 4, "not written by raidd");	/* reshape */
 	BAD(m.super_offset = 0, "sector 8");
 	BAD(m.data_offset = 8, "overlaps");
 	BAD(m.size = m.data_size + 1, "not within");

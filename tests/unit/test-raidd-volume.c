@@ -4,6 +4,7 @@
  * at every mutating step of create and delete.
  */
 #include <check.h>
+#include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1235,6 +1236,24 @@ START_TEST(disk_replaced_between_proof_and_write_is_not_written)
 }
 END_TEST
 
+/* The CRCs of disk's primary GPT made good again, as a forger would. */
+static void
+gpt_crcs_again(const char *disk)
+{
+	static uint8_t ents[128 * 128];
+	uint8_t hdr[92];
+	uint32_t crc;
+
+	ck_assert_int_eq(sys->read_at(disk, 512, hdr, sizeof(hdr)), 0);
+	ck_assert_int_eq(sys->read_at(disk, 1024, ents, sizeof(ents)), 0);
+	crc = htole32(gpt_crc32(0, ents, sizeof(ents)));
+	memcpy(hdr + 88, &crc, 4);
+	memset(hdr + 16, 0, 4);
+	crc = htole32(gpt_crc32(0, hdr, sizeof(hdr)));
+	memcpy(hdr + 16, &crc, 4);
+	ck_assert_int_eq(sys->write_at(disk, 512, hdr, sizeof(hdr)), 0);
+}
+
 /* Adds delta to a little-endian u64 of sdb's first GPT entry (the sim's at LBA 2). */
 static void
 gpt_entry_add(unsigned field, uint64_t delta)
@@ -1249,6 +1268,7 @@ gpt_entry_add(unsigned field, uint64_t delta)
 	for (int i = 0; i < 8; i++)
 		b[i] = (uint8_t)(v >> 8 * i);
 	ck_assert_int_eq(sys->write_at("sdb", 1024 + field, b, 8), 0);
+	gpt_crcs_again("sdb");
 }
 
 /*
@@ -1305,6 +1325,98 @@ START_TEST(forged_gpt_place_that_wraps_is_not_proven)
 }
 END_TEST
 
+/*
+ * A forged GPT that lists one of raidd's partitions twice (the second
+ * entry a copy of the first, GUID and all) in place of another still
+ * counts as many entries as raidd made: it is not raidd's table.
+ */
+START_TEST(gpt_listing_one_partition_twice_is_not_proven)
+{
+	uint8_t e[128];
+
+	add_disk(3, "sdc", 8 * GIB);
+	add_disk(4, "sdd", 6 * GIB);
+	disk_refresh(0);
+	ck_assert_int_eq(run_jobs(create("{\"name\":\"h\",\"level\":\"shr\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\",\"bay4\"]}")), JOB_DONE);
+	sim_power_cut();
+	/* sdc has both tiers' partitions: entry 2 becomes a copy of entry 1. */
+	ck_assert_int_eq(sys->read_at("sdc", 1024, e, sizeof(e)), 0);
+	ck_assert_int_eq(sys->write_at("sdc", 1024 + 128, e, sizeof(e)), 0);
+	gpt_crcs_again("sdc");
+	reboot();
+	ck_assert_str_eq(disk_state("bay3"), "foreign");
+}
+END_TEST
+
+/* r's delete is refused, and sdb is not written. */
+static void
+delete_r_refused_sdb_untouched(void)
+{
+	uint64_t before = fingerprint("sdb", 4 * GIB);
+	struct json_object *a;
+
+	a = call("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
+	ck_assert_int_ne(err_code(a), 0);
+	json_object_put(a);
+	ck_assert_uint_eq(fingerprint("sdb", 4 * GIB), before);
+}
+
+/*
+ * While r runs, sdb's label loses the GUIDs raidd recorded (crc made
+ * good again: a downgrade to a label from before GUIDs) and its
+ * partition is made again with a new GUID. raidd knows the GUIDs it
+ * gave sdb: the label read again before a write must still carry them,
+ * else the proof by place and name alone would let the delete write.
+ */
+START_TEST(label_stripped_of_its_guids_is_not_written)
+{
+	struct label l;
+
+	make_r();
+	for (int slot = 0; slot < 2; slot++) {
+		slot_rw("sdb", slot, &l, 0);
+		no_guids(&l);
+		slot_rw("sdb", slot, &l, 1);
+	}
+	gpt_entry_add(16, 1);
+	delete_r_refused_sdb_untouched();
+}
+END_TEST
+
+/*
+ * A primary GPT whose CRC does not hold is not the table the kernel
+ * uses (it takes the backup at the disk's end, which may place other
+ * partitions): raidd's entries in it prove nothing.
+ */
+START_TEST(gpt_whose_crc_fails_is_not_proven)
+{
+	make_r();
+	sim_power_cut();
+	/* An unused entry's name changes; the CRCs are left as they were. */
+	ck_assert_int_eq(sys->write_at("sdb", 1024 + 100 * 128 + 56, "x", 1), 0);
+	reboot();
+	ck_assert_str_eq(disk_state("bay2"), "foreign");
+	ck_assert_str_eq(disk_state("bay1"), "member");
+}
+END_TEST
+
+/*
+ * While r runs, sdb's primary GPT header is zeroed and its backup kept:
+ * the kernel would use the backup (any table). The proof before a
+ * write took "no primary" for a disk between a create's or a delete's
+ * steps, which raidd leaves with no backup either.
+ */
+START_TEST(backup_gpt_without_primary_is_not_written)
+{
+	static const uint8_t zero[92];
+
+	make_r();
+	ck_assert_int_eq(sys->write_at("sdb", 512, zero, sizeof(zero)), 0);
+	delete_r_refused_sdb_untouched();
+}
+END_TEST
+
 static Suite *
 volume_suite(void)
 {
@@ -1353,6 +1465,10 @@ volume_suite(void)
 	tcase_add_test(tc, partition_remade_with_a_new_guid_is_not_proven);
 	tcase_add_test(tc, labels_without_guids_are_proven_by_place);
 	tcase_add_test(tc, forged_gpt_place_that_wraps_is_not_proven);
+	tcase_add_test(tc, gpt_listing_one_partition_twice_is_not_proven);
+	tcase_add_test(tc, label_stripped_of_its_guids_is_not_written);
+	tcase_add_test(tc, gpt_whose_crc_fails_is_not_proven);
+	tcase_add_test(tc, backup_gpt_without_primary_is_not_written);
 	tcase_add_loop_test(tc, power_cut_during_create, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_delete, 0, 20);
 	suite_add_tcase(s, tc);

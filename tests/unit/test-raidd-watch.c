@@ -187,6 +187,24 @@ member_state(struct json_object *tier, int role)
 	return str(json_object_array_get_idx(mem, (size_t)role), "state");
 }
 
+/* The first volume.progress past 0 of a recovery a quarter done; caller puts it. */
+static struct json_object *
+recover_progress(int fd)
+{
+	struct json_object *e;
+
+	for (;;) {
+		e = next_event(fd, "volume.progress");
+		if (atof(str(e, "percent")) > 0)
+			break;
+		json_object_put(e);
+	}
+	ck_assert_str_eq(str(e, "action"), "recover");
+	ck_assert_msg(atof(str(e, "percent")) > 20 && atof(str(e, "percent")) < 30, "%s",
+	    str(e, "percent"));
+	return e;
+}
+
 /* While md recovers a member the volume says rebuilding, not degraded;
    progress goes out once a second; the end says clean. */
 START_TEST(rebuild_shows_and_reports_progress)
@@ -211,15 +229,7 @@ START_TEST(rebuild_shows_and_reports_progress)
 	json_object_put(a);
 	sim_md_sync_step("md_b_t1", (4ULL << 30) / 512 / 4);
 	/* The once-a-second timer says how far. */
-	do {
-		e = next_event(fd, "volume.progress");
-		if (atof(str(e, "percent")) > 0)
-			break;
-		json_object_put(e);
-	} while (1);
-	ck_assert_str_eq(str(e, "action"), "recover");
-	ck_assert_msg(atof(str(e, "percent")) > 20 && atof(str(e, "percent")) < 30, "%s",
-	    str(e, "percent"));
+	e = recover_progress(fd);
 	ck_assert_msg(strchr(str(e, "percent"), '.') && strlen(strchr(str(e, "percent"), '.')) == 2,
 	    "one decimal: %s", str(e, "percent"));
 	ck_assert_str_ne(str(e, "eta_s"), "(null)");
@@ -233,6 +243,52 @@ START_TEST(rebuild_shows_and_reports_progress)
 	ck_assert_str_eq(str(e, "reason"), "rebuild finished");
 	json_object_put(e);
 	close(fd);
+}
+END_TEST
+
+/*
+ * volume.repair (raidd-repair) meets the watch (raidd-detect): md's
+ * notify on the spare added wakes raidd, which says rebuilding with no
+ * state check of its own; volume.progress follows md's recovery; its
+ * end wakes raidd again and the volume is clean.
+ */
+START_TEST(repair_shows_rebuilding_and_progress)
+{
+	struct volume *v = create("q", "raid1", "\"bay1\",\"bay2\"");
+	int fd = subscribe("[\"volume\"]"), wakes;
+	struct json_object *a, *e;
+
+	repair_set_poll(0.01);
+	sim_pull_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	spin();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	wakes = sim_md_wakes();
+	a = call("volume.repair", "{\"name\":\"q\",\"disk\":\"bay3\"}");
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_put(a);
+	for (int i = 0; i < 200 && v->state != VOL_REBUILDING; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	ck_assert_int_gt(sim_md_wakes(), wakes);
+	ck_assert_int_eq(v->state, VOL_REBUILDING);
+	do {
+		e = next_event(fd, "volume.state");
+		if (strcmp(str(e, "new"), "rebuilding") == 0)
+			break;
+		json_object_put(e);
+	} while (1);
+	json_object_put(e);
+	sim_md_recover("md_q_t1", (4ULL << 30) / 512 / 4);
+	e = recover_progress(fd);
+	json_object_put(e);
+	wakes = sim_md_wakes();
+	sim_md_recover("md_q_t1", UINT64_MAX / 2);
+	ck_assert_int_gt(sim_md_wakes(), wakes);
+	spin();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	close(fd);
+	repair_set_poll(1.0);
 }
 END_TEST
 
@@ -338,6 +394,7 @@ watch_suite(void)
 	tcase_add_test(tc, md_failure_wakes_without_a_timer);
 	tcase_add_test(tc, pulled_disk_alone_does_not_wake);
 	tcase_add_test(tc, rebuild_shows_and_reports_progress);
+	tcase_add_test(tc, repair_shows_rebuilding_and_progress);
 	tcase_add_test(tc, member_errors_give_disk_health);
 	tcase_add_test(tc, bay_leds_follow_members);
 	tcase_add_test(tc, led_writer_on_a_fixture_tree);

@@ -360,6 +360,62 @@ START_TEST(record_schema)
 }
 END_TEST
 
+/* The network rows: --peers checked, Mbit/s against net_min_mbits on
+ * net-1 only, and the record's mbit_s, ratio and bytes per port. */
+START_TEST(net_rows)
+{
+	char peers[ST_MAX_PEERS][64], err[128];
+	struct st_limits l = lim;
+	struct st_result r[2];
+	struct st_run run = { .preset = "quick", .scale = 1 };
+	struct st_target tg = { .dir = "/x" };
+	struct json_object *rec, *a, *row, *v, *p;
+
+	ck_assert_int_eq(st_peers_parse("10.77.0.11,10.77.0.12,fe80::1,line-pc", peers,
+	    ST_MAX_PEERS, err, sizeof(err)), 4);
+	ck_assert_str_eq(peers[2], "fe80::1");
+	ck_assert_int_eq(st_peers_parse("a,b,c,d,e", peers, ST_MAX_PEERS, err, sizeof(err)), -1);
+	ck_assert_int_eq(st_peers_parse("10.0.0.1,", peers, ST_MAX_PEERS, err, sizeof(err)), 1);
+	ck_assert_int_eq(st_peers_parse("10.0.0.1,,x", peers, ST_MAX_PEERS, err, sizeof(err)), -1);
+	ck_assert_int_eq(st_peers_parse("-c", peers, ST_MAX_PEERS, err, sizeof(err)), -1);
+	ck_assert_int_eq(st_peers_parse("a b", peers, ST_MAX_PEERS, err, sizeof(err)), -1);
+	ck_assert_int_eq(st_peers_parse("", peers, ST_MAX_PEERS, err, sizeof(err)), -1);
+
+	l.net_min_mbits = 50;
+	result(&r[0], "net-1", OP_WRITE, ST_MBIT_S, 6000000, 0, 1.0);	/* 48 Mbit/s */
+	st_limits_apply(&l, &r[0]);
+	ck_assert_int_eq(r[0].pass, ST_FAIL);
+	ck_assert(st_mbit_s(&r[0]) == 48);
+	result(&r[1], "lacp-4", OP_WRITE, ST_MBIT_S, 12000000, 0, 1.0);
+	r[1].ratio = 2;
+	r[1].nports = 1;
+	snprintf(r[1].ports[0].name, sizeof(r[1].ports[0].name), "lan1");
+	r[1].ports[0].tx = 12345;
+	st_limits_apply(&l, &r[1]);
+	ck_assert_int_eq(r[1].pass, ST_PASS);
+	ck_assert(!r[1].has_limit);
+	rec = st_record(&run, &l, &tg, r, 2, st_exit_code(r, 2), 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 1);
+	json_object_object_get_ex(row, "metric", &v);
+	ck_assert_str_eq(json_object_get_string(v), "mbit_s");
+	json_object_object_get_ex(row, "mbit_s", &v);
+	ck_assert(json_object_get_double(v) == 96);
+	json_object_object_get_ex(row, "ratio_to_net1", &v);
+	ck_assert(json_object_get_double(v) == 2);
+	json_object_object_get_ex(row, "ports", &v);
+	ck_assert_int_eq((int)json_object_array_length(v), 1);
+	p = json_object_array_get_idx(v, 0);
+	json_object_object_get_ex(p, "tx_bytes", &v);
+	ck_assert_int_eq(json_object_get_int64(v), 12345);
+	/* net-1 has no ratio */
+	row = json_object_array_get_idx(a, 0);
+	json_object_object_get_ex(row, "ratio_to_net1", &v);
+	ck_assert_ptr_null(v);
+	json_object_put(rec);
+}
+END_TEST
+
 /* The column where text starts in line, or -1. */
 static int
 col(const char *line, const char *text)
@@ -481,6 +537,7 @@ suite(void)
 	tcase_add_test(t, energy);
 	tcase_add_test(t, limits);
 	tcase_add_test(t, record_schema);
+	tcase_add_test(t, net_rows);
 	tcase_add_test(t, table_layout);
 	tcase_add_test(t, html_report);
 	suite_add_tcase(s, t);

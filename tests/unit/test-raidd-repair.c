@@ -1,0 +1,762 @@
+/*
+ * volume.repair on the simulated kernel, which is as strict as md: a
+ * running array takes a new member only with its own superblock calling
+ * it a spare, recovers only onto a spare, keeps the roles its
+ * superblocks give, and a member it rebuilds carries recovery_offset in
+ * its superblock across a power cut. Every level and tier layout, the
+ * refusals, and a power cut after every mutating step of a repair.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "log.h"
+#include "raidd/system-sim.h"
+#include "raidd/volume.h"
+#include "tests/unit/unit-util.h"
+
+static struct rpc_server *srv;
+static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+static const uint8_t unit_here[16] = { 0x52, 0x45, 0x50, 0x41, 0x49, 0x52 };
+
+static void
+add_disk(int bay, const char *name, uint64_t size, const char *serial)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/devices/sim/host0/target0:0:%d/0:0:%d:0", bay, bay);
+	sim_add_disk(name, size, serial, path);
+}
+
+static void
+setup(void)
+{
+	struct board b = { .nbays = 4 };
+
+	for (int i = 0; i < 4; i++)
+		snprintf(b.bay[i].path, sizeof(b.bay[i].path),
+		    "/sys/devices/sim/host0/target0:0:%d/*", i + 1);
+	log_init("test", 1, 0);
+	log_set_level(LOG_LVL_ERR);
+	sys = &sys_sim;
+	sim_reset();
+	volume_reset();
+	unit_reset();
+	unit_set(unit_here);
+	volume_set_degraded_start(1);
+	repair_set_poll(0.0001);
+	disk_set_board(&b);
+	srv = rpc_server_new("raidd", "test");
+	rpc_server_add_methods(srv, disk_methods);
+	rpc_server_add_methods(srv, volume_methods);
+}
+
+static void
+teardown(void)
+{
+	rpc_server_free(srv);
+	job_reset();
+}
+
+static struct json_object *
+call(const char *method, const char *params)
+{
+	return unit_call(srv, &root, method, params);
+}
+
+/* Every array of v moves on by sectors of recovery. */
+static void
+recover(const struct volume *v, uint64_t sectors)
+{
+	char md[SYS_NAME_MAX];
+
+	for (int t = 0; t < v->label.ntiers; t++) {
+		volume_md_name(v, t, md, sizeof(md));
+		sim_md_recover(md, sectors);
+	}
+}
+
+/* Runs the job to its end, md recovering at full speed meanwhile. */
+static enum job_state
+drive(unsigned id, const char *vol)
+{
+	struct job *j = job_find(id);
+	struct volume *v;
+
+	ck_assert_ptr_nonnull(j);
+	for (int i = 0; i < 2000 && job_state(j) == JOB_RUNNING; i++) {
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		if ((v = volume_find(vol)) != NULL)
+			recover(v, UINT64_MAX / 2);
+	}
+	return job_state(j);
+}
+
+/* Starts a method that answers with a job; 0 when it was refused. */
+static unsigned
+start(const char *method, const char *params, int *code)
+{
+	struct json_object *a = call(method, params), *r, *id;
+	unsigned n = 0;
+
+	*code = unit_err_code(a);
+	if (*code == 0) {
+		json_object_object_get_ex(a, "result", &r);
+		json_object_object_get_ex(r, "job", &id);
+		n = (unsigned)json_object_get_int(id);
+	}
+	json_object_put(a);
+	return n;
+}
+
+static struct volume *
+create(const char *name, const char *level, const char *disks)
+{
+	char params[256];
+	int code;
+	unsigned id;
+
+	snprintf(params, sizeof(params), "{\"name\":\"%s\",\"level\":\"%s\",\"disks\":[%s]}",
+	    name, level, disks);
+	id = start("volume.create", params, &code);
+	ck_assert_int_eq(code, 0);
+	ck_assert_int_eq(drive(id, name), JOB_DONE);
+	volume_check_states();
+	return volume_find(name);
+}
+
+/* n blank 4 GiB disks sda.. in bays 1..n (serials A..), RAID 1 "r" on the first two. */
+static struct volume *
+raid1(int n)
+{
+	static const char *const names[] = { "sda", "sdb", "sdc", "sdd" };
+	static const char *const serials[] = { "A", "B", "C", "D" };
+
+	for (int i = 0; i < n; i++)
+		add_disk(i + 1, names[i], 4 * GIB, serials[i]);
+	disk_refresh(0);
+	return create("r", "raid1", "\"sda\",\"sdb\"");
+}
+
+static int
+repair(const char *vol, const char *disk, int force)
+{
+	char params[160];
+	unsigned id;
+	int code;
+
+	snprintf(params, sizeof(params), "{\"name\":\"%s\",\"disk\":\"%s\",\"force\":%s}",
+	    vol, disk, force ? "true" : "false");
+	if ((id = start("volume.repair", params, &code)) == 0)
+		return code;
+	return drive(id, vol) == JOB_DONE ? 0 : -1;
+}
+
+static void
+uevent(void)
+{
+	disk_refresh(1);
+	volume_scan();
+	volume_check_states();
+}
+
+static void
+reboot(void)
+{
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	volume_check_states();
+}
+
+/* Member m of tier t holds its role in sync on disk, in the label and in md. */
+static void
+assert_member(const struct volume *v, int m, const char *disk)
+{
+	for (int t = 0; t < v->label.ntiers; t++) {
+		const struct label_tier *lt = &v->label.tier[t];
+		struct sys_md_status st;
+		char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+		int r = -1, found = 0;
+
+		for (int k = 0; k < lt->nmembers; k++)
+			if (lt->member[k] == m)
+				r = k;
+		if (r < 0)
+			continue;
+		ck_assert_int_eq(v->mlabel[m].tier[t].role, r);
+		ck_assert_int_eq(sys->part_dev(disk, v->mlabel[m].tier[t].start, dev,
+		    sizeof(dev)), 0);
+		volume_md_name(v, t, md, sizeof(md));
+		ck_assert_int_eq(sys->md_status(md, &st), 0);
+		for (int i = 0; i < st.nmembers; i++)
+			if (strcmp(st.member[i].dev, dev) == 0) {
+				ck_assert_int_eq(st.member[i].slot, r);
+				ck_assert_str_eq(st.member[i].state, "in_sync");
+				found = 1;
+			}
+		ck_assert_msg(found, "%s not in %s", dev, md);
+	}
+	ck_assert_str_eq(v->disk[m], disk);
+}
+
+static void
+fill(const char *vol, uint8_t seed)
+{
+	uint8_t buf[65536];
+	char dm[SYS_NAME_MAX];
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 31 + seed);
+	volume_dm_name(vol, dm, sizeof(dm));
+	ck_assert_int_eq(sys->write_at(dm, 1 << 20, buf, sizeof(buf)), 0);
+}
+
+static void
+check_fill(const char *vol, uint8_t seed)
+{
+	uint8_t buf[65536];
+	char dm[SYS_NAME_MAX];
+
+	volume_dm_name(vol, dm, sizeof(dm));
+	ck_assert_int_eq(sys->read_at(dm, 1 << 20, buf, sizeof(buf)), 0);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		ck_assert_int_eq(buf[i], (uint8_t)(i * 31 + seed));
+}
+
+/* A pulled RAID 1 member is replaced by a blank disk in its bay; the old
+   disk put back elsewhere is no member any more. */
+START_TEST(raid1_pulled_member_replaced)
+{
+	struct volume *v;
+
+	v = raid1(2);
+	fill("r", 1);
+	sim_pull_disk("sdb");
+	uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	add_disk(2, "sde", 8 * GIB, "E");
+	uevent();
+	ck_assert_int_eq(repair("r", "bay2", 0), 0);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	ck_assert_str_eq(v->label.member[1].serial, "E");
+	ck_assert_uint_eq(v->label.member[1].size, 8 * GIB);
+	assert_member(v, 1, "sde");
+	/* The old disk comes back (another bay): left out, still clean. */
+	sim_pull_disk("sde");
+	sim_push_disk("sdb");
+	reboot();
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->inconsistent, 0);
+	ck_assert_str_eq(v->disk[1], "");
+	ck_assert_ptr_null(volume_of_disk("sdb"));
+	sim_push_disk("sde");
+	reboot();
+	v = volume_find("r");
+	/* md left it out (behind the events of sda's run alone); it rejoins. */
+	uevent();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	assert_member(v, 1, "sde");
+	ck_assert_ptr_null(volume_of_disk("sdb"));
+	check_fill("r", 1);
+	/* The first original goes: the copy on the new disk serves. */
+	sim_pull_disk("sda");
+	uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	check_fill("r", 1);
+}
+END_TEST
+
+/* The replaced disk is scanned before any member with the newest label:
+   it is left out all the same. */
+START_TEST(replaced_disk_scanned_first_is_left_out)
+{
+	struct volume *v;
+
+	v = raid1(2);
+	sim_pull_disk("sda");
+	uevent();
+	add_disk(3, "sde", 4 * GIB, "E");
+	uevent();
+	ck_assert_int_eq(repair("r", "sde", 0), 0);
+	sim_pull_disk("sde");
+	sim_push_disk("sda");
+	reboot();
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->inconsistent, 0);
+	ck_assert_str_eq(v->disk[0], "");
+	ck_assert_ptr_null(volume_of_disk("sda"));
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+}
+END_TEST
+
+struct layout {
+	const char	*level;
+	int		 ndisks;
+	uint64_t	 size[4];
+};
+
+static const struct layout layouts[] = {
+	{ "raid1", 2, { 2 * GIB, 2 * GIB } },
+	{ "raid1", 3, { 2 * GIB, 2 * GIB, 2 * GIB } },
+	{ "raid5", 3, { 2 * GIB, 2 * GIB, 2 * GIB } },
+	{ "raid5", 4, { 2 * GIB, 2 * GIB, 2 * GIB, 2 * GIB } },
+	{ "raid10", 4, { 2 * GIB, 2 * GIB, 2 * GIB, 2 * GIB } },
+	{ "shr", 2, { 2 * GIB, 2 * GIB } },
+	{ "shr", 2, { 1 * GIB, 3 * GIB } },
+	{ "shr", 3, { 1 * GIB, 2 * GIB, 3 * GIB } },
+	{ "shr", 4, { 1 * GIB, 2 * GIB, 2 * GIB, 3 * GIB } },
+};
+
+/* Every member of every layout in turn: the new disk joins every tier
+   that member was in, in its roles. */
+START_TEST(every_layout_every_member)
+{
+	const struct layout *lay = &layouts[_i / 4];
+	int m = _i % 4;
+	char disks[64] = "", name[8], serial[16];
+	struct volume *v;
+
+	if (m >= lay->ndisks)
+		return;
+	for (int i = 0; i < lay->ndisks; i++) {
+		snprintf(name, sizeof(name), "sd%c", 'a' + i);
+		snprintf(serial, sizeof(serial), "S%d", i);
+		add_disk(i + 1, name, lay->size[i], serial);
+		snprintf(disks + strlen(disks), sizeof(disks) - strlen(disks), "%s\"%s\"",
+		    i ? "," : "", name);
+	}
+	disk_refresh(0);
+	v = create("v", lay->level, disks);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	snprintf(name, sizeof(name), "sd%c", 'a' + m);
+	sim_pull_disk(name);
+	uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	add_disk(m + 1, "sdx", lay->size[m] + GIB, "NEW");
+	uevent();
+	ck_assert_int_eq(repair("v", "sdx", 0), 0);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	assert_member(v, m, "sdx");
+	reboot();
+	v = volume_find("v");
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	assert_member(v, m, "sdx");
+}
+END_TEST
+
+/* What a refusal leaves: the new disk and the volume's labels untouched. */
+START_TEST(refusals_write_nothing)
+{
+	struct volume *v;
+	uint64_t gen;
+	int ops;
+
+	v = raid1(4);
+	create("z", "raid0", "\"sdc\",\"sdd\"");
+	/* Nothing is missing. */
+	ck_assert_int_eq(repair("r", "sdc", 1), NAS_ERR_INVALID);
+	sim_pull_disk("sdb");
+	uevent();
+	gen = v->label.generation;
+	ops = sim_ops();
+	/* A member of a running volume, even with force. */
+	ck_assert_int_eq(repair("r", "sdc", 1), NAS_ERR_BUSY);
+	ck_assert_int_eq(repair("r", "sda", 1), NAS_ERR_BUSY);
+	/* Too small. */
+	add_disk(2, "sde", 512 * MIB, "E");
+	uevent();
+	ck_assert_int_eq(repair("r", "sde", 1), NAS_ERR_INVALID);
+	ck_assert_int_eq(repair("r", "nosuch", 0), NAS_ERR_NOT_FOUND);
+	ck_assert_int_eq(sim_ops(), ops);
+	ck_assert_uint_eq(v->label.generation, gen);
+	/* A volume with no second copy. */
+	sim_pull_disk("sdd");
+	uevent();
+	ck_assert_int_eq(repair("z", "sde", 1), NAS_ERR_REFUSED);
+	ck_assert_int_eq(sim_ops(), ops);
+}
+END_TEST
+
+/* From the first step, the disk a repair takes is not free for another call. */
+START_TEST(repair_disk_is_busy_at_once)
+{
+	struct volume *v = raid1(4);
+	unsigned id;
+	int code;
+
+	sim_pull_disk("sdb");
+	uevent();
+	id = start("volume.repair", "{\"name\":\"r\",\"disk\":\"sdc\"}", &code);
+	ck_assert_int_eq(code, 0);
+	start("volume.create", "{\"name\":\"x\",\"level\":\"raid1\","
+	    "\"disks\":[\"sdc\",\"sdd\"],\"force\":true}", &code);
+	ck_assert_int_eq(code, NAS_ERR_BUSY);
+	ck_assert_int_eq(drive(id, "r"), JOB_DONE);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+}
+END_TEST
+
+/* A disk that holds data is taken only with force. */
+START_TEST(disk_with_data_needs_force)
+{
+	struct volume *v;
+	int ops;
+
+	v = raid1(3);
+	ck_assert_int_eq(sys->write_at("sdc", 1080, "\x53\xef", 2), 0);
+	sim_pull_disk("sdb");
+	uevent();
+	ops = sim_ops();
+	ck_assert_int_eq(repair("r", "sdc", 0), NAS_ERR_REFUSED);
+	ck_assert_int_eq(sim_ops(), ops);
+	ck_assert_int_eq(repair("r", "sdc", 1), 0);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	assert_member(v, 1, "sdc");
+}
+END_TEST
+
+/* A member md failed for errors (its disk still here) is replaced too;
+   the failed disk is no member afterwards. */
+START_TEST(failed_member_replaced)
+{
+	struct volume *v;
+
+	v = raid1(3);
+	sim_fail_member("md_r_t1", "sdb1");
+	uevent();
+	ck_assert(v->label.failed & 2);
+	ck_assert_int_eq(repair("r", "sdc", 0), 0);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	ck_assert_int_eq(v->label.failed, 0);
+	assert_member(v, 1, "sdc");
+	reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	ck_assert_int_eq(v->inconsistent, 0);
+	ck_assert_ptr_null(volume_of_disk("sdb"));
+}
+END_TEST
+
+/*
+ * The power goes after every mutating step of a repair (SHR on three
+ * mixed disks: the new disk joins two tiers). The next start leaves the
+ * volume running, never inconsistent nor failed; the repair goes on by
+ * itself once the new disk carries its label, or is asked again.
+ */
+START_TEST(power_cut_after_every_step)
+{
+	int done = 0;
+
+	int cuts = 0;
+
+	for (int k = 0; !done && k < 60; k++, cuts++) {
+		struct volume *v;
+		struct label l;
+		char err[160];
+		int next;
+		unsigned id;
+		int code;
+
+		sim_reset();
+		volume_reset();
+		job_reset();
+		add_disk(1, "sda", 1 * GIB, "A");
+		add_disk(2, "sdb", 2 * GIB, "B");
+		add_disk(3, "sdc", 2 * GIB, "C");
+		disk_refresh(0);
+		v = create("s", "shr", "\"sda\",\"sdb\",\"sdc\"");
+		fill("s", (uint8_t)k);
+		sim_pull_disk("sdc");
+		uevent();
+		ck_assert_int_eq(v->state, VOL_DEGRADED);
+		add_disk(3, "sde", 3 * GIB, "E");
+		uevent();
+		id = start("volume.repair", "{\"name\":\"s\",\"disk\":\"sde\"}", &code);
+		ck_assert_int_eq(code, 0);
+		sim_fail_after(k);
+		done = drive(id, "s") == JOB_DONE;
+		reboot();
+		v = volume_find("s");
+		ck_assert_msg(v != NULL, "cut %d: volume gone", k);
+		ck_assert_msg(!v->inconsistent, "cut %d: %s", k, v->problem);
+		ck_assert_msg(v->assembled, "cut %d: %s", k, v->problem);
+		ck_assert_msg(v->state == VOL_DEGRADED || v->state == VOL_CLEAN,
+		    "cut %d: %s", k, volume_state_name(v->state));
+		check_fill("s", (uint8_t)k);
+		/* A new disk that holds its label is the member: never discarded. */
+		if (label_read_disk("sde", &l, &next, err, sizeof(err)) == 0 &&
+		    memcmp(l.volume_uuid, v->label.volume_uuid, 16) == 0)
+			ck_assert_msg(strcmp(v->disk[2], "sde") == 0, "cut %d: the labelled new "
+			    "disk was left out", k);
+		if (v->job)
+			ck_assert_int_eq(drive(job_id(v->job), "s"), JOB_DONE);
+		else if (v->disk[2][0] == '\0')
+			ck_assert_int_eq(repair("s", "sde", 1), 0);
+		recover(v, UINT64_MAX / 2);
+		volume_check_states();
+		ck_assert_msg(v->state == VOL_CLEAN, "cut %d: %s (%s)", k,
+		    volume_state_name(v->state), v->problem);
+		ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+		assert_member(v, 2, "sde");
+		reboot();
+		v = volume_find("s");
+		ck_assert_int_eq(v->state, VOL_CLEAN);
+		check_fill("s", (uint8_t)k);
+	}
+	ck_assert(done);
+	/* wipe, intent (2), label, partition, add (2 tiers), commit (3), ... */
+	ck_assert_int_ge(cuts, 10);
+}
+END_TEST
+
+/* A power cut half-way through md's rebuild: it goes on from the
+   member's recovery_offset, not from zero, with the member in its role. */
+START_TEST(rebuild_resumes_after_power_cut)
+{
+	struct sys_md_status st;
+	struct volume *v;
+	unsigned id;
+	int code;
+
+	v = raid1(2);
+	sim_pull_disk("sdb");
+	uevent();
+	add_disk(2, "sde", 4 * GIB, "E");
+	uevent();
+	id = start("volume.repair", "{\"name\":\"r\",\"disk\":\"sde\"}", &code);
+	ck_assert_int_eq(code, 0);
+	/* Until the labels commit: md rebuilds from then on. */
+	for (int i = 0; i < 100 && (v->label.intent.op != LABEL_OP_NONE ||
+	    v->label.member[1].serial[0] != 'E'); i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	recover(v, 4096);
+	recover(v, 4096);
+	ck_assert_int_eq(sys->md_status("md_r_t1", &st), 0);
+	ck_assert_str_eq(st.sync_action, "recover");
+	ck_assert_uint_eq(st.sync_done, 8192);
+	ck_assert_int_eq(job_state(job_find(id)), JOB_RUNNING);
+	reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->state, VOL_REBUILDING);	/* raidd-detect's state */
+	ck_assert_str_eq(v->disk[1], "sde");
+	ck_assert_int_eq(sys->md_status("md_r_t1", &st), 0);
+	ck_assert_str_eq(st.sync_action, "recover");
+	ck_assert_uint_eq(st.sync_done, 8192);
+	recover(v, UINT64_MAX / 2);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	assert_member(v, 1, "sde");
+}
+END_TEST
+
+/* md is strict: a running array takes no new member whose superblock is
+   not its own spare, and never into a role someone holds. */
+START_TEST(sim_takes_only_spares)
+{
+	struct sys_md one = { .name = "md_r_t1", .nmembers = 1, .raid_disks = 2 };
+	static uint8_t sb[4096];
+
+	struct sys_part p = { .start = 1 << 20, .size = 1 << 30, .name = "x" };
+	unsigned ma, mi;
+	int fd;
+
+	raid1(3);
+	ck_assert_int_ne(fd = sys->dev_open("sdc", &ma, &mi), -1);
+	ck_assert_int_eq(sys->partition("sdc", fd, &p, 1), 0);
+	ck_assert_int_eq(sys->fd_close(fd), 0);
+	snprintf(one.member[0].dev, sizeof(one.member[0].dev), "sdc1");
+	one.member[0].role = 0;
+	one.member[0].sb = sb;
+	one.member[0].sb_len = sizeof(sb);
+	ck_assert_int_eq(sys->md_add_new(&one), -1);	/* no superblock */
+	ck_assert_int_eq(sys->read_at("sda1", 4096, sb, sizeof(sb)), 0);
+	ck_assert_int_eq(sys->md_add_new(&one), -1);	/* role 0's own, not a spare */
+}
+END_TEST
+
+/*
+ * What sdd holds where a repair writes (the erase's first 16 MiB and
+ * last MiB cover the label, the GPT and the md blocks): 1 when it is
+ * what was saved at save.
+ */
+#define HEAD_BYTES	(17ULL << 20)
+#define TAIL_BYTES	(1ULL << 20)
+
+static int
+sdd_same(int save)
+{
+	static uint8_t was[HEAD_BYTES + TAIL_BYTES], now[HEAD_BYTES + TAIL_BYTES];
+	uint8_t *b = save ? was : now;
+
+	ck_assert_int_eq(sys->read_at("sdd", 0, b, HEAD_BYTES), 0);
+	ck_assert_int_eq(sys->read_at("sdd", 4 * GIB - TAIL_BYTES, b + HEAD_BYTES, TAIL_BYTES), 0);
+	return memcmp(was, now, sizeof(now)) == 0;
+}
+
+static int swap_countdown;
+
+/* At the countdown's end, /dev/sdc leads to sdd (Decision 21's hostile node). */
+static void
+swap_at_countdown(void)
+{
+	if (--swap_countdown > 0) {
+		sim_before_step(swap_at_countdown);
+		return;
+	}
+	sim_node_swap("sdc", "sdd");
+}
+
+/*
+ * A repair onto sdc whose node is made to lead to sdd (a free disk)
+ * before any of the repair's writes: from then on nothing reaches sdd,
+ * through the erase, the label, the GPT, the spare's superblock or md's
+ * hot-add. _i is the write the swap comes before.
+ */
+START_TEST(repair_through_a_swapped_node_writes_nothing)
+{
+	struct volume *v = raid1(4);
+	enum job_state js;
+	unsigned id;
+	int code;
+
+	sim_pull_disk("sdb");
+	uevent();
+	sdd_same(1);
+	swap_countdown = _i + 1;
+	sim_before_step(swap_at_countdown);
+	id = start("volume.repair", "{\"name\":\"r\",\"disk\":\"sdc\"}", &code);
+	ck_assert_int_eq(code, 0);
+	js = drive(id, "r");
+	sim_before_step(NULL);
+	if (swap_countdown == 0)
+		sim_node_swap("sdc", "sdd");	/* put back: read sdd itself */
+	ck_assert(sdd_same(0));
+	/* Early swaps stop the repair; the volume runs on, never inconsistent. */
+	ck_assert(js == JOB_DONE || js == JOB_FAILED);
+	ck_assert_int_eq(swap_countdown > 0 || _i > 0 || js == JOB_FAILED, 1);
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->inconsistent, 0);
+	ck_assert_int_ne(volume_state_now(v), VOL_FAILED);
+	ck_assert_ptr_null(volume_of_disk("sdd"));
+}
+END_TEST
+
+/* The uevent of a disk added: what hotplug_cb does. */
+static void
+inserted(const char *name)
+{
+	char names[1][SYS_NAME_MAX];
+
+	snprintf(names[0], sizeof(names[0]), "%s", name);
+	uevent();
+	repair_auto(names, 1);
+}
+
+static struct volume *
+raid1_missing_bay2(void)
+{
+	struct volume *v;
+
+	v = raid1(3);
+	sim_pull_disk("sdb");
+	uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	return v;
+}
+
+/* A blank disk in the missing member's bay is made the member by itself. */
+START_TEST(auto_repair_blank_disk_in_the_bay)
+{
+	struct volume *v = raid1_missing_bay2();
+
+	add_disk(2, "sde", 4 * GIB, "E");
+	inserted("sde");
+	ck_assert_ptr_nonnull(v->job);
+	ck_assert_int_eq(drive(job_id(v->job), "r"), JOB_DONE);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	assert_member(v, 1, "sde");
+}
+END_TEST
+
+/* Never by itself: a disk with data, a disk in another bay, auto_repair off. */
+START_TEST(auto_repair_takes_nothing_else)
+{
+	struct volume *v = raid1_missing_bay2();
+	int ops = sim_ops();
+
+	add_disk(4, "sdf", 4 * GIB, "F");	/* blank, but in bay 4 */
+	inserted("sdf");
+	ck_assert_ptr_null(v->job);
+	add_disk(2, "sde", 4 * GIB, "E");
+	ck_assert_int_eq(sys->write_at("sde", 1080, "\x53\xef", 2), 0);
+	ops = sim_ops();
+	inserted("sde");
+	ck_assert_ptr_null(v->job);
+	ck_assert_int_eq(sim_ops(), ops);
+	sim_remove_disk("sde");
+	uevent();
+	repair_set_auto(0);
+	add_disk(2, "sdg", 4 * GIB, "G");
+	inserted("sdg");
+	ck_assert_ptr_null(v->job);
+	ck_assert_int_eq(sim_ops(), ops);
+	repair_set_auto(1);
+}
+END_TEST
+
+static Suite *
+repair_suite(void)
+{
+	Suite *s = suite_create("raidd-repair");
+	TCase *tc = tcase_create("repair");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, raid1_pulled_member_replaced);
+	tcase_add_test(tc, replaced_disk_scanned_first_is_left_out);
+	tcase_add_loop_test(tc, every_layout_every_member, 0,
+	    (int)(sizeof(layouts) / sizeof(layouts[0])) * 4);
+	tcase_add_test(tc, refusals_write_nothing);
+	tcase_add_test(tc, disk_with_data_needs_force);
+	tcase_add_test(tc, repair_disk_is_busy_at_once);
+	tcase_add_test(tc, failed_member_replaced);
+	tcase_add_test(tc, rebuild_resumes_after_power_cut);
+	tcase_add_test(tc, sim_takes_only_spares);
+	tcase_add_test(tc, auto_repair_blank_disk_in_the_bay);
+	tcase_add_test(tc, auto_repair_takes_nothing_else);
+	suite_add_tcase(s, tc);
+	/* One create and one repair per cut point: slow under ASan on a busy machine. */
+	tc = tcase_create("power-cut");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, power_cut_after_every_step);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("swapped-node");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, repair_through_a_swapped_node_writes_nothing, 0, 16);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return unit_run(repair_suite());
+}
