@@ -126,14 +126,17 @@ unit_connect(const char *path)
 	return fd;
 }
 
-void
-unit_send(int fd, const char *p, size_t len)
+/* Sends all of p, pumping the server meanwhile: 1, or 0 once the server hung up. */
+int
+unit_send_or_cut(int fd, const char *p, size_t len)
 {
 	ssize_t n;
 
 	for (int round = 0; len > 0; round++) {
 		ck_assert_msg(round < WAIT_ROUNDS, "server does not read");
 		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n == -1 && (errno == EPIPE || errno == ECONNRESET))
+			return 0;
 		if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
 			unit_pump();
 			continue;
@@ -143,6 +146,13 @@ unit_send(int fd, const char *p, size_t len)
 		len -= (size_t)n;
 	}
 	unit_pump();
+	return 1;
+}
+
+void
+unit_send(int fd, const char *p, size_t len)
+{
+	ck_assert_msg(unit_send_or_cut(fd, p, len), "send: %s", strerror(errno));
 }
 
 /* One byte from fd: 1, 0 at EOF (or reset), -1 when none is there yet. */

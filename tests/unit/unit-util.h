@@ -30,6 +30,7 @@ const char *unit_err_msg(struct json_object *answer);
  */
 void	 unit_pump(void);
 int	 unit_connect(const char *path);	/* non-blocking once connected */
+int	 unit_send_or_cut(int fd, const char *text, size_t len);	/* 0: the server hung up */
 void	 unit_send(int fd, const char *text, size_t len);
 /* The next line the server sent (no newline, caller frees); NULL at EOF. */
 char	*unit_read_line(int fd);
