@@ -116,6 +116,14 @@ int	nc_op_run(const struct nc_op *);
 int	netconf_run(const struct nc_step *, int n, int *failed);
 /* Turns the running state into want: netconf_running, diff, run. */
 int	netconf_apply(const struct netconf *want, char *why, size_t len);
+/*
+ * As netconf_apply, but a step the kernel refuses is left out and the
+ * rest still run (start and rollback: the state before was nothing, or
+ * one the user lost the unit in, so all or nothing would leave the
+ * management port without its address). -1 with the first refusal in
+ * why when any step was refused.
+ */
+int	netconf_apply_best(const struct netconf *want, char *why, size_t len);
 
 /* apply.c: the configuration file, net.apply and net.confirm */
 extern const struct rpc_method netconf_methods[];

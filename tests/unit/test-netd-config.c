@@ -559,6 +559,59 @@ START_TEST(apply_refusals_change_nothing)
 }
 END_TEST
 
+/* Whether link has address a/prefix in the running state. */
+static int
+running_has(const char *link, const char *cidr)
+{
+	struct net_addr a, *as;
+	char w[128];
+	int n, found = 0;
+
+	ck_assert_int_eq(cidr_parse(cidr, &a, w, sizeof(w)), 0);
+	ck_assert_int_eq(net->addr_list(&as, &n), 0);
+	for (int i = 0; i < n; i++)
+		found |= !strcmp(as[i].link, link) && as[i].family == a.family &&
+		    as[i].prefix == a.prefix && !memcmp(as[i].addr, a.addr, 16);
+	free(as);
+	return found;
+}
+
+/*
+ * At start the state before is nothing: a step the kernel refuses (a bond
+ * port not there yet, a gateway nothing reaches) must not take the
+ * management port's address with it.
+ */
+START_TEST(start_keeps_what_the_kernel_takes)
+{
+	char *p = unit_write(dir, "boot.ini",
+	    "[netd]\nboard = /etc/board.ini\n"
+	    "[port lan1]\naddress = 192.0.2.2/24\n"
+	    "[bond bond0]\nmode = active-backup\nports = lan2, usb0\naddress = 198.51.100.2/24\n"
+	    "[route]\ngateway = 203.0.113.1\n");
+
+	netconf_set_path(p);
+	netconf_start();
+	ck_assert(running_has("lan1", "192.0.2.2/24"));
+	free(p);
+}
+END_TEST
+
+/* A rollback that cannot make one step still makes the others. */
+START_TEST(rollback_keeps_what_the_kernel_takes)
+{
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.2/24\"}", 0);
+	call0("addr.add", "{\"link\":\"v0\",\"address\":\"198.51.100.1/24\"}", 0);
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":[]},\"port v0\":"
+	    "{\"address\":[]}},\"confirm_s\":1}", 0);
+	ck_assert(!running_has("lan1", "192.0.2.2/24"));
+	/* The rollback's second step (v0's address) is refused. */
+	sim_fail_after(1);
+	ev_run(EV_DEFAULT, 0);
+	ck_assert(running_has("lan1", "192.0.2.2/24"));
+	ck_assert(!running_has("v0", "198.51.100.1/24"));
+}
+END_TEST
+
 /* More than a netconf holds is refused, never cut short (a rollback would delete the rest). */
 START_TEST(running_state_too_big_is_refused)
 {
@@ -600,6 +653,8 @@ suite(void)
 	tcase_add_test(t, apply_confirmed_is_kept);
 	tcase_add_test(t, apply_refusals_change_nothing);
 	tcase_add_test(t, running_state_too_big_is_refused);
+	tcase_add_test(t, start_keeps_what_the_kernel_takes);
+	tcase_add_test(t, rollback_keeps_what_the_kernel_takes);
 	suite_add_tcase(s, t);
 	return s;
 }
