@@ -37,6 +37,7 @@ addr_describe(const struct net_addr *a)
 	json_object_object_add(o, "link", json_object_new_string(a->link));
 	json_object_object_add(o, "family", json_object_new_string(a->family == AF_INET ? "inet" : "inet6"));
 	json_object_object_add(o, "address", json_object_new_string(cidr));
+	json_object_object_add(o, "dynamic", json_object_new_boolean(a->dynamic));
 	return o;
 }
 

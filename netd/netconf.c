@@ -717,7 +717,8 @@ netconf_running(struct netconf *c)
 	for (int i = 0; i < na; i++) {
 		struct nc_link *l = find(c, as[i].link);
 
-		if (l == NULL || link_local(&as[i]))
+		/* The kernel's own (SLAAC, privacy addresses) come and go with their lifetimes. */
+		if (l == NULL || link_local(&as[i]) || as[i].dynamic)
 			continue;
 		if (l->naddr == NC_ADDRS) {
 			errno = E2BIG;
@@ -728,7 +729,13 @@ netconf_running(struct netconf *c)
 	for (int i = 0; i < nr; i++) {
 		int f = fam_slot(rs[i].family);
 
-		if (rs[i].dst_len != 0 || !rs[i].has_gw || c->has_gw[f])
+		/*
+		 * A route from a router advertisement or a DHCP client is not
+		 * configuration: written back, its link-local gateway has no
+		 * link in the file, and a static copy outlives the router.
+		 */
+		if (rs[i].dst_len != 0 || !rs[i].has_gw || c->has_gw[f] ||
+		    (strcmp(rs[i].proto, "static") != 0 && strcmp(rs[i].proto, "boot") != 0))
 			continue;
 		c->has_gw[f] = 1;
 		memcpy(c->gw[f], rs[i].gw, 16);

@@ -43,7 +43,7 @@ static struct sim_link links[SIM_LINKS];
 static int nlinks, next_ifindex;
 static struct net_addr addrs[SIM_ADDRS];
 static int naddrs;
-static struct { int set; unsigned char gw[16]; int link; } defroute[2];	/* v4, v6 */
+static struct { int set; unsigned char gw[16]; int link; char proto[16]; } defroute[2];	/* v4, v6 */
 static int fail_after = -1;
 static int monitor_pipe[2] = { -1, -1 };
 
@@ -665,7 +665,8 @@ sim_addr_add(const struct net_addr *a)
 		return fail(ENOBUFS);
 	if (step() == -1)
 		return -1;
-	addrs[naddrs++] = *a;
+	addrs[naddrs] = *a;
+	addrs[naddrs++].dynamic = 0;	/* an address added without a lifetime is permanent */
 	return 0;
 }
 
@@ -769,7 +770,7 @@ sim_route_list(struct net_route **out, int *n)
 	for (int f = 0; f < 2; f++)
 		if (defroute[f].set)
 			add_route(&(*out)[k++], f ? AF_INET6 : AF_INET, defroute[f].link,
-			    NULL, 0, defroute[f].gw, "static");
+			    NULL, 0, defroute[f].gw, defroute[f].proto);
 	for (int i = 0; i < naddrs; i++) {
 		int li = find(addrs[i].link);
 
@@ -797,6 +798,7 @@ sim_route_set_default(int family, const unsigned char *gw)
 	defroute[f].set = 1;
 	defroute[f].link = li;
 	memcpy(defroute[f].gw, gw, alen(family));
+	snprintf(defroute[f].proto, sizeof(defroute[f].proto), "static");
 	return 0;
 }
 
@@ -812,6 +814,29 @@ sim_route_del_default(int family)
 	if (step() == -1)
 		return -1;
 	defroute[f].set = 0;
+	return 0;
+}
+
+int
+sim_add_autoconf(const char *link, const unsigned char addr[16], int prefix,
+    const unsigned char router[16])
+{
+	int li;
+
+	if ((li = find(link)) == -1)
+		return fail(ENODEV);
+	if (naddrs == SIM_ADDRS)
+		return fail(ENOBUFS);
+	memset(&addrs[naddrs], 0, sizeof(addrs[0]));
+	snprintf(addrs[naddrs].link, sizeof(addrs[0].link), "%s", link);
+	addrs[naddrs].family = AF_INET6;
+	memcpy(addrs[naddrs].addr, addr, 16);
+	addrs[naddrs].prefix = prefix;
+	addrs[naddrs++].dynamic = 1;
+	defroute[1].set = 1;
+	defroute[1].link = li;
+	memcpy(defroute[1].gw, router, 16);
+	snprintf(defroute[1].proto, sizeof(defroute[1].proto), "ra");
 	return 0;
 }
 

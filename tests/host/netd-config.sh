@@ -4,7 +4,8 @@
 # start (a bad value costs its key, the rest is applied), an API change
 # written back to netd.ini (the daemon's own sections kept), the network
 # back from netd.ini after netd restarts on a flushed link, and net.apply
-# rolled back unless confirmed. Needs root and `ip netns` (skipped
+# rolled back unless confirmed, addresses with a lifetime and routes from
+# router advertisements never written as configuration. Needs root and `ip netns` (skipped
 # otherwise). Ends with "netd-config: N passed, N failed".
 # Usage: netd-config.sh BINDIR
 set -u
@@ -58,8 +59,16 @@ check "at start: the default route" sh -c \
 check "at start: resolv.conf" grep -qx 'nameserver 10.77.0.53' "$tmp/resolv.conf"
 check "the bad mtu is logged with its section, the rest applied" grep -q "port v1x.*mtu.*99999" "$tmp/netd.log"
 
+# What a router advertisement makes (an address with a lifetime, a default
+# route through a link-local router) is the kernel's, not configuration.
+in_ns ip addr add fd99::5/64 dev v0 valid_lft 600 preferred_lft 600
+in_ns ip -6 route add default via fe80::99 dev v0 proto ra
 check "addr add 10.77.0.9/24" n addr add v0 10.77.0.9/24
 check "written back: the new address in netd.ini" grep -q '^address = .*10.77.0.9/24' "$tmp/netd.ini"
+check "written back: no address with a lifetime, no route from an advertisement" sh -c \
+	"! grep -q -e fd99::5 -e fe80::99 '$tmp/netd.ini'"
+check "addr list says which address is dynamic" sh -c \
+	"'$bin/nasctl' -S '$tmp/run' --json addr list | jq -e '[.. | objects | select(.address? == \"fd99::5/64\") | .dynamic] == [true]'"
 check "written back: the daemon's own section kept with its comment" sh -c \
 	"head -4 '$tmp/netd.ini' | grep -q \"^; the daemon's own section\" && grep -q '^resolv_conf = $tmp/resolv.conf' '$tmp/netd.ini'"
 check "netd -n still accepts the file netd wrote" in_ns "$bin/netd" -n -c "$tmp/netd.ini"

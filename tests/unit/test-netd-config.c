@@ -612,6 +612,45 @@ START_TEST(rollback_keeps_what_the_kernel_takes)
 }
 END_TEST
 
+/*
+ * What the kernel makes from router advertisements (SLAAC and privacy
+ * addresses with lifetimes, a default route through the router's
+ * link-local address) is not configuration: not written to the file
+ * (back from it after a reboot, the route has no link and the addresses
+ * outlive the prefix), not counted against a link's addresses, and not
+ * deleted by an apply that names the link.
+ */
+START_TEST(autoconf_is_not_configuration)
+{
+	unsigned char a[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	unsigned char router[16] = { 0xfe, 0x80, [15] = 1 };
+	struct net_route *rs;
+	struct netconf c;
+	int n, ra = 0;
+
+	for (int i = 1; i <= NC_ADDRS + 1; i++) {
+		a[15] = (unsigned char)i;
+		ck_assert_int_eq(sim_add_autoconf("lan1", a, 64, router), 0);
+	}
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.2/24\"}", 0);
+	ck_assert_ptr_null(strstr(slurp(ini), "2001:db8"));
+	ck_assert_ptr_null(strstr(slurp(ini), "fe80::1"));
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "192.0.2.2/24"));
+	ck_assert_int_eq(netconf_running(&c), 0);
+	ck_assert_int_eq(c.has_gw[1], 0);
+	ck_assert_str_eq(c.link[0].name, "lan1");
+	ck_assert_int_eq(c.link[0].naddr, 1);
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":\"192.0.2.9/24\"}}}", 0);
+	ck_assert(running_has("lan1", "192.0.2.9/24"));
+	ck_assert(running_has("lan1", "2001:db8::1/64"));
+	ck_assert_int_eq(net->route_list(&rs, &n), 0);
+	for (int i = 0; i < n; i++)
+		ra |= rs[i].family == AF_INET6 && rs[i].dst_len == 0 && !strcmp(rs[i].proto, "ra");
+	free(rs);
+	ck_assert(ra);
+}
+END_TEST
+
 /* More than a netconf holds is refused, never cut short (a rollback would delete the rest). */
 START_TEST(running_state_too_big_is_refused)
 {
@@ -655,6 +694,7 @@ suite(void)
 	tcase_add_test(t, running_state_too_big_is_refused);
 	tcase_add_test(t, start_keeps_what_the_kernel_takes);
 	tcase_add_test(t, rollback_keeps_what_the_kernel_takes);
+	tcase_add_test(t, autoconf_is_not_configuration);
 	suite_add_tcase(s, t);
 	return s;
 }
