@@ -56,8 +56,9 @@ section_link(struct netconf *c, const char *section, char *why, size_t len)
 		snprintf(why, len, "unknown section (port NAME, bond NAME, vlan NAME, route, dns)");
 		return NULL;
 	}
-	if (!ifname_valid(name) || strcmp(name, "lo") == 0) {
-		snprintf(why, len, "'%s' is not an interface name netd may configure", name);
+	if (!ifname_conf(name) || strcmp(name, "lo") == 0) {
+		snprintf(why, len, "'%s' is not an interface name netd may configure (%s)", name,
+		    IFNAME_CONF_RULE);
 		return NULL;
 	}
 	for (int i = 0; i < c->nlinks; i++)
@@ -193,7 +194,7 @@ set_bond(struct nc_link *l, const char *key, const char *v, char *why, size_t le
 			return -1;
 		}
 		for (int i = 0; i < n; i++) {
-			if (!ifname_valid(l->ports[i]) || !strcmp(l->ports[i], "lo") ||
+			if (!ifname_conf(l->ports[i]) || !strcmp(l->ports[i], "lo") ||
 			    !strcmp(l->ports[i], l->name)) {
 				snprintf(why, len, "ports: '%s' cannot be a port", l->ports[i]);
 				return -1;
@@ -293,7 +294,7 @@ netconf_set(struct netconf *c, const char *section, const char *key, const char 
 		if (set_addresses(l, v, why, len) == -1)
 			goto undo;
 	} else if (l->kind == NC_VLAN && !strcmp(key, "link")) {
-		if (!ifname_valid(v) || !strcmp(v, "lo") || !strcmp(v, l->name))
+		if (!ifname_conf(v) || !strcmp(v, "lo") || !strcmp(v, l->name))
 			goto bad;
 		snprintf(l->parent, sizeof(l->parent), "%s", v);
 	} else if (l->kind == NC_VLAN && !strcmp(key, "id")) {
@@ -559,6 +560,26 @@ print_link(const struct nc_link *l, FILE *f)
 	print_addrs(l, f);
 }
 
+/*
+ * Whether the file can hold l as it is, so that what is written reads
+ * back the same: a link of the running state made outside netd ("Eth0",
+ * "a;b") would be read back as another link, or break the lines after
+ * it, so it is not written.
+ */
+static int
+printable(const struct nc_link *l)
+{
+	/* A port with nothing said (a bond's): iniparser drops an empty section anyway. */
+	if (l->kind == NC_PORT && l->up < 0 && l->mtu == 0 && l->naddr == 0)
+		return 0;
+	if (!ifname_conf(l->name) || (l->kind == NC_VLAN && !ifname_conf(l->parent)))
+		return 0;
+	for (int i = 0; l->kind == NC_BOND && i < l->nports; i++)
+		if (!ifname_conf(l->ports[i]))
+			return 0;
+	return 1;
+}
+
 void
 netconf_print(const struct netconf *c, FILE *f)
 {
@@ -567,7 +588,7 @@ netconf_print(const struct netconf *c, FILE *f)
 	/* Ports first, then bonds, then VLANs: the order they are made in. */
 	for (int k = NC_PORT; k <= NC_VLAN; k++)
 		for (int i = 0; i < c->nlinks; i++)
-			if (c->link[i].kind == k)
+			if (c->link[i].kind == k && printable(&c->link[i]))
 				print_link(&c->link[i], f);
 	if (c->has_gw[0] || c->has_gw[1]) {
 		fprintf(f, "\n[route]\ngateway = ");

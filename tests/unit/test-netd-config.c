@@ -194,6 +194,13 @@ START_TEST(parse_refuses_bad_values)
 	refused("port lan1", "mtu", "1500x");
 	refused("port lan1", "mtu", "99999999999999999999");
 	refused("port lan1", "up", "maybe");
+	/* Names the file could not give back as written (iniparser's syntax). */
+	refused("port LAN1", "mtu", "1500");
+	refused("port lan]1", "mtu", "1500");
+	refused("bond bond0", "ports", "lan1, x;y");
+	refused("bond bond0", "ports", "lan1#2");
+	refused("vlan v7", "link", "lan1\\");
+	refused("vlan v7", "link", "\"lan1\"");
 	refused("port lan1", "address", "192.0.2.2");
 	refused("port lan1", "address", "192.0.2.2/33");
 	refused("port lan1", "address", "224.0.0.1/4");
@@ -559,6 +566,37 @@ START_TEST(apply_refusals_change_nothing)
 }
 END_TEST
 
+/*
+ * A name the file cannot hold as written is refused where netd makes the
+ * link, and a link of the running state made outside netd with one is
+ * not written: read back, "[port Up0]" would be up0, and "ports = a;b"
+ * would be "a".
+ */
+START_TEST(names_the_file_cannot_hold)
+{
+	struct netconf c;
+	int found;
+
+	call0("bond.create", "{\"name\":\"Bond0\",\"ports\":[\"lan1\"],\"mode\":\"balance-rr\"}",
+	    RPC_INVALID_PARAMS);
+	call0("bond.create", "{\"name\":\"b;0\",\"ports\":[\"lan1\"],\"mode\":\"balance-rr\"}",
+	    RPC_INVALID_PARAMS);
+	call0("vlan.create", "{\"link\":\"lan1\",\"id\":5,\"name\":\"v#5\"}", RPC_INVALID_PARAMS);
+	ck_assert_int_eq(sim_add_veth("Up0", "a;b"), 0);
+	call0("bond.create", "{\"name\":\"bond1\",\"ports\":[\"a;b\"],\"mode\":\"balance-rr\"}",
+	    RPC_INVALID_PARAMS);
+	call0("link.set", "{\"link\":\"Up0\",\"mtu\":1400}", 0);
+	call0("addr.add", "{\"link\":\"a;b\",\"address\":\"192.0.2.7/24\"}", 0);
+	ck_assert_ptr_null(strstr(slurp(ini), "Up0"));
+	ck_assert_ptr_null(strstr(slurp(ini), "up0"));
+	ck_assert_ptr_null(strstr(slurp(ini), "a;b"));
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "[port lan1]"));
+	ck_assert_int_eq(netconf_load(ini, &c, &found), 0);
+	for (int i = 0; i < c.nlinks; i++)
+		ck_assert(strcmp(c.link[i].name, "up0") && strcmp(c.link[i].name, "a"));
+}
+END_TEST
+
 /* Whether link has address a/prefix in the running state. */
 static int
 running_has(const char *link, const char *cidr)
@@ -695,6 +733,7 @@ suite(void)
 	tcase_add_test(t, start_keeps_what_the_kernel_takes);
 	tcase_add_test(t, rollback_keeps_what_the_kernel_takes);
 	tcase_add_test(t, autoconf_is_not_configuration);
+	tcase_add_test(t, names_the_file_cannot_hold);
 	suite_add_tcase(s, t);
 	return s;
 }
