@@ -434,6 +434,13 @@ netconf_load(const char *path, struct netconf *c, int *found)
 
 		if (!netconf_section(sec))
 			continue;	/* the daemon's own: [api], [log], [netd] */
+		/*
+		 * A link's section with no keys names the link, as in net.apply
+		 * (nasctl net apply sends it as {}): its addresses are none.
+		 */
+		if (nk <= 0 && strcmp(sec, "route") && strcmp(sec, "dns") &&
+		    section_link(c, sec, why, sizeof(why)) == NULL)
+			log_warnx("%s: [%s]: %s: left out", path, sec, why);
 		if (nk <= 0 || (keys = calloc((size_t)nk, sizeof(*keys))) == NULL)
 			continue;
 		iniparser_getseckeys(d, sec, keys);
@@ -569,9 +576,6 @@ print_link(const struct nc_link *l, FILE *f)
 static int
 printable(const struct nc_link *l)
 {
-	/* A port with nothing said (a bond's): iniparser drops an empty section anyway. */
-	if (l->kind == NC_PORT && l->up < 0 && l->mtu == 0 && l->naddr == 0)
-		return 0;
 	if (!ifname_conf(l->name) || (l->kind == NC_VLAN && !ifname_conf(l->parent)))
 		return 0;
 	for (int i = 0; l->kind == NC_BOND && i < l->nports; i++)

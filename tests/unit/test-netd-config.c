@@ -293,6 +293,14 @@ START_TEST(load_keeps_the_rest)
 	p = unit_write(dir, "syntax.ini", "[port lan1\nmtu = 1400\n");
 	ck_assert_int_eq(netconf_load(p, &c, &found), -1);
 	free(p);
+	/* A section with no keys names its link, as net.apply's {} does (nasctl net apply). */
+	p = unit_write(dir, "empty.ini", "[port lan1]\n[route]\n");
+	ck_assert_int_eq(netconf_load(p, &c, &found), 0);
+	ck_assert_int_eq(c.nlinks, 1);
+	ck_assert_str_eq(c.link[0].name, "lan1");
+	ck_assert_int_eq(c.link[0].naddr, 0);
+	ck_assert_int_eq(c.has_gw[0], 0);
+	free(p);
 	ck_assert_int_eq(netconf_load("/nonexistent/netd.ini", &c, &found), 0);
 	ck_assert_int_eq(found, 0);
 	ck_assert_int_eq(c.nlinks, 0);
