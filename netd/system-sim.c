@@ -7,7 +7,9 @@
  * (EADDRNOTAVAIL), a gateway no up link reaches (ENETUNREACH), deleting
  * hardware (EOPNOTSUPP). Deleting a link takes its VLANs, addresses and
  * routes with it, and a link going down drops the routes through it, as
- * the kernel's fib does.
+ * the kernel's fib does. A bond's MTU is its ports' (bond_change_mtu,
+ * bond_enslave): one a port cannot take is refused (EINVAL), and a port
+ * let go gets its own back.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -35,6 +37,7 @@ struct sim_link {
 	unsigned	min_mtu, max_mtu;
 	unsigned char	perm_mac[6];
 	int		master;		/* index of its bond, or -1 */
+	unsigned	own_mtu;	/* a bond's port: its MTU before, given back on release */
 	struct net_bond_opts bond;	/* bonds: the options */
 	struct net_bond	ad;		/* bonds: AD info; ports: port[0] holds the LACP state */
 };
@@ -312,6 +315,31 @@ has_addr(int li, int family)
 	return 0;
 }
 
+/* Whether link i's driver takes mtu (dev_validate_mtu): for a bond, each port's too. */
+static int
+mtu_ok(int i, unsigned mtu)
+{
+	if (mtu < links[i].min_mtu || mtu > links[i].max_mtu)
+		return 0;
+	for (int j = 0; links[i].type == K_BOND && j < nlinks; j++)
+		if (links[j].master == i && (mtu < links[j].min_mtu || mtu > links[j].max_mtu))
+			return 0;
+	return 1;
+}
+
+/* Sets link i's MTU (a bond's ports with it); a VLAN cannot stay above its parent's. */
+static void
+set_mtu(int i, unsigned mtu)
+{
+	links[i].l.mtu = mtu;
+	for (int j = 0; j < nlinks; j++) {
+		if (links[j].type == K_VLAN && links[j].lower == i && links[j].l.mtu > mtu)
+			set_mtu(j, mtu);
+		if (links[i].type == K_BOND && links[j].master == i)
+			set_mtu(j, mtu);
+	}
+}
+
 static int
 sim_link_set(const char *name, int up, unsigned mtu)
 {
@@ -324,18 +352,13 @@ sim_link_set(const char *name, int up, unsigned mtu)
 	if (mtu) {
 		if (s->type == K_VLAN && mtu > links[s->lower].l.mtu)
 			return fail(ERANGE);
-		if (mtu < s->min_mtu || mtu > s->max_mtu)
+		if (!mtu_ok(i, mtu))
 			return fail(EINVAL);
 	}
 	if (step() == -1)
 		return -1;
-	if (mtu) {
-		s->l.mtu = mtu;
-		/* A VLAN cannot stay above its parent's MTU. */
-		for (int j = 0; j < nlinks; j++)
-			if (links[j].type == K_VLAN && links[j].lower == i && links[j].l.mtu > mtu)
-				links[j].l.mtu = mtu;
-	}
+	if (mtu)
+		set_mtu(i, mtu);
 	if (up == 0 && s->l.up)
 		drop_routes(i);
 	if (up != -1)
@@ -386,6 +409,7 @@ static void
 release(int p)
 {
 	links[p].master = -1;
+	set_mtu(p, links[p].own_mtu);
 	memcpy(links[p].l.mac, links[p].perm_mac, 6);
 	links[p].l.up = 0;
 	memset(&links[p].ad, 0, sizeof(links[p].ad));
@@ -414,10 +438,13 @@ remove_link(int i)
 		if (links[j].lower > i)
 			links[j].lower--;
 		if (links[j].master == i)
-			release(j);
+			links[j].master = SIM_LINKS;	/* let go below, once every index is right */
 		else if (links[j].master > i)
 			links[j].master--;
 	}
+	for (int j = 0; j < nlinks; j++)
+		if (links[j].master == SIM_LINKS)
+			release(j);
 }
 
 /* The kernel unregisters a link's VLANs (and a veth's peer) with it. */
@@ -571,11 +598,16 @@ sim_link_set_master(const char *port, const char *master)
 		net_set_errmsg("Device can not be enslaved while up");
 		return fail(EPERM);
 	}
+	/* bond_enslave() gives the port the bond's MTU. */
+	if (links[m].l.mtu < links[p].min_mtu || links[m].l.mtu > links[p].max_mtu)
+		return fail(EINVAL);
 	if (step() == -1)
 		return -1;
 	/* do_set_master(): a port of another bond leaves it first. */
 	if (links[p].master != -1)
 		release(p);
+	links[p].own_mtu = links[p].l.mtu;
+	set_mtu(p, links[m].l.mtu);
 	links[p].master = m;
 	links[p].l.up = 1;	/* bond_enslave() opens the port */
 	if (links[m].bond.mode != 5 && links[m].bond.mode != 6)
@@ -814,6 +846,17 @@ sim_route_del_default(int family)
 	if (step() == -1)
 		return -1;
 	defroute[f].set = 0;
+	return 0;
+}
+
+int
+sim_set_max_mtu(const char *name, unsigned max)
+{
+	int i;
+
+	if ((i = find(name)) == -1)
+		return fail(ENODEV);
+	links[i].max_mtu = max;
 	return 0;
 }
 

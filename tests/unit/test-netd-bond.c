@@ -824,6 +824,40 @@ START_TEST(sim_like_the_driver)
 }
 END_TEST
 
+/*
+ * A bond's MTU is its ports' (bond_change_mtu, bond_enslave): the ports
+ * follow it, one a port's driver cannot take is refused and changes
+ * nothing, and a port let go gets its own MTU back.
+ */
+START_TEST(sim_bond_mtu_is_its_ports)
+{
+	struct net_bond_opts o = { .name = "bx", .mode = 0, .miimon = -1, .lacp_rate = -1,
+		.xmit_hash_policy = -1, .min_links = -1, .ad_select = -1 };
+	struct net_link l;
+
+	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\",\"lan2\"],"
+	    "\"mode\":\"balance-rr\"}", 0);
+	call0("link.set", "{\"link\":\"bond0\",\"mtu\":9000}", 0);
+	ck_assert_int_eq(net->link_get("lan1", &l), 0);
+	ck_assert_uint_eq(l.mtu, 9000);
+	ck_assert_int_eq(sim_set_max_mtu("lan2", 1500), 0);
+	ck_assert_int_eq(net->link_set("bond0", -1, 9100), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(net->link_get("lan1", &l), 0);
+	ck_assert_uint_eq(l.mtu, 9000);
+	call0("bond.delete", "{\"name\":\"bond0\",\"force\":true}", 0);
+	ck_assert_int_eq(net->link_get("lan1", &l), 0);
+	ck_assert_uint_eq(l.mtu, 1500);
+	ck_assert_int_eq(net->bond_create(&o), 0);
+	ck_assert_int_eq(net->link_set("bx", -1, 9000), 0);
+	ck_assert_int_eq(net->link_set("lan2", 0, 0), 0);
+	ck_assert_int_eq(net->link_set_master("lan2", "bx"), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(net->link_get("lan2", &l), 0);
+	ck_assert_str_eq(l.master, "");
+}
+END_TEST
+
 /* ---- events ---- */
 
 static char dir_sock[300];
@@ -943,6 +977,7 @@ suite(void)
 	tcase_add_test(t, failure_at_every_step_undone);
 	tcase_add_test(t, delete_releases_ports);
 	tcase_add_test(t, sim_like_the_driver);
+	tcase_add_test(t, sim_bond_mtu_is_its_ports);
 	tcase_add_test(t, events_port_and_diagnosis);
 	suite_add_tcase(s, t);
 	return s;
