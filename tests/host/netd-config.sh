@@ -67,6 +67,7 @@ check "addr add 10.77.0.9/24" n addr add v0 10.77.0.9/24
 check "written back: the new address in netd.ini" grep -q '^address = .*10.77.0.9/24' "$tmp/netd.ini"
 check "written back: no address with a lifetime, no route from an advertisement" sh -c \
 	"! grep -q -e fd99::5 -e fe80::99 '$tmp/netd.ini'"
+check "written back: the static IPv6 address kept" grep -q '^address = .*fd77::1/64' "$tmp/netd.ini"
 check "addr list says which address is dynamic" sh -c \
 	"'$bin/nasctl' -S '$tmp/run' --json addr list | jq -e '[.. | objects | select(.address? == \"fd99::5/64\") | .dynamic] == [true]'"
 check "written back: the daemon's own section kept with its comment" sh -c \
