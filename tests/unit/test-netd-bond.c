@@ -287,6 +287,52 @@ codes(const struct net_bond *b, const struct net_bond *before)
 #define BUNDLED	0x3d	/* activity aggregation sync collecting distributing */
 #define LONELY	0x45	/* activity aggregation defaulted */
 
+/* Cuts the attribute at path (types, outermost first) of m to one byte of payload. */
+static void
+cut_to_one_byte(struct msg *m, const int *path, int depth)
+{
+	struct ifinfomsg *ifi = NLMSG_DATA((struct nlmsghdr *)(void *)m->buf);
+	const struct rtattr *a = IFLA_RTA(ifi);
+	int len = (int)(m->len - NLMSG_LENGTH(sizeof(*ifi)));
+
+	for (int i = 0; i < depth; i++) {
+		ck_assert_ptr_nonnull(a = find_attr(a, len, path[i]));
+		if (i + 1 < depth) {
+			len = (int)RTA_PAYLOAD(a);
+			a = RTA_DATA(a);
+		}
+	}
+	((struct rtattr *)(uintptr_t)a)->rta_len = (unsigned short)RTA_LENGTH(1);
+}
+
+/*
+ * A short aggregator id (one byte where the kernel puts a u16) on the
+ * bond and on its ports is no aggregator: garbage never reads as two
+ * ports "in" an active aggregator that no id names.
+ */
+START_TEST(decode_short_aggregator_is_none)
+{
+	static const int bond_agg[] = { IFLA_LINKINFO, IFLA_INFO_DATA, IFLA_BOND_AD_INFO,
+		IFLA_BOND_AD_INFO_AGGREGATOR };
+	static const int port_agg[] = { IFLA_LINKINFO, IFLA_INFO_SLAVE_DATA,
+		IFLA_BOND_SLAVE_AD_AGGREGATOR_ID };
+	struct msg bm, p1, p2;
+	struct net_bond b;
+
+	bond_msg(&bm, 1, 2, sw);
+	port_msg(&p1, 2, "lan1", 1, 1, BUNDLED, BUNDLED, 0, 0);
+	port_msg(&p2, 3, "lan2", 1, 1, BUNDLED, BUNDLED, 0, 0);
+	cut_to_one_byte(&bm, bond_agg, 4);
+	cut_to_one_byte(&p1, port_agg, 3);
+	cut_to_one_byte(&p2, port_agg, 3);
+	decode(&b, &bm, &p1, &p2, 1000, 1000);
+	ck_assert_int_eq(b.port[0].aggregator_id, -1);
+	ck_assert(!b.has_ad_info);
+	ck_assert(!lacp_in_bundle(&b, &b.port[0]) && !lacp_in_bundle(&b, &b.port[1]));
+	ck_assert_ptr_nonnull(strstr(codes(&b, NULL), "no-partner"));
+}
+END_TEST
+
 START_TEST(decode_aggregated)
 {
 	struct msg bm, p1, p2;
@@ -956,6 +1002,7 @@ suite(void)
 	tcase_add_test(t, encode_every_option);
 	tcase_add_test(t, encode_each_mode_leaves_unset_options_out);
 	tcase_add_test(t, decode_aggregated);
+	tcase_add_test(t, decode_short_aggregator_is_none);
 	tcase_add_test(t, diagnose_no_partner);
 	tcase_add_test(t, diagnose_port_not_aggregated);
 	tcase_add_test(t, diagnose_churn);
