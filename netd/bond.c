@@ -501,6 +501,12 @@ m_bond_create(struct rpc_call *c, struct json_object *params)
 		rpc_error(c, NAS_ERR_EXISTS, "a link named %s exists", name);
 		return;
 	}
+	/* Missing now (no driver yet), the port would find its name taken. */
+	if (link_board_label(name) != NULL) {
+		rpc_error(c, NAS_ERR_EXISTS, "%s is the name of the board's port %s", name,
+		    link_board_label(name));
+		return;
+	}
 	if (check_mode_options(c, params, mode) == -1 ||
 	    (n = check_ports(c, params, name, ports, ls)) == -1)
 		return;

@@ -217,6 +217,11 @@ m_vlan_create(struct rpc_call *c, struct json_object *params)
 		rpc_error(c, NAS_ERR_EXISTS, "a link of that name exists");
 		return;
 	}
+	if (link_board_label(name) != NULL) {
+		rpc_error(c, NAS_ERR_EXISTS, "%s is the name of the board's port %s", name,
+		    link_board_label(name));
+		return;
+	}
 	if (net->vlan_add(parent.name, id, name) == -1) {
 		net_fail(c, "creating the VLAN");
 		return;

@@ -353,7 +353,10 @@ finish(struct netconf *c, int lenient, char *why, size_t len)
 		int lacp = b->mode == BOND_MODE_LACP, hashed = b->mode == 2 || lacp || b->mode == 5;
 
 		*why = '\0';
-		if (l->kind == NC_VLAN && (!*l->parent || l->vlan_id < 0))
+		if (l->kind != NC_PORT && link_board_label(l->name) != NULL)
+			snprintf(why, len, "%s %s: the name of the board's port %s", kind_names[l->kind],
+			    l->name, link_board_label(l->name));
+		else if (l->kind == NC_VLAN && (!*l->parent || l->vlan_id < 0))
 			snprintf(why, len, "vlan %s: link and id are required", l->name);
 		if (l->kind == NC_BOND) {
 			if (b->mode < 0 || l->nports == 0)

@@ -605,6 +605,29 @@ START_TEST(names_the_file_cannot_hold)
 }
 END_TEST
 
+/*
+ * A bond or VLAN may not take the name of a board port that is missing
+ * now (its driver not loaded yet): the port would find its name taken
+ * and come up under another, outside the configuration.
+ */
+START_TEST(board_port_names_are_kept_for_the_ports)
+{
+	struct board b = { .nports = 3 };
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(b.port[i].name, sizeof(b.port[i].name), "lan%d", i + 1);
+		snprintf(b.port[i].label, sizeof(b.port[i].label), "LAN %d", i + 1);
+	}
+	link_set_board(&b);
+	call0("bond.create", "{\"name\":\"lan3\",\"ports\":[\"lan1\"],\"mode\":\"balance-rr\"}",
+	    NAS_ERR_EXISTS);
+	call0("vlan.create", "{\"link\":\"lan1\",\"id\":5,\"name\":\"lan3\"}", NAS_ERR_EXISTS);
+	call0("net.apply", "{\"config\":{\"vlan lan3\":{\"link\":\"lan1\",\"id\":5}}}",
+	    RPC_INVALID_PARAMS);
+	ck_assert_int_eq(net->link_get("lan3", &(struct net_link){ 0 }), 1);
+}
+END_TEST
+
 /* Whether link has address a/prefix in the running state. */
 static int
 running_has(const char *link, const char *cidr)
@@ -742,6 +765,7 @@ suite(void)
 	tcase_add_test(t, rollback_keeps_what_the_kernel_takes);
 	tcase_add_test(t, autoconf_is_not_configuration);
 	tcase_add_test(t, names_the_file_cannot_hold);
+	tcase_add_test(t, board_port_names_are_kept_for_the_ports);
 	suite_add_tcase(s, t);
 	return s;
 }
