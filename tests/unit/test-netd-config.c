@@ -726,10 +726,19 @@ START_TEST(running_state_too_big_is_refused)
 	struct netconf c;
 	char p[96];
 
+	struct net_addr a;
+
 	for (int i = 1; i <= NC_ADDRS + 1; i++) {
 		snprintf(p, sizeof(p), "{\"link\":\"lan1\",\"address\":\"192.0.%d.1/24\"}", i);
-		call0("addr.add", p, 0);
+		/* The API stops where the file does: one more would stop every write-back. */
+		call0("addr.add", p, i > NC_ADDRS ? NAS_ERR_LIMIT : 0);
 	}
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "192.0.8.1"));
+	ck_assert_int_eq(netconf_running(&c), 0);
+	/* One more made outside netd. */
+	ck_assert_int_eq(cidr_parse("192.0.9.1/24", &a, p, sizeof(p)), 0);
+	snprintf(a.link, sizeof(a.link), "lan1");
+	ck_assert_int_eq(net->addr_add(&a), 0);
 	ck_assert_int_eq(netconf_running(&c), -1);
 	ck_assert_int_eq(errno, E2BIG);
 	call0("net.apply", cfg_bond, NAS_ERR_FAILED);
