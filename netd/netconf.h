@@ -93,7 +93,15 @@ struct nc_step {
 	struct nc_op	op, undo;
 };
 
-#define NC_STEPS	256
+/*
+ * The most steps a diff of two netconfs can take: default routes (2 + 2),
+ * every address going and coming (2 * links * addresses), links going,
+ * set, and made (a bond's ports put back counted once: a port is in one
+ * bond), and the name servers. A state that fits a netconf always gets
+ * all its steps: at start and in a rollback nothing is left undone for
+ * want of room.
+ */
+#define NC_STEPS	(2 * NC_LINKS * NC_ADDRS + 4 * NC_LINKS + 5)
 
 /*
  * The steps that turn have (the running state) into want. Bonds and

@@ -665,6 +665,35 @@ START_TEST(start_keeps_what_the_kernel_takes)
 }
 END_TEST
 
+/* Many links with many addresses: every step fits, the management port gets its address. */
+START_TEST(start_applies_a_big_file_whole)
+{
+	FILE *f;
+	char *p = unit_write(dir, "big.ini", "[port lan1]\naddress = 192.0.2.2/24\n");
+	struct net_link *ls;
+	int n, vlans = 0;
+
+	ck_assert_ptr_nonnull(f = fopen(p, "a"));
+	for (int v = 1; v <= 36; v++) {
+		fprintf(f, "[vlan lan2.%d]\nlink = lan2\nid = %d\naddress = ", v, v);
+		for (int a = 1; a <= 7; a++)
+			fprintf(f, "%s10.%d.%d.1/24", a > 1 ? ", " : "", v, a);
+		fprintf(f, "\n");
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	netconf_set_path(p);
+	netconf_start();
+	ck_assert(running_has("lan1", "192.0.2.2/24"));
+	ck_assert(running_has("lan2.36", "10.36.7.1/24"));
+	ck_assert_int_eq(net->link_list(&ls, &n), 0);
+	for (int i = 0; i < n; i++)
+		vlans += ls[i].vlan_id > 0;
+	free(ls);
+	ck_assert_int_eq(vlans, 36);
+	free(p);
+}
+END_TEST
+
 /* A rollback that cannot make one step still makes the others. */
 START_TEST(rollback_keeps_what_the_kernel_takes)
 {
@@ -771,6 +800,7 @@ suite(void)
 	tcase_add_test(t, apply_refusals_change_nothing);
 	tcase_add_test(t, running_state_too_big_is_refused);
 	tcase_add_test(t, start_keeps_what_the_kernel_takes);
+	tcase_add_test(t, start_applies_a_big_file_whole);
 	tcase_add_test(t, rollback_keeps_what_the_kernel_takes);
 	tcase_add_test(t, autoconf_is_not_configuration);
 	tcase_add_test(t, names_the_file_cannot_hold);
