@@ -49,6 +49,10 @@ n() { "$bin/nasctl" -S "$tmp/run" "$@"; }
 v0_has() { ip -n "$ns" -j addr show v0 | jq -e "[.[0].addr_info[] | select(.local == \"$1\")] | length == 1"; }
 
 check "netd -n accepts netd.ini with its network sections" in_ns "$bin/netd" -n -c "$tmp/netd.ini"
+# A hand edit that repeats a network key must not stop the daemon that brings up the network.
+{ cat "$tmp/netd.ini"; printf '[port v1x]\nup = yes\nup = no\n'; } > "$tmp/dup.ini"
+check "netd -n accepts a key given twice in a network section (logged)" sh -c \
+	"'$bin/netd' -n -c '$tmp/dup.ini' 2>&1 >/dev/null | grep -q 'given again'"
 start
 check "at start: v0 up with mtu 1400 (iproute2)" sh -c \
 	"ip -n $ns -j link show v0 | jq -e '.[0].mtu == 1400 and (.[0].flags | index(\"UP\"))'"

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "log.h"
 #include "netd/netconf.h"
 #include "netd/netd.h"
@@ -287,8 +288,15 @@ START_TEST(load_keeps_the_rest)
 	ck_assert_int_eq(c.has_dns, 0);
 	ck_assert_int_eq(c.has_gw[0], 1);
 	free(p);
-	p = unit_write(dir, "dup.ini", "[port lan1]\nmtu = 1400\nmtu = 1500\n");
-	ck_assert_int_eq(netconf_load(p, &c, &found), -1);
+	/* As in netd (main.c): a repeated key or section of the network is logged, the last kept. */
+	conf_set_foreign(netconf_section);
+	p = unit_write(dir, "dup.ini", "[port lan1]\nmtu = 1400\nmtu = 1500\n[port lan1]\n"
+	    "address = 192.0.2.2/24\n");
+	ck_assert_int_eq(netconf_load(p, &c, &found), 0);
+	ck_assert_int_eq(c.nlinks, 1);
+	ck_assert_uint_eq(c.link[0].mtu, 1500);
+	ck_assert_int_eq(c.link[0].naddr, 1);
+	conf_set_foreign(NULL);
 	free(p);
 	p = unit_write(dir, "syntax.ini", "[port lan1\nmtu = 1400\n");
 	ck_assert_int_eq(netconf_load(p, &c, &found), -1);
