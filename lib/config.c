@@ -368,6 +368,9 @@ same_name(const struct scan_name *x, const struct scan_name *y)
 /*
  * A section or key named twice. Sorted, equal names sit together in
  * line order; of all the second occurrences the earliest is reported.
+ * In a section the daemon checks itself (netd's network) it is logged and
+ * iniparser's reading kept (the last key wins, a section's keys merge):
+ * a hand edit there must not stop the daemon that brings up the network.
  */
 static int
 scan_duplicates(struct scan *sc)
@@ -380,6 +383,13 @@ scan_duplicates(struct scan *sc)
 	for (; i < sc->n; i = j) {
 		for (j = i + 1; j < sc->n && same_name(&sc->names[i], &sc->names[j]); j++)
 			;
+		if (j - i > 1 && foreign_section && foreign_section(sc->names[i].sec)) {
+			log_warnx("%s:%d: [%s]%s%s: given again (first on line %d): the last is used",
+			    sc->path, sc->names[i + 1].line, sc->names[i].sec,
+			    sc->names[i].key ? " " : "", sc->names[i].key ? sc->names[i].key : "",
+			    sc->names[i].line);
+			continue;
+		}
 		if (j - i > 1 && (dup == NULL || sc->names[i + 1].line < dup->line)) {
 			first = &sc->names[i];
 			dup = &sc->names[i + 1];

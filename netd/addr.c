@@ -37,6 +37,7 @@ addr_describe(const struct net_addr *a)
 	json_object_object_add(o, "link", json_object_new_string(a->link));
 	json_object_object_add(o, "family", json_object_new_string(a->family == AF_INET ? "inet" : "inet6"));
 	json_object_object_add(o, "address", json_object_new_string(cidr));
+	json_object_object_add(o, "dynamic", json_object_new_boolean(a->dynamic));
 	return o;
 }
 
@@ -90,13 +91,36 @@ get_addr(struct rpc_call *c, struct json_object *params, struct net_addr *a)
 	return 0;
 }
 
+/* Addresses of link that netd.ini would hold (not link-local, not the kernel's own); -1 unread. */
+static int
+configured_addrs(const char *link)
+{
+	struct net_addr *as;
+	int n, k = 0;
+
+	if (net->addr_list(&as, &n) == -1)
+		return -1;
+	for (int i = 0; i < n; i++)
+		k += !strcmp(as[i].link, link) && !as[i].dynamic && !(as[i].family == AF_INET6 &&
+		    as[i].addr[0] == 0xfe && (as[i].addr[1] & 0xc0) == 0x80);
+	free(as);
+	return k;
+}
+
 static void
 m_addr_add(struct rpc_call *c, struct json_object *params)
 {
 	struct net_addr a;
+	int k;
 
 	if (get_addr(c, params, &a) == -1)
 		return;
+	/* One more than netd.ini holds would stop every later write-back. */
+	if ((k = configured_addrs(a.link)) >= NC_ADDRS) {
+		rpc_error(c, NAS_ERR_LIMIT, "%s has %d addresses, as many as netd.ini holds for a "
+		    "link", a.link, k);
+		return;
+	}
 	if (net->addr_add(&a) == -1) {
 		net_fail(c, "adding the address");
 		return;

@@ -72,8 +72,8 @@ netconf_start(void)
 		log_warnx("%s: the network is left as it is", path);
 	else if (!found || c->nlinks + c->has_gw[0] + c->has_gw[1] + c->has_dns == 0)
 		log_info("%s: no network sections: the network is left as it is", path);
-	else if ((n = netconf_apply(c, why, sizeof(why))) == -1)
-		log_warnx("%s: %s: the network is left as it was", path, why);
+	else if ((n = netconf_apply_best(c, why, sizeof(why))) == -1)
+		log_warnx("%s: applied without the steps the kernel refused (first: %s)", path, why);
 	else
 		log_info("%s: applied (%d changes)", path, n);
 	free(c);
@@ -89,8 +89,9 @@ rollback_cb(struct ev_loop *l, ev_timer *w, int revents)
 	(void)w;
 	(void)revents;
 	pending.active = 0;
-	if ((n = netconf_apply(&pending.prev, why, sizeof(why))) == -1)
-		log_warnx("net.apply not confirmed: rolling back failed: %s", why);
+	if ((n = netconf_apply_best(&pending.prev, why, sizeof(why))) == -1)
+		log_warnx("net.apply not confirmed: rolled back without the steps the kernel "
+		    "refused (first: %s)", why);
 	else
 		log_warnx("net.apply not confirmed in time: rolled back (%d changes)", n);
 	nas_event("net.rollback", NULL);

@@ -188,7 +188,8 @@ parse_ad_info(const struct rtattr *a, struct net_bond *b)
 	const struct rtattr *tb[IFLA_BOND_AD_INFO_MAX + 1];
 
 	index_attrs(RTA_DATA(a), RTA_PAYLOAD(a), tb, IFLA_BOND_AD_INFO_MAX);
-	if (tb[IFLA_BOND_AD_INFO_AGGREGATOR] == NULL)
+	/* The driver numbers aggregators from 1; a short or zero id names none. */
+	if (int_of(tb[IFLA_BOND_AD_INFO_AGGREGATOR], 2, 0) <= 0)
 		return;
 	b->has_ad_info = 1;
 	b->ad_aggregator = int_of(tb[IFLA_BOND_AD_INFO_AGGREGATOR], 2, -1);

@@ -334,8 +334,9 @@ check_ports(struct rpc_call *c, struct json_object *params, const char *bond,
 		const char *p = json_object_get_string(v);
 		int rc;
 
-		if (!json_object_is_type(v, json_type_string) || !ifname_valid(p)) {
-			rpc_error(c, RPC_INVALID_PARAMS, "ports[%d] is not a valid interface name", i);
+		if (!json_object_is_type(v, json_type_string) || !ifname_conf(p)) {
+			rpc_error(c, RPC_INVALID_PARAMS, "ports[%d] is not an interface name netd.ini "
+			    "can hold (%s)", i, IFNAME_CONF_RULE);
 			return -1;
 		}
 		for (int j = 0; j < i; j++)
@@ -491,12 +492,19 @@ m_bond_create(struct rpc_call *c, struct json_object *params)
 	struct net_bond b;
 	const char *step;
 
-	if (!ifname_valid(name)) {
-		rpc_error(c, RPC_INVALID_PARAMS, "name is not a valid interface name");
+	if (!ifname_conf(name)) {
+		rpc_error(c, RPC_INVALID_PARAMS, "name is not an interface name netd.ini can hold "
+		    "(%s)", IFNAME_CONF_RULE);
 		return;
 	}
 	if (net->link_get(name, &l) == 0) {
 		rpc_error(c, NAS_ERR_EXISTS, "a link named %s exists", name);
+		return;
+	}
+	/* Missing now (no driver yet), the port would find its name taken. */
+	if (link_board_label(name) != NULL) {
+		rpc_error(c, NAS_ERR_EXISTS, "%s is the name of the board's port %s", name,
+		    link_board_label(name));
 		return;
 	}
 	if (check_mode_options(c, params, mode) == -1 ||

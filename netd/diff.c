@@ -417,8 +417,38 @@ netconf_run(const struct nc_step *s, int n, int *failed)
 	return 0;
 }
 
-int
-netconf_apply(const struct netconf *want, char *why, size_t len)
+/*
+ * Runs every step, whatever fails: a step refused is logged and the
+ * next one runs. Returns the number refused; the first one's words are
+ * left in why.
+ */
+static int
+run_best(const struct nc_step *s, int n, char *why, size_t len)
+{
+	char what[128];
+	int bad = 0;
+
+	for (int i = 0; i < n; i++) {
+		int e;
+
+		nc_op_format(&s[i].op, what, sizeof(what));
+		if (nc_op_run(&s[i].op) == 0) {
+			log_info("net: %s", what);
+			continue;
+		}
+		e = errno;
+		if (bad++ == 0)
+			snprintf(why, len, "%s: %s%s%s", what, strerror(e),
+			    *net_errmsg() ? ": " : "", net_errmsg());
+		errno = e;
+		log_warn("net: %s%s%s: left out, the other steps go on", what,
+		    *net_errmsg() ? ": " : "", net_errmsg());
+	}
+	return bad;
+}
+
+static int
+apply(const struct netconf *want, int best, char *why, size_t len)
 {
 	struct netconf *have = malloc(sizeof(*have));
 	struct nc_step *s = calloc(NC_STEPS, sizeof(*s));
@@ -437,6 +467,11 @@ netconf_apply(const struct netconf *want, char *why, size_t len)
 		snprintf(why, len, "more than %d changes at once", NC_STEPS);
 		goto out;
 	}
+	if (best) {
+		*why = '\0';
+		rc = run_best(s, n, why, len) ? -1 : n;
+		goto out;
+	}
 	if (netconf_run(s, n, &failed) == -1) {
 		int e = errno;
 
@@ -451,4 +486,16 @@ out:
 	free(have);
 	free(s);
 	return rc;
+}
+
+int
+netconf_apply(const struct netconf *want, char *why, size_t len)
+{
+	return apply(want, 0, why, len);
+}
+
+int
+netconf_apply_best(const struct netconf *want, char *why, size_t len)
+{
+	return apply(want, 1, why, len);
 }

@@ -207,13 +207,19 @@ m_vlan_create(struct rpc_call *c, struct json_object *params)
 	snprintf(name, sizeof(name), "%s", rpc_param_str(params, "name", ""));
 	if (*name == '\0')
 		snprintf(name, sizeof(name), "%s.%d", parent.name, id);
-	if (!ifname_valid(name)) {
-		rpc_error(c, RPC_INVALID_PARAMS, "the VLAN's name is not a valid interface name "
-		    "(1-15 characters; give name when link.id is longer)");
+	if (!ifname_conf(name) || !ifname_conf(parent.name)) {
+		rpc_error(c, RPC_INVALID_PARAMS, "the VLAN's name or its link's is not an interface "
+		    "name netd.ini can hold (1-15 characters, %s; give name when link.id is "
+		    "longer)", IFNAME_CONF_RULE);
 		return;
 	}
 	if (net->link_get(name, &l) == 0) {
 		rpc_error(c, NAS_ERR_EXISTS, "a link of that name exists");
+		return;
+	}
+	if (link_board_label(name) != NULL) {
+		rpc_error(c, NAS_ERR_EXISTS, "%s is the name of the board's port %s", name,
+		    link_board_label(name));
 		return;
 	}
 	if (net->vlan_add(parent.name, id, name) == -1) {

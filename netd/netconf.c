@@ -56,8 +56,9 @@ section_link(struct netconf *c, const char *section, char *why, size_t len)
 		snprintf(why, len, "unknown section (port NAME, bond NAME, vlan NAME, route, dns)");
 		return NULL;
 	}
-	if (!ifname_valid(name) || strcmp(name, "lo") == 0) {
-		snprintf(why, len, "'%s' is not an interface name netd may configure", name);
+	if (!ifname_conf(name) || strcmp(name, "lo") == 0) {
+		snprintf(why, len, "'%s' is not an interface name netd may configure (%s)", name,
+		    IFNAME_CONF_RULE);
 		return NULL;
 	}
 	for (int i = 0; i < c->nlinks; i++)
@@ -193,7 +194,7 @@ set_bond(struct nc_link *l, const char *key, const char *v, char *why, size_t le
 			return -1;
 		}
 		for (int i = 0; i < n; i++) {
-			if (!ifname_valid(l->ports[i]) || !strcmp(l->ports[i], "lo") ||
+			if (!ifname_conf(l->ports[i]) || !strcmp(l->ports[i], "lo") ||
 			    !strcmp(l->ports[i], l->name)) {
 				snprintf(why, len, "ports: '%s' cannot be a port", l->ports[i]);
 				return -1;
@@ -293,7 +294,7 @@ netconf_set(struct netconf *c, const char *section, const char *key, const char 
 		if (set_addresses(l, v, why, len) == -1)
 			goto undo;
 	} else if (l->kind == NC_VLAN && !strcmp(key, "link")) {
-		if (!ifname_valid(v) || !strcmp(v, "lo") || !strcmp(v, l->name))
+		if (!ifname_conf(v) || !strcmp(v, "lo") || !strcmp(v, l->name))
 			goto bad;
 		snprintf(l->parent, sizeof(l->parent), "%s", v);
 	} else if (l->kind == NC_VLAN && !strcmp(key, "id")) {
@@ -352,7 +353,10 @@ finish(struct netconf *c, int lenient, char *why, size_t len)
 		int lacp = b->mode == BOND_MODE_LACP, hashed = b->mode == 2 || lacp || b->mode == 5;
 
 		*why = '\0';
-		if (l->kind == NC_VLAN && (!*l->parent || l->vlan_id < 0))
+		if (l->kind != NC_PORT && link_board_label(l->name) != NULL)
+			snprintf(why, len, "%s %s: the name of the board's port %s", kind_names[l->kind],
+			    l->name, link_board_label(l->name));
+		else if (l->kind == NC_VLAN && (!*l->parent || l->vlan_id < 0))
 			snprintf(why, len, "vlan %s: link and id are required", l->name);
 		if (l->kind == NC_BOND) {
 			if (b->mode < 0 || l->nports == 0)
@@ -433,6 +437,13 @@ netconf_load(const char *path, struct netconf *c, int *found)
 
 		if (!netconf_section(sec))
 			continue;	/* the daemon's own: [api], [log], [netd] */
+		/*
+		 * A link's section with no keys names the link, as in net.apply
+		 * (nasctl net apply sends it as {}): its addresses are none.
+		 */
+		if (nk <= 0 && strcmp(sec, "route") && strcmp(sec, "dns") &&
+		    section_link(c, sec, why, sizeof(why)) == NULL)
+			log_warnx("%s: [%s]: %s: left out", path, sec, why);
 		if (nk <= 0 || (keys = calloc((size_t)nk, sizeof(*keys))) == NULL)
 			continue;
 		iniparser_getseckeys(d, sec, keys);
@@ -559,6 +570,23 @@ print_link(const struct nc_link *l, FILE *f)
 	print_addrs(l, f);
 }
 
+/*
+ * Whether the file can hold l as it is, so that what is written reads
+ * back the same: a link of the running state made outside netd ("Eth0",
+ * "a;b") would be read back as another link, or break the lines after
+ * it, so it is not written.
+ */
+static int
+printable(const struct nc_link *l)
+{
+	if (!ifname_conf(l->name) || (l->kind == NC_VLAN && !ifname_conf(l->parent)))
+		return 0;
+	for (int i = 0; l->kind == NC_BOND && i < l->nports; i++)
+		if (!ifname_conf(l->ports[i]))
+			return 0;
+	return 1;
+}
+
 void
 netconf_print(const struct netconf *c, FILE *f)
 {
@@ -567,7 +595,7 @@ netconf_print(const struct netconf *c, FILE *f)
 	/* Ports first, then bonds, then VLANs: the order they are made in. */
 	for (int k = NC_PORT; k <= NC_VLAN; k++)
 		for (int i = 0; i < c->nlinks; i++)
-			if (c->link[i].kind == k)
+			if (c->link[i].kind == k && printable(&c->link[i]))
 				print_link(&c->link[i], f);
 	if (c->has_gw[0] || c->has_gw[1]) {
 		fprintf(f, "\n[route]\ngateway = ");
@@ -717,7 +745,8 @@ netconf_running(struct netconf *c)
 	for (int i = 0; i < na; i++) {
 		struct nc_link *l = find(c, as[i].link);
 
-		if (l == NULL || link_local(&as[i]))
+		/* The kernel's own (SLAAC, privacy addresses) come and go with their lifetimes. */
+		if (l == NULL || link_local(&as[i]) || as[i].dynamic)
 			continue;
 		if (l->naddr == NC_ADDRS) {
 			errno = E2BIG;
@@ -728,7 +757,13 @@ netconf_running(struct netconf *c)
 	for (int i = 0; i < nr; i++) {
 		int f = fam_slot(rs[i].family);
 
-		if (rs[i].dst_len != 0 || !rs[i].has_gw || c->has_gw[f])
+		/*
+		 * A route from a router advertisement or a DHCP client is not
+		 * configuration: written back, its link-local gateway has no
+		 * link in the file, and a static copy outlives the router.
+		 */
+		if (rs[i].dst_len != 0 || !rs[i].has_gw || c->has_gw[f] ||
+		    (strcmp(rs[i].proto, "static") != 0 && strcmp(rs[i].proto, "boot") != 0))
 			continue;
 		c->has_gw[f] = 1;
 		memcpy(c->gw[f], rs[i].gw, 16);

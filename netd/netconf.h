@@ -93,7 +93,15 @@ struct nc_step {
 	struct nc_op	op, undo;
 };
 
-#define NC_STEPS	256
+/*
+ * The most steps a diff of two netconfs can take: default routes (2 + 2),
+ * every address going and coming (2 * links * addresses), links going,
+ * set, and made (a bond's ports put back counted once: a port is in one
+ * bond), and the name servers. A state that fits a netconf always gets
+ * all its steps: at start and in a rollback nothing is left undone for
+ * want of room.
+ */
+#define NC_STEPS	(2 * NC_LINKS * NC_ADDRS + 4 * NC_LINKS + 5)
 
 /*
  * The steps that turn have (the running state) into want. Bonds and
@@ -116,6 +124,14 @@ int	nc_op_run(const struct nc_op *);
 int	netconf_run(const struct nc_step *, int n, int *failed);
 /* Turns the running state into want: netconf_running, diff, run. */
 int	netconf_apply(const struct netconf *want, char *why, size_t len);
+/*
+ * As netconf_apply, but a step the kernel refuses is left out and the
+ * rest still run (start and rollback: the state before was nothing, or
+ * one the user lost the unit in, so all or nothing would leave the
+ * management port without its address). -1 with the first refusal in
+ * why when any step was refused.
+ */
+int	netconf_apply_best(const struct netconf *want, char *why, size_t len);
 
 /* apply.c: the configuration file, net.apply and net.confirm */
 extern const struct rpc_method netconf_methods[];

@@ -14,6 +14,14 @@ extern const struct nas_feature netd_features[];
 /* util.c: names, addresses, errors */
 /* The kernel's rule for an interface name (dev_valid_name). */
 int	ifname_valid(const char *);
+/*
+ * A name netd.ini can hold as written, which netd alone makes and
+ * configures: no capitals (iniparser lowers section names), none of
+ * [ ] ; # = " ' \ (a section's end, a comment, a quoted value, a line
+ * continued). Said in IFNAME_CONF_RULE.
+ */
+int	ifname_conf(const char *);
+#define IFNAME_CONF_RULE "lower case, without [ ] ; # = \" ' \\"
 /* "10.0.0.2/24" or "fd00::2/64" into a; 0, or -1 with why. */
 int	cidr_parse(const char *s, struct net_addr *a, char *why, size_t len);
 /* A bare address (no prefix): family, or -1. */

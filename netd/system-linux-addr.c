@@ -45,6 +45,7 @@ linux_addr_list(struct net_addr **out, int *n)
 		d->family = family;
 		memcpy(d->addr, nl_addr_get_binary_addr(local), alen(family));
 		d->prefix = rtnl_addr_get_prefixlen(a);
+		d->dynamic = !(rtnl_addr_get_flags(a) & IFA_F_PERMANENT);
 		rtnl_link_i2name(lc, rtnl_addr_get_ifindex(a), d->link, sizeof(d->link));
 		i++;
 	}

@@ -7,7 +7,9 @@
  * (EADDRNOTAVAIL), a gateway no up link reaches (ENETUNREACH), deleting
  * hardware (EOPNOTSUPP). Deleting a link takes its VLANs, addresses and
  * routes with it, and a link going down drops the routes through it, as
- * the kernel's fib does.
+ * the kernel's fib does. A bond's MTU is its ports' (bond_change_mtu,
+ * bond_enslave): one a port cannot take is refused (EINVAL), and a port
+ * let go gets its own back.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -35,6 +37,7 @@ struct sim_link {
 	unsigned	min_mtu, max_mtu;
 	unsigned char	perm_mac[6];
 	int		master;		/* index of its bond, or -1 */
+	unsigned	own_mtu;	/* a bond's port: its MTU before, given back on release */
 	struct net_bond_opts bond;	/* bonds: the options */
 	struct net_bond	ad;		/* bonds: AD info; ports: port[0] holds the LACP state */
 };
@@ -43,7 +46,7 @@ static struct sim_link links[SIM_LINKS];
 static int nlinks, next_ifindex;
 static struct net_addr addrs[SIM_ADDRS];
 static int naddrs;
-static struct { int set; unsigned char gw[16]; int link; } defroute[2];	/* v4, v6 */
+static struct { int set; unsigned char gw[16]; int link; char proto[16]; } defroute[2];	/* v4, v6 */
 static int fail_after = -1;
 static int monitor_pipe[2] = { -1, -1 };
 
@@ -312,6 +315,31 @@ has_addr(int li, int family)
 	return 0;
 }
 
+/* Whether link i's driver takes mtu (dev_validate_mtu): for a bond, each port's too. */
+static int
+mtu_ok(int i, unsigned mtu)
+{
+	if (mtu < links[i].min_mtu || mtu > links[i].max_mtu)
+		return 0;
+	for (int j = 0; links[i].type == K_BOND && j < nlinks; j++)
+		if (links[j].master == i && (mtu < links[j].min_mtu || mtu > links[j].max_mtu))
+			return 0;
+	return 1;
+}
+
+/* Sets link i's MTU (a bond's ports with it); a VLAN cannot stay above its parent's. */
+static void
+set_mtu(int i, unsigned mtu)
+{
+	links[i].l.mtu = mtu;
+	for (int j = 0; j < nlinks; j++) {
+		if (links[j].type == K_VLAN && links[j].lower == i && links[j].l.mtu > mtu)
+			set_mtu(j, mtu);
+		if (links[i].type == K_BOND && links[j].master == i)
+			set_mtu(j, mtu);
+	}
+}
+
 static int
 sim_link_set(const char *name, int up, unsigned mtu)
 {
@@ -324,18 +352,13 @@ sim_link_set(const char *name, int up, unsigned mtu)
 	if (mtu) {
 		if (s->type == K_VLAN && mtu > links[s->lower].l.mtu)
 			return fail(ERANGE);
-		if (mtu < s->min_mtu || mtu > s->max_mtu)
+		if (!mtu_ok(i, mtu))
 			return fail(EINVAL);
 	}
 	if (step() == -1)
 		return -1;
-	if (mtu) {
-		s->l.mtu = mtu;
-		/* A VLAN cannot stay above its parent's MTU. */
-		for (int j = 0; j < nlinks; j++)
-			if (links[j].type == K_VLAN && links[j].lower == i && links[j].l.mtu > mtu)
-				links[j].l.mtu = mtu;
-	}
+	if (mtu)
+		set_mtu(i, mtu);
 	if (up == 0 && s->l.up)
 		drop_routes(i);
 	if (up != -1)
@@ -386,6 +409,7 @@ static void
 release(int p)
 {
 	links[p].master = -1;
+	set_mtu(p, links[p].own_mtu);
 	memcpy(links[p].l.mac, links[p].perm_mac, 6);
 	links[p].l.up = 0;
 	memset(&links[p].ad, 0, sizeof(links[p].ad));
@@ -414,10 +438,13 @@ remove_link(int i)
 		if (links[j].lower > i)
 			links[j].lower--;
 		if (links[j].master == i)
-			release(j);
+			links[j].master = SIM_LINKS;	/* let go below, once every index is right */
 		else if (links[j].master > i)
 			links[j].master--;
 	}
+	for (int j = 0; j < nlinks; j++)
+		if (links[j].master == SIM_LINKS)
+			release(j);
 }
 
 /* The kernel unregisters a link's VLANs (and a veth's peer) with it. */
@@ -571,11 +598,16 @@ sim_link_set_master(const char *port, const char *master)
 		net_set_errmsg("Device can not be enslaved while up");
 		return fail(EPERM);
 	}
+	/* bond_enslave() gives the port the bond's MTU. */
+	if (links[m].l.mtu < links[p].min_mtu || links[m].l.mtu > links[p].max_mtu)
+		return fail(EINVAL);
 	if (step() == -1)
 		return -1;
 	/* do_set_master(): a port of another bond leaves it first. */
 	if (links[p].master != -1)
 		release(p);
+	links[p].own_mtu = links[p].l.mtu;
+	set_mtu(p, links[m].l.mtu);
 	links[p].master = m;
 	links[p].l.up = 1;	/* bond_enslave() opens the port */
 	if (links[m].bond.mode != 5 && links[m].bond.mode != 6)
@@ -665,7 +697,8 @@ sim_addr_add(const struct net_addr *a)
 		return fail(ENOBUFS);
 	if (step() == -1)
 		return -1;
-	addrs[naddrs++] = *a;
+	addrs[naddrs] = *a;
+	addrs[naddrs++].dynamic = 0;	/* an address added without a lifetime is permanent */
 	return 0;
 }
 
@@ -769,7 +802,7 @@ sim_route_list(struct net_route **out, int *n)
 	for (int f = 0; f < 2; f++)
 		if (defroute[f].set)
 			add_route(&(*out)[k++], f ? AF_INET6 : AF_INET, defroute[f].link,
-			    NULL, 0, defroute[f].gw, "static");
+			    NULL, 0, defroute[f].gw, defroute[f].proto);
 	for (int i = 0; i < naddrs; i++) {
 		int li = find(addrs[i].link);
 
@@ -797,6 +830,7 @@ sim_route_set_default(int family, const unsigned char *gw)
 	defroute[f].set = 1;
 	defroute[f].link = li;
 	memcpy(defroute[f].gw, gw, alen(family));
+	snprintf(defroute[f].proto, sizeof(defroute[f].proto), "static");
 	return 0;
 }
 
@@ -812,6 +846,40 @@ sim_route_del_default(int family)
 	if (step() == -1)
 		return -1;
 	defroute[f].set = 0;
+	return 0;
+}
+
+int
+sim_set_max_mtu(const char *name, unsigned max)
+{
+	int i;
+
+	if ((i = find(name)) == -1)
+		return fail(ENODEV);
+	links[i].max_mtu = max;
+	return 0;
+}
+
+int
+sim_add_autoconf(const char *link, const unsigned char addr[16], int prefix,
+    const unsigned char router[16])
+{
+	int li;
+
+	if ((li = find(link)) == -1)
+		return fail(ENODEV);
+	if (naddrs == SIM_ADDRS)
+		return fail(ENOBUFS);
+	memset(&addrs[naddrs], 0, sizeof(addrs[0]));
+	snprintf(addrs[naddrs].link, sizeof(addrs[0].link), "%s", link);
+	addrs[naddrs].family = AF_INET6;
+	memcpy(addrs[naddrs].addr, addr, 16);
+	addrs[naddrs].prefix = prefix;
+	addrs[naddrs++].dynamic = 1;
+	defroute[1].set = 1;
+	defroute[1].link = li;
+	memcpy(defroute[1].gw, router, 16);
+	snprintf(defroute[1].proto, sizeof(defroute[1].proto), "ra");
 	return 0;
 }
 

@@ -40,6 +40,7 @@ struct net_addr {
 	int		family;
 	unsigned char	addr[16];
 	int		prefix;
+	int		dynamic;	/* a lifetime, the kernel's (SLAAC, privacy, a lease): not configuration */
 };
 
 /* A route of the main table. */

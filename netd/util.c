@@ -22,6 +22,17 @@ ifname_valid(const char *s)
 }
 
 int
+ifname_conf(const char *s)
+{
+	if (!ifname_valid(s))
+		return 0;
+	for (; *s; s++)
+		if (isupper((unsigned char)*s) || strchr("[];#=\"'\\", *s) != NULL)
+			return 0;
+	return 1;
+}
+
+int
 ip_parse(const char *s, unsigned char out[16])
 {
 	memset(out, 0, 16);

@@ -52,6 +52,11 @@ fuzz-luks2_SRCS := tests/fuzz/fuzz-luks2.c cryptd/luks2-hdr.c cryptd/luks2-json.
 	cryptd/luks2-crypto.c
 fuzz-luks2_FUZZLIBS := -lcrypto -largon2
 
+# netd: netlink dumps, netd.ini, net.apply's JSON, resolv.conf; seeds
+# include the kernel messages recorded on the board.
+FUZZERS += fuzz-netd
+fuzz-netd_SRCS := tests/fuzz/fuzz-netd.c $(NETD_LOGIC) $(libnas_SRCS)
+
 $(FUZZ_O)/obj/%.o: $(SRC)/%.c $(AUTOCONF)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $*.c"

@@ -5,7 +5,9 @@
  * creating intent in the other slot), and the superblock and bitmap of
  * every member of every md tier.  Each seed starts with the target's
  * mode byte (0: checksums as written; 4 for a label: both slots).
- * Usage: fuzz-seeds DIR   (writes the files of DIR/label and DIR/mdsb)
+ * For fuzz-netd (mode 0), each bond recorded on the board by netd-nlrec
+ * (tests/unit/netd-recorded.h) as one dump: the bond, then its ports.
+ * Usage: fuzz-seeds DIR   (writes the files of DIR/label, DIR/mdsb, DIR/netd)
  */
 #include <sys/stat.h>
 
@@ -20,6 +22,7 @@
 #include "raidd/label.h"
 #include "raidd/plan-grow.h"
 #include "raidd/mdsb.h"
+#include "tests/unit/netd-recorded.h"
 
 static const char *dir;
 
@@ -148,6 +151,38 @@ superblocks(enum vol_level level, const struct plan *p)
 	}
 }
 
+static void
+netd_dumps(void)
+{
+	static const struct {
+		const char *name;
+		const unsigned char *bond, *p1, *p2;
+		size_t blen, l1, l2;
+	} rec[] = {
+		{ "aggregated", rec_aggregated_nbond, rec_aggregated_n1, rec_aggregated_n2,
+		  sizeof(rec_aggregated_nbond), sizeof(rec_aggregated_n1), sizeof(rec_aggregated_n2) },
+		{ "cut", rec_cut_nbond, rec_cut_n1, rec_cut_n2,
+		  sizeof(rec_cut_nbond), sizeof(rec_cut_n1), sizeof(rec_cut_n2) },
+		{ "twogroups", rec_twogroups_sbond, rec_twogroups_n3, rec_twogroups_n4,
+		  sizeof(rec_twogroups_sbond), sizeof(rec_twogroups_n3), sizeof(rec_twogroups_n4) },
+		{ "nopartner", rec_nopartner_lbond, rec_nopartner_lan1, rec_nopartner_lan2,
+		  sizeof(rec_nopartner_lbond), sizeof(rec_nopartner_lan1), sizeof(rec_nopartner_lan2) },
+	};
+	char path[512];
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++) {
+		snprintf(path, sizeof(path), "%s/netd/rec-%s", dir, rec[i].name);
+		if ((f = fopen(path, "w")) == NULL)
+			err(1, "%s", path);
+		/* Mode 0; the messages are 4-byte aligned lengths already. */
+		if (fputc(0, f) == EOF || fwrite(rec[i].bond, 1, rec[i].blen, f) != rec[i].blen ||
+		    fwrite(rec[i].p1, 1, rec[i].l1, f) != rec[i].l1 ||
+		    fwrite(rec[i].p2, 1, rec[i].l2, f) != rec[i].l2 || fclose(f) == EOF)
+			err(1, "%s", path);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -162,8 +197,9 @@ main(int argc, char **argv)
 	if (argc != 2)
 		errx(2, "usage: fuzz-seeds DIR");
 	dir = argv[1];
-	for (int i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, i ? "mdsb" : "label");
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, (const char *[]){ "label", "mdsb",
+		    "netd" }[i]);
 		if (mkdir(dir, 0755) == -1 && errno != EEXIST)
 			err(1, "%s", dir);
 		if (mkdir(path, 0755) == -1 && errno != EEXIST)
@@ -175,5 +211,6 @@ main(int argc, char **argv)
 		superblocks((enum vol_level)lv, &p);
 	}
 	grown_jbod();
+	netd_dumps();
 	return 0;
 }

@@ -4,7 +4,8 @@
 # start (a bad value costs its key, the rest is applied), an API change
 # written back to netd.ini (the daemon's own sections kept), the network
 # back from netd.ini after netd restarts on a flushed link, and net.apply
-# rolled back unless confirmed. Needs root and `ip netns` (skipped
+# rolled back unless confirmed, addresses with a lifetime and routes from
+# router advertisements never written as configuration. Needs root and `ip netns` (skipped
 # otherwise). Ends with "netd-config: N passed, N failed".
 # Usage: netd-config.sh BINDIR
 set -u
@@ -48,6 +49,10 @@ n() { "$bin/nasctl" -S "$tmp/run" "$@"; }
 v0_has() { ip -n "$ns" -j addr show v0 | jq -e "[.[0].addr_info[] | select(.local == \"$1\")] | length == 1"; }
 
 check "netd -n accepts netd.ini with its network sections" in_ns "$bin/netd" -n -c "$tmp/netd.ini"
+# A hand edit that repeats a network key must not stop the daemon that brings up the network.
+{ cat "$tmp/netd.ini"; printf '[port v1x]\nup = yes\nup = no\n'; } > "$tmp/dup.ini"
+check "netd -n accepts a key given twice in a network section (logged)" sh -c \
+	"'$bin/netd' -n -c '$tmp/dup.ini' 2>&1 >/dev/null | grep -q 'given again'"
 start
 check "at start: v0 up with mtu 1400 (iproute2)" sh -c \
 	"ip -n $ns -j link show v0 | jq -e '.[0].mtu == 1400 and (.[0].flags | index(\"UP\"))'"
@@ -58,8 +63,17 @@ check "at start: the default route" sh -c \
 check "at start: resolv.conf" grep -qx 'nameserver 10.77.0.53' "$tmp/resolv.conf"
 check "the bad mtu is logged with its section, the rest applied" grep -q "port v1x.*mtu.*99999" "$tmp/netd.log"
 
+# What a router advertisement makes (an address with a lifetime, a default
+# route through a link-local router) is the kernel's, not configuration.
+in_ns ip addr add fd99::5/64 dev v0 valid_lft 600 preferred_lft 600
+in_ns ip -6 route add default via fe80::99 dev v0 proto ra
 check "addr add 10.77.0.9/24" n addr add v0 10.77.0.9/24
 check "written back: the new address in netd.ini" grep -q '^address = .*10.77.0.9/24' "$tmp/netd.ini"
+check "written back: no address with a lifetime, no route from an advertisement" sh -c \
+	"! grep -q -e fd99::5 -e fe80::99 '$tmp/netd.ini'"
+check "written back: the static IPv6 address kept" grep -q '^address = .*fd77::1/64' "$tmp/netd.ini"
+check "addr list says which address is dynamic" sh -c \
+	"'$bin/nasctl' -S '$tmp/run' --json addr list | jq -e '[.. | objects | select(.address? == \"fd99::5/64\") | .dynamic] == [true]'"
 check "written back: the daemon's own section kept with its comment" sh -c \
 	"head -4 '$tmp/netd.ini' | grep -q \"^; the daemon's own section\" && grep -q '^resolv_conf = $tmp/resolv.conf' '$tmp/netd.ini'"
 check "netd -n still accepts the file netd wrote" in_ns "$bin/netd" -n -c "$tmp/netd.ini"

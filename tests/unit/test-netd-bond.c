@@ -287,6 +287,52 @@ codes(const struct net_bond *b, const struct net_bond *before)
 #define BUNDLED	0x3d	/* activity aggregation sync collecting distributing */
 #define LONELY	0x45	/* activity aggregation defaulted */
 
+/* Cuts the attribute at path (types, outermost first) of m to one byte of payload. */
+static void
+cut_to_one_byte(struct msg *m, const int *path, int depth)
+{
+	struct ifinfomsg *ifi = NLMSG_DATA((struct nlmsghdr *)(void *)m->buf);
+	const struct rtattr *a = IFLA_RTA(ifi);
+	int len = (int)(m->len - NLMSG_LENGTH(sizeof(*ifi)));
+
+	for (int i = 0; i < depth; i++) {
+		ck_assert_ptr_nonnull(a = find_attr(a, len, path[i]));
+		if (i + 1 < depth) {
+			len = (int)RTA_PAYLOAD(a);
+			a = RTA_DATA(a);
+		}
+	}
+	((struct rtattr *)(uintptr_t)a)->rta_len = (unsigned short)RTA_LENGTH(1);
+}
+
+/*
+ * A short aggregator id (one byte where the kernel puts a u16) on the
+ * bond and on its ports is no aggregator: garbage never reads as two
+ * ports "in" an active aggregator that no id names.
+ */
+START_TEST(decode_short_aggregator_is_none)
+{
+	static const int bond_agg[] = { IFLA_LINKINFO, IFLA_INFO_DATA, IFLA_BOND_AD_INFO,
+		IFLA_BOND_AD_INFO_AGGREGATOR };
+	static const int port_agg[] = { IFLA_LINKINFO, IFLA_INFO_SLAVE_DATA,
+		IFLA_BOND_SLAVE_AD_AGGREGATOR_ID };
+	struct msg bm, p1, p2;
+	struct net_bond b;
+
+	bond_msg(&bm, 1, 2, sw);
+	port_msg(&p1, 2, "lan1", 1, 1, BUNDLED, BUNDLED, 0, 0);
+	port_msg(&p2, 3, "lan2", 1, 1, BUNDLED, BUNDLED, 0, 0);
+	cut_to_one_byte(&bm, bond_agg, 4);
+	cut_to_one_byte(&p1, port_agg, 3);
+	cut_to_one_byte(&p2, port_agg, 3);
+	decode(&b, &bm, &p1, &p2, 1000, 1000);
+	ck_assert_int_eq(b.port[0].aggregator_id, -1);
+	ck_assert(!b.has_ad_info);
+	ck_assert(!lacp_in_bundle(&b, &b.port[0]) && !lacp_in_bundle(&b, &b.port[1]));
+	ck_assert_ptr_nonnull(strstr(codes(&b, NULL), "no-partner"));
+}
+END_TEST
+
 START_TEST(decode_aggregated)
 {
 	struct msg bm, p1, p2;
@@ -824,6 +870,40 @@ START_TEST(sim_like_the_driver)
 }
 END_TEST
 
+/*
+ * A bond's MTU is its ports' (bond_change_mtu, bond_enslave): the ports
+ * follow it, one a port's driver cannot take is refused and changes
+ * nothing, and a port let go gets its own MTU back.
+ */
+START_TEST(sim_bond_mtu_is_its_ports)
+{
+	struct net_bond_opts o = { .name = "bx", .mode = 0, .miimon = -1, .lacp_rate = -1,
+		.xmit_hash_policy = -1, .min_links = -1, .ad_select = -1 };
+	struct net_link l;
+
+	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\",\"lan2\"],"
+	    "\"mode\":\"balance-rr\"}", 0);
+	call0("link.set", "{\"link\":\"bond0\",\"mtu\":9000}", 0);
+	ck_assert_int_eq(net->link_get("lan1", &l), 0);
+	ck_assert_uint_eq(l.mtu, 9000);
+	ck_assert_int_eq(sim_set_max_mtu("lan2", 1500), 0);
+	ck_assert_int_eq(net->link_set("bond0", -1, 9100), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(net->link_get("lan1", &l), 0);
+	ck_assert_uint_eq(l.mtu, 9000);
+	call0("bond.delete", "{\"name\":\"bond0\",\"force\":true}", 0);
+	ck_assert_int_eq(net->link_get("lan1", &l), 0);
+	ck_assert_uint_eq(l.mtu, 1500);
+	ck_assert_int_eq(net->bond_create(&o), 0);
+	ck_assert_int_eq(net->link_set("bx", -1, 9000), 0);
+	ck_assert_int_eq(net->link_set("lan2", 0, 0), 0);
+	ck_assert_int_eq(net->link_set_master("lan2", "bx"), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(net->link_get("lan2", &l), 0);
+	ck_assert_str_eq(l.master, "");
+}
+END_TEST
+
 /* ---- events ---- */
 
 static char dir_sock[300];
@@ -922,6 +1002,7 @@ suite(void)
 	tcase_add_test(t, encode_every_option);
 	tcase_add_test(t, encode_each_mode_leaves_unset_options_out);
 	tcase_add_test(t, decode_aggregated);
+	tcase_add_test(t, decode_short_aggregator_is_none);
 	tcase_add_test(t, diagnose_no_partner);
 	tcase_add_test(t, diagnose_port_not_aggregated);
 	tcase_add_test(t, diagnose_churn);
@@ -943,6 +1024,7 @@ suite(void)
 	tcase_add_test(t, failure_at_every_step_undone);
 	tcase_add_test(t, delete_releases_ports);
 	tcase_add_test(t, sim_like_the_driver);
+	tcase_add_test(t, sim_bond_mtu_is_its_ports);
 	tcase_add_test(t, events_port_and_diagnosis);
 	suite_add_tcase(s, t);
 	return s;

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "log.h"
 #include "netd/netconf.h"
 #include "netd/netd.h"
@@ -194,6 +195,13 @@ START_TEST(parse_refuses_bad_values)
 	refused("port lan1", "mtu", "1500x");
 	refused("port lan1", "mtu", "99999999999999999999");
 	refused("port lan1", "up", "maybe");
+	/* Names the file could not give back as written (iniparser's syntax). */
+	refused("port LAN1", "mtu", "1500");
+	refused("port lan]1", "mtu", "1500");
+	refused("bond bond0", "ports", "lan1, x;y");
+	refused("bond bond0", "ports", "lan1#2");
+	refused("vlan v7", "link", "lan1\\");
+	refused("vlan v7", "link", "\"lan1\"");
 	refused("port lan1", "address", "192.0.2.2");
 	refused("port lan1", "address", "192.0.2.2/33");
 	refused("port lan1", "address", "224.0.0.1/4");
@@ -280,11 +288,26 @@ START_TEST(load_keeps_the_rest)
 	ck_assert_int_eq(c.has_dns, 0);
 	ck_assert_int_eq(c.has_gw[0], 1);
 	free(p);
-	p = unit_write(dir, "dup.ini", "[port lan1]\nmtu = 1400\nmtu = 1500\n");
-	ck_assert_int_eq(netconf_load(p, &c, &found), -1);
+	/* As in netd (main.c): a repeated key or section of the network is logged, the last kept. */
+	conf_set_foreign(netconf_section);
+	p = unit_write(dir, "dup.ini", "[port lan1]\nmtu = 1400\nmtu = 1500\n[port lan1]\n"
+	    "address = 192.0.2.2/24\n");
+	ck_assert_int_eq(netconf_load(p, &c, &found), 0);
+	ck_assert_int_eq(c.nlinks, 1);
+	ck_assert_uint_eq(c.link[0].mtu, 1500);
+	ck_assert_int_eq(c.link[0].naddr, 1);
+	conf_set_foreign(NULL);
 	free(p);
 	p = unit_write(dir, "syntax.ini", "[port lan1\nmtu = 1400\n");
 	ck_assert_int_eq(netconf_load(p, &c, &found), -1);
+	free(p);
+	/* A section with no keys names its link, as net.apply's {} does (nasctl net apply). */
+	p = unit_write(dir, "empty.ini", "[port lan1]\n[route]\n");
+	ck_assert_int_eq(netconf_load(p, &c, &found), 0);
+	ck_assert_int_eq(c.nlinks, 1);
+	ck_assert_str_eq(c.link[0].name, "lan1");
+	ck_assert_int_eq(c.link[0].naddr, 0);
+	ck_assert_int_eq(c.has_gw[0], 0);
 	free(p);
 	ck_assert_int_eq(netconf_load("/nonexistent/netd.ini", &c, &found), 0);
 	ck_assert_int_eq(found, 0);
@@ -559,16 +582,200 @@ START_TEST(apply_refusals_change_nothing)
 }
 END_TEST
 
+/*
+ * A name the file cannot hold as written is refused where netd makes the
+ * link, and a link of the running state made outside netd with one is
+ * not written: read back, "[port Up0]" would be up0, and "ports = a;b"
+ * would be "a".
+ */
+START_TEST(names_the_file_cannot_hold)
+{
+	struct netconf c;
+	int found;
+
+	call0("bond.create", "{\"name\":\"Bond0\",\"ports\":[\"lan1\"],\"mode\":\"balance-rr\"}",
+	    RPC_INVALID_PARAMS);
+	call0("bond.create", "{\"name\":\"b;0\",\"ports\":[\"lan1\"],\"mode\":\"balance-rr\"}",
+	    RPC_INVALID_PARAMS);
+	call0("vlan.create", "{\"link\":\"lan1\",\"id\":5,\"name\":\"v#5\"}", RPC_INVALID_PARAMS);
+	ck_assert_int_eq(sim_add_veth("Up0", "a;b"), 0);
+	call0("bond.create", "{\"name\":\"bond1\",\"ports\":[\"a;b\"],\"mode\":\"balance-rr\"}",
+	    RPC_INVALID_PARAMS);
+	call0("link.set", "{\"link\":\"Up0\",\"mtu\":1400}", 0);
+	call0("addr.add", "{\"link\":\"a;b\",\"address\":\"192.0.2.7/24\"}", 0);
+	ck_assert_ptr_null(strstr(slurp(ini), "Up0"));
+	ck_assert_ptr_null(strstr(slurp(ini), "up0"));
+	ck_assert_ptr_null(strstr(slurp(ini), "a;b"));
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "[port lan1]"));
+	ck_assert_int_eq(netconf_load(ini, &c, &found), 0);
+	for (int i = 0; i < c.nlinks; i++)
+		ck_assert(strcmp(c.link[i].name, "up0") && strcmp(c.link[i].name, "a"));
+}
+END_TEST
+
+/*
+ * A bond or VLAN may not take the name of a board port that is missing
+ * now (its driver not loaded yet): the port would find its name taken
+ * and come up under another, outside the configuration.
+ */
+START_TEST(board_port_names_are_kept_for_the_ports)
+{
+	struct board b = { .nports = 3 };
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(b.port[i].name, sizeof(b.port[i].name), "lan%d", i + 1);
+		snprintf(b.port[i].label, sizeof(b.port[i].label), "LAN %d", i + 1);
+	}
+	link_set_board(&b);
+	call0("bond.create", "{\"name\":\"lan3\",\"ports\":[\"lan1\"],\"mode\":\"balance-rr\"}",
+	    NAS_ERR_EXISTS);
+	call0("vlan.create", "{\"link\":\"lan1\",\"id\":5,\"name\":\"lan3\"}", NAS_ERR_EXISTS);
+	call0("net.apply", "{\"config\":{\"vlan lan3\":{\"link\":\"lan1\",\"id\":5}}}",
+	    RPC_INVALID_PARAMS);
+	ck_assert_int_eq(net->link_get("lan3", &(struct net_link){ 0 }), 1);
+}
+END_TEST
+
+/* Whether link has address a/prefix in the running state. */
+static int
+running_has(const char *link, const char *cidr)
+{
+	struct net_addr a, *as;
+	char w[128];
+	int n, found = 0;
+
+	ck_assert_int_eq(cidr_parse(cidr, &a, w, sizeof(w)), 0);
+	ck_assert_int_eq(net->addr_list(&as, &n), 0);
+	for (int i = 0; i < n; i++)
+		found |= !strcmp(as[i].link, link) && as[i].family == a.family &&
+		    as[i].prefix == a.prefix && !memcmp(as[i].addr, a.addr, 16);
+	free(as);
+	return found;
+}
+
+/*
+ * At start the state before is nothing: a step the kernel refuses (a bond
+ * port not there yet, a gateway nothing reaches) must not take the
+ * management port's address with it.
+ */
+START_TEST(start_keeps_what_the_kernel_takes)
+{
+	char *p = unit_write(dir, "boot.ini",
+	    "[netd]\nboard = /etc/board.ini\n"
+	    "[port lan1]\naddress = 192.0.2.2/24\n"
+	    "[bond bond0]\nmode = active-backup\nports = lan2, usb0\naddress = 198.51.100.2/24\n"
+	    "[route]\ngateway = 203.0.113.1\n");
+
+	netconf_set_path(p);
+	netconf_start();
+	ck_assert(running_has("lan1", "192.0.2.2/24"));
+	free(p);
+}
+END_TEST
+
+/* Many links with many addresses: every step fits, the management port gets its address. */
+START_TEST(start_applies_a_big_file_whole)
+{
+	FILE *f;
+	char *p = unit_write(dir, "big.ini", "[port lan1]\naddress = 192.0.2.2/24\n");
+	struct net_link *ls;
+	int n, vlans = 0;
+
+	ck_assert_ptr_nonnull(f = fopen(p, "a"));
+	for (int v = 1; v <= 36; v++) {
+		fprintf(f, "[vlan lan2.%d]\nlink = lan2\nid = %d\naddress = ", v, v);
+		for (int a = 1; a <= 7; a++)
+			fprintf(f, "%s10.%d.%d.1/24", a > 1 ? ", " : "", v, a);
+		fprintf(f, "\n");
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	netconf_set_path(p);
+	netconf_start();
+	ck_assert(running_has("lan1", "192.0.2.2/24"));
+	ck_assert(running_has("lan2.36", "10.36.7.1/24"));
+	ck_assert_int_eq(net->link_list(&ls, &n), 0);
+	for (int i = 0; i < n; i++)
+		vlans += ls[i].vlan_id > 0;
+	free(ls);
+	ck_assert_int_eq(vlans, 36);
+	free(p);
+}
+END_TEST
+
+/* A rollback that cannot make one step still makes the others. */
+START_TEST(rollback_keeps_what_the_kernel_takes)
+{
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.2/24\"}", 0);
+	call0("addr.add", "{\"link\":\"v0\",\"address\":\"198.51.100.1/24\"}", 0);
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":[]},\"port v0\":"
+	    "{\"address\":[]}},\"confirm_s\":1}", 0);
+	ck_assert(!running_has("lan1", "192.0.2.2/24"));
+	/* The rollback's second step (v0's address) is refused. */
+	sim_fail_after(1);
+	ev_run(EV_DEFAULT, 0);
+	ck_assert(running_has("lan1", "192.0.2.2/24"));
+	ck_assert(!running_has("v0", "198.51.100.1/24"));
+}
+END_TEST
+
+/*
+ * What the kernel makes from router advertisements (SLAAC and privacy
+ * addresses with lifetimes, a default route through the router's
+ * link-local address) is not configuration: not written to the file
+ * (back from it after a reboot, the route has no link and the addresses
+ * outlive the prefix), not counted against a link's addresses, and not
+ * deleted by an apply that names the link.
+ */
+START_TEST(autoconf_is_not_configuration)
+{
+	unsigned char a[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	unsigned char router[16] = { 0xfe, 0x80, [15] = 1 };
+	struct net_route *rs;
+	struct netconf c;
+	int n, ra = 0;
+
+	for (int i = 1; i <= NC_ADDRS + 1; i++) {
+		a[15] = (unsigned char)i;
+		ck_assert_int_eq(sim_add_autoconf("lan1", a, 64, router), 0);
+	}
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.2/24\"}", 0);
+	ck_assert_ptr_null(strstr(slurp(ini), "2001:db8"));
+	ck_assert_ptr_null(strstr(slurp(ini), "fe80::1"));
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "192.0.2.2/24"));
+	ck_assert_int_eq(netconf_running(&c), 0);
+	ck_assert_int_eq(c.has_gw[1], 0);
+	ck_assert_str_eq(c.link[0].name, "lan1");
+	ck_assert_int_eq(c.link[0].naddr, 1);
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":\"192.0.2.9/24\"}}}", 0);
+	ck_assert(running_has("lan1", "192.0.2.9/24"));
+	ck_assert(running_has("lan1", "2001:db8::1/64"));
+	ck_assert_int_eq(net->route_list(&rs, &n), 0);
+	for (int i = 0; i < n; i++)
+		ra |= rs[i].family == AF_INET6 && rs[i].dst_len == 0 && !strcmp(rs[i].proto, "ra");
+	free(rs);
+	ck_assert(ra);
+}
+END_TEST
+
 /* More than a netconf holds is refused, never cut short (a rollback would delete the rest). */
 START_TEST(running_state_too_big_is_refused)
 {
 	struct netconf c;
 	char p[96];
 
+	struct net_addr a;
+
 	for (int i = 1; i <= NC_ADDRS + 1; i++) {
 		snprintf(p, sizeof(p), "{\"link\":\"lan1\",\"address\":\"192.0.%d.1/24\"}", i);
-		call0("addr.add", p, 0);
+		/* The API stops where the file does: one more would stop every write-back. */
+		call0("addr.add", p, i > NC_ADDRS ? NAS_ERR_LIMIT : 0);
 	}
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "192.0.8.1"));
+	ck_assert_int_eq(netconf_running(&c), 0);
+	/* One more made outside netd. */
+	ck_assert_int_eq(cidr_parse("192.0.9.1/24", &a, p, sizeof(p)), 0);
+	snprintf(a.link, sizeof(a.link), "lan1");
+	ck_assert_int_eq(net->addr_add(&a), 0);
 	ck_assert_int_eq(netconf_running(&c), -1);
 	ck_assert_int_eq(errno, E2BIG);
 	call0("net.apply", cfg_bond, NAS_ERR_FAILED);
@@ -600,6 +807,12 @@ suite(void)
 	tcase_add_test(t, apply_confirmed_is_kept);
 	tcase_add_test(t, apply_refusals_change_nothing);
 	tcase_add_test(t, running_state_too_big_is_refused);
+	tcase_add_test(t, start_keeps_what_the_kernel_takes);
+	tcase_add_test(t, start_applies_a_big_file_whole);
+	tcase_add_test(t, rollback_keeps_what_the_kernel_takes);
+	tcase_add_test(t, autoconf_is_not_configuration);
+	tcase_add_test(t, names_the_file_cannot_hold);
+	tcase_add_test(t, board_port_names_are_kept_for_the_ports);
 	suite_add_tcase(s, t);
 	return s;
 }
