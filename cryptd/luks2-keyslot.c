@@ -328,24 +328,16 @@ luks2_keyslot_add(const struct luks2_io *io, struct luks2 *h,
 	return 0;
 }
 
-int
-luks2_keyslot_drop(struct luks2 *h, int slot, char *err, size_t errlen)
+/* id out of the "keyslots" array of every object in set (digests, tokens). */
+static void
+unassign(struct json_object *set, const char *id)
 {
-	struct json_object *o, *dgs, *arr, *keep;
-	char id[4];
+	struct json_object *arr, *keep;
 	size_t i;
 
-	if (h->version != 2)
-		return ERR("LUKS1 headers are read only");
-	if (slot < 0 || slot >= LUKS2_KEYSLOTS || !h->ks[slot].used)
-		return ERR("no keyslot %d", slot);
-	snprintf(id, sizeof(id), "%d", slot);
-	json_object_object_get_ex(h->json, "keyslots", &o);
-	json_object_object_del(o, id);
-	json_object_object_get_ex(h->json, "digests", &dgs);
-	json_object_object_foreach(dgs, key, dg) {
+	json_object_object_foreach(set, key, o) {
 		(void)key;
-		if (!json_object_object_get_ex(dg, "keyslots", &arr))
+		if (!json_object_object_get_ex(o, "keyslots", &arr))
 			continue;
 		keep = json_object_new_array();
 		for (i = 0; i < json_object_array_length(arr); i++) {
@@ -354,8 +346,32 @@ luks2_keyslot_drop(struct luks2 *h, int slot, char *err, size_t errlen)
 			if (strcmp(json_object_get_string(v), id) != 0)
 				json_object_array_add(keep, json_object_get(v));
 		}
-		json_object_object_add(dg, "keyslots", keep);
+		json_object_object_add(o, "keyslots", keep);
 	}
+}
+
+int
+luks2_keyslot_drop(struct luks2 *h, int slot, char *err, size_t errlen)
+{
+	struct json_object *o;
+	char id[4];
+
+	if (h->version != 2)
+		return ERR("LUKS1 headers are read only");
+	if (slot < 0 || slot >= LUKS2_KEYSLOTS || !h->ks[slot].used)
+		return ERR("no keyslot %d", slot);
+	snprintf(id, sizeof(id), "%d", slot);
+	json_object_object_get_ex(h->json, "keyslots", &o);
+	json_object_object_del(o, id);
+	/*
+	 * A token naming the slot (systemd-cryptenroll's tpm2, fido2 ...)
+	 * loses it too, as cryptsetup does: cryptsetup refuses the whole
+	 * header when a token names a keyslot that is not there.
+	 */
+	json_object_object_get_ex(h->json, "digests", &o);
+	unassign(o, id);
+	json_object_object_get_ex(h->json, "tokens", &o);
+	unassign(o, id);
 	return reparse(h, err, errlen);
 }
 

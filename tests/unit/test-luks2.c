@@ -357,6 +357,11 @@ static const char *const refused[][2] = {
 	{ "\"keyslots_size\":\"16744448\"", "\"keyslots_size\":\"16744449\"" },
 	{ "\"keyslots_size\":\"16744448\"", "\"keyslots_size\":\"33521664\"" },
 	{ "\"tokens\":{}", "\"tokens\":[]" },
+	/* Tokens as cryptsetup checks them: a named keyslot must be there. */
+	{ "\"tokens\":{}", "\"tokens\":{\"0\":{\"type\":\"x\",\"keyslots\":[\"5\"]}}" },
+	{ "\"tokens\":{}", "\"tokens\":{\"0\":{\"keyslots\":[\"0\"]}}" },
+	{ "\"tokens\":{}", "\"tokens\":{\"0\":{\"type\":\"x\"}}" },
+	{ "\"tokens\":{}", "\"tokens\":{\"x\":{\"type\":\"x\",\"keyslots\":[]}}" },
 	{ "\"digests\":{", "\"digests\":{\"1\":5," },
 	{ "\"keyslots\":{\"0\"", "\"keyslots\":{\"x\"" },
 	{ "{\"keyslots\"", "[{\"keyslots\"" },
@@ -469,6 +474,41 @@ START_TEST(keyslots)
 	h = load_ok();
 	ck_assert_int_eq(luks2_keyslot_count(h), 32);
 	ck_assert(opens(h, "p31", vk));
+	luks2_free(h);
+	secret_free(vk);
+}
+END_TEST
+
+/*
+ * A token (systemd-cryptenroll's tpm2 ...) naming a dropped keyslot
+ * loses it: cryptsetup would refuse the whole header otherwise.
+ */
+START_TEST(drop_unassigns_tokens)
+{
+	struct secret *vk = format(KDF_PBKDF2);
+	struct luks2_kdf k = kdf_of(KDF_PBKDF2);
+	struct luks2 *h = load_ok();
+	struct json_object *t, *a;
+	int slot;
+
+	ck_assert_int_eq(luks2_keyslot_add(&io, h, vk, "two", 3, &k, &slot, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(luks2_store(&io, h, err, sizeof(err)), 0);
+	luks2_free(h);
+	edit_json("\"tokens\":{}", "\"tokens\":{\"0\":{\"type\":\"x-test\","
+	    "\"keyslots\":[\"1\"]},\"1\":{\"type\":\"y\",\"keyslots\":[\"0\",\"1\"]}}");
+	h = load_ok();
+	ck_assert_int_eq(luks2_keyslot_drop(h, 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(luks2_store(&io, h, err, sizeof(err)), 0);
+	luks2_free(h);
+	h = load_ok();
+	ck_assert(json_object_object_get_ex(h->json, "tokens", &t));
+	ck_assert(json_object_object_get_ex(json_object_object_get(t, "0"), "keyslots", &a));
+	ck_assert_uint_eq(json_object_array_length(a), 0);
+	ck_assert(json_object_object_get_ex(json_object_object_get(t, "1"), "keyslots", &a));
+	ck_assert_uint_eq(json_object_array_length(a), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(a, 0)), "0");
+	ck_assert(opens(h, "pw", vk) && !opens(h, "two", NULL));
 	luks2_free(h);
 	secret_free(vk);
 }
@@ -683,6 +723,7 @@ main(void)
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, binary_refusals);
 	tcase_add_test(tc, keyslots);
+	tcase_add_test(tc, drop_unassigns_tokens);
 	tcase_add_test(tc, kdf_limits);
 	tcase_add_test(tc, format_refusals);
 	tcase_add_test(tc, failed_write);
