@@ -72,11 +72,13 @@ keyfile_read(const char *path, char *err, size_t errlen)
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-		luks2_err(err, errlen, "key file %s: %s", path, strerror(errno));
+	/* Not a FIFO that blocks cryptd, nor a device whose open acts. */
+	if ((fd = node_open(path, O_RDONLY, S_IFREG, &st)) < 0) {
+		luks2_err(err, errlen, "key file %s: %s", path, errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+	if (!S_ISREG(st.st_mode) || st.st_size == 0 ||
 	    st.st_size > KEYFILE_MAX || (s = secret_new(KEYFILE_MAX)) == NULL) {
 		close(fd);
 		luks2_err(err, errlen, "key file %s: not a regular file of 1-%d bytes",

@@ -6,6 +6,8 @@
  * add/change/remove, header backup/restore, erase, key files, repair of
  * a damaged primary, the refusals, and cryptd.prom.
  */
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -253,6 +255,31 @@ START_TEST(keyfile)
 }
 END_TEST
 
+/*
+ * A FIFO (or a character device) put where a device or key file is
+ * named is never opened for real: the open of a FIFO would block cryptd
+ * for every client, and a device's open runs its driver.  The read
+ * group's crypt.show may name any path.
+ */
+START_TEST(fifo_never_opened)
+{
+	char fifo[600];
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(code("crypt.show", "{\"device\":\"%s\"}", fifo),
+	    NAS_ERR_NOT_FOUND);
+	ck_assert_int_eq(code("key.list", "{\"device\":\"%s\"}", fifo),
+	    NAS_ERR_NOT_FOUND);
+	format("pw");
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"k\","
+	    "\"keyfile\":\"%s\"}", dev, fifo), NAS_ERR_FAILED);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"/dev/null\",\"name\":\"k\","
+	    "\"passphrase\":\"pw\"}"), NAS_ERR_NOT_FOUND);
+	ck_assert_int_eq(opens("k", "pw"), 0);
+}
+END_TEST
+
 START_TEST(backup_restore_erase)
 {
 	char file[600], link[600];
@@ -408,6 +435,7 @@ cryptd_suite(void)
 	tcase_add_test(tc, rate_limit);
 	tcase_add_test(tc, keys);
 	tcase_add_test(tc, keyfile);
+	tcase_add_test(tc, fifo_never_opened);
 	tcase_add_test(tc, backup_restore_erase);
 	tcase_add_test(tc, damaged_primary);
 	tcase_add_test(tc, benchmark);
