@@ -83,6 +83,12 @@ fd_write(void *ctx, const void *buf, size_t len, uint64_t off)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
+static int
+fd_sync(void *ctx)
+{
+	return fsync(*(int *)ctx);
+}
+
 void
 luks2_io_fd(struct luks2_io *io, int *fd, uint64_t size)
 {
@@ -90,6 +96,16 @@ luks2_io_fd(struct luks2_io *io, int *fd, uint64_t size)
 	io->write = fd_write;
 	io->ctx = fd;
 	io->size = size;
+	io->sync = fd_sync;
+}
+
+int
+luks2_write_synced(const struct luks2_io *io, const void *buf, size_t len,
+    uint64_t off)
+{
+	if (io->write(io->ctx, buf, len, off) != 0)
+		return -1;
+	return io->sync != NULL ? io->sync(io->ctx) : 0;
 }
 
 int
@@ -413,7 +429,8 @@ luks2_store(const struct luks2_io *io, struct luks2 *h, char *err,
 		if (rc != 0)
 			goto out;
 		rc = -1;
-		if (io->write(io->ctx, buf, h->hdr_size, i ? h->hdr_size : 0) != 0) {
+		/* Each copy on the disk before the next (cryptsetup's order). */
+		if (luks2_write_synced(io, buf, h->hdr_size, i ? h->hdr_size : 0) != 0) {
 			ERR("cannot write the %s header: %s", i ? "secondary" :
 			    "primary", strerror(errno));
 			goto out;

@@ -262,8 +262,9 @@ write_area(const struct luks2_io *io, const struct luks2_keyslot *ks,
 		ERR("keyslot encryption failed");
 		goto out;
 	}
+	/* On the disk before the header that names it. */
 	if (ks->area_offset > io->size || n > io->size - ks->area_offset ||
-	    io->write(io->ctx, raw, n, ks->area_offset) != 0) {
+	    luks2_write_synced(io, raw, n, ks->area_offset) != 0) {
 		ERR("cannot write the keyslot area: %s", strerror(errno));
 		goto out;
 	}
@@ -386,7 +387,7 @@ luks2_area_wipe(const struct luks2_io *io, uint64_t off, uint64_t size,
 		return ERR("keyslot area outside the device");
 	if ((b = malloc(size ? size : 1)) == NULL)
 		return ERR("out of memory");
-	if (luks2_random(b, size) != 0 || io->write(io->ctx, b, size, off) != 0)
+	if (luks2_random(b, size) != 0 || luks2_write_synced(io, b, size, off) != 0)
 		rc = ERR("cannot wipe the keyslot area: %s", strerror(errno));
 	free(b);
 	return rc;

@@ -120,7 +120,7 @@ round_trip(struct luks2 *h)
 {
 	char err[LUKS2_ERRLEN];
 	struct mem m;
-	struct luks2_io io = { mem_read, mem_write, &m, 0 };
+	struct luks2_io io = { mem_read, mem_write, &m, 0, NULL };
 	struct luks2 *again;
 
 	if (h->version != 2)
@@ -151,7 +151,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[LUKS2_ERRLEN];
 	struct mem m;
-	struct luks2_io io = { mem_read, mem_write, &m, 0 };
+	struct luks2_io io = { mem_read, mem_write, &m, 0, NULL };
 	struct luks2 *h;
 	int mode;
 
