@@ -329,11 +329,10 @@ crypt_format(struct rpc_call *call, struct json_object *params)
 		rpc_error(call, errno == EBUSY ? NAS_ERR_BUSY : NAS_ERR_NOT_FOUND, "%s", err);
 		return;
 	}
-	if (!rpc_param_bool(params, "force", 0) && luks2_load(&d.io, &h, NULL, 0) == 0) {
-		luks2_free(h);
+	if (!rpc_param_bool(params, "force", 0) && luks2_present(&d.io)) {
 		cdev_close(&d);
-		rpc_error(call, NAS_ERR_REFUSED, "%s holds a LUKS volume; force to "
-		    "destroy it", device);
+		rpc_error(call, NAS_ERR_REFUSED, "%s holds a LUKS volume (one cryptd "
+		    "opens or not); force to destroy it", device);
 		return;
 	}
 	if ((pass = take_secret(call, params, "passphrase", "keyfile")) == NULL) {

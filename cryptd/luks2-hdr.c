@@ -286,6 +286,21 @@ find_secondary(const struct luks2_io *io, const struct luks2 *p, uint8_t **bufp,
 	return ERR("no intact secondary header");
 }
 
+int
+luks2_present(const struct luks2_io *io)
+{
+	uint8_t m[6];
+	uint64_t off;
+
+	if (luks2_read_at(io, m, sizeof(m), 0) == 0 && memcmp(m, magic1, 6) == 0)
+		return 1;
+	for (off = 16384; off <= LUKS2_HDR_MAX; off *= 2)
+		if (luks2_read_at(io, m, sizeof(m), off) == 0 &&
+		    memcmp(m, magic2, 6) == 0)
+			return 1;
+	return 0;
+}
+
 static int
 load_luks1(const struct luks2_io *io, struct luks2 **out, char *err,
     size_t errlen)

@@ -134,6 +134,12 @@ int	luks2_load(const struct luks2_io *, struct luks2 **out,
 	    char *err, size_t errlen);
 void	luks2_free(struct luks2 *);
 /*
+ * 1 when io holds a LUKS magic (a primary, or a secondary at an allowed
+ * offset), readable by cryptd or not: a volume cryptd cannot open (LUKS1
+ * cbc-essiv, a re-encryption under way) is still somebody's data.
+ */
+int	luks2_present(const struct luks2_io *);
+/*
  * Checks a LUKS2 copy in buf (the binary header and its JSON area) and
  * fills h from it: the fuzz target's entry.  off is where it was found.
  */
