@@ -382,6 +382,13 @@ crypt_open(struct rpc_call *call, struct json_object *params)
 	}
 	if (open_header(call, device, 0, &d, &h) != 0)
 		return;
+	/* Two mappings of one volume, both mounted, would corrupt it. */
+	if ((o = open_mapping(h)) != NULL || cdev_busy(&d)) {
+		rpc_error(call, NAS_ERR_BUSY, "%s: %s%s", device, o ? "open already as " :
+		    "in use (mounted, in an array or mapped)", o ? json_object_get_string(o) : "");
+		json_object_put(o);
+		goto out;
+	}
 	if (unlock(call, params, device, &d, h, &vk, &slot) != 0)
 		goto out;
 	/* Proven the owner's: a damaged or older copy is mended now. */

@@ -99,6 +99,20 @@ cdev_open(const char *path, int excl, struct cdev *d, char *err, size_t errlen)
 	return 0;
 }
 
+int
+cdev_busy(const struct cdev *d)
+{
+	char self[64];
+	int fd;
+
+	/* Regular files (the simulator) take no O_EXCL: never busy. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", d->fd);
+	if ((fd = open(self, O_RDONLY | O_EXCL | O_CLOEXEC)) < 0)
+		return errno == EBUSY;
+	close(fd);
+	return 0;
+}
+
 void
 cdev_close(struct cdev *d)
 {

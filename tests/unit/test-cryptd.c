@@ -256,6 +256,24 @@ START_TEST(keyfile)
 END_TEST
 
 /*
+ * One volume under two mappings, each mounted, would be corrupted (dm
+ * lets a second table onto a device it holds): the second open is
+ * refused before any passphrase is tried.
+ */
+START_TEST(open_twice_refused)
+{
+	format("pw");
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"c1\","
+	    "\"passphrase\":\"pw\"}", dev), 0);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"c2\","
+	    "\"passphrase\":\"pw\"}", dev), NAS_ERR_BUSY);
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"c2\"}"), NAS_ERR_NOT_FOUND);
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"c1\"}"), 0);
+	ck_assert_int_eq(opens("c2", "pw"), 0);
+}
+END_TEST
+
+/*
  * A LUKS volume cryptd cannot open (LUKS1 in cbc-essiv, both LUKS2
  * copies damaged, a secondary alone) is still somebody's data: format
  * without force refuses it as it refuses one it opens.
@@ -470,6 +488,7 @@ cryptd_suite(void)
 	tcase_add_test(tc, rate_limit);
 	tcase_add_test(tc, keys);
 	tcase_add_test(tc, keyfile);
+	tcase_add_test(tc, open_twice_refused);
 	tcase_add_test(tc, format_over_unreadable_luks);
 	tcase_add_test(tc, fifo_never_opened);
 	tcase_add_test(tc, backup_restore_erase);
