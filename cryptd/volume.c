@@ -23,11 +23,12 @@
 
 /*
  * path opened with flags only once its node is judged of type (S_IFBLK:
- * a block device, S_IFREG: a regular file): first by O_PATH (no driver's open runs, a FIFO does not block),
- * then again through the descriptor's own /proc link, which cannot
- * lead elsewhere.  A client may name any path: a FIFO or a
- * character device (/dev/watchdog) swapped in under a name between a
- * check and the open must never be opened for real.
+ * a block device, S_IFREG: a regular file): first by O_PATH (no
+ * driver's open runs, a FIFO does not block), then again through the
+ * descriptor's own /proc link, which cannot lead elsewhere.  A client
+ * may name any path: a FIFO or a character device (/dev/watchdog)
+ * swapped in under a name between a check and the open must never be
+ * opened for real.
  */
 int
 node_open(const char *path, int flags, mode_t type, struct stat *st)
