@@ -72,11 +72,13 @@ keyfile_read(const char *path, char *err, size_t errlen)
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-		luks2_err(err, errlen, "key file %s: %s", path, strerror(errno));
+	/* Not a FIFO that blocks cryptd, nor a device whose open acts. */
+	if ((fd = node_open(path, O_RDONLY, S_IFREG, &st)) < 0) {
+		luks2_err(err, errlen, "key file %s: %s", path, errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+	if (!S_ISREG(st.st_mode) || st.st_size == 0 ||
 	    st.st_size > KEYFILE_MAX || (s = secret_new(KEYFILE_MAX)) == NULL) {
 		close(fd);
 		luks2_err(err, errlen, "key file %s: not a regular file of 1-%d bytes",
@@ -327,11 +329,10 @@ crypt_format(struct rpc_call *call, struct json_object *params)
 		rpc_error(call, errno == EBUSY ? NAS_ERR_BUSY : NAS_ERR_NOT_FOUND, "%s", err);
 		return;
 	}
-	if (!rpc_param_bool(params, "force", 0) && luks2_load(&d.io, &h, NULL, 0) == 0) {
-		luks2_free(h);
+	if (!rpc_param_bool(params, "force", 0) && luks2_present(&d.io)) {
 		cdev_close(&d);
-		rpc_error(call, NAS_ERR_REFUSED, "%s holds a LUKS volume; force to "
-		    "destroy it", device);
+		rpc_error(call, NAS_ERR_REFUSED, "%s holds a LUKS volume (one cryptd "
+		    "opens or not); force to destroy it", device);
 		return;
 	}
 	if ((pass = take_secret(call, params, "passphrase", "keyfile")) == NULL) {
@@ -381,6 +382,13 @@ crypt_open(struct rpc_call *call, struct json_object *params)
 	}
 	if (open_header(call, device, 0, &d, &h) != 0)
 		return;
+	/* Two mappings of one volume, both mounted, would corrupt it. */
+	if ((o = open_mapping(h)) != NULL || cdev_busy(&d)) {
+		rpc_error(call, NAS_ERR_BUSY, "%s: %s%s", device, o ? "open already as " :
+		    "in use (mounted, in an array or mapped)", o ? json_object_get_string(o) : "");
+		json_object_put(o);
+		goto out;
+	}
 	if (unlock(call, params, device, &d, h, &vk, &slot) != 0)
 		goto out;
 	/* Proven the owner's: a damaged or older copy is mended now. */

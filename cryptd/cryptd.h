@@ -2,6 +2,7 @@
 #ifndef CRYPTD_H
 #define CRYPTD_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "daemon.h"
@@ -28,6 +29,13 @@ struct cdev {
 /* A device to read headers from; excl > 0: nobody else may hold it, < 0: read only. */
 int	cdev_open(const char *path, int excl, struct cdev *, char *err, size_t);
 void	cdev_close(struct cdev *);
+/*
+ * 1 when someone holds d exclusively: mounted, in an array, or under a
+ * device-mapper table (dm's own claim lets a second table onto a device).
+ */
+int	cdev_busy(const struct cdev *);
+/* path opened only if its node is of type (S_IFBLK, S_IFREG); -1 with errno. */
+int	node_open(const char *path, int flags, mode_t type, struct stat *);
 
 /* Seconds until the next unlock attempt on d is allowed (0: now). */
 double	ratelimit_wait(const struct cdev *);

@@ -83,6 +83,12 @@ fd_write(void *ctx, const void *buf, size_t len, uint64_t off)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
+static int
+fd_sync(void *ctx)
+{
+	return fsync(*(int *)ctx);
+}
+
 void
 luks2_io_fd(struct luks2_io *io, int *fd, uint64_t size)
 {
@@ -90,6 +96,16 @@ luks2_io_fd(struct luks2_io *io, int *fd, uint64_t size)
 	io->write = fd_write;
 	io->ctx = fd;
 	io->size = size;
+	io->sync = fd_sync;
+}
+
+int
+luks2_write_synced(const struct luks2_io *io, const void *buf, size_t len,
+    uint64_t off)
+{
+	if (io->write(io->ctx, buf, len, off) != 0)
+		return -1;
+	return io->sync != NULL ? io->sync(io->ctx) : 0;
 }
 
 int
@@ -270,6 +286,21 @@ find_secondary(const struct luks2_io *io, const struct luks2 *p, uint8_t **bufp,
 	return ERR("no intact secondary header");
 }
 
+int
+luks2_present(const struct luks2_io *io)
+{
+	uint8_t m[6];
+	uint64_t off;
+
+	if (luks2_read_at(io, m, sizeof(m), 0) == 0 && memcmp(m, magic1, 6) == 0)
+		return 1;
+	for (off = 16384; off <= LUKS2_HDR_MAX; off *= 2)
+		if (luks2_read_at(io, m, sizeof(m), off) == 0 &&
+		    memcmp(m, magic2, 6) == 0)
+			return 1;
+	return 0;
+}
+
 static int
 load_luks1(const struct luks2_io *io, struct luks2 **out, char *err,
     size_t errlen)
@@ -413,7 +444,8 @@ luks2_store(const struct luks2_io *io, struct luks2 *h, char *err,
 		if (rc != 0)
 			goto out;
 		rc = -1;
-		if (io->write(io->ctx, buf, h->hdr_size, i ? h->hdr_size : 0) != 0) {
+		/* Each copy on the disk before the next (cryptsetup's order). */
+		if (luks2_write_synced(io, buf, h->hdr_size, i ? h->hdr_size : 0) != 0) {
 			ERR("cannot write the %s header: %s", i ? "secondary" :
 			    "primary", strerror(errno));
 			goto out;

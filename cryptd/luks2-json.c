@@ -254,6 +254,31 @@ ids_member(struct json_object *o, const char *key, uint32_t *mask)
 	return 0;
 }
 
+/*
+ * Tokens are not used here, but cryptsetup refuses a whole header whose
+ * token names a keyslot that is not there: so does cryptd, and its own
+ * rewrites keep them true (luks2_keyslot_drop).
+ */
+static int
+parse_tokens(struct json_object *o, const struct luks2 *h, char *err,
+    size_t errlen)
+{
+	uint32_t mask;
+	int i;
+
+	json_object_object_foreach(o, key, val) {
+		if (id_of(key) < 0 || !json_object_is_type(val, json_type_object) ||
+		    str_member(val, "type") == NULL ||
+		    ids_member(val, "keyslots", &mask) != 0)
+			return ERR("token id, type or keyslots bad");
+		for (i = 0; i < LUKS2_KEYSLOTS; i++)
+			if ((mask & (1U << i)) && !h->ks[i].used)
+				return ERR("token %s names keyslot %d, which is not there",
+				    key, i);
+	}
+	return 0;
+}
+
 static int
 parse_digest(struct json_object *o, struct luks2 *h, int idx, char *err,
     size_t errlen)
@@ -370,7 +395,8 @@ parse_tree(struct json_object *root, struct luks2 *h, char *err, size_t errlen)
 		    "config");
 	/* config first: the keyslot and segment checks need its sizes. */
 	if (parse_config(cf, h, err, errlen) != 0 ||
-	    parse_keyslots(ks, h, err, errlen) != 0)
+	    parse_keyslots(ks, h, err, errlen) != 0 ||
+	    parse_tokens(tk, h, err, errlen) != 0)
 		return -1;
 	if (json_object_object_length(sg) != 1 ||
 	    (sg = member(sg, "0", json_type_object)) == NULL)

@@ -262,8 +262,9 @@ write_area(const struct luks2_io *io, const struct luks2_keyslot *ks,
 		ERR("keyslot encryption failed");
 		goto out;
 	}
+	/* On the disk before the header that names it. */
 	if (ks->area_offset > io->size || n > io->size - ks->area_offset ||
-	    io->write(io->ctx, raw, n, ks->area_offset) != 0) {
+	    luks2_write_synced(io, raw, n, ks->area_offset) != 0) {
 		ERR("cannot write the keyslot area: %s", strerror(errno));
 		goto out;
 	}
@@ -328,24 +329,16 @@ luks2_keyslot_add(const struct luks2_io *io, struct luks2 *h,
 	return 0;
 }
 
-int
-luks2_keyslot_drop(struct luks2 *h, int slot, char *err, size_t errlen)
+/* id out of the "keyslots" array of every object in set (digests, tokens). */
+static void
+unassign(struct json_object *set, const char *id)
 {
-	struct json_object *o, *dgs, *arr, *keep;
-	char id[4];
+	struct json_object *arr, *keep;
 	size_t i;
 
-	if (h->version != 2)
-		return ERR("LUKS1 headers are read only");
-	if (slot < 0 || slot >= LUKS2_KEYSLOTS || !h->ks[slot].used)
-		return ERR("no keyslot %d", slot);
-	snprintf(id, sizeof(id), "%d", slot);
-	json_object_object_get_ex(h->json, "keyslots", &o);
-	json_object_object_del(o, id);
-	json_object_object_get_ex(h->json, "digests", &dgs);
-	json_object_object_foreach(dgs, key, dg) {
+	json_object_object_foreach(set, key, o) {
 		(void)key;
-		if (!json_object_object_get_ex(dg, "keyslots", &arr))
+		if (!json_object_object_get_ex(o, "keyslots", &arr))
 			continue;
 		keep = json_object_new_array();
 		for (i = 0; i < json_object_array_length(arr); i++) {
@@ -354,8 +347,32 @@ luks2_keyslot_drop(struct luks2 *h, int slot, char *err, size_t errlen)
 			if (strcmp(json_object_get_string(v), id) != 0)
 				json_object_array_add(keep, json_object_get(v));
 		}
-		json_object_object_add(dg, "keyslots", keep);
+		json_object_object_add(o, "keyslots", keep);
 	}
+}
+
+int
+luks2_keyslot_drop(struct luks2 *h, int slot, char *err, size_t errlen)
+{
+	struct json_object *o;
+	char id[4];
+
+	if (h->version != 2)
+		return ERR("LUKS1 headers are read only");
+	if (slot < 0 || slot >= LUKS2_KEYSLOTS || !h->ks[slot].used)
+		return ERR("no keyslot %d", slot);
+	snprintf(id, sizeof(id), "%d", slot);
+	json_object_object_get_ex(h->json, "keyslots", &o);
+	json_object_object_del(o, id);
+	/*
+	 * A token naming the slot (systemd-cryptenroll's tpm2, fido2 ...)
+	 * loses it too, as cryptsetup does: cryptsetup refuses the whole
+	 * header when a token names a keyslot that is not there.
+	 */
+	json_object_object_get_ex(h->json, "digests", &o);
+	unassign(o, id);
+	json_object_object_get_ex(h->json, "tokens", &o);
+	unassign(o, id);
 	return reparse(h, err, errlen);
 }
 
@@ -370,7 +387,7 @@ luks2_area_wipe(const struct luks2_io *io, uint64_t off, uint64_t size,
 		return ERR("keyslot area outside the device");
 	if ((b = malloc(size ? size : 1)) == NULL)
 		return ERR("out of memory");
-	if (luks2_random(b, size) != 0 || io->write(io->ctx, b, size, off) != 0)
+	if (luks2_random(b, size) != 0 || luks2_write_synced(io, b, size, off) != 0)
 		rc = ERR("cannot wipe the keyslot area: %s", strerror(errno));
 	free(b);
 	return rc;

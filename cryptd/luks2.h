@@ -39,9 +39,19 @@ struct luks2_io {
 	int	 (*write)(void *ctx, const void *buf, size_t len, uint64_t off);
 	void	  *ctx;
 	uint64_t   size;		/* bytes */
+	/*
+	 * What was written reaches the disk (fsync) before what follows:
+	 * without it the page cache may write a header before the keyslot
+	 * area it names, or the secondary before the primary.  NULL: the
+	 * writes are durable as they are made (memory).
+	 */
+	int	 (*sync)(void *ctx);
 };
-/* read/write with pread/pwrite on fd (whole lengths or -1). */
+/* read/write with pread/pwrite on fd (whole lengths or -1), sync fsync. */
 void	luks2_io_fd(struct luks2_io *, int *fd, uint64_t size);
+/* io->write, then io->sync: on the disk before anything written after. */
+int	luks2_write_synced(const struct luks2_io *, const void *, size_t,
+	    uint64_t off);
 /* io->read within io->size, -1 past it. */
 int	luks2_read_at(const struct luks2_io *, void *, size_t, uint64_t off);
 
@@ -123,6 +133,12 @@ struct luks2_format_opts {
 int	luks2_load(const struct luks2_io *, struct luks2 **out,
 	    char *err, size_t errlen);
 void	luks2_free(struct luks2 *);
+/*
+ * 1 when io holds a LUKS magic (a primary, or a secondary at an allowed
+ * offset), readable by cryptd or not: a volume cryptd cannot open (LUKS1
+ * cbc-essiv, a re-encryption under way) is still somebody's data.
+ */
+int	luks2_present(const struct luks2_io *);
 /*
  * Checks a LUKS2 copy in buf (the binary header and its JSON area) and
  * fills h from it: the fuzz target's entry.  off is where it was found.

@@ -21,6 +21,40 @@
 #include "cryptd.h"
 #include "system.h"
 
+/*
+ * path opened with flags only once its node is judged of type (S_IFBLK:
+ * a block device, S_IFREG: a regular file): first by O_PATH (no
+ * driver's open runs, a FIFO does not block), then again through the
+ * descriptor's own /proc link, which cannot lead elsewhere.  A client
+ * may name any path: a FIFO or a character device (/dev/watchdog)
+ * swapped in under a name between a check and the open must never be
+ * opened for real.
+ */
+int
+node_open(const char *path, int flags, mode_t type, struct stat *st)
+{
+	char self[64];
+	int pfd, fd;
+
+	if ((pfd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return -1;
+	if (fstat(pfd, st) != 0) {
+		close(pfd);
+		return -1;
+	}
+	/* The simulator's devices are plain files. */
+	if ((st->st_mode & S_IFMT) != type && !(type == S_IFBLK &&
+	    S_ISREG(st->st_mode) && sys == &sys_sim)) {
+		close(pfd);
+		errno = type == S_IFBLK ? ENOTBLK : EINVAL;
+		return -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, flags | O_CLOEXEC);
+	close(pfd);
+	return fd;
+}
+
 int
 cdev_open(const char *path, int excl, struct cdev *d, char *err, size_t errlen)
 {
@@ -32,11 +66,12 @@ cdev_open(const char *path, int excl, struct cdev *d, char *err, size_t errlen)
 	if (!sys->device_ok(path))
 		return luks2_err(err, errlen, "%s: not a block device", path);
 	/* excl < 0: read only, for the read group's methods. */
-	d->fd = open(path, (excl < 0 ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NOFOLLOW |
-	    (excl > 0 ? O_EXCL : 0));
-	if (d->fd < 0 || fstat(d->fd, &st) != 0) {
+	d->fd = node_open(path, (excl < 0 ? O_RDONLY : O_RDWR) |
+	    (excl > 0 ? O_EXCL : 0), S_IFBLK, &st);
+	if (d->fd < 0) {
 		luks2_err(err, errlen, "%s: %s", path, errno == EBUSY ?
-		    "in use (mounted, in an array or open)" : strerror(errno));
+		    "in use (mounted, in an array or open)" : errno == ENOTBLK ?
+		    "not a block device" : strerror(errno));
 		cdev_close(d);
 		return -1;
 	}
@@ -62,6 +97,20 @@ cdev_open(const char *path, int excl, struct cdev *d, char *err, size_t errlen)
 		return luks2_err(err, errlen, "%s: not a block device", path);
 	}
 	luks2_io_fd(&d->io, &d->fd, d->size);
+	return 0;
+}
+
+int
+cdev_busy(const struct cdev *d)
+{
+	char self[64];
+	int fd;
+
+	/* Regular files (the simulator) take no O_EXCL: never busy. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", d->fd);
+	if ((fd = open(self, O_RDONLY | O_EXCL | O_CLOEXEC)) < 0)
+		return errno == EBUSY;
+	close(fd);
 	return 0;
 }
 

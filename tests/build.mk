@@ -49,7 +49,7 @@ fuzz-nasctl_SRCS := tests/fuzz/fuzz-nasctl.c nasctl/text.c nasctl/secret.c nasct
 # cryptd: LUKS2 headers and JSON areas; seeds made by cryptsetup.
 FUZZERS += fuzz-luks2
 fuzz-luks2_SRCS := tests/fuzz/fuzz-luks2.c cryptd/luks2-hdr.c cryptd/luks2-json.c \
-	cryptd/luks2-crypto.c
+	cryptd/luks2-crypto.c cryptd/luks2-keyslot.c lib/secret.c
 fuzz-luks2_FUZZLIBS := -lcrypto -largon2
 
 # netd: netlink dumps, netd.ini, net.apply's JSON, resolv.conf; seeds

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Seeds for fuzz-luks2, made at build time by Debian's cryptsetup (none
 # of cryptsetup's own test images are copied): LUKS2 headers with each
-# KDF, two keyslots, a token-less label, a 32 KiB metadata area, and a
+# KDF, two keyslots, a token-less label, a token, a 32 KiB metadata area, and a
 # LUKS1 header; each as mode byte 0 + the header area, and as mode 4 +
 # its JSON text.  No cryptsetup: no seeds (the committed corpus remains).
 # Usage: luks2-seeds.sh OUTDIR
@@ -23,6 +23,9 @@ seed() {	# seed NAME HEADER-BYTES cryptsetup-options...
 	case "$*" in *luks1*) ;; *)
 		cryptsetup luksAddKey -q --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
 			--key-file "$tmp/k" "$tmp/img" "$tmp/k2" >/dev/null 2>&1
+		# A token naming keyslot 1, as systemd-cryptenroll leaves them.
+		[ "$name" = token ] && echo '{"type":"x-seed","keyslots":["1"]}' |
+			cryptsetup token import "$tmp/img" >/dev/null 2>&1
 		# The JSON text alone, behind mode 4.
 		{ printf '\004'; dd if="$tmp/img" bs=4096 skip=1 count=3 2>/dev/null |
 			tr -d '\000'; } > "$out/json-$name"
@@ -37,5 +40,6 @@ seed argon2i 32768 --type luks2 --pbkdf argon2i $argon
 seed argon2id 32768 --type luks2 --pbkdf argon2id $argon --label seedlabel
 seed sector512 32768 --type luks2 $fast --sector-size 512 --cipher aes-xts-plain64 --key-size 256
 seed meta32k 65536 --type luks2 $fast --luks2-metadata-size 32k
+seed token 32768 --type luks2 $fast
 seed luks1 4096 --type luks1 --iter-time 1
 exit 0

@@ -100,6 +100,20 @@ check "cryptsetup luks1: cryptd opens it, same key" same_key "$img" "$tmp/k1"
 check "cryptsetup luks1: cryptd refuses to write it" not sh -c \
 	"(cat $tmp/k1; echo; cat $tmp/k2; echo) | $tool add $img"
 
+# ---- a token (systemd-cryptenroll's kind) naming the keyslot cryptd removes ----
+fresh
+cryptsetup luksFormat -q --type luks2 $CS_FAST --key-file "$tmp/k1" "$img" >/dev/null 2>&1
+# shellcheck disable=SC2086
+cryptsetup luksAddKey -q $CS_FAST --key-file "$tmp/k1" "$img" "$tmp/k2" >/dev/null 2>&1
+echo '{"type":"x-test","keyslots":["1"]}' > "$tmp/token.json"
+cryptsetup token import --json-file "$tmp/token.json" "$img" >/dev/null 2>&1
+check "token: cryptd reads it" "$tool" dump "$img"
+check "token: cryptd removes the keyslot it names" sh -c "(cat $tmp/k2; echo) | $tool remove $img"
+check "token: cryptsetup still reads the header" cryptsetup luksDump "$img"
+check "token: cryptsetup opens with the other key" cs_opens "$img" "$tmp/k1"
+check "token: it names no keyslot now" sh -c \
+	"cryptsetup token export --token-id 0 $img | grep -q '\"keyslots\":\\[\\]'"
+
 # ---- damage and refusal ----
 fresh
 (cat "$tmp/k1"; echo) | "$tool" format "$img" >/dev/null

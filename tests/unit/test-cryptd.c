@@ -6,6 +6,8 @@
  * add/change/remove, header backup/restore, erase, key files, repair of
  * a damaged primary, the refusals, and cryptd.prom.
  */
+#include <sys/stat.h>
+
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -253,6 +255,84 @@ START_TEST(keyfile)
 }
 END_TEST
 
+/*
+ * One volume under two mappings, each mounted, would be corrupted (dm
+ * lets a second table onto a device it holds): the second open is
+ * refused before any passphrase is tried.
+ */
+START_TEST(open_twice_refused)
+{
+	format("pw");
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"c1\","
+	    "\"passphrase\":\"pw\"}", dev), 0);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"c2\","
+	    "\"passphrase\":\"pw\"}", dev), NAS_ERR_BUSY);
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"c2\"}"), NAS_ERR_NOT_FOUND);
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"c1\"}"), 0);
+	ck_assert_int_eq(opens("c2", "pw"), 0);
+}
+END_TEST
+
+/*
+ * A LUKS volume cryptd cannot open (LUKS1 in cbc-essiv, both LUKS2
+ * copies damaged, a secondary alone) is still somebody's data: format
+ * without force refuses it as it refuses one it opens.
+ */
+START_TEST(format_over_unreadable_luks)
+{
+	static const char luks1_cbc[] = "LUKS\xba\xbe\0\1aes";
+	int fd = open(dev, O_RDWR);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, luks1_cbc, sizeof(luks1_cbc), 0), sizeof(luks1_cbc));
+	ck_assert_int_eq(pwrite(fd, "cbc-essiv:sha256", 17, 40), 17);
+	ck_assert_int_ne(code("crypt.show", "{\"device\":\"%s\"}", dev), 0);
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"x\"}",
+	    dev), NAS_ERR_REFUSED);
+	/* LUKS2 with both checksums broken; then the secondary alone. */
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"x\","
+	    "\"force\":true}", dev), 0);
+	ck_assert_int_eq(pwrite(fd, "garbage", 7, LUKS2_BIN_SIZE + 100), 7);
+	ck_assert_int_eq(pwrite(fd, "garbage", 7, LUKS2_HDR_DEFAULT + LUKS2_BIN_SIZE + 100), 7);
+	ck_assert_int_ne(code("crypt.show", "{\"device\":\"%s\"}", dev), 0);
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"x\"}",
+	    dev), NAS_ERR_REFUSED);
+	ck_assert_int_eq(pwrite(fd, "\0\0\0\0\0\0", 6, 0), 6);
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"x\"}",
+	    dev), NAS_ERR_REFUSED);
+	close(fd);
+	/* Force still does it. */
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"x\","
+	    "\"force\":true}", dev), 0);
+	ck_assert_int_eq(code("crypt.show", "{\"device\":\"%s\"}", dev), 0);
+}
+END_TEST
+
+/*
+ * A FIFO (or a character device) put where a device or key file is
+ * named is never opened for real: the open of a FIFO would block cryptd
+ * for every client, and a device's open runs its driver.  The read
+ * group's crypt.show may name any path.
+ */
+START_TEST(fifo_never_opened)
+{
+	char fifo[600];
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(code("crypt.show", "{\"device\":\"%s\"}", fifo),
+	    NAS_ERR_NOT_FOUND);
+	ck_assert_int_eq(code("key.list", "{\"device\":\"%s\"}", fifo),
+	    NAS_ERR_NOT_FOUND);
+	format("pw");
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"k\","
+	    "\"keyfile\":\"%s\"}", dev, fifo), NAS_ERR_FAILED);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"/dev/null\",\"name\":\"k\","
+	    "\"passphrase\":\"pw\"}"), NAS_ERR_NOT_FOUND);
+	ck_assert_int_eq(opens("k", "pw"), 0);
+}
+END_TEST
+
 START_TEST(backup_restore_erase)
 {
 	char file[600], link[600];
@@ -408,6 +488,9 @@ cryptd_suite(void)
 	tcase_add_test(tc, rate_limit);
 	tcase_add_test(tc, keys);
 	tcase_add_test(tc, keyfile);
+	tcase_add_test(tc, open_twice_refused);
+	tcase_add_test(tc, format_over_unreadable_luks);
+	tcase_add_test(tc, fifo_never_opened);
 	tcase_add_test(tc, backup_restore_erase);
 	tcase_add_test(tc, damaged_primary);
 	tcase_add_test(tc, benchmark);

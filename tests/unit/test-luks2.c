@@ -357,6 +357,11 @@ static const char *const refused[][2] = {
 	{ "\"keyslots_size\":\"16744448\"", "\"keyslots_size\":\"16744449\"" },
 	{ "\"keyslots_size\":\"16744448\"", "\"keyslots_size\":\"33521664\"" },
 	{ "\"tokens\":{}", "\"tokens\":[]" },
+	/* Tokens as cryptsetup checks them: a named keyslot must be there. */
+	{ "\"tokens\":{}", "\"tokens\":{\"0\":{\"type\":\"x\",\"keyslots\":[\"5\"]}}" },
+	{ "\"tokens\":{}", "\"tokens\":{\"0\":{\"keyslots\":[\"0\"]}}" },
+	{ "\"tokens\":{}", "\"tokens\":{\"0\":{\"type\":\"x\"}}" },
+	{ "\"tokens\":{}", "\"tokens\":{\"x\":{\"type\":\"x\",\"keyslots\":[]}}" },
 	{ "\"digests\":{", "\"digests\":{\"1\":5," },
 	{ "\"keyslots\":{\"0\"", "\"keyslots\":{\"x\"" },
 	{ "{\"keyslots\"", "[{\"keyslots\"" },
@@ -474,6 +479,41 @@ START_TEST(keyslots)
 }
 END_TEST
 
+/*
+ * A token (systemd-cryptenroll's tpm2 ...) naming a dropped keyslot
+ * loses it: cryptsetup would refuse the whole header otherwise.
+ */
+START_TEST(drop_unassigns_tokens)
+{
+	struct secret *vk = format(KDF_PBKDF2);
+	struct luks2_kdf k = kdf_of(KDF_PBKDF2);
+	struct luks2 *h = load_ok();
+	struct json_object *t, *a;
+	int slot;
+
+	ck_assert_int_eq(luks2_keyslot_add(&io, h, vk, "two", 3, &k, &slot, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(luks2_store(&io, h, err, sizeof(err)), 0);
+	luks2_free(h);
+	edit_json("\"tokens\":{}", "\"tokens\":{\"0\":{\"type\":\"x-test\","
+	    "\"keyslots\":[\"1\"]},\"1\":{\"type\":\"y\",\"keyslots\":[\"0\",\"1\"]}}");
+	h = load_ok();
+	ck_assert_int_eq(luks2_keyslot_drop(h, 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(luks2_store(&io, h, err, sizeof(err)), 0);
+	luks2_free(h);
+	h = load_ok();
+	ck_assert(json_object_object_get_ex(h->json, "tokens", &t));
+	ck_assert(json_object_object_get_ex(json_object_object_get(t, "0"), "keyslots", &a));
+	ck_assert_uint_eq(json_object_array_length(a), 0);
+	ck_assert(json_object_object_get_ex(json_object_object_get(t, "1"), "keyslots", &a));
+	ck_assert_uint_eq(json_object_array_length(a), 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(a, 0)), "0");
+	ck_assert(opens(h, "pw", vk) && !opens(h, "two", NULL));
+	luks2_free(h);
+	secret_free(vk);
+}
+END_TEST
+
 START_TEST(kdf_limits)
 {
 	struct luks2_kdf k = kdf_of(KDF_ARGON2ID);
@@ -563,6 +603,122 @@ START_TEST(failed_write)
 	ck_assert_int_eq(luks2_keyslot_count(h), 1);
 	ck_assert(opens(h, "pw", vk));
 	luks2_free(h);
+	secret_free(vk);
+}
+END_TEST
+
+/*
+ * Power cuts.  The writes of a key change are traced with the syncs
+ * between them; a cut after any of them leaves on the disk everything
+ * written before the last sync and any subset of what came after (the
+ * page cache writes back in its own order).  Whatever survives must load
+ * and open with the old or the new passphrase.
+ */
+#define TRACE_MAX	32
+
+static struct {
+	uint64_t	 off;
+	size_t		 len;
+	uint8_t		*data;	/* NULL: a sync */
+} trace[TRACE_MAX];
+static int ntrace;
+
+static int
+trace_write(void *ctx, const void *buf, size_t len, uint64_t off)
+{
+	(void)ctx;
+	ck_assert_int_lt(ntrace, TRACE_MAX);
+	trace[ntrace].off = off;
+	trace[ntrace].len = len;
+	trace[ntrace].data = malloc(len);
+	memcpy(trace[ntrace++].data, buf, len);
+	memcpy(dev + off, buf, len);
+	return 0;
+}
+
+static int
+trace_sync(void *ctx)
+{
+	(void)ctx;
+	ck_assert_int_lt(ntrace, TRACE_MAX);
+	trace[ntrace++].data = NULL;
+	return 0;
+}
+
+/* 1 when the disk loads and opens with one of the two passphrases. */
+static int
+survives(const char *old, const char *new, const struct secret *vk)
+{
+	struct luks2 *h;
+	int ok;
+
+	if (luks2_load(&io, &h, err, sizeof(err)) != 0)
+		return 0;
+	ok = opens(h, old, vk) || opens(h, new, vk);
+	luks2_free(h);
+	return ok;
+}
+
+START_TEST(power_cut_key_change)
+{
+	struct secret *vk = format(KDF_PBKDF2), *got;
+	struct luks2_kdf k = kdf_of(KDF_PBKDF2);
+	uint8_t *orig = malloc(DEV_SIZE), *durable = malloc(DEV_SIZE);
+	struct luks2 *h = load_ok();
+	int cut, i, last, npend, pend[TRACE_MAX], slot, nslot;
+	unsigned mask;
+	uint64_t off, size;
+
+	memcpy(orig, dev, DEV_SIZE);
+	/* key.change "pw" -> "new", as api-crypt.c does it. */
+	ntrace = 0;
+	io.write = trace_write;
+	io.sync = trace_sync;
+	ck_assert_int_eq(luks2_unlock(&io, h, "pw", 2, -1, &got, &slot, err,
+	    sizeof(err)), 0);
+	off = h->ks[slot].area_offset;
+	size = h->ks[slot].area_size;
+	ck_assert_int_eq(luks2_keyslot_add(&io, h, got, "new", 3, &k, &nslot, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(luks2_store(&io, h, err, sizeof(err)), 0);
+	ck_assert_int_eq(luks2_keyslot_drop(h, slot, err, sizeof(err)), 0);
+	ck_assert_int_eq(luks2_store(&io, h, err, sizeof(err)), 0);
+	ck_assert_int_eq(luks2_area_wipe(&io, off, size, err, sizeof(err)), 0);
+	io.write = mem_write;
+	io.sync = NULL;
+	secret_free(got);
+	luks2_free(h);
+	for (cut = 0; cut <= ntrace; cut++) {
+		/* On the disk: before the trace, and what the last sync covered. */
+		for (last = -1, i = 0; i < cut; i++)
+			if (trace[i].data == NULL)
+				last = i;
+		memcpy(durable, orig, DEV_SIZE);
+		for (i = 0; i < last; i++)
+			if (trace[i].data != NULL)
+				memcpy(durable + trace[i].off, trace[i].data, trace[i].len);
+		for (npend = 0, i = last + 1; i < cut; i++)
+			pend[npend++] = i;
+		ck_assert_int_le(npend, 10);
+		for (mask = 0; mask < 1U << npend; mask++) {
+			memcpy(dev, durable, DEV_SIZE);
+			for (i = 0; i < npend; i++)
+				if (mask & (1U << i))
+					memcpy(dev + trace[pend[i]].off, trace[pend[i]].data,
+					    trace[pend[i]].len);
+			ck_assert_msg(survives("pw", "new", vk),
+			    "cut after %d of %d writes and syncs, %d pending, subset %#x",
+			    cut, ntrace, npend, mask);
+		}
+	}
+	/* All of it: the new passphrase alone. */
+	h = load_ok();
+	ck_assert(opens(h, "new", vk) && !opens(h, "pw", NULL));
+	luks2_free(h);
+	for (i = 0; i < ntrace; i++)
+		free(trace[i].data);
+	free(orig);
+	free(durable);
 	secret_free(vk);
 }
 END_TEST
@@ -683,9 +839,11 @@ main(void)
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, binary_refusals);
 	tcase_add_test(tc, keyslots);
+	tcase_add_test(tc, drop_unassigns_tokens);
 	tcase_add_test(tc, kdf_limits);
 	tcase_add_test(tc, format_refusals);
 	tcase_add_test(tc, failed_write);
+	tcase_add_test(tc, power_cut_key_change);
 	tcase_add_test(tc, luks1);
 	tcase_add_test(tc, not_luks);
 	suite_add_tcase(s, tc);
