@@ -292,12 +292,13 @@ query(struct disk_io *d, double now, int smart)
 
 	if (i < 0 || i >= BOARD_MAX_BAYS || bays[i].standby || dio_busy(d->bay))
 		return -1;
+	/* Even when no worker starts: not again before 5 s, nor logged each time. */
+	bays[i].asked_at = now;
 	if (dio_start(d, DIO_QUERY, smart) == -1) {
 		log_warn("%s: power mode", d->name);
 		return -1;
 	}
 	bays[i].querying = 1;
-	bays[i].asked_at = now;
 	return 0;
 }
 
