@@ -772,7 +772,7 @@ END_TEST
  */
 static const char *const fake_pg80[3] = { pg80_a, NULL, pg80_c };
 static const char *const fake_pg83[3] = { pg83_a, pg83_b, pg83_c };
-static int behind[2] = { 0, 1 };	/* sda, sdb */
+static int behind[2] = { 0, 1 };	/* sda, sdb; -1: pulled, no /dev node */
 static int sim_standbys[4], sim_fail;
 static int sim_said = -1;		/* like qemu: no power condition reported */
 static int (*sim_hook)(int disk);	/* a disk that takes its time */
@@ -783,7 +783,7 @@ fake_open(const char *name, unsigned maj, unsigned min)
 {
 	int i = strcmp(name, "sda") == 0 ? 0 : strcmp(name, "sdb") == 0 ? 1 : -1;
 
-	if (i == -1) {
+	if (i == -1 || behind[i] == -1) {
 		errno = ENOENT;
 		return -1;
 	}
@@ -1289,6 +1289,16 @@ START_TEST(swapped_disk_gets_no_standby)
 	settle();
 	ck_assert_int_eq(sim_standbys[2], n);
 	ck_assert_int_eq(power.act.disk[1].power, DP_IDLE);
+	/* Pulled between the timer and the command: no node, nothing sent, C stays. */
+	behind[0] = -1;
+	power.act.disk[0].power = DP_IDLE;	/* C, awake again */
+	n = sim_standbys[3];
+	drive_set_syncing((const char *const[]){ NULL }, 0, 299);
+	power_sample(300, 1300);
+	settle();
+	ck_assert_int_eq(sim_standbys[3], n);
+	ck_assert_int_eq(power.act.disk[0].power, DP_IDLE);
+	ck_assert_double_eq(power.act.disk[0].idle_since, 300);	/* not again at once */
 }
 END_TEST
 
