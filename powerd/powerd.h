@@ -269,6 +269,12 @@ void	sg_cdb_ata_check_power(uint8_t cdb[16]);
 void	sg_cdb_scsi_standby(uint8_t cdb[6]);
 void	sg_cdb_request_sense(uint8_t cdb[6], uint8_t len);
 void	sg_cdb_inquiry_vpd(uint8_t cdb[6], uint8_t page, uint16_t len);
+/*
+ * An SG_IO header's host, driver and SCSI statuses: the SCSI status (0
+ * GOOD, 2 CHECK CONDITION with its sense data), or -1 with errno when the
+ * command did not complete.
+ */
+int	sg_io_status(unsigned host_status, unsigned driver_status, unsigned status);
 /* The length of a VPD page answer (header included, at most got), or -1. */
 int	sg_vpd_length(const uint8_t *buf, size_t got, uint8_t page);
 int	sg_ata_power_from_sense(const uint8_t *sense, size_t len);

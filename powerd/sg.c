@@ -167,6 +167,27 @@ sg_scsi_power_from_sense(const uint8_t *sb, size_t len)
 	}
 }
 
+int
+sg_io_status(unsigned host_status, unsigned driver_status, unsigned status)
+{
+	unsigned drv = driver_status & 0x0f;
+
+	if (host_status != 0) {
+		errno = host_status == 0x03 ? ETIMEDOUT : EIO;	/* DID_TIME_OUT */
+		return -1;
+	}
+	/*
+	 * DRIVER_SENSE (08h) only says that sense data came back, which the
+	 * kernel sets with every CHECK CONDITION: the answer to CHECK POWER
+	 * MODE with CK_COND is one, its registers are in the sense data.
+	 */
+	if (drv != 0 && drv != 0x08) {
+		errno = drv == 0x06 ? ETIMEDOUT : EIO;		/* DRIVER_TIMEOUT */
+		return -1;
+	}
+	return (int)(status & 0xff);
+}
+
 /* ---- Linux ---- */
 
 static int
@@ -220,11 +241,7 @@ sg_run(int fd, uint8_t *cdb, int cdb_len, uint8_t *data, int dlen,
 	*sense_got = h.sb_len_wr;
 	if (resid != NULL)
 		*resid = h.resid;
-	if (h.host_status != 0 || h.driver_status & 0x0f) {	/* not DRIVER_SENSE alone */
-		errno = h.host_status != 0 ? EIO : ETIMEDOUT;
-		return -1;
-	}
-	return h.status;
+	return sg_io_status(h.host_status, h.driver_status, h.status);
 }
 
 static int

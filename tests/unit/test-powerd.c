@@ -688,6 +688,26 @@ START_TEST(sg_commands_encoded)
 }
 END_TEST
 
+/*
+ * The kernel sets DRIVER_SENSE with every CHECK CONDITION (scsi_ioctl.c):
+ * that is how CHECK POWER MODE's registers come back, not a failure.
+ */
+START_TEST(sg_statuses)
+{
+	ck_assert_int_eq(sg_io_status(0, 0, 0), 0);
+	ck_assert_int_eq(sg_io_status(0, 0x08, 0x02), 2);
+	errno = 0;
+	ck_assert_int_eq(sg_io_status(0x03, 0, 0), -1);	/* DID_TIME_OUT */
+	ck_assert_int_eq(errno, ETIMEDOUT);
+	ck_assert_int_eq(sg_io_status(0x01, 0, 0), -1);	/* DID_NO_CONNECT */
+	ck_assert_int_eq(errno, EIO);
+	ck_assert_int_eq(sg_io_status(0, 0x06, 0), -1);	/* DRIVER_TIMEOUT */
+	ck_assert_int_eq(errno, ETIMEDOUT);
+	ck_assert_int_eq(sg_io_status(0, 0x04, 0x02), -1);	/* DRIVER_ERROR */
+	ck_assert_int_eq(errno, EIO);
+}
+END_TEST
+
 /* A VPD answer is taken only for the page asked, from a device that is there. */
 START_TEST(vpd_answers_checked)
 {
@@ -1574,6 +1594,7 @@ powerd_suite(void)
 	tcase_add_test(tc, sg_commands_encoded);
 	tcase_add_test(tc, sense_power_states);
 	tcase_add_test(tc, vpd_answers_checked);
+	tcase_add_test(tc, sg_statuses);
 	tcase_add_test(tc, standby_timer_per_bay);
 	tcase_add_test(tc, standby_waits_for_raidd);
 	tcase_add_test(tc, raidd_volume_list_read);
