@@ -142,6 +142,11 @@ work(struct dio_req *r)
 	int fd;
 
 	res->said = -1;
+	/* No device number recorded: nothing to open it against. */
+	if (r->id.maj == 0) {
+		res->err = ENODATA;
+		return;
+	}
 	if ((fd = drive_ops->open(res->name, r->id.maj, r->id.min)) == -1) {
 		res->err = errno;
 		return;

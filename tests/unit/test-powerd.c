@@ -1273,9 +1273,11 @@ END_TEST
  */
 START_TEST(swapped_disk_gets_no_standby)
 {
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
 	unsigned gen;
-	int n;
+	int n, s2;
 
+	rpc_server_add_methods(srv, drive_methods);
 	drive_set_timers(1, no_override);
 	power_sample(1, 1001);		/* sda (A) idle since 1 */
 	drive_set_syncing((const char *const[]){ NULL }, 0, 59);
@@ -1300,7 +1302,7 @@ START_TEST(swapped_disk_gets_no_standby)
 	ck_assert_int_eq(sim_standbys[3], 1);	/* C, after its own minute */
 	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
 	/* A disk the kernel has no identity for is never commanded. */
-	n = sim_standbys[2];
+	n = s2 = sim_standbys[2];
 	gone("devices/pci0000:00/host0/target0:0:2/0:0:2:0/vpd_pg83");
 	power.last_scan = 0;
 	power_sample(123, 1123);
@@ -1309,6 +1311,22 @@ START_TEST(swapped_disk_gets_no_standby)
 	settle();
 	ck_assert_int_eq(sim_standbys[2], n);
 	ck_assert_int_eq(power.act.disk[1].power, DP_IDLE);
+	/* No device number in sysfs: nothing is opened, not even to ask. */
+	put("block/sdb/dev", "garbage\n");
+	power.last_scan = 0;
+	n = sim_queries[1];
+	power_sample(191, 1191);
+	power.act.disk[1].idle_since = 0;
+	drive_set_syncing((const char *const[]){ NULL }, 0, 191);
+	power_sample(192, 1192);	/* its timer is long past */
+	settle();
+	json_object_put(unit_call(srv, &root_peer, "drive.list", NULL));
+	settle();
+	ck_assert_int_eq(sim_queries[1], n);
+	ck_assert_double_eq(power.last_scan, 191);	/* nor taken for a swap */
+	ck_assert_int_eq(sim_standbys[2], s2);
+	ck_assert_int_eq(power.act.disk[1].power, DP_IDLE);
+	put("block/sdb/dev", "8:16\n");
 	/* Pulled between the timer and the command: no node, nothing sent, C stays. */
 	behind[0] = -1;
 	power.act.disk[0].power = DP_IDLE;	/* C, awake again */
@@ -1319,6 +1337,7 @@ START_TEST(swapped_disk_gets_no_standby)
 	ck_assert_int_eq(sim_standbys[3], n);
 	ck_assert_int_eq(power.act.disk[0].power, DP_IDLE);
 	ck_assert_double_eq(power.act.disk[0].idle_since, 300);	/* not again at once */
+	rpc_server_free(srv);
 }
 END_TEST
 
