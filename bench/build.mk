@@ -4,7 +4,7 @@ rpc-bench_SRCS := bench/rpc-bench.c
 rpc-bench_LIBS :=
 PROGS += powerd-sample
 powerd-sample_SRCS := bench/powerd-sample.c $(POWERD_LOGIC)
-powerd-sample_LIBS := -lm
+powerd-sample_LIBS := -lm -pthread
 
 # The board figures first (they boot the virtual NAS), then the host's.
 .PHONY: bench

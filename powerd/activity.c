@@ -67,8 +67,10 @@ by_bay(const void *x, const void *y)
 void
 activity_scan_disks(struct activity *a, const struct board *b, double now)
 {
-	static struct activity old;	/* 10 KiB: not on the stack */
+	static struct activity old;	/* 26 KiB: not on the stack */
+	static unsigned gen;
 	char p[PATH_MAX], sys[PATH_MAX], vendor[16];
+	struct disk_id id;
 	struct dirent *e;
 	struct disk_io *d, *was;
 	DIR *dir;
@@ -85,12 +87,22 @@ activity_scan_disks(struct activity *a, const struct board *b, double now)
 		if ((bay = bay_of_block(b, e->d_name, sys, sizeof(sys))) == 0)
 			continue;
 		d = &a->disk[a->ndisks++];
-		/* The same disk in the same bay keeps its counters and state. */
-		if ((was = disk_named(&old, e->d_name)) != NULL && was->bay == bay) {
+		/*
+		 * The same disk in the same bay keeps its counters and state;
+		 * another one under the old name (swapped) starts afresh, its
+		 * identity read from the kernel's copy, no command to the disk.
+		 */
+		(void)disk_id_read(e->d_name, &id);
+		if ((was = disk_named(&old, e->d_name)) != NULL && was->bay == bay &&
+		    disk_id_same(&id, &was->id)) {
 			*d = *was;
 			continue;
 		}
 		memset(d, 0, sizeof(*d));
+		if (++gen == 0)
+			gen = 1;
+		d->gen = gen;
+		d->id = id;
 		pathf(d->name, sizeof(d->name), "%s", e->d_name);
 		pathf(d->device, sizeof(d->device), "%s", sys);
 		/* libata's SCSI layer says "ATA" as the vendor. */

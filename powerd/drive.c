@@ -103,20 +103,37 @@ event(const char *topic, const struct disk_io *d, const char *reason)
 	nas_event(topic, o);
 }
 
-/* What each bay's disk said of its power state, and when (drive_describe). */
-static struct { char name[32]; double at; int said; } said_cache[BOARD_MAX_BAYS];
-
-/* Standby commands in flight (standby.c), per bay. */
+/*
+ * Per bay: what its disk last said (methods answer from this, never from
+ * the disk), and the standby command in flight or waiting for the bay's
+ * worker (diskio.c) to be free.
+ */
 static struct {
-	int		 busy;
-	char		 name[32];
+	unsigned	 gen;		/* the disk_io the answer is of; 0: none */
+	int		 said;		/* DP_*, -1: it did not say */
+	double		 asked_at;	/* monotonic: the last question or answer */
+	double		 checked_at;	/* wall clock: the last answer; 0: none */
+	int		 querying;	/* a question is in flight */
+	int		 standby;	/* a standby command is in flight or waits */
+	int		 waiting;	/* ... waits for the question in flight */
+	unsigned	 standby_gen;
 	const char	*reason;
 	struct job	*job;		/* drive.standby's; NULL for the timer */
-} pending[BOARD_MAX_BAYS];
+} bays[BOARD_MAX_BAYS];
+
+static struct disk_io *
+disk_of(int bay, unsigned gen)
+{
+	for (int i = 0; i < power.act.ndisks; i++)
+		if (power.act.disk[i].bay == bay && power.act.disk[i].gen == gen)
+			return &power.act.disk[i];
+	return NULL;
+}
 
 /*
- * Starts the command off the loop: 0, or -1 with errno. The disk counts
- * as in standby only once it took the command (drive_standby_done).
+ * Starts the command off the loop (after the question in flight, if
+ * any): 0, or -1 with errno. The disk counts as in standby only once it
+ * took the command (standby_done).
  */
 static int
 standby(struct disk_io *d, const char *reason, struct job *job)
@@ -127,69 +144,124 @@ standby(struct disk_io *d, const char *reason, struct job *job)
 		errno = EINVAL;
 		return -1;
 	}
-	if (pending[i].busy) {
+	if (bays[i].standby) {
 		errno = EBUSY;
 		return -1;
 	}
-	if (standby_start(d->bay, d->name, d->ata) == -1)
+	if (dio_busy(d->bay))
+		bays[i].waiting = 1;
+	else if (dio_start(d, DIO_STANDBY, 0) == -1)
 		return -1;
-	pending[i].busy = 1;
-	pathf(pending[i].name, sizeof(pending[i].name), "%s", d->name);
-	pending[i].reason = reason;
-	pending[i].job = job;
+	bays[i].standby = 1;
+	bays[i].standby_gen = d->gen;
+	bays[i].reason = reason;
+	bays[i].job = job;
 	return 0;
 }
 
-static struct disk_io *
-disk_in_bay(int bay, const char *name)
+static struct json_object *drive_describe(struct disk_io *, double);
+
+/* The identity on the descriptor was not the one recorded: look again. */
+static void
+not_the_disk(const struct dio_result *r)
 {
-	for (int i = 0; i < power.act.ndisks; i++)
-		if (power.act.disk[i].bay == bay && strcmp(power.act.disk[i].name, name) == 0)
-			return &power.act.disk[i];
-	return NULL;
+	log_warnx("bay%d: %s is not the disk its timer was for (its identity "
+	    "changed): nothing sent, the bays are scanned again", r->bay, r->name);
+	power.last_scan = 0;
 }
 
-static struct json_object *drive_describe(const struct disk_io *, double);
-
-void
-drive_standby_done(int bay, const char *name, int err)
+static void
+standby_done(int i, struct disk_io *d, int err)
 {
-	struct disk_io *d;
-	struct job *job;
-	const char *reason;
-	int i = bay - 1;
+	struct job *job = bays[i].job;
+	const char *reason = bays[i].reason;
 
-	if (i < 0 || i >= BOARD_MAX_BAYS || !pending[i].busy ||
-	    strcmp(pending[i].name, name) != 0)
-		return;
-	job = pending[i].job;
-	reason = pending[i].reason;
-	memset(&pending[i], 0, sizeof(pending[i]));
+	bays[i].standby = bays[i].waiting = 0;
+	bays[i].job = NULL;
 	/* The disk left its bay meanwhile: nothing of it is left to update. */
-	if ((d = disk_in_bay(bay, name)) == NULL) {
+	if (d == NULL) {
 		if (job != NULL)
-			job_fail(job, NAS_ERR_FAILED, "bay%d: %s left the bay", bay, name);
+			job_fail(job, NAS_ERR_FAILED, "bay%d: the disk left the bay", i + 1);
 		return;
 	}
 	if (err != 0) {
-		log_warnx("%s: standby: %s", name, strerror(err));
+		if (err == ENODATA)
+			log_warnx("%s: no identity (VPD page 80h or 83h) to prove the disk "
+			    "by: no standby sent", d->name);
+		else if (err != ESTALE)
+			log_warnx("%s: standby: %s", d->name, strerror(err));
 		/* Not again at every sample: a full period from now. */
 		d->idle_since = power.sampled_mono;
 		if (job != NULL)
-			job_fail(job, NAS_ERR_FAILED, "bay%d: standby: %s", bay, strerror(err));
+			job_fail(job, NAS_ERR_FAILED, "bay%d: standby: %s", i + 1,
+			    err == ESTALE ? "another disk is behind the name now" :
+			    err == ENODATA ? "the disk has no identity to prove it by" :
+			    strerror(err));
 		return;
 	}
 	d->power = DP_STANDBY;
-	said_cache[i].name[0] = '\0';	/* ask it again */
+	bays[i].asked_at = -1e9;	/* ask it again */
 	event("disk.standby", d, reason);
 	if (job != NULL)
 		job_done(job, drive_describe(d, power.sampled_mono));
 }
 
+static void
+query_done(int i, struct disk_io *d, const struct dio_result *r)
+{
+	bays[i].querying = 0;
+	if (d == NULL)
+		return;
+	/* 5 s from the answer: a disk slow to answer is not asked again at once. */
+	bays[i].asked_at = power.sampled_mono;
+	bays[i].gen = d->gen;
+	bays[i].said = r->err == 0 ? r->said : -1;
+	bays[i].checked_at = power.sampled_at;
+	if (r->smart) {
+		d->smart_temp = r->temp;
+		d->power_cycles = r->cycles;
+	}
+	/* An ATA disk's own timer spun it down: the model counts it so. */
+	if (d->ata && bays[i].said == DP_STANDBY && d->power != DP_STANDBY &&
+	    !bays[i].standby) {
+		d->power = DP_STANDBY;
+		event("disk.standby", d, "disk");
+	}
+}
+
+void
+drive_io_done(const struct dio_result *r)
+{
+	int i = r->bay - 1;
+	struct disk_io *d;
+
+	if (i < 0 || i >= BOARD_MAX_BAYS)
+		return;
+	d = disk_of(r->bay, r->gen);
+	if (r->err == ESTALE)
+		not_the_disk(r);
+	if (r->op == DIO_STANDBY) {
+		if (bays[i].standby && !bays[i].waiting)
+			standby_done(i, d, r->err);
+		return;
+	}
+	query_done(i, d, r);
+	/* The standby that waited for the question goes now, to its own disk. */
+	if (bays[i].waiting) {
+		struct disk_io *sd = disk_of(r->bay, bays[i].standby_gen);
+
+		bays[i].waiting = 0;
+		if (sd == NULL)
+			standby_done(i, NULL, 0);
+		else if (dio_start(sd, DIO_STANDBY, 0) == -1)
+			standby_done(i, sd, errno);
+	}
+}
+
 int
 drive_standby_pending(int bay)
 {
-	return bay >= 1 && bay <= BOARD_MAX_BAYS && pending[bay - 1].busy;
+	return bay >= 1 && bay <= BOARD_MAX_BAYS && bays[bay - 1].standby;
 }
 
 void
@@ -212,29 +284,36 @@ drive_tick(double now)
 	}
 }
 
+/* Starts a question to the disk; 0, or -1 when its bay's worker is busy. */
+static int
+query(struct disk_io *d, double now, int smart)
+{
+	int i = d->bay - 1;
+
+	if (i < 0 || i >= BOARD_MAX_BAYS || bays[i].standby || dio_busy(d->bay))
+		return -1;
+	/* Even when no worker starts: not again before 5 s, nor logged each time. */
+	bays[i].asked_at = now;
+	if (dio_start(d, DIO_QUERY, smart) == -1) {
+		log_warn("%s: power mode", d->name);
+		return -1;
+	}
+	bays[i].querying = 1;
+	return 0;
+}
+
 void
 drive_smart_tick(double now)
 {
 	for (int i = 0; drive_smart != NULL && i < power.act.ndisks; i++) {
 		struct disk_io *d = &power.act.disk[i];
-		int said;
 
-		/* Not while a STANDBY is in flight: the loop would wait on it. */
-		if (!d->ata || d->power == DP_STANDBY || drive_standby_pending(d->bay) ||
+		/* SMART only where the disk says it spins: the worker asks first. */
+		if (!d->ata || d->power == DP_STANDBY ||
 		    (d->smart_at > 0 && now - d->smart_at < SMART_EVERY))
 			continue;
-		d->smart_at = now;
-		/* Only a disk that says it is spinning: SMART would wake it. */
-		if ((said = drive_ops->power_mode(d->name, d->ata)) == DP_STANDBY) {
-			/* Its own timer spun it down: the model counts it so. */
-			d->power = DP_STANDBY;
-			event("disk.standby", d, "disk");
-			continue;
-		}
-		if (said != DP_ACTIVE && said != DP_IDLE)
-			continue;
-		if (drive_smart(d->name, &d->smart_temp, &d->power_cycles) == -1)
-			log_debug("%s: SMART not read", d->name);
+		if (query(d, now, 1) == 0)
+			d->smart_at = now;
 	}
 }
 
@@ -291,39 +370,31 @@ temperature(const struct disk_io *d, const char **from)
 }
 
 /*
- * What the disk says, asked at most every 5 s: drive.list is open to the
- * read group, and its callers should not decide how often disks are asked.
+ * What the disk last said, from the cache; a new question (on the bay's
+ * worker) when that answer is 5 s old. drive.list is open to the read
+ * group: its callers decide neither how often disks are asked nor how
+ * long powerd waits for one.
  */
 static int
-reported(const struct disk_io *d, double now)
+reported(struct disk_io *d, double now)
 {
 	int i = d->bay - 1;
 
 	if (i < 0 || i >= BOARD_MAX_BAYS)
 		return -1;
-	/*
-	 * Not while the worker's STANDBY is in flight: our command would
-	 * queue behind it and the loop would wait out the spin-down (15 s),
-	 * at any read-group client's drive.list.
-	 */
-	if (pending[i].busy)
-		return strcmp(said_cache[i].name, d->name) == 0 ? said_cache[i].said : -1;
-	if (strcmp(said_cache[i].name, d->name) != 0 || now - said_cache[i].at >= 5 ||
-	    now < said_cache[i].at) {
-		pathf(said_cache[i].name, sizeof(said_cache[i].name), "%s", d->name);
-		said_cache[i].at = now;
-		said_cache[i].said = drive_ops->power_mode(d->name, d->ata);
-	}
-	return said_cache[i].said;
+	if (bays[i].gen != d->gen || now - bays[i].asked_at >= 5 || now < bays[i].asked_at)
+		(void)query(d, now, 0);
+	return bays[i].gen == d->gen ? bays[i].said : -1;
 }
 
 static struct json_object *
-drive_describe(const struct disk_io *d, double now)
+drive_describe(struct disk_io *d, double now)
 {
 	struct json_object *o = json_object_new_object();
 	const char *from;
 	char bay[16];
-	int said = reported(d, now);
+	int said = reported(d, now), i = d->bay - 1;
+	int fresh = i >= 0 && i < BOARD_MAX_BAYS && bays[i].gen == d->gen;
 
 	pathf(bay, sizeof(bay), "bay%d", d->bay);
 	json_object_object_add(o, "disk", json_object_new_string(bay));
@@ -334,6 +405,10 @@ drive_describe(const struct disk_io *d, double now)
 	    json_object_new_string(disk_power_name(d->power)));
 	json_object_object_add(o, "reported", said < 0 ? NULL :
 	    json_object_new_string(disk_power_name(said)));
+	json_object_object_add(o, "checked_at", fresh && bays[i].checked_at > 0 ?
+	    json_object_new_double(bays[i].checked_at) : NULL);
+	json_object_object_add(o, "checking",
+	    json_object_new_boolean(i >= 0 && i < BOARD_MAX_BAYS && bays[i].querying));
 	json_object_object_add(o, "idle_seconds",
 	    json_object_new_double(d->power == DP_ACTIVE ? 0 : floor(now - d->idle_since)));
 	json_object_object_add(o, "standby_minutes", json_object_new_int(drive_minutes(d->bay)));

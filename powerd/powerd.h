@@ -8,7 +8,8 @@
  *   energy.c    energy per state (trapezoid) and the ring of samples
  *   power.c     one sample of everything; power.*, sensor.list
  *   drive.c     disk standby timers, drive.*; sg.c the SG_IO seam
- *   standby.c   the standby command on a worker thread, off the loop
+ *   diskio.c    every command to a disk on a worker thread, off the loop,
+ *               the disk proven by its identity first
  *   timers.c    drive.set's standby minutes, kept in a state file
  *   sync.c      raidd's syncing volumes (no standby for their disks)
  *   thermal.c   temperature alarms, fan.set
@@ -132,8 +133,25 @@ double	model_watts(const struct power_model *, const struct model_input *);
 enum board_state { BS_STANDBY, BS_IDLE, BS_READING, BS_WRITING, BS_MIXED, BS_NSTATES };
 const char *board_state_name(enum board_state);
 
+/*
+ * Who a disk is, as the kernel recorded it when it found the disk
+ * (<sysfs>/block/X/dev and device/vpd_pg80, vpd_pg83: copies the kernel
+ * keeps, read without a command to the disk). Pages clipped to DISK_ID_MAX.
+ */
+#define DISK_ID_MAX	512
+struct disk_id {
+	unsigned	maj, min;	/* 0:0: unknown */
+	uint16_t	len80, len83;	/* 0: the kernel has no such page */
+	uint8_t		pg80[DISK_ID_MAX], pg83[DISK_ID_MAX];
+};
+/* Reads the identity of <sysfs>/block/<name>; 0, or -1 when it has none. */
+int	disk_id_read(const char *name, struct disk_id *);
+int	disk_id_same(const struct disk_id *, const struct disk_id *);
+
 struct disk_io {
 	char		name[32];	/* kernel name (sda) */
+	unsigned	gen;		/* new for each disk the scan finds */
+	struct disk_id	id;		/* who it was when its timer started */
 	char		device[256];	/* its device, as under /sys/devices */
 	int		ata;		/* behind libata: ATA commands */
 	int		bay;		/* 1-based */
@@ -230,18 +248,35 @@ int	power_load_board(const char *path, char *err, size_t errlen);
 void	power_sample(double now, double wall);
 extern const struct rpc_method power_methods[];
 
-/* ---- sg.c: the disks' seam ---- */
+/* ---- sg.c: the disks' seam; called only on diskio.c's workers ---- */
 struct drive_ops {
-	/* Sends the disk (kernel name) to standby: 0, or -1 with errno. */
-	int	(*standby)(const char *name, int ata);
+	/*
+	 * Opens /dev/<name>: a descriptor, or -1 with errno (ESTALE when it
+	 * is not the block device maj:min).
+	 */
+	int	(*open)(const char *name, unsigned maj, unsigned min);
+	/* VPD page (0x80, 0x83) from the disk itself: its length (at most len), or -1. */
+	int	(*vpd)(int fd, uint8_t page, uint8_t *buf, size_t len);
+	/* Sends the disk to standby: 0, or -1 with errno. */
+	int	(*standby)(int fd, int ata);
 	/* What the disk says its power state is (DP_*), -1 when it cannot tell. */
-	int	(*power_mode)(const char *name, int ata);
+	int	(*power_mode)(int fd, int ata);
+	void	(*close)(int fd);
 };
 extern const struct drive_ops drive_linux;
 void	sg_cdb_ata_standby(uint8_t cdb[16]);
 void	sg_cdb_ata_check_power(uint8_t cdb[16]);
 void	sg_cdb_scsi_standby(uint8_t cdb[6]);
 void	sg_cdb_request_sense(uint8_t cdb[6], uint8_t len);
+void	sg_cdb_inquiry_vpd(uint8_t cdb[6], uint8_t page, uint16_t len);
+/*
+ * An SG_IO header's host, driver and SCSI statuses: the SCSI status (0
+ * GOOD, 2 CHECK CONDITION with its sense data), or -1 with errno when the
+ * command did not complete.
+ */
+int	sg_io_status(unsigned host_status, unsigned driver_status, unsigned status);
+/* The length of a VPD page answer (header included, at most got), or -1. */
+int	sg_vpd_length(const uint8_t *buf, size_t got, uint8_t page);
 int	sg_ata_power_from_sense(const uint8_t *sense, size_t len);
 int	sg_scsi_power_from_sense(const uint8_t *sense, size_t len);
 
@@ -259,13 +294,12 @@ void	drive_tick(double now);
 /*
  * SMART of awake ATA disks, every 10 min: temp_c (-1000: none) and power
  * cycles (-1: none); 0, or -1 when it could not be read. NULL: not built.
+ * Called on a worker (diskio.c) only.
  */
 extern int (*drive_smart)(const char *name, double *temp_c, long long *cycles);
 extern int (*const smart_linux)(const char *, double *, long long *);	/* smart.c */
 void	drive_smart_tick(double now);
-/* A worker's answer (standby.c): err 0, or the errno of the command. */
-void	drive_standby_done(int bay, const char *name, int err);
-/* A standby command for the bay is in flight. */
+/* A standby command for the bay is in flight or waits for the bay's query. */
 int	drive_standby_pending(int bay);
 /* Events for disks that I/O woke; prev[i]: disk i's power before the sample. */
 void	drive_note_wakes(const enum disk_power prev[], int n);
@@ -279,13 +313,37 @@ int	timers_load(const char *path, int out[BOARD_MAX_BAYS], char *err, size_t err
 /* Atomically: temporary file, fsync, rename, directory fsync. 0, or -1 with errno. */
 int	timers_save(const char *path, const int min[BOARD_MAX_BAYS]);
 
-/* ---- standby.c ---- */
+/* ---- diskio.c ---- */
+enum dio_op { DIO_QUERY, DIO_STANDBY };
+
+/* What a worker found; one write to the loop's pipe (< PIPE_BUF). */
+struct dio_result {
+	int		bay;
+	unsigned	gen;		/* the disk_io's, when the worker started */
+	int		op;		/* DIO_* */
+	int		err;		/* 0, or errno; ESTALE: not the disk recorded */
+	int		said;		/* power_mode's DP_*, or -1 */
+	int		smart;		/* 1: temp and cycles read */
+	double		temp;
+	long long	cycles;
+	char		name[32];
+};
+
 /*
- * Runs drive_ops->standby(name, ata) on a worker thread; its answer
- * reaches drive_standby_done on the loop. 0, or -1 with errno.
+ * Runs one command for disk d on a worker thread: DIO_QUERY asks its power
+ * mode (and SMART with smart set, when it says it spins); DIO_STANDBY sends
+ * it to standby. Either only after the disk behind the name is proven to be
+ * d (dev_t, VPD pages against d->id); a standby is never sent without that
+ * proof. The answer reaches drive_io_done on the loop. At most one worker
+ * per bay: 0, or -1 with errno (EBUSY when the bay has one).
  */
-int	standby_start(int bay, const char *name, int ata);
-int	standby_inflight(void);
+int	dio_start(const struct disk_io *d, enum dio_op, int smart);
+int	dio_busy(int bay);
+int	dio_inflight(void);
+/* The proof on a worker: 0, or -1 with errno (ESTALE on a mismatch). */
+int	dio_prove(int fd, const struct disk_id *want);
+/* drive.c: a worker's answer, on the loop. */
+void	drive_io_done(const struct dio_result *);
 
 /* ---- sync.c: raidd's view of syncing volumes ---- */
 void	sync_set_socket(const char *path);

@@ -12,13 +12,21 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <scsi/sg.h>
 
 #include "powerd.h"
 
-#define SG_TIMEOUT_MS	15000	/* a spin-down flushes the disk's cache first */
+/*
+ * A spin-down flushes the disk's cache first; a question is answered by
+ * the disk's electronics at once, so a disk still silent after 3 s is not
+ * going to answer it (the worker reports that, the loop never waits).
+ */
+#define SG_STANDBY_MS	15000
+#define SG_QUERY_MS	3000
 
 /* ATA PASS-THROUGH(16), non-data; ck_cond asks for the registers back. */
 static void
@@ -62,6 +70,29 @@ sg_cdb_request_sense(uint8_t cdb[6], uint8_t len)
 	memset(cdb, 0, 6);
 	cdb[0] = 0x03;			/* REQUEST SENSE, fixed format */
 	cdb[4] = len;
+}
+
+void
+sg_cdb_inquiry_vpd(uint8_t cdb[6], uint8_t page, uint16_t len)
+{
+	memset(cdb, 0, 6);
+	cdb[0] = 0x12;			/* INQUIRY */
+	cdb[1] = 0x01;			/* EVPD */
+	cdb[2] = page;
+	cdb[3] = (uint8_t)(len >> 8);
+	cdb[4] = (uint8_t)len;
+}
+
+int
+sg_vpd_length(const uint8_t *buf, size_t got, uint8_t page)
+{
+	size_t len;
+
+	/* Peripheral qualifier 0 (a device is there), the page asked for. */
+	if (got < 4 || (buf[0] & 0xe0) != 0 || buf[1] != page)
+		return -1;
+	len = 4 + ((size_t)buf[2] << 8 | buf[3]);
+	return (int)(len < got ? len : got);
 }
 
 /* The ATA sector count CHECK POWER MODE left, from its sense data. */
@@ -136,23 +167,65 @@ sg_scsi_power_from_sense(const uint8_t *sb, size_t len)
 	}
 }
 
+int
+sg_io_status(unsigned host_status, unsigned driver_status, unsigned status)
+{
+	unsigned drv = driver_status & 0x0f;
+
+	if (host_status != 0) {
+		errno = host_status == 0x03 ? ETIMEDOUT : EIO;	/* DID_TIME_OUT */
+		return -1;
+	}
+	/*
+	 * DRIVER_SENSE (08h) only says that sense data came back, which the
+	 * kernel sets with every CHECK CONDITION: the answer to CHECK POWER
+	 * MODE with CK_COND is one, its registers are in the sense data.
+	 */
+	if (drv != 0 && drv != 0x08) {
+		errno = drv == 0x06 ? ETIMEDOUT : EIO;		/* DRIVER_TIMEOUT */
+		return -1;
+	}
+	return (int)(status & 0xff);
+}
+
 /* ---- Linux ---- */
 
 static int
-sg_run(const char *name, uint8_t *cdb, int cdb_len, uint8_t *data, int dlen,
-    uint8_t *sense, int slen, int *sense_got)
+linux_open(const char *name, unsigned maj, unsigned min)
 {
 	char dev[PATH_MAX];
-	struct sg_io_hdr h;
-	int fd, rc, e;
+	struct stat st;
+	int fd;
 
 	if (pathf(dev, sizeof(dev), "/dev/%s", name) == -1 || strchr(name, '/') != NULL) {
 		errno = EINVAL;
 		return -1;
 	}
-	/* O_NONBLOCK: no wait for a medium; the command itself still waits. */
-	if ((fd = open(dev, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1)
+	/* O_NONBLOCK: no wait for a medium; the commands themselves still wait. */
+	if ((fd = open(dev, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)) == -1)
 		return -1;
+	/* Every command goes to this descriptor: it is the disk the kernel named. */
+	if (fstat(fd, &st) == -1 || !S_ISBLK(st.st_mode) || major(st.st_rdev) != maj ||
+	    minor(st.st_rdev) != min) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
+}
+
+static void
+linux_close(int fd)
+{
+	close(fd);
+}
+
+static int
+sg_run(int fd, uint8_t *cdb, int cdb_len, uint8_t *data, int dlen,
+    uint8_t *sense, int slen, int *sense_got, int *resid, unsigned timeout_ms)
+{
+	struct sg_io_hdr h;
+
 	memset(&h, 0, sizeof(h));
 	h.interface_id = 'S';
 	h.cmd_len = (unsigned char)cdb_len;
@@ -162,24 +235,40 @@ sg_run(const char *name, uint8_t *cdb, int cdb_len, uint8_t *data, int dlen,
 	h.dxfer_len = (unsigned)dlen;
 	h.sbp = sense;
 	h.mx_sb_len = (unsigned char)slen;
-	h.timeout = SG_TIMEOUT_MS;
-	rc = ioctl(fd, SG_IO, &h);
-	e = errno;
-	close(fd);
-	if (rc == -1) {
-		errno = e;
+	h.timeout = timeout_ms;
+	if (ioctl(fd, SG_IO, &h) == -1)
 		return -1;
-	}
 	*sense_got = h.sb_len_wr;
-	if (h.host_status != 0 || h.driver_status & 0x0f) {	/* not DRIVER_SENSE alone */
-		errno = EIO;
-		return -1;
-	}
-	return h.status;
+	if (resid != NULL)
+		*resid = h.resid;
+	return sg_io_status(h.host_status, h.driver_status, h.status);
 }
 
 static int
-linux_standby(const char *name, int ata)
+linux_vpd(int fd, uint8_t page, uint8_t *buf, size_t len)
+{
+	uint8_t cdb[6], sense[64];
+	int got = 0, resid = 0, n;
+
+	if (len > 0xffff)
+		len = 0xffff;
+	sg_cdb_inquiry_vpd(cdb, page, (uint16_t)len);
+	memset(buf, 0, len);
+	if (sg_run(fd, cdb, 6, buf, (int)len, sense, sizeof(sense), &got, &resid,
+	    SG_QUERY_MS) != 0) {
+		errno = EIO;
+		return -1;
+	}
+	if (resid < 0 || (size_t)resid > len ||
+	    (n = sg_vpd_length(buf, len - (size_t)resid, page)) == -1) {
+		errno = EIO;
+		return -1;
+	}
+	return n;
+}
+
+static int
+linux_standby(int fd, int ata)
 {
 	uint8_t cdb[16], sense[64];
 	int got = 0, st;
@@ -188,7 +277,8 @@ linux_standby(const char *name, int ata)
 		sg_cdb_ata_standby(cdb);
 	else
 		sg_cdb_scsi_standby(cdb);
-	if ((st = sg_run(name, cdb, ata ? 16 : 6, NULL, 0, sense, sizeof(sense), &got)) == -1)
+	if ((st = sg_run(fd, cdb, ata ? 16 : 6, NULL, 0, sense, sizeof(sense), &got, NULL,
+	    SG_STANDBY_MS)) == -1)
 		return -1;
 	if (st != 0) {		/* anything but GOOD: not done */
 		errno = EIO;
@@ -198,25 +288,30 @@ linux_standby(const char *name, int ata)
 }
 
 static int
-linux_power_mode(const char *name, int ata)
+linux_power_mode(int fd, int ata)
 {
 	uint8_t cdb[16], sense[64], data[64];
 	int got = 0;
 
 	if (ata) {
 		sg_cdb_ata_check_power(cdb);
-		if (sg_run(name, cdb, 16, NULL, 0, sense, sizeof(sense), &got) == -1)
+		if (sg_run(fd, cdb, 16, NULL, 0, sense, sizeof(sense), &got, NULL,
+		    SG_QUERY_MS) == -1)
 			return -1;
 		return sg_ata_power_from_sense(sense, (size_t)got);
 	}
 	sg_cdb_request_sense(cdb, sizeof(data));
 	memset(data, 0, sizeof(data));
-	if (sg_run(name, cdb, 6, data, sizeof(data), sense, sizeof(sense), &got) != 0)
+	if (sg_run(fd, cdb, 6, data, sizeof(data), sense, sizeof(sense), &got, NULL,
+	    SG_QUERY_MS) != 0)
 		return -1;
 	return sg_scsi_power_from_sense(data, sizeof(data));
 }
 
 const struct drive_ops drive_linux = {
+	.open = linux_open,
+	.vpd = linux_vpd,
 	.standby = linux_standby,
 	.power_mode = linux_power_mode,
+	.close = linux_close,
 };

@@ -382,6 +382,13 @@ START_TEST(model_refuses_bad_figures)
 }
 END_TEST
 
+/* VPD pages of the simulator's disks: A (sda), B (sdb), C (swapped in later). */
+static const char pg80_a[12] = { 0, 0x80, 0, 8, 'N', 'A', 'S', '1', '-', '0', '0', '0' };
+static const char pg83_a[12] = { 0, 0x83, 0, 8, 2, 1, 0, 4, 'd', 'i', 's', 'A' };
+static const char pg83_b[12] = { 0, 0x83, 0, 8, 2, 1, 0, 4, 'd', 'i', 's', 'B' };
+static const char pg80_c[12] = { 0, 0x80, 0, 8, 'N', 'A', 'S', '1', '-', '0', '0', '1' };
+static const char pg83_c[12] = { 0, 0x83, 0, 8, 2, 1, 0, 4, 'd', 'i', 's', 'C' };
+
 static void
 fixture_disks(void)
 {
@@ -394,6 +401,13 @@ fixture_disks(void)
 	link_to("../../devices/pci0000:00/host0/target0:0:1/0:0:1:0", "block/sda/device");
 	link_to("../../devices/pci0000:00/host0/target0:0:2/0:0:2:0", "block/sdb/device");
 	link_to("../../devices/virtual/block/loop0", "block/loop0/device");
+	put("block/sda/dev", "8:0\n");
+	put("block/sdb/dev", "8:16\n");
+	put("block/loop0/dev", "7:0\n");
+	/* What the kernel keeps of each disk's VPD pages (sda: serial and id). */
+	put_bytes("devices/pci0000:00/host0/target0:0:1/0:0:1:0/vpd_pg80", pg80_a, 12);
+	put_bytes("devices/pci0000:00/host0/target0:0:1/0:0:1:0/vpd_pg83", pg83_a, 12);
+	put_bytes("devices/pci0000:00/host0/target0:0:2/0:0:2:0/vpd_pg83", pg83_b, 12);
 }
 
 static struct board
@@ -658,6 +672,7 @@ START_TEST(sg_commands_encoded)
 	    0, 0, 0xe5, 0 };
 	static const uint8_t scsi_standby[6] = { 0x1b, 0, 0, 0, 0x30, 0 };
 	static const uint8_t sense[6] = { 0x03, 0, 0, 0, 64, 0 };
+	static const uint8_t inquiry[6] = { 0x12, 0x01, 0x83, 0x02, 0x00, 0 };
 	uint8_t cdb[16];
 
 	sg_cdb_ata_standby(cdb);
@@ -668,6 +683,62 @@ START_TEST(sg_commands_encoded)
 	ck_assert_mem_eq(cdb, scsi_standby, 6);
 	sg_cdb_request_sense(cdb, 64);
 	ck_assert_mem_eq(cdb, sense, 6);
+	sg_cdb_inquiry_vpd(cdb, 0x83, 512);
+	ck_assert_mem_eq(cdb, inquiry, 6);
+}
+END_TEST
+
+/*
+ * The kernel sets DRIVER_SENSE with every CHECK CONDITION (scsi_ioctl.c):
+ * that is how CHECK POWER MODE's registers come back, not a failure.
+ */
+START_TEST(sg_statuses)
+{
+	ck_assert_int_eq(sg_io_status(0, 0, 0), 0);
+	ck_assert_int_eq(sg_io_status(0, 0x08, 0x02), 2);
+	errno = 0;
+	ck_assert_int_eq(sg_io_status(0x03, 0, 0), -1);	/* DID_TIME_OUT */
+	ck_assert_int_eq(errno, ETIMEDOUT);
+	ck_assert_int_eq(sg_io_status(0x01, 0, 0), -1);	/* DID_NO_CONNECT */
+	ck_assert_int_eq(errno, EIO);
+	ck_assert_int_eq(sg_io_status(0, 0x06, 0), -1);	/* DRIVER_TIMEOUT */
+	ck_assert_int_eq(errno, ETIMEDOUT);
+	ck_assert_int_eq(sg_io_status(0, 0x04, 0x02), -1);	/* DRIVER_ERROR */
+	ck_assert_int_eq(errno, EIO);
+}
+END_TEST
+
+/* A VPD answer is taken only for the page asked, from a device that is there. */
+START_TEST(vpd_answers_checked)
+{
+	uint8_t pg[12];
+	struct disk_id a, b;
+
+	memcpy(pg, pg83_a, sizeof(pg));
+	ck_assert_int_eq(pg[1], 0x83);
+	ck_assert_int_eq(sg_vpd_length(pg, 12, 0x83), 12);
+	ck_assert_int_eq(sg_vpd_length(pg, 9, 0x83), 9);	/* clipped to what came */
+	ck_assert_int_eq(sg_vpd_length(pg, 12, 0x80), -1);	/* another page */
+	ck_assert_int_eq(sg_vpd_length(pg, 3, 0x83), -1);
+	pg[0] = 0x7f;		/* peripheral qualifier 3: no device */
+	ck_assert_int_eq(sg_vpd_length(pg, 12, 0x83), -1);
+	/* The kernel's copies, as the scan reads them (fixture_disks). */
+	ck_assert_int_eq(disk_id_read("sda", &a), 0);
+	ck_assert_uint_eq(a.maj, 8);
+	ck_assert_uint_eq(a.min, 0);
+	ck_assert_uint_eq(a.len80, 12);
+	ck_assert_uint_eq(a.len83, 12);
+	ck_assert_int_eq(disk_id_read("sdb", &b), 0);
+	ck_assert_uint_eq(b.len80, 0);
+	ck_assert(!disk_id_same(&a, &b));
+	ck_assert_int_eq(disk_id_read("sda", &b), 0);
+	ck_assert(disk_id_same(&a, &b));
+	/* A page of another number under vpd_pg83, or none at all: no identity. */
+	put_bytes("devices/pci0000:00/host0/target0:0:2/0:0:2:0/vpd_pg83", pg80_c, 12);
+	ck_assert_int_eq(disk_id_read("sdb", &b), -1);
+	ck_assert_int_eq(disk_id_read("sdz", &b), -1);
+	put("block/sda/dev", "8:0x\n");
+	ck_assert_int_eq(disk_id_read("sda", &b), -1);
 }
 END_TEST
 
@@ -713,37 +784,135 @@ START_TEST(sense_power_states)
 }
 END_TEST
 
-static int sim_standbys[3], sim_fail;
+/*
+ * The simulator's disks behind the names, as strict as the kernel: /dev/sda
+ * is always the block device 8:0, whichever disk is behind it now (a swap
+ * changes the disk, not the name or the number); INQUIRY answers the disk's
+ * own VPD pages. Descriptors are 100 + the disk (0: A, 1: B, 2: C).
+ */
+static const char *const fake_pg80[3] = { pg80_a, NULL, pg80_c };
+static const char *const fake_pg83[3] = { pg83_a, pg83_b, pg83_c };
+static int behind[2] = { 0, 1 };	/* sda, sdb; -1: pulled, no /dev node */
+static int sim_standbys[4], sim_fail;
+static int sim_said = -1;		/* like qemu: no power condition reported */
+static int (*sim_hook)(int disk);	/* a disk that takes its time */
+static volatile int sim_busy[3], sim_overlap, sim_queries[3];
 
 static int
-sim_standby(const char *name, int ata)
+fake_open(const char *name, unsigned maj, unsigned min)
 {
-	ck_assert(!ata);
-	if (sim_fail) {
+	int i = strcmp(name, "sda") == 0 ? 0 : strcmp(name, "sdb") == 0 ? 1 : -1;
+
+	if (i == -1 || behind[i] == -1) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (maj != 8 || min != (unsigned)i * 16) {
+		errno = ESTALE;
+		return -1;
+	}
+	return 100 + behind[i];
+}
+
+/* One command at a time per disk (the workers' rule); marks an overlap. */
+static int
+enter(int fd)
+{
+	if (__atomic_add_fetch(&sim_busy[fd - 100], 1, __ATOMIC_SEQ_CST) > 1)
+		sim_overlap = 1;
+	return fd - 100;
+}
+
+static void
+leave(int disk)
+{
+	__atomic_sub_fetch(&sim_busy[disk], 1, __ATOMIC_SEQ_CST);
+}
+
+static int
+fake_vpd(int fd, uint8_t page, uint8_t *buf, size_t len)
+{
+	int disk = enter(fd);
+	const char *pg = page == 0x80 ? fake_pg80[disk] : page == 0x83 ? fake_pg83[disk] : NULL;
+
+	leave(disk);
+	if (pg == NULL || len < 12) {
 		errno = EIO;
 		return -1;
 	}
-	sim_standbys[strcmp(name, "sda") == 0 ? 1 : 2]++;
+	memcpy(buf, pg, 12);
+	return 12;
+}
+
+static int
+sim_standby(int fd, int ata)
+{
+	int disk = enter(fd), rc = 0;
+
+	(void)ata;
+	if (sim_hook != NULL)
+		rc = sim_hook(disk);
+	if (sim_fail || rc == -1) {
+		leave(disk);
+		errno = EIO;
+		return -1;
+	}
+	__atomic_add_fetch(&sim_standbys[disk + 1], 1, __ATOMIC_SEQ_CST);
+	leave(disk);
 	return 0;
 }
 
 static int
-sim_power_mode(const char *name, int ata)
+sim_power_mode(int fd, int ata)
 {
-	(void)name;
+	int disk = enter(fd), said;
+
 	(void)ata;
-	return -1;	/* like qemu: no power condition reported */
+	__atomic_add_fetch(&sim_queries[disk], 1, __ATOMIC_SEQ_CST);
+	/* What the disk says once it answers. */
+	said = sim_hook != NULL && sim_hook(disk) == -1 ? -1 : sim_said;
+	leave(disk);
+	return said;
 }
 
-static const struct drive_ops sim_ops = { sim_standby, sim_power_mode };
+static void
+fake_close(int fd)
+{
+	(void)fd;
+}
 
-/* Runs the loop until every standby command has answered (standby.c). */
+static const struct drive_ops sim_ops = {
+	fake_open, fake_vpd, sim_standby, sim_power_mode, fake_close
+};
+
+/* Runs the loop until every worker has answered (diskio.c). */
 static void
 settle(void)
 {
-	while (standby_inflight() > 0)
+	while (dio_inflight() > 0)
 		ev_run(EV_DEFAULT, EVRUN_ONCE);
 }
+static const struct rpc_peer root_peer = { .uid = 0, .gid = 0 };
+
+/* The job of drive.standby's answer a. */
+static struct job *
+job_of(struct json_object *a)
+{
+	struct job *j = job_find((unsigned)json_object_get_int(json_object_object_get(
+	    json_object_object_get(a, "result"), "job")));
+
+	ck_assert_ptr_nonnull(j);
+	return j;
+}
+
+/* drive.list's answer a: drive i. */
+static struct json_object *
+drive_at(struct json_object *a, int i)
+{
+	return json_object_array_get_idx(json_object_object_get(json_object_object_get(a,
+	    "result"), "drives"), (size_t)i);
+}
+
 static const int no_override[BOARD_MAX_BAYS] = {
 	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1
 };
@@ -754,7 +923,12 @@ standby_setup(void)
 	setup();
 	drive_ops = &sim_ops;
 	memset(sim_standbys, 0, sizeof(sim_standbys));
-	sim_fail = 0;
+	memset((void *)sim_queries, 0, sizeof(sim_queries));
+	sim_fail = sim_overlap = 0;
+	sim_said = -1;
+	sim_hook = NULL;
+	behind[0] = 0;
+	behind[1] = 1;
 	fixture_disks();
 	fixture_proc(1);
 	power_start(board_ini);
@@ -853,8 +1027,7 @@ START_TEST(drive_methods_answer)
 	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
 	a = unit_call(srv, &root, "drive.list", NULL);
 	ck_assert_int_eq(unit_err_code(a), 0);
-	d = json_object_array_get_idx(json_object_object_get(json_object_object_get(a,
-	    "result"), "drives"), 1);
+	d = drive_at(a, 1);
 	ck_assert_str_eq(json_object_get_string(json_object_object_get(d, "disk")), "bay2");
 	ck_assert_str_eq(json_object_get_string(json_object_object_get(d, "power_state")),
 	    "idle");
@@ -883,8 +1056,7 @@ START_TEST(drive_methods_answer)
 	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
 	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"sdb\"}");
 	ck_assert_int_eq(unit_err_code(a), 0);
-	ck_assert_ptr_nonnull(j = job_find((unsigned)json_object_get_int(json_object_object_get(
-	    json_object_object_get(a, "result"), "job"))));
+	j = job_of(a);
 	settle();
 	/* The command failed: the job says so, the state is unchanged. */
 	ck_assert_int_eq(job_state(j), JOB_FAILED);
@@ -970,111 +1142,240 @@ START_TEST(timers_file_is_strict)
 }
 END_TEST
 
-/* A disk that takes its time to spin down: the worker waits on a gate. */
+/* A disk that takes its time (or hangs): its worker waits on a gate. */
 static int gate[2];
 
 static int
-slow_standby(const char *name, int ata)
+gated(int disk)
 {
 	char c;
 
-	(void)name;
-	(void)ata;
+	(void)disk;
 	return read(gate[0], &c, 1) == 1 ? 0 : -1;
 }
 
-static const struct drive_ops slow_ops = { slow_standby, sim_power_mode };
-
-/* CHECK POWER MODE asked while a STANDBY was in flight (it would block). */
-static int asked_busy;
-
-static int
-asking_power_mode(const char *name, int ata)
+/* The drive and power methods over disks that wait on the gate. */
+static struct rpc_server *
+gated_start(void)
 {
-	(void)ata;
-	if (drive_standby_pending(strcmp(name, "sda") == 0 ? 1 : 2))
-		asked_busy++;
-	return -1;
-}
-
-static const struct drive_ops asking_ops = { slow_standby, asking_power_mode };
-
-START_TEST(no_question_during_standby)
-{
-	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
 	struct rpc_server *srv = rpc_server_new("powerd", "test");
-	struct json_object *a;
 
 	rpc_server_add_methods(srv, drive_methods);
+	rpc_server_add_methods(srv, power_methods);
 	ck_assert_int_eq(pipe(gate), 0);
-	drive_ops = &asking_ops;
-	asked_busy = 0;
+	sim_hook = gated;
 	drive_set_timers(20, no_override);
 	power_sample(1, 1001);
 	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
+	return srv;
+}
+
+static void
+gated_end(struct rpc_server *srv)
+{
+	close(gate[0]);
+	close(gate[1]);
+	rpc_server_free(srv);
+}
+
+START_TEST(no_question_during_standby)
+{
+	struct rpc_server *srv = gated_start();
+	struct json_object *a;
 	/* drive.standby's own answer, then a read-group drive.list 10 s on. */
-	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay1\"}");
+	a = unit_call(srv, &root_peer, "drive.standby", "{\"disk\":\"bay1\"}");
 	ck_assert_int_eq(unit_err_code(a), 0);
 	json_object_put(a);
 	power_sample(11, 1011);
-	a = unit_call(srv, &root, "drive.list", NULL);
+	a = unit_call(srv, &root_peer, "drive.list", NULL);
 	ck_assert_int_eq(unit_err_code(a), 0);
 	json_object_put(a);
-	ck_assert_int_eq(asked_busy, 0);
-	ck_assert_int_eq(write(gate[1], "x", 1), 1);
+	/* bay1's STANDBY and bay2's question hold the gate: release both. */
+	sim_hook = NULL;
+	ck_assert_int_eq(write(gate[1], "xx", 2), 2);
 	settle();
-	close(gate[0]);
-	close(gate[1]);
+	/* No question to bay1 while its STANDBY was in flight (one disk, one command). */
+	ck_assert_int_eq(sim_standbys[1], 1);
+	ck_assert_int_eq(sim_queries[1], 1);
+	ck_assert(!sim_overlap);
+	gated_end(srv);
+}
+END_TEST
+
+/*
+ * A disk that does not answer its power-mode question: the question hangs
+ * on the bay's worker while power.status, drive.list and the samples (and
+ * their timers) go on; the disk is not asked twice; the answer, once it
+ * comes, is shown with the time it came.
+ */
+START_TEST(hung_disk_does_not_hold_the_loop)
+{
+	struct rpc_server *srv = gated_start();
+	struct json_object *a, *d;
+	struct job *j;
+	a = unit_call(srv, &root_peer, "drive.list", NULL);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	d = drive_at(a, 0);
+	/* Answered from the cache, with nothing in it yet, while the disk is asked. */
+	ck_assert_ptr_null(json_object_object_get(d, "reported"));
+	ck_assert_ptr_null(json_object_object_get(d, "checked_at"));
+	ck_assert(json_object_get_boolean(json_object_object_get(d, "checking")));
+	json_object_put(a);
+	ck_assert_int_eq(dio_inflight(), 2);
+	/* Both disks hang. Everything else answers, many times over. */
+	for (int t = 2; t < 40; t++) {
+		power_sample(t, 1000 + t);
+		a = unit_call(srv, &root_peer, "power.status", NULL);
+		ck_assert_int_eq(unit_err_code(a), 0);
+		json_object_put(a);
+		a = unit_call(srv, &root_peer, "drive.list", NULL);
+		ck_assert_int_eq(unit_err_code(a), 0);
+		json_object_put(a);
+	}
+	/* Still one question per disk: none started twice. */
+	ck_assert_int_eq(dio_inflight(), 2);
+	/* A standby for the hung bay waits for its question, not in the loop. */
+	drive_set_syncing((const char *const[]){ NULL }, 0, 39);
+	a = unit_call(srv, &root_peer, "drive.standby", "{\"disk\":\"bay1\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	j = job_of(a);
+	json_object_put(a);
+	ck_assert_int_eq(dio_inflight(), 2);
+	ck_assert_int_eq(job_state(j), JOB_RUNNING);
+	/* The disks answer at last (the questions, then bay1's STANDBY). */
+	sim_said = DP_IDLE;
+	sim_hook = NULL;
+	ck_assert_int_eq(write(gate[1], "xx", 2), 2);
+	settle();
+	/* bay1: the hung question, then one after its STANDBY (the job's answer). */
+	ck_assert_int_eq(sim_queries[0], 2);
+	ck_assert_int_eq(sim_queries[1], 1);
+	ck_assert_int_eq(sim_standbys[1], 1);
+	ck_assert_int_eq(job_state(j), JOB_DONE);
+	ck_assert(!sim_overlap);
+	a = unit_call(srv, &root_peer, "drive.list", NULL);
+	d = drive_at(a, 1);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(d, "reported")), "idle");
+	/* The answer came while the last sample (wall clock 1039) was the latest. */
+	ck_assert_double_eq(json_object_get_double(json_object_object_get(d, "checked_at")),
+	    1039);
+	ck_assert(!json_object_get_boolean(json_object_object_get(d, "checking")));
+	json_object_put(a);
+	gated_end(srv);
+}
+END_TEST
+
+/*
+ * Between the timer and its command, another disk is put in under the
+ * same name (and the same 8:0): the worker proves the disk on the
+ * descriptor it would send the command to, sends nothing, and the bay is
+ * scanned again; the new disk starts with a timer of its own.
+ */
+START_TEST(swapped_disk_gets_no_standby)
+{
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	unsigned gen;
+	int n, s2;
+
+	rpc_server_add_methods(srv, drive_methods);
+	drive_set_timers(1, no_override);
+	power_sample(1, 1001);		/* sda (A) idle since 1 */
+	drive_set_syncing((const char *const[]){ NULL }, 0, 59);
+	gen = power.act.disk[0].gen;
+	/* Disk C is now behind /dev/sda; the rescan (30 s) has not seen it yet. */
+	behind[0] = 2;
+	power_sample(61, 1061);
+	settle();
+	ck_assert_int_eq(sim_standbys[1], 0);	/* A is gone: nothing for it */
+	ck_assert_int_eq(sim_standbys[3], 0);	/* C got nothing meant for A */
+	ck_assert_int_eq(power.act.disk[0].power, DP_IDLE);
+	ck_assert_double_eq(power.last_scan, 0);	/* a rescan asked for */
+	/* The kernel's copy of C's pages: the rescan takes C as a new disk. */
+	put_bytes("devices/pci0000:00/host0/target0:0:1/0:0:1:0/vpd_pg80", pg80_c, 12);
+	put_bytes("devices/pci0000:00/host0/target0:0:1/0:0:1:0/vpd_pg83", pg83_c, 12);
+	power_sample(62, 1062);
+	ck_assert_uint_ne(power.act.disk[0].gen, gen);
+	ck_assert_double_eq(power.act.disk[0].idle_since, 62);
+	drive_set_syncing((const char *const[]){ NULL }, 0, 121);
+	power_sample(122, 1122);
+	settle();
+	ck_assert_int_eq(sim_standbys[3], 1);	/* C, after its own minute */
+	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
+	/* A disk the kernel has no identity for is never commanded. */
+	n = s2 = sim_standbys[2];
+	gone("devices/pci0000:00/host0/target0:0:2/0:0:2:0/vpd_pg83");
+	power.last_scan = 0;
+	power_sample(123, 1123);
+	drive_set_syncing((const char *const[]){ NULL }, 0, 189);
+	power_sample(190, 1190);
+	settle();
+	ck_assert_int_eq(sim_standbys[2], n);
+	ck_assert_int_eq(power.act.disk[1].power, DP_IDLE);
+	/* No device number in sysfs: nothing is opened, not even to ask. */
+	put("block/sdb/dev", "garbage\n");
+	power.last_scan = 0;
+	n = sim_queries[1];
+	power_sample(191, 1191);
+	power.act.disk[1].idle_since = 0;
+	drive_set_syncing((const char *const[]){ NULL }, 0, 191);
+	power_sample(192, 1192);	/* its timer is long past */
+	settle();
+	json_object_put(unit_call(srv, &root_peer, "drive.list", NULL));
+	settle();
+	ck_assert_int_eq(sim_queries[1], n);
+	ck_assert_double_eq(power.last_scan, 191);	/* nor taken for a swap */
+	ck_assert_int_eq(sim_standbys[2], s2);
+	ck_assert_int_eq(power.act.disk[1].power, DP_IDLE);
+	put("block/sdb/dev", "8:16\n");
+	/* Pulled between the timer and the command: no node, nothing sent, C stays. */
+	behind[0] = -1;
+	power.act.disk[0].power = DP_IDLE;	/* C, awake again */
+	n = sim_standbys[3];
+	drive_set_syncing((const char *const[]){ NULL }, 0, 299);
+	power_sample(300, 1300);
+	settle();
+	ck_assert_int_eq(sim_standbys[3], n);
+	ck_assert_int_eq(power.act.disk[0].power, DP_IDLE);
+	ck_assert_double_eq(power.act.disk[0].idle_since, 300);	/* not again at once */
 	rpc_server_free(srv);
 }
 END_TEST
 
 START_TEST(standby_off_the_loop)
 {
-	static const struct rpc_peer root = { .uid = 0, .gid = 0 };
-	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct rpc_server *srv = gated_start();
 	struct json_object *a, *d;
 	struct job *j;
-
-	rpc_server_add_methods(srv, drive_methods);
-	rpc_server_add_methods(srv, power_methods);
-	ck_assert_int_eq(pipe(gate), 0);
-	drive_ops = &slow_ops;
-	drive_set_timers(20, no_override);
-	power_sample(1, 1001);
-	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
 	/* The request answers at once, with the job that follows the command. */
-	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"bay1\"}");
+	a = unit_call(srv, &root_peer, "drive.standby", "{\"disk\":\"bay1\"}");
 	ck_assert_int_eq(unit_err_code(a), 0);
-	ck_assert_ptr_nonnull(j = job_find((unsigned)json_object_get_int(json_object_object_get(
-	    json_object_object_get(a, "result"), "job"))));
+	j = job_of(a);
 	json_object_put(a);
-	ck_assert_int_eq(standby_inflight(), 1);
+	ck_assert_int_eq(dio_inflight(), 1);
 	/* While the disk spins down, powerd answers and samples. */
-	a = unit_call(srv, &root, "power.status", NULL);
+	a = unit_call(srv, &root_peer, "power.status", NULL);
 	ck_assert_int_eq(unit_err_code(a), 0);
 	json_object_put(a);
 	power_sample(2, 1002);
-	a = unit_call(srv, &root, "drive.list", NULL);
+	a = unit_call(srv, &root_peer, "drive.list", NULL);
 	ck_assert_int_eq(unit_err_code(a), 0);
-	d = json_object_array_get_idx(json_object_object_get(json_object_object_get(a,
-	    "result"), "drives"), 0);
+	d = drive_at(a, 0);
 	/* Not in standby before the disk took the command. */
 	ck_assert_str_eq(json_object_get_string(json_object_object_get(d, "power_state")),
 	    "idle");
 	json_object_put(a);
 	ck_assert_int_eq(job_state(j), JOB_RUNNING);
 	/* One command per disk at a time. */
-	a = unit_call(srv, &root, "drive.standby", "{\"disk\":\"sda\"}");
+	a = unit_call(srv, &root_peer, "drive.standby", "{\"disk\":\"sda\"}");
 	ck_assert_int_eq(unit_err_code(a), NAS_ERR_BUSY);
 	json_object_put(a);
-	ck_assert_int_eq(write(gate[1], "x", 1), 1);
+	/* bay1's STANDBY and bay2's question (drive.list's) hold the gate. */
+	sim_hook = NULL;
+	ck_assert_int_eq(write(gate[1], "xx", 2), 2);
 	settle();
 	ck_assert_int_eq(job_state(j), JOB_DONE);
 	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
-	close(gate[0]);
-	close(gate[1]);
-	rpc_server_free(srv);
+	gated_end(srv);
 }
 END_TEST
 
@@ -1193,61 +1494,49 @@ START_TEST(fan_set_writes_pwm)
 }
 END_TEST
 
-static int smart_reads, ata_said = DP_IDLE;
+static int smart_reads, smart_wrong;
 
 static int
 sim_smart(const char *name, double *temp_c, long long *cycles)
 {
-	ck_assert_str_eq(name, "sda");
-	smart_reads++;
+	if (strcmp(name, "sda") != 0)
+		smart_wrong = 1;
+	__atomic_add_fetch(&smart_reads, 1, __ATOMIC_SEQ_CST);
 	*temp_c = 38;
 	*cycles = 1234;
 	return 0;
 }
 
-static int
-ata_power_mode(const char *name, int ata)
-{
-	(void)name;
-	return ata ? ata_said : -1;
-}
-
-static int
-ata_standby(const char *name, int ata)
-{
-	(void)name;
-	(void)ata;
-	return 0;
-}
-
-static const struct drive_ops ata_ops = { ata_standby, ata_power_mode };
-
 START_TEST(smart_only_when_awake)
 {
 	put("devices/pci0000:00/host0/target0:0:1/0:0:1:0/vendor", "ATA     \n");
 	power.last_scan = 0;		/* find sda's transport again */
-	drive_ops = &ata_ops;
 	drive_smart = sim_smart;
-	smart_reads = 0;
-	ata_said = DP_STANDBY;		/* spun down by its own timer */
+	smart_reads = smart_wrong = 0;
+	sim_said = DP_STANDBY;		/* spun down by its own timer */
 	power_sample(1, 1001);
+	settle();
 	ck_assert(power.act.disk[0].ata);
 	ck_assert(!power.act.disk[1].ata);
 	ck_assert_int_eq(smart_reads, 0);
 	/* The disk's own word counts: the model has it in standby. */
 	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
-	ata_said = DP_IDLE;
+	sim_said = DP_IDLE;
 	fixture_proc(5);		/* a read wakes it */
 	power_sample(2, 1002);
+	settle();
 	ck_assert_int_eq(power.act.disk[0].power, DP_ACTIVE);
 	ck_assert_int_eq(smart_reads, 0);	/* asked at 1: not before 601 */
 	power_sample(601, 1601);
+	settle();
 	ck_assert_int_eq(smart_reads, 1);
+	ck_assert(!smart_wrong);
 	ck_assert_double_eq(power.act.disk[0].smart_temp, 38);
 	ck_assert_int_eq(power.act.disk[0].power_cycles, 1234);
 	/* In standby by powerd's own command: SMART is not even asked for. */
 	power.act.disk[0].power = DP_STANDBY;
 	power_sample(1300, 2300);
+	settle();
 	ck_assert_int_eq(smart_reads, 1);
 	drive_smart = NULL;
 }
@@ -1323,12 +1612,16 @@ powerd_suite(void)
 	tcase_add_checked_fixture(tc, standby_setup, teardown);
 	tcase_add_test(tc, sg_commands_encoded);
 	tcase_add_test(tc, sense_power_states);
+	tcase_add_test(tc, vpd_answers_checked);
+	tcase_add_test(tc, sg_statuses);
 	tcase_add_test(tc, standby_timer_per_bay);
 	tcase_add_test(tc, standby_waits_for_raidd);
 	tcase_add_test(tc, raidd_volume_list_read);
 	tcase_add_test(tc, drive_methods_answer);
 	tcase_add_test(tc, standby_off_the_loop);
 	tcase_add_test(tc, no_question_during_standby);
+	tcase_add_test(tc, hung_disk_does_not_hold_the_loop);
+	tcase_add_test(tc, swapped_disk_gets_no_standby);
 	tcase_add_test(tc, drive_set_is_kept);
 	tcase_add_test(tc, timers_file_is_strict);
 	tcase_add_test(tc, smart_only_when_awake);
