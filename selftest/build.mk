@@ -6,9 +6,9 @@ MAN8 += docs/man/nas-selftest.8
 endif
 # Everything but main.c, so the unit suite links the real modules.
 SELFTEST_CORE := selftest/pattern.c selftest/stats.c selftest/engine.c selftest/report.c \
-	selftest/limits.c selftest/html.c selftest/peers.c
+	selftest/limits.c selftest/html.c selftest/peers.c selftest/verdict.c
 nas-selftest_SRCS := selftest/main.c selftest/workload.c selftest/power.c selftest/target.c \
-	selftest/serve.c selftest/net.c \
+	selftest/serve.c selftest/net.c selftest/factory.c \
 	$(SELFTEST_CORE)
 nas-selftest_LIBS := -luring -lpthread -lm -liperf
 
