@@ -163,7 +163,7 @@ st_record(const struct st_run *run, const struct st_limits *l, const struct st_t
 
 #define W_TEST	16
 #define W_VAL	24
-#define W_LIMIT	18
+#define W_LIMIT	20
 
 /* The figure of a row as the reviews print it. */
 static void
