@@ -161,7 +161,7 @@ parse(int argc, char **argv, struct st_run *run, const char **tests, struct fact
 	int c;
 
 	while ((c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1) {
-		if (strchr(fo ? "vdptsPjHxg" : "col", c)) {
+		if (strchr(fo ? "vdptsPjHx" : "col", c)) {
 			for (int i = 0; opts[i].name; i++)
 				if (opts[i].val == c)
 					log_warnx("--%s: not an option of %s", opts[i].name,

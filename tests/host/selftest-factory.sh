@@ -14,7 +14,8 @@ st=$bin/nas-selftest
 tmp=$(mktemp -d /tmp/nas-selftest-factory.XXXXXX)
 pass=0 fail=0
 
-cleanup() { rm -rf "$tmp"; }
+spid=
+cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT INT TERM
 
 . "$(dirname "$0")/check-lib.sh"
@@ -115,5 +116,52 @@ check "a LED name that is a path is not followed" sh -c \
 	"[ ! -s '$tmp/outside/brightness' ] && grep -q 'status: not a LED name' '$tmp/err'"
 check "... and the verdict still stands (exit $rc)" test "$rc" = 0
 
+# The API: the line's record served, a factory run as a job.
+board >"$tmp/board.ini"
+factory "[factory]\ntests = seq-max\ndir = $work\n"
+mkdir -p "$tmp/sock" "$tmp/rec"
+# serve runs nas-selftest factory as it is; a wrapper gives it this test's board and LEDs.
+# shellcheck disable=SC2016 # $1 and $@ are the wrapper's own
+printf '#!/bin/sh\n[ "$1" = factory ] && { shift; exec %s factory --board %s --leds %s "$@"; }\nexec %s "$@"\n' \
+	"$st" "$tmp/board.ini" "$leds" "$st" >"$tmp/prog"
+chmod +x "$tmp/prog"
+printf '[selftest]\nrecord_dir = %s/rec\nprogram = %s/prog\ndir_root = %s/work\nfactory_dir = %s\n' \
+	"$tmp" "$tmp" "$tmp" "$out" >"$tmp/serve.ini"
+"$st" serve -f -S "$tmp/sock" -c "$tmp/serve.ini" >"$tmp/serve.log" 2>&1 &
+spid=$!
+N="$bin/nasctl -S $tmp/sock"
+i=0
+while [ ! -S "$tmp/sock/selftest.sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "selftest.results factory: the line's record" sh -c \
+	"$N call selftest selftest.results '{\"factory\": true}' | jq -e '.verdict == \"PASS\" and .preset == \"factory\"'"
+check "selftest.report factory: its report" sh -c \
+	"$N call selftest selftest.report '{\"factory\": true}' | jq -r .html | grep -q '<svg'"
+check "selftest.results without factory: no run yet" sh -c "! $N call selftest selftest.results"
+check "selftest.run factory with a preset: refused" sh -c \
+	"$N call selftest selftest.run '{\"factory\": true, \"preset\": \"quick\"}' 2>&1 | grep -q 'config says what to run'"
+printf '[factory]\ntests = seq-max\ndir = %s\n[selftest]\nseq_read_min_mbs = 1e9\n' "$work" >"$out/selftest.ini"
+$N call selftest selftest.run '{"factory": true}' >"$tmp/job" 2>&1
+check "selftest.run factory: a job" jq -e '.job == 1' "$tmp/job"
+i=0
+while [ "$($N call selftest job.status '{"id": 1}' | jq -r .state)" = running ] && [ $i -lt 600 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+$N call selftest job.status '{"id": 1}' >"$tmp/status"
+check "selftest.run factory: done, its result the line's record (FAIL)" jq -e \
+	'.state == "done" and .result.verdict == "FAIL" and .result.exit == 1' "$tmp/status"
+check "selftest.run factory: the record on the flash is the new one" sh -c \
+	"$N call selftest selftest.results '{\"factory\": true}' | jq -e '.verdict == \"FAIL\"'"
+rm -f "$out/selftest.ini"
+check "selftest.run factory on a unit without the line's config: refused, its record kept" sh -c \
+	"$N call selftest selftest.run '{\"factory\": true}' 2>&1 | grep -q 'no factory config' &&
+	 $N call selftest selftest.results '{\"factory\": true}' | jq -e '.verdict == \"FAIL\"'"
+ln -sf "$tmp/status" "$out/record.json"
+check "a record.json that is a link is not served" sh -c \
+	"! $N call selftest selftest.results '{\"factory\": true}'"
+kill "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
+spid=
+
 echo "selftest-factory: $pass passed, $fail failed"
+[ -n "${NAS_SUMMARY:-}" ] && echo "$pass $fail host-selftest-factory" >> "$NAS_SUMMARY"
 [ "$fail" = 0 ]
