@@ -236,7 +236,13 @@ io_run(const struct io_job *j, struct io_result *res)
 	for (int i = 0; i < n; i++) {
 		w[i].job = j;
 		w[i].next = &next;
-		w[i].rng = 0x2545f4914f6cdd1dULL * (uint64_t)(i + 1) ^ j->seed;
+		/* Reads draw other offsets than the writes before them: the
+		 * writes' own sequence would read back what a write cache
+		 * (the disk's, or the host's under a virtual disk) still holds. */
+		w[i].rng = (0x2545f4914f6cdd1dULL * (uint64_t)(i + 1) ^ j->seed) +
+		    (j->write ? 0 : 0x9e3779b97f4a7c15ULL);
+		if (w[i].rng == 0)
+			w[i].rng = 1;	/* xorshift stays at 0 */
 		w[i].t_end_ns = t0 + (uint64_t)(j->seconds * 1e9);
 		w[i].r.first_bad = -1;
 		if (pthread_create(&tid[i], NULL, j->qd > 1 ? uring_worker : sync_worker,
