@@ -361,7 +361,11 @@ factory_save(const char *dir, struct json_object *rec, const struct st_result *r
 	}
 	if ((f = open_memstream(&text, &len)) == NULL)
 		return -1;
-	fprintf(f, "%s%s%s\n", st_verdict_word(rc), why[0] ? " " : "", why);
+	/* One line whatever a note held: a line script reads the first word. */
+	fprintf(f, "%s%s", st_verdict_word(rc), why[0] ? " " : "");
+	for (const char *p = why; *p; p++)
+		fputc((unsigned char)*p < ' ' || *p == 0x7f ? '?' : *p, f);
+	fputc('\n', f);
 	for (int i = 0; i < n; i++)
 		fprintf(f, "%s %s %s\n", res[i].test, res[i].op == OP_WRITE ? "write" :
 		    res[i].op == OP_READ ? "read" : "idle", st_row_verdict(&res[i]));

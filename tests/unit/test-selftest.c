@@ -585,6 +585,10 @@ START_TEST(limit_keys)
 	    sizeof(err)), -1);
 	ck_assert_int_eq(st_limits_set(&l, "bogus", "1", "f.ini", err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "f.ini: [selftest] bogus: no such limit");
+	ck_assert_int_eq(st_limits_set(&l, "file_mb", "65536", "f.ini", err, sizeof(err)), 0);
+	ck_assert_int_eq(st_limits_set(&l, "file_mb", "1e9", "f.ini", err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "f.ini: [selftest] file_mb: at most 65536");
+	ck_assert(l.file_mb == 65536);
 	ck_assert(st_limit_for(&l, "iops-4k-t8", OP_READ) == 250);
 }
 END_TEST
