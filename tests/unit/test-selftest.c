@@ -112,6 +112,8 @@ engine_case(int qd)
 	ck_assert_uint_eq(r.ops, 256);
 	ck_assert_uint_eq(r.bad_units, 0);
 	ck_assert_uint_eq(r.lat.count, 256);
+	/* io_uring: one submission per request, as fio's job (iodepth_batch_submit=1). */
+	ck_assert_uint_eq(r.submits, qd > 1 ? 256 : 0);
 	/* One corrupted unit: a sequential read finds it at its offset. */
 	memset(junk, 0xa5, sizeof(junk));
 	ck_assert_int_eq(pwrite(fd, junk, sizeof(junk), 5 * 4096 + 1024), (ssize_t)sizeof(junk));
