@@ -260,9 +260,14 @@ measure(struct st_run *run, const struct st_limits *lim, struct st_target *tg,
 	}
 	fprintf(stderr, "nas-selftest: preset %s, scale %g, in %s\n", run->preset, run->scale,
 	    tg->dir);
+	/* Only a failure leaves words here (waiting for the scratch volume
+	 * leaves raidd's "no volume" of the polls before it appeared). */
+	norun[0] = '\0';
 	n = st_run_tests(run, tg, res, ST_MAX_RESULTS, norun, len);
 	power_stop();
-	if (n < 0) {
+	if (n >= 0)
+		norun[0] = '\0';
+	else {
 		log_warnx("%s", norun);
 		n = 0;
 		while (n < ST_MAX_RESULTS && res[n].test[0])
