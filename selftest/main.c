@@ -416,6 +416,8 @@ cmd_factory(int argc, char **argv)
 		usage(stderr);
 		return ST_EXIT_USAGE;
 	}
+	/* A line that stops the run early still gets a record saying so. */
+	signals();
 	board = run.board_ini ? run.board_ini : DEFAULT_BOARD;
 	if (st_leds(board, o.leds, ST_LED_RUN) == -1)
 		log_info("no status LED: the verdict is in %s/result", o.out);
