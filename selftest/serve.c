@@ -169,6 +169,7 @@ static const struct rpc_param run_params[] = {
 	{ "preset", RPC_STRING, 0, 0, 0, presets, "review, quick (default) or factory" },
 	{ "tests", RPC_STRING, 0, 1, 400, NULL, "comma-separated tests instead of the preset's" },
 	{ "scale", RPC_STRING, 0, 1, 16, NULL, "a number above 0, at most 64" },
+	{ "peers", RPC_STRING, 0, 1, 255, NULL, "iperf3 servers for net-1 and lacp-4, comma-separated" },
 	{ "factory", RPC_BOOL, 0, 0, 0, NULL,
 	  "nas-selftest factory with the line's config in factory_dir (alone)" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
@@ -258,6 +259,8 @@ selftest_run(struct rpc_call *c, struct json_object *params)
 	const char *dir = rpc_param_str(params, "dir", NULL);
 	const char *tests = rpc_param_str(params, "tests", NULL);
 	const char *scale = rpc_param_str(params, "scale", NULL);
+	const char *peers = rpc_param_str(params, "peers", NULL);
+	char plist[ST_MAX_PEERS][64];
 	char json[300], html[300], prog[300], err[256];
 	char *argv[24];
 	int a = 0;
@@ -271,7 +274,8 @@ selftest_run(struct rpc_call *c, struct json_object *params)
 		return;
 	}
 	sv.factory = rpc_param_bool(params, "factory", 0);
-	if (sv.factory && (volume || dir || tests || scale || rpc_param_str(params, "preset", NULL))) {
+	if (sv.factory && (volume || dir || tests || scale || peers ||
+	    rpc_param_str(params, "preset", NULL))) {
 		rpc_error(c, RPC_INVALID_PARAMS, "factory: the line's config says what to run");
 		return;
 	}
@@ -285,6 +289,11 @@ selftest_run(struct rpc_call *c, struct json_object *params)
 	}
 	if (tests && st_tests_check(tests, err, sizeof(err)) == -1) {
 		rpc_error(c, RPC_INVALID_PARAMS, "tests: %s", err);
+		return;
+	}
+	/* The child refuses a bad list too, but as a failed job, not an answer. */
+	if (peers && st_peers_parse(peers, plist, ST_MAX_PEERS, err, sizeof(err)) == -1) {
+		rpc_error(c, RPC_INVALID_PARAMS, "peers: %s", err);
 		return;
 	}
 	path_in(json, sizeof(json), "record.json");
@@ -325,6 +334,10 @@ selftest_run(struct rpc_call *c, struct json_object *params)
 	if (scale) {
 		argv[a++] = (char *)"--scale";
 		argv[a++] = (char *)scale;
+	}
+	if (peers) {
+		argv[a++] = (char *)"--peers";
+		argv[a++] = (char *)peers;
 	}
 	argv[a] = NULL;
 	start_job(c, argv, volume ? volume : dir ? dir : "scratch");

@@ -131,6 +131,8 @@ check "selftest.run: a dir outside dir_root is refused" sh -c \
 ln -s "$tmp" "$tmp/api/out"
 check "selftest.run: a link below dir_root that leads out is refused" sh -c \
 	"$N call selftest selftest.run '{\"dir\": \"$tmp/api/out\"}' 2>&1 | grep -q 'must be a directory below'"
+check "selftest.run: peers that are not addresses are refused" sh -c \
+	"$N call selftest selftest.run '{\"dir\": \"$tmp/api\", \"peers\": \"10.0.0.1,-x\"}' 2>&1 | grep -q 'peers:'"
 check "selftest.run: an unknown test is refused" sh -c \
 	"! $N call selftest selftest.run '{\"dir\": \"$tmp/api\", \"tests\": \"nosuch\"}'"
 $N call selftest selftest.run "{\"dir\": \"$tmp/api\", \"tests\": \"seq-max,iops-4k-q16\", \"scale\": \"0.01\"}" \
