@@ -6,9 +6,9 @@ MAN8 += docs/man/nas-selftest.8
 endif
 # Everything but main.c, so the unit suite links the real modules.
 SELFTEST_CORE := selftest/pattern.c selftest/stats.c selftest/engine.c selftest/report.c \
-	selftest/limits.c selftest/html.c selftest/peers.c
+	selftest/limits.c selftest/html.c selftest/peers.c selftest/verdict.c
 nas-selftest_SRCS := selftest/main.c selftest/workload.c selftest/power.c selftest/target.c \
-	selftest/serve.c selftest/net.c \
+	selftest/serve.c selftest/net.c selftest/factory.c \
 	$(SELFTEST_CORE)
 nas-selftest_LIBS := -luring -lpthread -lm -liperf
 
@@ -18,14 +18,21 @@ test-selftest_LIBS = -luring -lpthread -lm
 
 # make bench-selftest: the board scenario at 1/16 of review (256 MiB files,
 # 7.5 s runs) on 2 GiB disks, holding every ratio to fio to 0.9-1.1x
-# (Decision 47); its output in $(O)/bench-selftest.log. Part of make bench.
+# (Decision 47); its output in $(O)/bench-selftest.log, the ratios in
+# docs/benchmarks.md (section selftest-vs-fio). Part of make bench.
 .PHONY: bench-selftest
 bench-selftest: image
 	@sed 's/^SCALE=.*/SCALE=0.0625/; s/^BAND=.*/BAND=0.9-1.1/' \
 		$(SRC)/tests/system/scenarios/selftest-vs-fio >$(O)/selftest-vs-fio-bench
 	@$(RUN_SCENARIO) --disk-size 2G --timeout 1800 $(O)/selftest-vs-fio-bench \
 		>$(O)/bench-selftest.log 2>&1; rc=$$?; \
-	grep -E '^    |^(ok|FAIL) .*of fio' $(O)/bench-selftest.log; exit $$rc
+	grep -E '^    |^(ok|FAIL) .*of fio' $(O)/bench-selftest.log; \
+	{ echo "## nas-selftest against fio: make bench-selftest ($$(date -u +%F), qemu TCG)"; echo; \
+	  echo "1/16 of the review sizes (256 MiB files, 7.5 s runs) on a RAID 1 of two 2 GiB disks,"; \
+	  echo "each job next to the same fio job in one boot; band 0.9-1.1x (docs/selftest.md)."; \
+	  echo; echo '```'; grep -E '^    |^(ok|FAIL) .*of fio' $(O)/bench-selftest.log; echo '```'; } | \
+		sh $(SRC)/bench/md-section.sh $(SRC)/docs/benchmarks.md selftest-vs-fio; \
+	exit $$rc
 
 # make bench-selftest-net: the selftest-net scenario (line PC) holding
 # nas-selftest's net-1/lacp-4 to iperf3's figures at 0.9-1.1x; its output

@@ -36,6 +36,7 @@ struct io_result {
 	double		 seconds;
 	struct lat_hist	 lat;
 	uint64_t	 bad_units;	/* reads that did not verify */
+	uint64_t	 submits;	/* io_uring submissions (one per request, as fio) */
 	int64_t		 first_bad;	/* file offset of the first, or -1 */
 	int		 err;		/* errno of the first failed call, 0 */
 	char		 what[64];	/* the call that failed */

@@ -28,10 +28,38 @@ static const struct {
 };
 
 int
+st_limits_set(struct st_limits *l, const char *key, const char *val, const char *where,
+    char *err, size_t errlen)
+{
+	char *end;
+	double v;
+
+	for (int i = 0; keys[i].key; i++) {
+		if (strcmp(keys[i].key, key) != 0)
+			continue;
+		errno = 0;
+		v = strtod(val, &end);
+		if (errno || end == val || *end != '\0' || !(v >= 0 && v < 1e12)) {
+			snprintf(err, errlen, "%s: [selftest] %s: not a number >= 0", where, key);
+			return -1;
+		}
+		/* file_mb sizes the factory preset: beyond 64 GiB it runs for days. */
+		if (strcmp(key, "file_mb") == 0 && v > 65536) {
+			snprintf(err, errlen, "%s: [selftest] file_mb: at most 65536", where);
+			return -1;
+		}
+		*(double *)((char *)l + keys[i].off) = v;
+		return 0;
+	}
+	snprintf(err, errlen, "%s: [selftest] %s: no such limit", where, key);
+	return -1;
+}
+
+int
 st_limits_load(const char *path, struct st_limits *l, char *err, size_t errlen)
 {
 	dictionary *d;
-	char name[64], *end;
+	char name[64];
 	const char *s;
 
 	memset(l, 0, sizeof(*l));
@@ -45,41 +73,44 @@ st_limits_load(const char *path, struct st_limits *l, char *err, size_t errlen)
 		snprintf(name, sizeof(name), "selftest:%s", keys[i].key);
 		if ((s = iniparser_getstring(d, name, NULL)) == NULL || *s == '\0')
 			continue;
-		errno = 0;
-		double v = strtod(s, &end);
-		if (errno || *end != '\0' || !(v >= 0 && v < 1e12)) {
-			snprintf(err, errlen, "%s: [selftest] %s: not a number >= 0", path, keys[i].key);
+		if (st_limits_set(l, keys[i].key, s, path, err, errlen) == -1) {
 			iniparser_freedict(d);
 			return -1;
 		}
-		*(double *)((char *)l + keys[i].off) = v;
 	}
 	iniparser_freedict(d);
 	return 0;
 }
 
-/* The limit that applies to a row, from its test and direction. */
-static double
-limit_of(const struct st_limits *l, const struct st_result *r)
+const char *
+st_limit_key(const char *test, enum st_op op)
 {
-	int seq = strcmp(r->test, "file-2g") == 0 || strcmp(r->test, "seq-max") == 0;
-	int iops = strncmp(r->test, "iops-", 5) == 0;
+	if (strcmp(test, "file-2g") == 0 || strcmp(test, "seq-max") == 0)
+		return op == OP_WRITE ? "seq_write_min_mbs" : "seq_read_min_mbs";
+	if (strncmp(test, "iops-", 5) == 0)
+		return op == OP_WRITE ? "rand_write_min_iops" : "rand_read_min_iops";
+	if (strcmp(test, "power") == 0)
+		return "idle_max_w";
+	if (strcmp(test, "net-1") == 0)
+		return "net_min_mbits";
+	return NULL;
+}
 
-	if (seq)
-		return r->op == OP_WRITE ? l->seq_write_min_mbs : l->seq_read_min_mbs;
-	if (iops)
-		return r->op == OP_WRITE ? l->rand_write_min_iops : l->rand_read_min_iops;
-	if (strcmp(r->test, "power") == 0)
-		return l->idle_max_w;
-	if (strcmp(r->test, "net-1") == 0)
-		return l->net_min_mbits;
+double
+st_limit_for(const struct st_limits *l, const char *test, enum st_op op)
+{
+	const char *key = st_limit_key(test, op);
+
+	for (int i = 0; key && keys[i].key; i++)
+		if (strcmp(keys[i].key, key) == 0)
+			return *(const double *)((const char *)l + keys[i].off);
 	return 0;
 }
 
 void
 st_limits_apply(const struct st_limits *l, struct st_result *r)
 {
-	double v, lim = limit_of(l, r);
+	double v, lim = st_limit_for(l, r->test, r->op);
 
 	if (r->verified == 0 || r->pass == ST_FAIL) {
 		r->pass = ST_FAIL;

@@ -37,6 +37,8 @@ usage(FILE *f)
 	    "           [--tests T1,T2,...] [--scale F] [--peers ADDR,...] [--json FILE]\n"
 	    "           [--html FILE] [--board FILE] [--seed N] [--exec-between CMD] [-S DIR]\n"
 	    "           [--progress-file FILE]\n"
+	    "       nas-selftest factory [--config FILE] [--out DIR] [--board FILE] [--leds DIR]\n"
+	    "           [--seed N] [-S DIR]\n"
 	    "       nas-selftest html RECORD.json OUT.html\n"
 	    "       nas-selftest serve [-dfn] [-c FILE] [-S DIR]\n"
 	    "       nas-selftest tests\n"
@@ -124,8 +126,17 @@ signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+#define FACTORY_DIR	"/var/lib/nas-flash/factory"
+
+struct factory_opts {
+	const char	*config;
+	const char	*out;
+	const char	*leds;
+};
+
+/* The options of run, or of factory when fo is set (each refuses the other's). */
 static int
-parse(int argc, char **argv, struct st_run *run, const char **tests)
+parse(int argc, char **argv, struct st_run *run, const char **tests, struct factory_opts *fo)
 {
 	static const struct option opts[] = {
 		{ "volume", required_argument, NULL, 'v' },
@@ -140,6 +151,9 @@ parse(int argc, char **argv, struct st_run *run, const char **tests)
 		{ "seed", required_argument, NULL, 'e' },
 		{ "exec-between", required_argument, NULL, 'x' },
 		{ "progress-file", required_argument, NULL, 'g' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "out", required_argument, NULL, 'o' },
+		{ "leds", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -147,7 +161,17 @@ parse(int argc, char **argv, struct st_run *run, const char **tests)
 	int c;
 
 	while ((c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1) {
+		if (strchr(fo ? "vdptsPjHx" : "col", c)) {
+			for (int i = 0; opts[i].name; i++)
+				if (opts[i].val == c)
+					log_warnx("--%s: not an option of %s", opts[i].name,
+					    fo ? "factory" : "run");
+			return -1;
+		}
 		switch (c) {
+		case 'c': fo->config = optarg; break;
+		case 'o': fo->out = optarg; break;
+		case 'l': fo->leds = optarg; break;
 		case 'v': run->volume = optarg; break;
 		case 'd': run->dir = optarg; break;
 		case 'p': run->preset = optarg; break;
@@ -208,6 +232,52 @@ parse(int argc, char **argv, struct st_run *run, const char **tests)
 	return 0;
 }
 
+/*
+ * Power, the target, the tests and the limits: the rows in res, or -1
+ * when the target could not be opened (norun says why, tg stays closed).
+ * norun also says why a run that started did not finish.
+ */
+static int
+measure(struct st_run *run, const struct st_limits *lim, struct st_target *tg,
+    struct st_result *res, char *norun, size_t len)
+{
+	int n;
+
+	memset(tg, 0, sizeof(*tg));
+	norun[0] = '\0';
+	run->progress_tty = isatty(STDERR_FILENO);
+	run->origin = now_s();
+	/* 0.068, not 0.068000000000000005: the figures are rounded already. */
+	json_c_set_serialization_double_format("%.10g", JSON_C_OPTION_GLOBAL);
+	signals();
+	if (power_start(run->sockdir) == -1)
+		log_info("powerd does not answer power.status: power is unavailable");
+	if (target_open(run, st_space_needed(run->tests, run->scale), tg, norun, len) == -1) {
+		log_warnx("%s", norun);
+		power_stop();
+		memset(tg, 0, sizeof(*tg));
+		return -1;
+	}
+	fprintf(stderr, "nas-selftest: preset %s, scale %g, in %s\n", run->preset, run->scale,
+	    tg->dir);
+	/* Only a failure leaves words here (waiting for the scratch volume
+	 * leaves raidd's "no volume" of the polls before it appeared). */
+	norun[0] = '\0';
+	n = st_run_tests(run, tg, res, ST_MAX_RESULTS, norun, len);
+	power_stop();
+	if (n >= 0)
+		norun[0] = '\0';
+	else {
+		log_warnx("%s", norun);
+		n = 0;
+		while (n < ST_MAX_RESULTS && res[n].test[0])
+			n++;
+	}
+	for (int i = 0; i < n; i++)
+		st_limits_apply(lim, &res[i]);
+	return n;
+}
+
 static int
 cmd_run(int argc, char **argv)
 {
@@ -220,10 +290,10 @@ cmd_run(int argc, char **argv)
 	const char *tests = NULL, *ptests;
 	double pscale;
 	char err[512] = "";
-	int n, rc, failed;
+	int n, rc;
 
 	run.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	if (parse(argc, argv, &run, &tests) == -1) {
+	if (parse(argc, argv, &run, &tests, NULL) == -1) {
 		usage(stderr);
 		return ST_EXIT_USAGE;
 	}
@@ -245,34 +315,13 @@ cmd_run(int argc, char **argv)
 		log_warnx("--tests: %s", err);
 		return ST_EXIT_USAGE;
 	}
-	run.progress_tty = isatty(STDERR_FILENO);
-	run.origin = now_s();
-	/* 0.068, not 0.068000000000000005: the figures are rounded already. */
-	json_c_set_serialization_double_format("%.10g", JSON_C_OPTION_GLOBAL);
-	signals();
-	if (power_start(run.sockdir) == -1)
-		log_info("powerd does not answer power.status: power is unavailable");
-	if (target_open(&run, st_space_needed(run.tests, run.scale), &tg, err, sizeof(err)) == -1) {
-		log_warnx("%s", err);
-		power_stop();
+	if ((n = measure(&run, &lim, &tg, res, err, sizeof(err))) == -1)
 		return ST_EXIT_NORUN;
-	}
-	fprintf(stderr, "nas-selftest: preset %s, scale %g, in %s\n", run.preset, run.scale, tg.dir);
-	n = st_run_tests(&run, &tg, res, ST_MAX_RESULTS, err, sizeof(err));
-	power_stop();
-	if ((failed = n < 0)) {
-		log_warnx("%s", err);
-		n = 0;
-		while (n < ST_MAX_RESULTS && res[n].test[0])
-			n++;
-	}
-	for (int i = 0; i < n; i++)
-		st_limits_apply(&lim, &res[i]);
 	/* Data that did not verify is the verdict even of a run cut short. */
 	rc = st_exit_code(res, n);
-	if (rc == ST_EXIT_PASS && (failed || stop))
+	if (rc == ST_EXIT_PASS && (err[0] || stop))
 		rc = ST_EXIT_NORUN;
-	st_table(stdout, res, n);
+	st_table(stdout, res, n, rc);
 	fflush(stdout);
 	rec = st_record(&run, &lim, &tg, res, n, rc, run.origin, power_series(run.origin, 2000));
 	if (run.json_path && write_json(run.json_path, rec) == -1) {
@@ -285,6 +334,127 @@ cmd_run(int argc, char **argv)
 	}
 	json_object_put(rec);
 	target_close(&run, &tg);
+	return rc;
+}
+
+/* ---- nas-selftest factory ---- */
+
+/* DIR/name through a temporary file, as every output. */
+static int
+out_path(char *buf, size_t len, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(buf, len, "%s/%s", dir, name) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/* record.json, report.html and result (the verdict's line, then one per row) in dir. */
+static int
+factory_save(const char *dir, struct json_object *rec, const struct st_result *res, int n,
+    int rc, const char *why)
+{
+	char path[4096], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ok = 1;
+
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		log_warn("%s", dir);
+		return -1;
+	}
+	if ((f = open_memstream(&text, &len)) == NULL)
+		return -1;
+	/* One line whatever a note held: a line script reads the first word. */
+	fprintf(f, "%s%s", st_verdict_word(rc), why[0] ? " " : "");
+	for (const char *p = why; *p; p++)
+		fputc((unsigned char)*p < ' ' || *p == 0x7f ? '?' : *p, f);
+	fputc('\n', f);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s %s %s\n", res[i].test, res[i].op == OP_WRITE ? "write" :
+		    res[i].op == OP_READ ? "read" : "idle", st_row_verdict(&res[i]));
+	if (fclose(f) != 0) {
+		free(text);
+		return -1;
+	}
+	/* The result last: a line that sees it finds the record beside it. */
+	if (out_path(path, sizeof(path), dir, "record.json") == -1 || write_json(path, rec) == -1 ||
+	    out_path(path, sizeof(path), dir, "report.html") == -1 || write_html(path, rec) == -1 ||
+	    out_path(path, sizeof(path), dir, "result") == -1 ||
+	    write_file(path, text, len) == -1) {
+		log_warn("%s", path);
+		ok = 0;
+	}
+	free(text);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The line's run: its config on the flash (the marker that starts it at
+ * first boot), the factory preset under the config's limits, a verdict
+ * a line script reads from the exit status or DIR/result, the record
+ * and report kept on the flash, the verdict on the status LED.
+ */
+static int
+cmd_factory(int argc, char **argv)
+{
+	struct st_run run = { .preset = "factory", .scale = 1, .sockdir = CONFIG_NAS_SOCKET_DIR,
+	    .stop = &stop, .progress_fd = -1 };
+	struct factory_opts o = { FACTORY_DIR "/selftest.ini", FACTORY_DIR, "/sys/class/leds" };
+	static struct st_result res[ST_MAX_RESULTS];
+	struct st_factory fac;
+	struct st_limits lim;
+	struct st_target tg;
+	struct json_object *rec;
+	const char *ptests, *board;
+	char norun[512] = "", why[512];
+	int n = 0, rc;
+
+	run.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	if (parse(argc, argv, &run, NULL, &o) == -1) {
+		usage(stderr);
+		return ST_EXIT_USAGE;
+	}
+	/* A line that stops the run early still gets a record saying so. */
+	signals();
+	board = run.board_ini ? run.board_ini : DEFAULT_BOARD;
+	if (st_leds(board, o.leds, ST_LED_RUN) == -1)
+		log_info("no status LED: the verdict is in %s/result", o.out);
+	memset(&tg, 0, sizeof(tg));
+	memset(&fac, 0, sizeof(fac));
+	snprintf(run.tests, sizeof(run.tests), "%s", ST_FACTORY_TESTS);
+	/* The factory needs the board's limits: without them every test would pass. */
+	if (st_limits_load(board, &lim, norun, sizeof(norun)) == 0 &&
+	    st_factory_load(o.config, &fac, &lim, norun, sizeof(norun)) == 0) {
+		if (fac.file_mb > 0)
+			lim.file_mb = fac.file_mb;
+		st_preset("factory", lim.file_mb, &ptests, &run.scale);
+		snprintf(run.tests, sizeof(run.tests), "%s", fac.tests);
+		run.peers = fac.peers[0] ? fac.peers : NULL;
+		run.volume = fac.volume[0] ? fac.volume : NULL;
+		run.dir = fac.dir[0] ? fac.dir : NULL;
+		if ((n = measure(&run, &lim, &tg, res, norun, sizeof(norun))) == -1)
+			n = 0;
+	} else {
+		log_warnx("%s", norun);
+		run.origin = now_s();
+	}
+	if (stop && !norun[0])
+		snprintf(norun, sizeof(norun), "interrupted");
+	rc = st_factory_verdict(res, n, run.tests, norun, why, sizeof(why));
+	st_table(stdout, res, n, rc);
+	printf("factory: %s%s%s\n", st_verdict_word(rc), why[0] ? ": " : "", why);
+	fflush(stdout);
+	rec = st_record(&run, &lim, &tg, res, n, rc, run.origin, power_series(run.origin, 2000));
+	json_object_object_add(rec, "verdict", json_object_new_string(st_verdict_word(rc)));
+	json_object_object_add(rec, "reason", why[0] ? json_object_new_string(why) : NULL);
+	json_object_object_add(rec, "factory_config", json_object_new_string(o.config));
+	if (factory_save(o.out, rec, res, n, rc, why) == -1 && rc == ST_EXIT_PASS)
+		rc = ST_EXIT_NORUN;	/* a pass nobody can read back is not shipped */
+	json_object_put(rec);
+	target_close(&run, &tg);
+	st_leds(board, o.leds, rc == ST_EXIT_PASS ? ST_LED_PASS : ST_LED_FAIL);
 	return rc;
 }
 
@@ -321,6 +491,8 @@ main(int argc, char **argv)
 		return cmd_html(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "factory") == 0)
+		return cmd_factory(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "tests") == 0) {
 		usage(stdout);
 		return ST_EXIT_PASS;

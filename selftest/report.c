@@ -105,6 +105,7 @@ row_json(const struct st_result *r, double origin)
 	json_object_object_add(o, "pass",
 	    r->pass == ST_UNAVAILABLE ? NULL : json_object_new_boolean(r->pass == ST_PASS));
 	json_object_object_add(o, "note", r->note[0] ? json_object_new_string(r->note) : NULL);
+	json_object_object_add(o, "verdict", json_object_new_string(st_row_verdict(r)));
 	return o;
 }
 
@@ -162,7 +163,7 @@ st_record(const struct st_run *run, const struct st_limits *l, const struct st_t
 
 #define W_TEST	16
 #define W_VAL	24
-#define W_LIMIT	18
+#define W_LIMIT	20
 
 /* The figure of a row as the reviews print it. */
 static void
@@ -263,7 +264,7 @@ power_text(const struct st_result *r, char *buf, size_t len)
 }
 
 void
-st_table(FILE *f, const struct st_result *res, int n)
+st_table(FILE *f, const struct st_result *res, int n, int exit_code)
 {
 	char a[64], b[64], lim[64];
 	int done[ST_MAX_RESULTS] = { 0 }, any_power = 0;
@@ -314,5 +315,5 @@ st_table(FILE *f, const struct st_result *res, int n)
 	for (int i = 0; i < n; i++)
 		if (res[i].note[0])
 			fprintf(f, "note: %s %s: %s\n", res[i].test, op_name(res[i].op), res[i].note);
-	fprintf(f, "result: %s\n", st_exit_code(res, n) == ST_EXIT_PASS ? "PASS" : "FAIL");
+	fprintf(f, "result: %s\n", st_verdict_word(exit_code));
 }

@@ -107,6 +107,13 @@ int	st_run_tests(const struct st_run *, const struct st_target *, struct st_resu
 
 /* limits.c */
 int	st_limits_load(const char *path, struct st_limits *, char *err, size_t errlen);
+/* One [selftest] key from text (where names the file in err); -1 for an
+ * unknown key or a value that is not a number >= 0. */
+int	st_limits_set(struct st_limits *, const char *key, const char *val, const char *where,
+	    char *err, size_t errlen);
+/* The [selftest] key that limits a test in a direction, or NULL; its value. */
+const char *st_limit_key(const char *test, enum st_op op);
+double	st_limit_for(const struct st_limits *, const char *test, enum st_op op);
 void	st_limits_apply(const struct st_limits *, struct st_result *);
 
 /* report.c */
@@ -116,7 +123,8 @@ double	st_mbit_s(const struct st_result *);
 struct json_object *st_record(const struct st_run *, const struct st_limits *,
 	    const struct st_target *, const struct st_result *, int n, int exit_code,
 	    double origin, struct json_object *power);
-void	st_table(FILE *, const struct st_result *, int n);
+/* The table, ending "result: " and st_verdict_word(exit_code). */
+void	st_table(FILE *, const struct st_result *, int n, int exit_code);
 int	st_exit_code(const struct st_result *, int n);
 
 /* power.c: powerd's readings while the tests run. */
@@ -143,6 +151,35 @@ int	st_peers_parse(const char *list, char peers[][64], int max, char *err, size_
 int	st_net_flows(char peers[][64], int npeers, int flows, int reverse, int seconds,
 	    uint64_t *bytes, double *secs, char *err, size_t errlen);
 int	st_net_ports(struct st_port_bytes *, int max);
+
+/* factory.c and verdict.c: the production line's run (nas-selftest factory). */
+#define ST_FACTORY_TESTS	"file-2g,seq-max,iops-4k-t8,power"
+struct st_factory {
+	char	tests[512];
+	char	peers[256];
+	char	volume[33];
+	char	dir[201];
+	double	file_mb;	/* 0: the board's */
+};
+/* The line's config (its [selftest] limits override the board's in l);
+ * -1 with err naming the file, section and key of the first fault. */
+int	st_factory_load(const char *path, struct st_factory *, struct st_limits *l, char *err,
+	    size_t errlen);
+/* PASS, FAIL or SKIP (measured nothing) for one row. */
+const char *st_row_verdict(const struct st_result *);
+/* The line's verdict: ST_EXIT_PASS only when every test named in tests
+ * has rows and every row passed; a failed row or data that did not
+ * verify ST_EXIT_FAIL; otherwise (norun set, a row skipped, a test
+ * missing) ST_EXIT_NORUN. why gets the first reason ("" on a pass). */
+int	st_factory_verdict(const struct st_result *, int n, const char *tests, const char *norun,
+	    char *why, size_t whylen);
+/* The word for an exit status: PASS, FAIL, INCOMPLETE. */
+const char *st_verdict_word(int exit_code);
+/* The board's [leds] status and fault (sysfs names under leds_dir):
+ * ST_LED_RUN blinks status, ST_LED_PASS lights it, ST_LED_FAIL lights
+ * fault (or blinks status fast without one). 0 when a LED was set. */
+enum { ST_LED_RUN, ST_LED_PASS, ST_LED_FAIL };
+int	st_leds(const char *board_ini, const char *leds_dir, int state);
 
 /* target.c: the directory the tests write to. */
 int	target_open(const struct st_run *, uint64_t need, struct st_target *, char *err,

@@ -33,6 +33,8 @@ static const struct conf_key serve_conf[] = {
 	  "the nas-selftest that runs the tests" },
 	{ "selftest", "dir_root", CONF_STRING, "/volumes", 1, 200, NULL,
 	  "selftest.run's dir must lie below this directory" },
+	{ "selftest", "factory_dir", CONF_STRING, "/var/lib/nas-flash/factory", 1, 200, NULL,
+	  "where nas-selftest factory keeps the line's record (on the flash)" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
@@ -40,11 +42,13 @@ static struct {
 	char			 record_dir[256];
 	char			 program[256];
 	char			 dir_root[256];
+	char			 factory_dir[256];
 	const char		*sockdir;	/* the daemon's -S: the run asks raidd there */
 	struct job		*job;
 	struct nas_child	*child;
 	ev_timer		 tick;
 	int			 cancelled;
+	int			 factory;	/* the job is nas-selftest factory */
 } sv;
 
 static void
@@ -77,13 +81,17 @@ slurp(const char *path, size_t max)
 	return buf;
 }
 
+/* The last run's record, or the line's (nas-selftest factory) when factory. */
 static struct json_object *
-last_record(void)
+last_record(int factory)
 {
 	char path[300], *text;
 	struct json_object *rec;
 
-	path_in(path, sizeof(path), "record.json");
+	if (factory)
+		snprintf(path, sizeof(path), "%s/record.json", sv.factory_dir);
+	else
+		path_in(path, sizeof(path), "record.json");
 	if ((text = slurp(path, RECORD_MAX)) == NULL)
 		return NULL;
 	rec = json_tokener_parse(text);
@@ -130,7 +138,8 @@ run_exited(int status, const char *output, void *arg)
 	if (sv.cancelled) {
 		job_cancelled(sv.job);
 	} else if (WIFEXITED(status) && (WEXITSTATUS(status) == ST_EXIT_PASS ||
-	    WEXITSTATUS(status) == ST_EXIT_FAIL) && (rec = last_record()) != NULL) {
+	    WEXITSTATUS(status) == ST_EXIT_FAIL || (sv.factory &&
+	    WEXITSTATUS(status) == ST_EXIT_NORUN)) && (rec = last_record(sv.factory)) != NULL) {
 		/* A run that found a failure is a finished job: its record says so. */
 		job_done(sv.job, rec);
 	} else {
@@ -160,6 +169,9 @@ static const struct rpc_param run_params[] = {
 	{ "preset", RPC_STRING, 0, 0, 0, presets, "review, quick (default) or factory" },
 	{ "tests", RPC_STRING, 0, 1, 400, NULL, "comma-separated tests instead of the preset's" },
 	{ "scale", RPC_STRING, 0, 1, 16, NULL, "a number above 0, at most 64" },
+	{ "peers", RPC_STRING, 0, 1, 255, NULL, "iperf3 servers for net-1 and lacp-4, comma-separated" },
+	{ "factory", RPC_BOOL, 0, 0, 0, NULL,
+	  "nas-selftest factory with the line's config in factory_dir (alone)" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 
@@ -197,6 +209,49 @@ scale_ok(const char *s)
 	return errno == 0 && *end == '\0' && v > 0 && v <= 64;
 }
 
+/* The child as the job; the answer is its id. */
+static void
+start_job(struct rpc_call *c, char **argv, const char *target)
+{
+	struct json_object *o;
+
+	sv.cancelled = 0;
+	if ((sv.job = job_start("selftest.run", target, &run_ops, NULL)) == NULL) {
+		rpc_error(c, NAS_ERR_LIMIT, "too many jobs");
+		return;
+	}
+	if ((sv.child = nas_child_start(argv, run_exited, NULL)) == NULL) {
+		job_fail(sv.job, NAS_ERR_FAILED, "cannot start %s", sv.program);
+		sv.job = NULL;
+		rpc_error(c, NAS_ERR_FAILED, "cannot start %s", sv.program);
+		return;
+	}
+	ev_timer_init(&sv.tick, on_tick, PROGRESS_S, PROGRESS_S);
+	ev_timer_start(nas_loop(), &sv.tick);
+	o = json_object_new_object();
+	json_object_object_add(o, "job", json_object_new_int((int)job_id(sv.job)));
+	rpc_result(c, o);
+}
+
+/* nas-selftest factory on the line's config; its record stays in factory_dir. */
+static void
+start_factory(struct rpc_call *c, char *prog)
+{
+	char conf[300], rec[300];
+	char *argv[] = { sv.program, (char *)"factory", (char *)"--config", conf, (char *)"--out",
+	    sv.factory_dir, (char *)"--progress-file", prog, (char *)"-S", (char *)sv.sockdir, NULL };
+
+	snprintf(conf, sizeof(conf), "%s/selftest.ini", sv.factory_dir);
+	snprintf(rec, sizeof(rec), "%s/record.json", sv.factory_dir);
+	/* Not on a unit the line is done with: its record is the one it shipped with. */
+	if (access(conf, F_OK) == -1) {
+		rpc_error(c, NAS_ERR_NOT_FOUND, "no factory config %s", conf);
+		return;
+	}
+	unlink(rec);
+	start_job(c, argv, "factory");
+}
+
 static void
 selftest_run(struct rpc_call *c, struct json_object *params)
 {
@@ -204,6 +259,8 @@ selftest_run(struct rpc_call *c, struct json_object *params)
 	const char *dir = rpc_param_str(params, "dir", NULL);
 	const char *tests = rpc_param_str(params, "tests", NULL);
 	const char *scale = rpc_param_str(params, "scale", NULL);
+	const char *peers = rpc_param_str(params, "peers", NULL);
+	char plist[ST_MAX_PEERS][64];
 	char json[300], html[300], prog[300], err[256];
 	char *argv[24];
 	int a = 0;
@@ -214,6 +271,12 @@ selftest_run(struct rpc_call *c, struct json_object *params)
 	}
 	if (volume && dir) {
 		rpc_error(c, RPC_INVALID_PARAMS, "volume and dir exclude each other");
+		return;
+	}
+	sv.factory = rpc_param_bool(params, "factory", 0);
+	if (sv.factory && (volume || dir || tests || scale || peers ||
+	    rpc_param_str(params, "preset", NULL))) {
+		rpc_error(c, RPC_INVALID_PARAMS, "factory: the line's config says what to run");
 		return;
 	}
 	if (dir && !dir_ok(dir)) {
@@ -228,11 +291,20 @@ selftest_run(struct rpc_call *c, struct json_object *params)
 		rpc_error(c, RPC_INVALID_PARAMS, "tests: %s", err);
 		return;
 	}
+	/* The child refuses a bad list too, but as a failed job, not an answer. */
+	if (peers && st_peers_parse(peers, plist, ST_MAX_PEERS, err, sizeof(err)) == -1) {
+		rpc_error(c, RPC_INVALID_PARAMS, "peers: %s", err);
+		return;
+	}
 	path_in(json, sizeof(json), "record.json");
 	path_in(html, sizeof(html), "report.html");
 	path_in(prog, sizeof(prog), "progress");
-	/* Never a record of an earlier run as this run's result. */
 	unlink(prog);
+	if (sv.factory) {
+		start_factory(c, prog);
+		return;
+	}
+	/* Never a record of an earlier run as this run's result. */
 	unlink(json);
 	unlink(html);
 	argv[a++] = sv.program;
@@ -263,34 +335,27 @@ selftest_run(struct rpc_call *c, struct json_object *params)
 		argv[a++] = (char *)"--scale";
 		argv[a++] = (char *)scale;
 	}
+	if (peers) {
+		argv[a++] = (char *)"--peers";
+		argv[a++] = (char *)peers;
+	}
 	argv[a] = NULL;
-	sv.cancelled = 0;
-	if ((sv.job = job_start("selftest.run", volume ? volume : dir ? dir : "scratch",
-	    &run_ops, NULL)) == NULL) {
-		rpc_error(c, NAS_ERR_LIMIT, "too many jobs");
-		return;
-	}
-	if ((sv.child = nas_child_start(argv, run_exited, NULL)) == NULL) {
-		job_fail(sv.job, NAS_ERR_FAILED, "cannot start %s", sv.program);
-		sv.job = NULL;
-		rpc_error(c, NAS_ERR_FAILED, "cannot start %s", sv.program);
-		return;
-	}
-	ev_timer_init(&sv.tick, on_tick, PROGRESS_S, PROGRESS_S);
-	ev_timer_start(nas_loop(), &sv.tick);
-	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "job", json_object_new_int((int)job_id(sv.job)));
-	rpc_result(c, o);
+	start_job(c, argv, volume ? volume : dir ? dir : "scratch");
 }
+
+static const struct rpc_param results_params[] = {
+	{ "factory", RPC_BOOL, 0, 0, 0, NULL, "the production line's record instead of the last run's" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
 
 static void
 selftest_results(struct rpc_call *c, struct json_object *params)
 {
-	struct json_object *rec = last_record();
+	int factory = rpc_param_bool(params, "factory", 0);
+	struct json_object *rec = last_record(factory);
 
-	(void)params;
 	if (rec == NULL)
-		rpc_error(c, NAS_ERR_NOT_FOUND, "no self-test record yet");
+		rpc_error(c, NAS_ERR_NOT_FOUND, "no %s record yet", factory ? "factory" : "self-test");
 	else
 		rpc_result(c, rec);
 }
@@ -298,14 +363,14 @@ selftest_results(struct rpc_call *c, struct json_object *params)
 static void
 selftest_report(struct rpc_call *c, struct json_object *params)
 {
-	struct json_object *rec = last_record(), *o;
+	int factory = rpc_param_bool(params, "factory", 0);
+	struct json_object *rec = last_record(factory), *o;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
-	(void)params;
 	if (rec == NULL) {
-		rpc_error(c, NAS_ERR_NOT_FOUND, "no self-test record yet");
+		rpc_error(c, NAS_ERR_NOT_FOUND, "no %s record yet", factory ? "factory" : "self-test");
 		return;
 	}
 	if ((f = open_memstream(&buf, &len)) == NULL || st_html(f, rec) == -1) {
@@ -328,8 +393,10 @@ selftest_report(struct rpc_call *c, struct json_object *params)
 static const struct rpc_method serve_methods[] = {
 	{ "selftest.run", selftest_run, run_params, RPC_MUTATES,
 	  "run the self-test as a job; progress as job events, the record as its result" },
-	{ "selftest.results", selftest_results, NULL, 0, "the last run's JSON record" },
-	{ "selftest.report", selftest_report, NULL, 0, "the last run's HTML report" },
+	{ "selftest.results", selftest_results, results_params, 0,
+	  "the last run's JSON record (factory: the line's)" },
+	{ "selftest.report", selftest_report, results_params, 0,
+	  "the last run's HTML report (factory: the line's)" },
 	{ NULL, NULL, NULL, 0, NULL }
 };
 
@@ -341,6 +408,7 @@ serve_init(const struct conf *cf)
 	snprintf(sv.record_dir, sizeof(sv.record_dir), "%s", conf_str(cf, "selftest", "record_dir"));
 	snprintf(sv.program, sizeof(sv.program), "%s", conf_str(cf, "selftest", "program"));
 	snprintf(sv.dir_root, sizeof(sv.dir_root), "%s", conf_str(cf, "selftest", "dir_root"));
+	snprintf(sv.factory_dir, sizeof(sv.factory_dir), "%s", conf_str(cf, "selftest", "factory_dir"));
 	if (mkdir(sv.record_dir, 0755) == -1 && errno != EEXIST) {
 		log_warn("%s", sv.record_dir);
 		return -1;

@@ -279,7 +279,7 @@ target_open(const struct st_run *run, uint64_t need, struct st_target *tg, char 
 	struct statvfs vfs;
 	struct statfs fs;
 	struct stat st;
-	uint64_t avail;
+	uint64_t avail, keep;
 
 	memset(tg, 0, sizeof(*tg));
 	if (run->dir) {
@@ -298,9 +298,13 @@ target_open(const struct st_run *run, uint64_t need, struct st_target *tg, char 
 		goto fail;
 	}
 	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-	if (avail < need) {
-		snprintf(err, errlen, "%s: %llu MiB free, the tests need %llu MiB", base,
-		    (unsigned long long)(avail >> 20), (unsigned long long)(need >> 20));
+	/* A volume in use keeps a twentieth of itself free through the run:
+	 * its owner's writers must not meet a full volume because of us. */
+	keep = tg->scratch ? 0 : (uint64_t)vfs.f_blocks * vfs.f_frsize / 20;
+	if (avail < need || avail - need < keep) {
+		snprintf(err, errlen, "%s: %llu MiB free, the tests need %llu MiB%s", base,
+		    (unsigned long long)(avail >> 20), (unsigned long long)(need >> 20),
+		    keep ? " and 5 % of the volume is kept free" : "");
 		goto fail;
 	}
 	if (tg->info == NULL) {

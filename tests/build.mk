@@ -111,6 +111,7 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	sh $(SRC)/tests/host/netd-netns.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/powerd-fixture.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/selftest.sh $(O)/bin || rc=1; \
+	sh $(SRC)/tests/host/selftest-factory.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/luks2.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/cryptd-nasctl.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/netd-config.sh $(O)/bin || rc=1; \

@@ -102,6 +102,15 @@ if mount -t tmpfs -o size=4m tmpfs "$small" 2>/dev/null; then
 	check "4 MiB free for the quick preset: exit 3 (got $rc)" test "$rc" = 3
 	check "  says how much is free and needed" grep -q 'MiB free, the tests need' "$tmp/err"
 	check "  nothing written" test -z "$(ls -A "$small")"
+	umount "$small"
+fi
+# seq-max at the least scale needs 8 MiB + 1/16 + 16 MiB = 24.5 MiB; 25 MiB would hold
+# it but leave the volume's owner less than a twentieth of it.
+if mount -t tmpfs -o size=25m tmpfs "$small" 2>/dev/null; then
+	run --dir "$small" --tests seq-max --scale 0.0001 >/dev/null 2>"$tmp/err"
+	rc=$?
+	check "a run that would leave under 5 % of the volume free: exit 3 (got $rc)" test "$rc" = 3
+	check "  says a twentieth is kept free" grep -q '5 % of the volume is kept free' "$tmp/err"
 fi
 # Without a board, raidd or powerd the scratch RAID 1 cannot be made.
 run --preset quick >/dev/null 2>"$tmp/err"
@@ -122,6 +131,8 @@ check "selftest.run: a dir outside dir_root is refused" sh -c \
 ln -s "$tmp" "$tmp/api/out"
 check "selftest.run: a link below dir_root that leads out is refused" sh -c \
 	"$N call selftest selftest.run '{\"dir\": \"$tmp/api/out\"}' 2>&1 | grep -q 'must be a directory below'"
+check "selftest.run: peers that are not addresses are refused" sh -c \
+	"$N call selftest selftest.run '{\"dir\": \"$tmp/api\", \"peers\": \"10.0.0.1,-x\"}' 2>&1 | grep -q 'peers:'"
 check "selftest.run: an unknown test is refused" sh -c \
 	"! $N call selftest selftest.run '{\"dir\": \"$tmp/api\", \"tests\": \"nosuch\"}'"
 $N call selftest selftest.run "{\"dir\": \"$tmp/api\", \"tests\": \"seq-max,iops-4k-q16\", \"scale\": \"0.01\"}" \

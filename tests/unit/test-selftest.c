@@ -112,6 +112,8 @@ engine_case(int qd)
 	ck_assert_uint_eq(r.ops, 256);
 	ck_assert_uint_eq(r.bad_units, 0);
 	ck_assert_uint_eq(r.lat.count, 256);
+	/* io_uring: one submission per request, as fio's job (iodepth_batch_submit=1). */
+	ck_assert_uint_eq(r.submits, qd > 1 ? 256 : 0);
 	/* One corrupted unit: a sequential read finds it at its offset. */
 	memset(junk, 0xa5, sizeof(junk));
 	ck_assert_int_eq(pwrite(fd, junk, sizeof(junk), 5 * 4096 + 1024), (ssize_t)sizeof(junk));
@@ -129,6 +131,43 @@ START_TEST(engine_threads) { engine_case(1); }
 END_TEST
 
 START_TEST(engine_uring) { engine_case(16); }
+END_TEST
+
+/*
+ * The random read run draws other blocks than the write run before it:
+ * replaying the writes' offsets in their order reads what a disk's write
+ * cache (or the host's page cache under a virtual disk) still holds, and
+ * counted 3x fio's IOPS. A zero file, a random write pass over part of
+ * it, then a random read pass of the same job: blocks the writes never
+ * touched read as zeroes, so reads that did not verify prove the read
+ * went elsewhere (with the writes' own sequence every read verified).
+ */
+static void
+random_read_elsewhere(int qd)
+{
+	char *path = tmpfile_of(1 << 20);
+	struct io_result r;
+	struct io_job j;
+	int fd = open(path, O_RDWR);
+
+	ck_assert_int_ge(fd, 0);
+	job_on(&j, fd, 1, 1);
+	j.threads = 1;
+	j.qd = qd;
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_uint_eq(r.ops, 256);
+	job_on(&j, fd, 0, 1);
+	j.threads = 1;
+	j.qd = qd;
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_uint_eq(r.ops, 256);
+	ck_assert_uint_gt(r.bad_units, 0);
+	close(fd);
+	unlink(path);
+	free(path);
+}
+
+START_TEST(engine_read_not_replayed) { random_read_elsewhere(1); random_read_elsewhere(16); }
 END_TEST
 
 START_TEST(engine_short_file)
@@ -434,7 +473,7 @@ START_TEST(table_layout)
 
 	rows[1].verified = 0;
 	st_limits_apply(&lim, &rows[1]);
-	st_table(f, rows, n);
+	st_table(f, rows, n, st_exit_code(rows, n));
 	fclose(f);
 	for (char *l = strtok_r(buf, "\n", &save); l && nl < 16; l = strtok_r(NULL, "\n", &save))
 		lines[nl++] = l;
@@ -455,6 +494,104 @@ START_TEST(table_layout)
 	ck_assert_int_eq(col(lines[4], "n/a"), col(lines[0], "result"));
 	ck_assert_int_eq(col(lines[nl - 1], "result: FAIL"), 0);
 	free(buf);
+}
+END_TEST
+
+/* One factory row: test, op, measured, its pass. */
+static struct st_result
+frow(const char *test, enum st_op op, int pass, int verified)
+{
+	struct st_result r;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.test, sizeof(r.test), "%s", test);
+	r.op = op;
+	r.metric = ST_MB_S;
+	r.bytes = 10000000;
+	r.seconds = 2;
+	r.pass = pass;
+	r.verified = verified;
+	return r;
+}
+
+START_TEST(factory_verdict)
+{
+	struct st_result r[4];
+	char why[256];
+
+	r[0] = frow("seq-max", OP_WRITE, ST_PASS, 1);
+	r[1] = frow("seq-max", OP_READ, ST_PASS, 1);
+	r[2] = frow("power", OP_IDLE, ST_PASS, -1);
+	r[2].metric = ST_WATTS;
+	ck_assert_int_eq(st_factory_verdict(r, 3, "seq-max,power", "", why, sizeof(why)),
+	    ST_EXIT_PASS);
+	ck_assert_str_eq(why, "");
+	ck_assert_str_eq(st_row_verdict(&r[2]), "PASS");
+	/* A test asked for that left no row is not a pass. */
+	ck_assert_int_eq(st_factory_verdict(r, 2, "seq-max,power", "", why, sizeof(why)),
+	    ST_EXIT_NORUN);
+	ck_assert_str_eq(why, "power did not run");
+	ck_assert_int_eq(st_factory_verdict(r, 0, "", "", why, sizeof(why)), ST_EXIT_NORUN);
+	/* Nothing measured (no powerd, no peer) is a SKIP, and the run INCOMPLETE. */
+	r[2].pass = ST_UNAVAILABLE;
+	snprintf(r[2].note, sizeof(r[2].note), "powerd does not answer power.status");
+	ck_assert_str_eq(st_row_verdict(&r[2]), "SKIP");
+	ck_assert_int_eq(st_factory_verdict(r, 3, "seq-max,power", "", why, sizeof(why)),
+	    ST_EXIT_NORUN);
+	ck_assert_str_eq(why, "power idle skipped: powerd does not answer power.status");
+	ck_assert_str_eq(st_verdict_word(ST_EXIT_NORUN), "INCOMPLETE");
+	/* A run that could not go on says why, */
+	ck_assert_int_eq(st_factory_verdict(r, 2, "seq-max", "raidd: no blank disks", why,
+	    sizeof(why)), ST_EXIT_NORUN);
+	ck_assert_str_eq(why, "could not run: raidd: no blank disks");
+	/* but a missed limit or wrong data is the unit's FAIL whatever else happened. */
+	r[1].pass = ST_FAIL;
+	r[1].has_limit = 1;
+	r[1].limit = 6;
+	ck_assert_str_eq(st_row_verdict(&r[1]), "FAIL");
+	ck_assert_int_eq(st_factory_verdict(r, 3, "seq-max,power", "interrupted", why,
+	    sizeof(why)), ST_EXIT_FAIL);
+	ck_assert_str_eq(why, "seq-max read: 5 MB/s, limit >= 6 MB/s");
+	r[1].pass = ST_PASS;
+	r[0].verified = 0;
+	snprintf(r[0].note, sizeof(r[0].note), "1 reads did not verify, first at byte 4096");
+	ck_assert_str_eq(st_row_verdict(&r[0]), "FAIL");
+	ck_assert_int_eq(st_factory_verdict(r, 3, "seq-max,power", "", why, sizeof(why)),
+	    ST_EXIT_FAIL);
+	ck_assert_str_eq(why, "seq-max write: data did not verify: 1 reads did not verify, "
+	    "first at byte 4096");
+}
+END_TEST
+
+START_TEST(limit_keys)
+{
+	struct st_limits l;
+	char err[256];
+
+	memset(&l, 0, sizeof(l));
+	ck_assert_str_eq(st_limit_key("file-2g", OP_READ), "seq_read_min_mbs");
+	ck_assert_str_eq(st_limit_key("iops-4k-q16", OP_WRITE), "rand_write_min_iops");
+	ck_assert_str_eq(st_limit_key("power", OP_IDLE), "idle_max_w");
+	ck_assert_ptr_null(st_limit_key("lacp-4", OP_READ));
+	ck_assert_int_eq(st_limits_set(&l, "rand_read_min_iops", "250", "f.ini", err,
+	    sizeof(err)), 0);
+	ck_assert(st_limit_for(&l, "iops-4k-t8", OP_READ) == 250);
+	/* Garbage is an error naming the key, and changes nothing. */
+	ck_assert_int_eq(st_limits_set(&l, "rand_read_min_iops", "-1", "f.ini", err,
+	    sizeof(err)), -1);
+	ck_assert_str_eq(err, "f.ini: [selftest] rand_read_min_iops: not a number >= 0");
+	ck_assert_int_eq(st_limits_set(&l, "rand_read_min_iops", "", "f.ini", err, sizeof(err)), -1);
+	ck_assert_int_eq(st_limits_set(&l, "rand_read_min_iops", "1e400", "f.ini", err,
+	    sizeof(err)), -1);
+	ck_assert_int_eq(st_limits_set(&l, "rand_read_min_iops", "nan", "f.ini", err,
+	    sizeof(err)), -1);
+	ck_assert_int_eq(st_limits_set(&l, "bogus", "1", "f.ini", err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "f.ini: [selftest] bogus: no such limit");
+	ck_assert_int_eq(st_limits_set(&l, "file_mb", "65536", "f.ini", err, sizeof(err)), 0);
+	ck_assert_int_eq(st_limits_set(&l, "file_mb", "1e9", "f.ini", err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "f.ini: [selftest] file_mb: at most 65536");
+	ck_assert(l.file_mb == 65536);
+	ck_assert(st_limit_for(&l, "iops-4k-t8", OP_READ) == 250);
 }
 END_TEST
 
@@ -531,6 +668,7 @@ suite(void)
 	tcase_add_test(t, engine_threads);
 	tcase_add_test(t, engine_uring);
 	tcase_add_test(t, engine_short_file);
+	tcase_add_test(t, engine_read_not_replayed);
 	tcase_add_test(t, percentiles);
 	tcase_add_test(t, merge);
 	tcase_add_test(t, knee);
@@ -540,6 +678,8 @@ suite(void)
 	tcase_add_test(t, net_rows);
 	tcase_add_test(t, table_layout);
 	tcase_add_test(t, html_report);
+	tcase_add_test(t, factory_verdict);
+	tcase_add_test(t, limit_keys);
 	suite_add_tcase(s, t);
 	return s;
 }
