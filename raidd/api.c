@@ -11,6 +11,7 @@
 #include "prom.h"
 #include "system-sim.h"
 #include "volume.h"
+#include "crypt.h"
 
 #define MONITOR_SECONDS	5
 
@@ -243,7 +244,7 @@ raidd_reload(const struct conf *c)
 }
 
 static const struct rpc_method *const raidd_tables[] = { disk_methods, volume_methods,
-	scrub_methods, NULL };
+	scrub_methods, crypt_methods, NULL };
 
 const struct nas_daemon raidd_daemon = {
 	.name = "raidd",
