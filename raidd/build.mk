@@ -14,7 +14,7 @@ RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/proof.c raidd/unit.c raidd/diskfd.c \
 	raidd/features.c raidd/health.c raidd/watch.c raidd/led.c \
 	raidd/scrub.c raidd/scrub-schedule.c raidd/repair.c \
-	raidd/crypt.c raidd/crypt-cryptd.c
+	raidd/crypt.c raidd/crypt-cryptd.c raidd/crypt-auto.c
 RAIDD_SIM := raidd/system-sim.c raidd/system-sim-sync.c raidd/crypt-sim.c
 raidd_SRCS += $(RAIDD_LOGIC) $(RAIDD_SIM) raidd/metrics.c
 

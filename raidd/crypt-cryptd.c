@@ -23,8 +23,8 @@
 
 struct req {
 	struct rpc_client	*c;
-	const struct secret	*pass;
-	char			 dev[256], name[64];
+	const struct secret	*pass;		/* NULL: keyfile */
+	char			 dev[256], name[64], keyfile[300];
 	int			 then_open;	/* format done: open next */
 	crypt_done_cb		 cb;
 	void			*arg;
@@ -45,7 +45,10 @@ send_open(struct req *r)
 
 	json_object_object_add(p, "device", json_object_new_string(r->dev));
 	json_object_object_add(p, "name", json_object_new_string(r->name));
-	json_object_object_add(p, "passphrase", secret_string(r->pass));
+	if (r->pass)
+		json_object_object_add(p, "passphrase", secret_string(r->pass));
+	else
+		json_object_object_add(p, "keyfile", json_object_new_string(r->keyfile));
 	return rpc_client_call_ev(r->c, "crypt.open", p, CRYPTD_TIMEOUT_MS, answer, r);
 }
 
@@ -137,14 +140,16 @@ cryptd_format_open(const char *dev, const char *name, const char *label,
 	return 0;
 }
 
+/* crypt.open with the passphrase, or with the key file path when pass is NULL. */
 static int
-cryptd_open(const char *dev, const char *name, const struct secret *pass,
+open_with(const char *dev, const char *name, const struct secret *pass, const char *path,
     crypt_done_cb cb, void *arg)
 {
 	struct req *r;
 
 	if ((r = connect_cryptd(dev, name, pass, cb, arg)) == NULL)
 		return -1;
+	snprintf(r->keyfile, sizeof(r->keyfile), "%s", path ? path : "");
 	if (send_open(r) == -1) {
 		rpc_client_close(r->c);
 		free(r);
@@ -153,8 +158,23 @@ cryptd_open(const char *dev, const char *name, const struct secret *pass,
 	return 0;
 }
 
+static int
+cryptd_open(const char *dev, const char *name, const struct secret *pass,
+    crypt_done_cb cb, void *arg)
+{
+	return open_with(dev, name, pass, NULL, cb, arg);
+}
+
+static int
+cryptd_open_keyfile(const char *dev, const char *name, const char *path,
+    crypt_done_cb cb, void *arg)
+{
+	return open_with(dev, name, NULL, path, cb, arg);
+}
+
 const struct crypt_ops crypt_cryptd = {
 	.name = "cryptd",
 	.format_open = cryptd_format_open,
 	.open = cryptd_open,
+	.open_keyfile = cryptd_open_keyfile,
 };

@@ -9,6 +9,8 @@
  * loop, one turn later, as cryptd's do.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,8 +182,34 @@ sim_open(const char *dev, const char *name, const struct secret *pass,
 	return answer(code, cb, arg, msg);
 }
 
+/* As cryptd: the file's bytes, whole, are the key. */
+static int
+sim_open_keyfile(const char *dev, const char *name, const char *path,
+    crypt_done_cb cb, void *arg)
+{
+	struct secret *s = secret_new(8192);
+	ssize_t n = -1;
+	int fd, rc;
+
+	if (s == NULL)
+		return -1;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
+		n = read(fd, s->buf, s->cap);
+		close(fd);
+	}
+	if (n <= 0) {
+		secret_free(s);
+		return answer(NAS_ERR_FAILED, cb, arg, "key file: cannot read it");
+	}
+	s->len = (size_t)n;
+	rc = sim_open(dev, name, s, cb, arg);
+	secret_free(s);
+	return rc;
+}
+
 const struct crypt_ops crypt_sim = {
 	.name = "sim",
 	.format_open = sim_format_open,
 	.open = sim_open,
+	.open_keyfile = sim_open_keyfile,
 };

@@ -154,13 +154,54 @@ crypt_volume(struct rpc_call *c, struct json_object *params)
 	return v;
 }
 
+/*
+ * The unlock job of v with pass (taken: freed whatever happens) or the
+ * key file at path; NULL with err (errno ECONNREFUSED: cryptd is not
+ * there).
+ */
+struct job *
+crypt_unlock_start(struct volume *v, struct secret *pass, const char *keyfile,
+    char *err, size_t errlen)
+{
+	char dm[SYS_NAME_MAX], dev[SYS_NAME_MAX + 16], name[SYS_NAME_MAX];
+	struct unlock *u;
+	int rc, e;
+
+	if ((u = calloc(1, sizeof(*u))) == NULL) {
+		secret_free(pass);
+		return snprintf(err, errlen, "out of memory"), NULL;
+	}
+	u->pass = pass;
+	snprintf(u->name, sizeof(u->name), "%s", v->name);
+	if ((u->job = job_start("volume.unlock", v->name, &unlock_ops, u)) == NULL) {
+		unlock_release(u);
+		return snprintf(err, errlen, "too many jobs"), NULL;
+	}
+	volume_dm_name(v->name, dm, sizeof(dm));
+	snprintf(dev, sizeof(dev), "/dev/mapper/%s", dm);
+	crypt_map_name(v->name, name, sizeof(name));
+	job_progress(u->job, 0, "asking cryptd");
+	rc = pass ? crypt_ops()->open(dev, name, pass, unlock_done, u) :
+	    crypt_ops()->open_keyfile(dev, name, keyfile, unlock_done, u);
+	if (rc == -1) {
+		e = errno;
+		snprintf(err, errlen, "cryptd cannot be asked: %s", strerror(e));
+		job_fail(u->job, NAS_ERR_FAILED, "%s", err);
+		errno = e;
+		return NULL;
+	}
+	v->job = u->job;
+	return u->job;
+}
+
 static void
 volume_unlock(struct rpc_call *c, struct json_object *params)
 {
-	char dm[SYS_NAME_MAX], dev[SYS_NAME_MAX + 16], name[SYS_NAME_MAX];
 	struct json_object *o;
+	struct secret *pass;
 	struct volume *v;
-	struct unlock *u;
+	struct job *j;
+	char err[256];
 
 	if ((v = crypt_volume(c, params)) == NULL)
 		return;
@@ -173,31 +214,16 @@ volume_unlock(struct rpc_call *c, struct json_object *params)
 		rpc_error(c, NAS_ERR_EXISTS, "volume %s is already unlocked", v->name);
 		return;
 	}
-	if ((u = calloc(1, sizeof(*u))) == NULL ||
-	    (u->pass = secret_from_param(params, "passphrase")) == NULL) {
-		free(u);
+	if ((pass = secret_from_param(params, "passphrase")) == NULL) {
 		rpc_error(c, NAS_ERR_FAILED, "no locked memory for the passphrase");
 		return;
 	}
-	snprintf(u->name, sizeof(u->name), "%s", v->name);
-	if ((u->job = job_start("volume.unlock", v->name, &unlock_ops, u)) == NULL) {
-		unlock_release(u);
-		rpc_error(c, NAS_ERR_LIMIT, "too many jobs");
+	if ((j = crypt_unlock_start(v, pass, NULL, err, sizeof(err))) == NULL) {
+		rpc_error(c, NAS_ERR_FAILED, "volume %s: %s", v->name, err);
 		return;
 	}
-	volume_dm_name(v->name, dm, sizeof(dm));
-	snprintf(dev, sizeof(dev), "/dev/mapper/%s", dm);
-	crypt_map_name(v->name, name, sizeof(name));
-	job_progress(u->job, 0, "asking cryptd");
-	if (crypt_ops()->open(dev, name, u->pass, unlock_done, u) == -1) {
-		job_fail(u->job, NAS_ERR_FAILED, "cryptd: %s", strerror(errno));
-		rpc_error(c, NAS_ERR_FAILED, "volume %s: cryptd cannot be asked: %s",
-		    v->name, strerror(errno));
-		return;
-	}
-	v->job = u->job;
 	o = json_object_new_object();
-	json_object_object_add(o, "job", json_object_new_int((int)job_id(u->job)));
+	json_object_object_add(o, "job", json_object_new_int((int)job_id(j)));
 	json_object_object_add(o, "name", json_object_new_string(v->name));
 	rpc_result(c, o);
 }

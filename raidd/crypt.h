@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+struct job;
+
 #include <json-c/json.h>
 
 struct rpc_call;
@@ -39,6 +41,9 @@ struct crypt_ops {
 		    const struct secret *, crypt_done_cb, void *);
 	int	(*open)(const char *dev, const char *name, const struct secret *,
 		    crypt_done_cb, void *);
+	/* cryptd reads the key file at path (crypt.open's keyfile). */
+	int	(*open_keyfile)(const char *dev, const char *name, const char *path,
+		    crypt_done_cb, void *);
 };
 
 extern const struct crypt_ops crypt_cryptd, crypt_sim;
@@ -61,6 +66,14 @@ void	crypt_top_name(const struct volume *, char *buf, size_t len);
 int	crypt_close(struct volume *, char *err, size_t errlen);
 /* The passphrase of a new encrypted volume: formats and opens its map. */
 int	crypt_create(struct volume *, const struct secret *, crypt_done_cb, void *);
+
+struct job *crypt_unlock_start(struct volume *, struct secret *pass, const char *keyfile,
+	    char *err, size_t errlen);
+
+/* crypt-auto.c: auto-unlock from <dir>/<name>.key (Decision 63); "" off. */
+void	crypt_auto_start(const char *dir);
+void	crypt_auto_tick(void);
+int	crypt_keyfile_check(const char *dir, const char *path, char *why, size_t len);
 
 extern const struct rpc_method crypt_methods[];
 /* api-volume.c: the volume params name, with no job running; or answered. */
