@@ -262,6 +262,7 @@ START_TEST(create_rolled_back_when_cryptd_refuses)
 {
 	char name[64];
 	struct sys_seg seg = { .offset = 0, .len = 1 << 20 };
+	struct json_object *o;
 
 	/* Someone holds the mapping name: cryptd says EXISTS. */
 	snprintf(seg.dev, sizeof(seg.dev), "sdc");
@@ -271,8 +272,9 @@ START_TEST(create_rolled_back_when_cryptd_refuses)
 	ck_assert_ptr_null(volume_find("sec"));
 	ck_assert_int_eq(sim_md_count(), 0);
 	disk_refresh(0);
-	ck_assert_str_eq(json_object_get_string(json_object_object_get(
-	    disk_describe(disk_find("bay1")), "state")), "free");
+	o = disk_describe(disk_find("bay1"));
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(o, "state")), "free");
+	json_object_put(o);
 }
 END_TEST
 
