@@ -2,7 +2,9 @@
  * crypt.c: encrypted volumes (Decision 62).  A volume whose label says
  * LABEL_F_ENCRYPTED has a LUKS2 header on its joined device (nas-NAME),
  * written by cryptd, and its filesystem on the dm-crypt mapping cryptd
- * opens over it (nas-NAME-crypt).  After a start the volume is found and
+ * opens over it: nas-NAME.crypt, with a dot, which no volume name holds,
+ * so it is never another volume's joined map (volume a-crypt's is
+ * nas-a-crypt).  After a start the volume is found and
  * assembled from its disks as any other, and stays locked (no mapping,
  * not mounted) until volume.unlock hands cryptd the passphrase.  The
  * passphrase lives here only in a struct secret, only until cryptd has
@@ -28,7 +30,7 @@ crypt_ops(void)
 void
 crypt_map_name(const char *vol, char *buf, size_t len)
 {
-	snprintf(buf, len, "nas-%.*s-crypt", VOL_NAME_MAX, vol);
+	snprintf(buf, len, "nas-%.*s.crypt", VOL_NAME_MAX, vol);
 }
 
 int

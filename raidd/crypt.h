@@ -55,7 +55,7 @@ void	crypt_sim_reset(void);
 /* Formats (ever) made by the simulated cryptd. */
 int	crypt_sim_formats(void);
 
-/* The dm-crypt mapping of a volume: nas-<name>-crypt. */
+/* The dm-crypt mapping of a volume: nas-<name>.crypt. */
 void	crypt_map_name(const char *vol, char *buf, size_t len);
 int	crypt_encrypted(const struct volume *);
 /* Encrypted and its mapping is not there (unknown counts as locked). */

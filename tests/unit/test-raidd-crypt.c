@@ -257,6 +257,25 @@ START_TEST(joined_map_busy_under_crypt)
 }
 END_TEST
 
+/* Volume "a-crypt"'s joined map is no lock state or mapping of volume "a". */
+START_TEST(name_of_another_volume_is_not_a_mapping)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "{\"name\":\"a\",\"level\":\"raid1\",\"disks\":[\"bay1\","
+	    "\"bay2\"],\"encrypt\":true,\"passphrase\":\"" PASS "\"}");
+	ck_assert_int_eq(run_job(job_of(call("volume.create", p))), JOB_DONE);
+	ck_assert_int_eq(code_of("volume.lock", "{\"name\":\"a\"}"), 0);
+	raidd_create(srv, "a-crypt", "raid1", "\"bay3\",\"bay4\"");
+	assert_shown("a", 1);
+	ck_assert_int_eq(code_of("volume.lock", "{\"name\":\"a\"}"), 0);
+	ck_assert_ptr_nonnull(volume_find("a-crypt"));
+	ck_assert_int_eq(sim_mount_count(), 1);	/* a-crypt's, still mounted */
+	ck_assert_int_eq(run_job(unlock("a", PASS)), JOB_DONE);
+	ck_assert_int_eq(sim_mount_count(), 2);
+}
+END_TEST
+
 /* A wrong cryptd answer during create rolls back: the disks are free. */
 START_TEST(create_rolled_back_when_cryptd_refuses)
 {
@@ -408,6 +427,7 @@ crypt_suite(void)
 	tcase_add_test(tc, delete_closes_the_mapping);
 	tcase_add_test(tc, joined_map_busy_under_crypt);
 	tcase_add_test(tc, create_rolled_back_when_cryptd_refuses);
+	tcase_add_test(tc, name_of_another_volume_is_not_a_mapping);
 	tcase_add_test(tc, auto_unlock_from_a_key_file);
 	tcase_add_test(tc, auto_unlock_refuses_a_key_file_others_can_reach);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_create, 0, CUT_POINTS);
