@@ -123,6 +123,13 @@ unlock_done(int code, const char *msg, void *arg)
 
 	secret_free(u->pass);
 	u->pass = NULL;
+	if (u->job == NULL) {
+		/* No job could be made: nobody waits for this answer. */
+		if (v != NULL && code == 0 && volume_mount(v, err, sizeof(err)) == -1)
+			log_warnx("volume %s: unlocked but not mounted: %s", u->name, err);
+		unlock_release(u);
+		return;
+	}
 	if (v == NULL || v->job != u->job) {
 		job_fail(u->job, NAS_ERR_FAILED, "volume %s went away while unlocking", u->name);
 		return;
@@ -175,23 +182,24 @@ crypt_unlock_start(struct volume *v, struct secret *pass, const char *keyfile,
 	}
 	u->pass = pass;
 	snprintf(u->name, sizeof(u->name), "%s", v->name);
-	if ((u->job = job_start("volume.unlock", v->name, &unlock_ops, u)) == NULL) {
-		unlock_release(u);
-		return snprintf(err, errlen, "too many jobs"), NULL;
-	}
 	volume_dm_name(v->name, dm, sizeof(dm));
 	snprintf(dev, sizeof(dev), "/dev/mapper/%s", dm);
 	crypt_map_name(v->name, name, sizeof(name));
-	job_progress(u->job, 0, "asking cryptd");
+	/* cryptd first: no failed job is left behind while it is not there
+	   (auto-unlock asks every second until it is). */
 	rc = pass ? crypt_ops()->open(dev, name, pass, unlock_done, u) :
 	    crypt_ops()->open_keyfile(dev, name, keyfile, unlock_done, u);
 	if (rc == -1) {
 		e = errno;
 		snprintf(err, errlen, "cryptd cannot be asked: %s", strerror(e));
-		job_fail(u->job, NAS_ERR_FAILED, "%s", err);
+		unlock_release(u);
 		errno = e;
 		return NULL;
 	}
+	/* The answer comes from the loop, never before this returns. */
+	if ((u->job = job_start("volume.unlock", v->name, &unlock_ops, u)) == NULL)
+		return snprintf(err, errlen, "too many jobs (unlocking all the same)"), NULL;
+	job_progress(u->job, 0, "asking cryptd");
 	v->job = u->job;
 	return u->job;
 }
