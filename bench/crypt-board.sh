@@ -8,7 +8,7 @@ src=$1 out=$2 img=$3
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 python3 "$src/tests/system/run-scenario" --image-dir "$img" --log-dir "$out/system-logs" \
-	--disk-size 512M "$src/tests/system/tools/bench-crypt" >"$tmp"
+	--disk-size 512M --timeout 900 "$src/tests/system/tools/bench-crypt" >"$tmp"
 {
 	echo
 	echo "## Encrypted volume on the virtual board ($(date -u +%Y-%m-%d), qemu TCG, RAID 1 on 2 x 512M)"
