@@ -42,6 +42,8 @@ static const struct conf_key cryptd_conf[] = {
 	{ "kdf", "cpus", CONF_INT, "1", 1, 4, NULL, "argon2 threads" },
 	{ "crypt", "file_dirs", CONF_STRING, "/volumes /media /mnt", 1, 255, NULL,
 	  "directories header backups are written to and restored from" },
+	{ "cryptd", "backoff_file", CONF_STRING, "/etc/nas/cryptd-backoff", 0, 200, NULL,
+	  "the unlock back-off, kept across restarts (empty: in memory only)" },
 	{ "cryptd", "metrics_dir", CONF_STRING, "/run/nas/metrics", 0, 255, NULL,
 	  "directory of cryptd.prom for node_exporter's textfile collector (empty: none)" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
@@ -68,6 +70,7 @@ cryptd_configure(const struct conf *c)
 		    4U * 1024 * 1024 ? 4U * 1024 * 1024 :
 		    (uint64_t)pages * (uint64_t)psize / 2048));
 	crypt_set_file_dirs(conf_str(c, "crypt", "file_dirs"));
+	ratelimit_load(conf_str(c, "cryptd", "backoff_file"));
 	/* A new metrics_dir gets its file now, not at the next open or close. */
 	cryptd_metrics_set_dir(conf_str(c, "cryptd", "metrics_dir"));
 	cryptd_metrics_write();

@@ -44,6 +44,26 @@ void	ratelimit_note(const struct cdev *, int ok);
 void	ratelimit_set_clock(double (*)(void));
 /* fn for each device with failed attempts since its last unlock (dev: its table name). */
 void	ratelimit_each(void (*fn)(const char *dev, unsigned fails, void *), void *);
+/* One slot of the table (fails 0: free); -1 past the last. */
+struct rl_entry {
+	uint64_t	 dev, ino;
+	unsigned	 fails;
+	double		 last;		/* ratelimit_now() of the last failure */
+	char		 name[300];
+};
+int	ratelimit_get(int i, struct rl_entry *);
+void	ratelimit_put(const struct rl_entry *);
+void	ratelimit_clear(void);
+double	ratelimit_now(void);
+
+/* ratelimit-state.c: the table kept in a file across restarts (Decision 64). */
+/* Loads path (the table replaced); "" keeps nothing. Corrupt: back off. */
+void	ratelimit_load(const char *path);
+void	ratelimit_save(void);
+/* Seconds every device waits now whatever its count (a corrupt file). */
+double	ratelimit_floor(double now);
+/* For the unit suite: where this boot's id is read (another boot). */
+void	ratelimit_set_boot_id_path(const char *);
 
 struct kdf_conf {
 	enum luks2_kdf_type type;

@@ -194,9 +194,9 @@ ratelimit_wait(const struct cdev *d)
 	double left;
 
 	if (i < 0)
-		return 0;
+		return ratelimit_floor(rl_clock());
 	left = rl[i].last + rl_delay(rl[i].fails) - rl_clock();
-	return left > 0 ? left : 0;
+	return left > ratelimit_floor(rl_clock()) ? left : ratelimit_floor(rl_clock());
 }
 
 void
@@ -206,12 +206,13 @@ ratelimit_note(const struct cdev *d, int ok)
 
 	if (i < 0)
 		return;
-	if (ok) {
+	if (ok)
 		memset(&rl[i], 0, sizeof(rl[i]));
-		return;
+	else {
+		rl[i].fails++;
+		rl[i].last = rl_clock();
 	}
-	rl[i].fails++;
-	rl[i].last = rl_clock();
+	ratelimit_save();
 }
 
 void
@@ -220,6 +221,43 @@ ratelimit_each(void (*fn)(const char *dev, unsigned fails, void *), void *arg)
 	for (int i = 0; i < RL_SLOTS; i++)
 		if (rl[i].fails)
 			fn(rl[i].name, rl[i].fails, arg);
+}
+
+/* ratelimit-state.c keeps the table across restarts through these. */
+int
+ratelimit_get(int i, struct rl_entry *e)
+{
+	if (i < 0 || i >= RL_SLOTS)
+		return -1;
+	e->dev = rl[i].dev;
+	e->ino = rl[i].ino;
+	e->fails = rl[i].fails;
+	e->last = rl[i].last;
+	snprintf(e->name, sizeof(e->name), "%s", rl[i].name);
+	return 0;
+}
+
+void
+ratelimit_put(const struct rl_entry *e)
+{
+	struct cdev d = { .id_dev = e->dev, .id_ino = e->ino };
+	int i = rl_find(&d, 1);
+
+	rl[i].fails = e->fails;
+	rl[i].last = e->last;
+	snprintf(rl[i].name, sizeof(rl[i].name), "%s", e->name);
+}
+
+void
+ratelimit_clear(void)
+{
+	memset(rl, 0, sizeof(rl));
+}
+
+double
+ratelimit_now(void)
+{
+	return rl_clock();
 }
 
 /* ---- the KDF for new keyslots, calibrated once ---- */

@@ -253,6 +253,8 @@ write_cb(struct ev_loop *l, ev_io *w, int revents)
 	}
 	e->outlen -= (size_t)n;
 	memmove(e->out, e->out + n, e->outlen);
+	/* Sent bytes may be a passphrase raidd hands cryptd: not kept. */
+	explicit_bzero(e->out + e->outlen, (size_t)n);
 	if (e->outlen == 0)
 		ev_io_stop(l, w);
 }

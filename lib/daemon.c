@@ -62,6 +62,7 @@ static struct {
 	struct nas_sockfile	 sock;
 	char			 conf_path[512];
 	int			 conf_given;
+	const char		*sockdir;
 	int			 foreground, debug;
 	ev_signal		 sigterm, sigint, sighup;
 } D;
@@ -70,6 +71,12 @@ struct rpc_server *
 nas_daemon_server(void)
 {
 	return D.srv;
+}
+
+const char *
+nas_sockdir(void)
+{
+	return D.sockdir ? D.sockdir : CONFIG_NAS_SOCKET_DIR;
 }
 
 struct ev_loop *
@@ -328,6 +335,7 @@ nas_daemon_main(const struct nas_daemon *d, int argc, char **argv)
 	rpc_server_set_info(D.srv, info_cb, NULL);
 	rpc_events_init(D.srv);
 	/* Before init: a daemon that will not start touches no disk. */
+	D.sockdir = sockdir;
 	if (nas_sockdir_check(sockdir, err, sizeof(err)) == -1) {
 		log_warnx("%s", err);
 		return 1;

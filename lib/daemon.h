@@ -32,6 +32,8 @@ struct nas_daemon {
 int	nas_daemon_main(const struct nas_daemon *, int argc, char **argv);
 struct rpc_server *nas_daemon_server(void);
 struct ev_loop *nas_loop(void);
+/* The directory of the daemons' sockets (-S), for calls to another daemon. */
+const char *nas_sockdir(void);
 /* The config keys common to all daemons ([api], [log]). */
 extern const struct conf_key nas_common_conf[];
 

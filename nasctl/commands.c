@@ -20,6 +20,17 @@ fmt_media(struct json_object *v, char *buf, size_t len)
 	snprintf(buf, len, "%s", json_object_get_boolean(v) ? "hdd" : "ssd");
 }
 
+/* An encrypted volume's "locked"; "-" for one that is not encrypted. */
+static void
+fmt_lock(struct json_object *v, char *buf, size_t len)
+{
+	if (!json_object_is_type(v, json_type_boolean)) {
+		fmt_plain(v, buf, len);
+		return;
+	}
+	snprintf(buf, len, "%s", json_object_get_boolean(v) ? "locked" : "open");
+}
+
 static const struct arg no_args[] = { END_ARGS };
 
 static const struct arg disk_args[] = {
@@ -44,6 +55,15 @@ static const struct arg volume_create_args[] = {
 	{ "--disks", "disks", ARG_LIST, ARG_REQUIRED, "D1,D2[,...]" },
 	{ "--fs", "fs", ARG_STRING, 0, "ext4|btrfs|none" },
 	{ "--force", "force", ARG_BOOL, 0, NULL },
+	{ "--no-wait", "no_wait", ARG_BOOL, ARG_LOCAL, NULL },
+	{ "--encrypt", "encrypt", ARG_BOOL, 0, NULL },
+	{ "--passphrase-file", "passphrase", ARG_STRING, ARG_SECRET | ARG_NEW | ARG_WHEN, "FILE" },
+	END_ARGS
+};
+
+static const struct arg volume_unlock_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--passphrase-file", "passphrase", ARG_STRING, ARG_SECRET | ARG_REQUIRED, "FILE" },
 	{ "--no-wait", "no_wait", ARG_BOOL, ARG_LOCAL, NULL },
 	END_ARGS
 };
@@ -140,6 +160,7 @@ static const struct column volume_cols[] = {
 	{ "STATE", "state", NULL, 0 },
 	{ "SIZE", "size_bytes", fmt_size, 1 },
 	{ "FS", "fs", NULL, 0 },
+	{ "CRYPT", "locked", fmt_lock, 0 },
 	{ "MOUNTPOINT", "mountpoint", NULL, 0 },
 	{ "PROBLEM", "problem", NULL, 0 },
 	END_COLS
@@ -354,6 +375,10 @@ const struct command nasctl_commands[] = {
 	  "one volume with its tiers" },
 	{ "volume", "delete", R, "volume.delete", volume_delete_args, NULL, NULL, NULL,
 	  "stop a volume and wipe its members" },
+	{ "volume", "unlock", R, "volume.unlock", volume_unlock_args, NULL, NULL,
+	  run_started_job, "open an encrypted volume (asks its passphrase) and mount it" },
+	{ "volume", "lock", R, "volume.lock", volume_args, NULL, NULL, NULL,
+	  "unmount an encrypted volume and close its mapping" },
 	{ "volume", "mount", R, "volume.mount", volume_args, NULL, NULL, NULL,
 	  "mount a volume's filesystem" },
 	{ "volume", "unmount", R, "volume.unmount", volume_args, NULL, NULL, NULL,
@@ -570,7 +595,7 @@ command_exec(struct ctx *x, const struct command *c, int argc, char **argv)
 		args_usage(x->err, c);
 		return EXIT_USAGE;
 	}
-	if (secrets_from_args(&set, x->in, c->args, local, why, sizeof(why)) == -1) {
+	if (secrets_from_args(&set, x->in, c->args, params, local, why, sizeof(why)) == -1) {
 		fprintf(x->err, "nasctl: %s\n", why);
 		rc = EXIT_USAGE;
 		json_object_put(params);

@@ -43,6 +43,8 @@ enum arg_type { ARG_STRING, ARG_INT, ARG_BOOL, ARG_LIST, ARG_JSON };
  */
 #define ARG_SECRET	0x10
 #define ARG_NEW		0x20
+/* A secret asked (as if ARG_REQUIRED) when the option before it is given. */
+#define ARG_WHEN	0x40
 
 /*
  * One argument of a command: a positional ("NAME") or an option
@@ -184,6 +186,7 @@ int	secret_read_file(const char *path, int in, const char *key, struct locked *,
 int	secrets_read(struct secrets *, int in, const char *key, int twice,
 	    const char *file, char *why, size_t len);
 int	secrets_from_args(struct secrets *, int in, const struct arg *,
+	    struct json_object *params,
 	    struct json_object *local, char *why, size_t len);
 void	secrets_free(struct secrets *);
 /* params (an object's JSON text, NULL for none) with the secrets added. */

@@ -359,15 +359,18 @@ secrets_read(struct secrets *set, int in, const char *key, int twice, const char
 /* The secrets a command's table marks, in table order. */
 int
 secrets_from_args(struct secrets *set, int in, const struct arg *args,
-    struct json_object *local, char *why, size_t len)
+    struct json_object *params, struct json_object *local, char *why, size_t len)
 {
 	struct json_object *file;
+	int when;
 
 	for (const struct arg *a = args; a && a->name; a++) {
 		if (!(a->flags & ARG_SECRET))
 			continue;
 		file = json_path(local, a->key);
-		if (file == NULL && !(a->flags & ARG_REQUIRED))
+		when = (a->flags & ARG_WHEN) && a > args &&
+		    (json_path(params, a[-1].key) || json_path(local, a[-1].key));
+		if (file == NULL && !(a->flags & ARG_REQUIRED) && !when)
 			continue;
 		if (secrets_read(set, in, a->key, a->flags & ARG_NEW,
 		    file ? json_object_get_string(file) : NULL, why, len) == -1)

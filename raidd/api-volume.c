@@ -3,13 +3,15 @@
 #include <string.h>
 
 #include "job.h"
+#include "secret.h"
 #include "volume.h"
+#include "crypt.h"
 
 static const char *const levels[] = { "single", "jbod", "raid0", "raid1", "raid5",
 	"raid10", "shr", NULL };
 static const char *const filesystems[] = { "none", "ext4", "btrfs", NULL };
 
-static struct volume *
+struct volume *
 find_or_fail(struct rpc_call *c, struct json_object *params)
 {
 	const char *name = rpc_param_str(params, "name", "");
@@ -73,6 +75,24 @@ kernel_lacks(struct rpc_call *c, const struct plan *plan)
 	return nas_feature_require(c, &raidd_features[1]) == -1;
 }
 
+/* encrypt: true wants a passphrase, and a passphrase wants encrypt. */
+static int
+take_passphrase(struct rpc_call *c, struct json_object *params, struct create_req *r)
+{
+	int has = json_object_object_get_ex(params, "passphrase", NULL);
+
+	r->encrypt = rpc_param_bool(params, "encrypt", 0);
+	if (has != r->encrypt) {
+		rpc_error(c, RPC_INVALID_PARAMS, "encrypt: true and a passphrase go together");
+		return -1;
+	}
+	if (r->encrypt && (r->pass = secret_from_param(params, "passphrase")) == NULL) {
+		rpc_error(c, NAS_ERR_FAILED, "no locked memory for the passphrase");
+		return -1;
+	}
+	return 0;
+}
+
 static void
 volume_create(struct rpc_call *c, struct json_object *params)
 {
@@ -84,15 +104,19 @@ volume_create(struct rpc_call *c, struct json_object *params)
 	int code;
 
 	disk_refresh(1);
-	if (parse_create(c, params, &r) == -1)
+	if (parse_create(c, params, &r) == -1 || take_passphrase(c, params, &r) == -1)
 		return;
 	if (create_check(&r, &plan, &code, err, sizeof(err)) == -1) {
+		secret_free(r.pass);
 		rpc_error(c, code, "%s: nothing was written", err);
 		return;
 	}
-	if (kernel_lacks(c, &plan))
+	if (kernel_lacks(c, &plan)) {
+		secret_free(r.pass);
 		return;
+	}
 	if ((j = create_start(&r, &plan, err, sizeof(err))) == NULL) {
+		secret_free(r.pass);
 		rpc_error(c, NAS_ERR_LIMIT, "%s", err);
 		return;
 	}
@@ -354,6 +378,8 @@ static const struct rpc_param create_params[] = {
 	  "disks by bay (bay1), kernel name (sda) or serial" },
 	{ "fs", RPC_STRING, 0, 0, 0, filesystems, "filesystem (default ext4)" },
 	{ "force", RPC_BOOL, 0, 0, 0, NULL, "erase disks that hold data" },
+	{ "encrypt", RPC_BOOL, 0, 0, 0, NULL, "LUKS2 through cryptd (needs passphrase)" },
+	{ "passphrase", RPC_STRING, RPC_SECRET, 1, 512, NULL, "encrypt: the passphrase" },
 	END_PARAM
 };
 static const struct rpc_param name_params[] = { NAME_PARAM, END_PARAM };

@@ -11,6 +11,7 @@
 #include "prom.h"
 #include "system-sim.h"
 #include "volume.h"
+#include "crypt.h"
 
 #define MONITOR_SECONDS	5
 
@@ -27,6 +28,8 @@ static const struct conf_key raidd_conf[] = {
 	  "node_exporter textfile directory for raidd.prom; empty: none" },
 	{ "raidd", "deleted_file", CONF_STRING, "/etc/nas/raidd-deleted", 1, 200, NULL,
 	  "volumes deleted here while a member was absent" },
+	{ "crypt", "keyfile_dir", CONF_STRING, "", 0, 199, NULL,
+	  "encrypted volume NAME unlocks at start with <dir>/NAME.key when it is there (root's, mode 600); empty: never" },
 	{ "scrub", "schedule", CONF_STRING, "monthly 1 2", 1, 63, NULL,
 	  "when checks start: off, daily HOUR, weekly sun..sat HOUR, monthly 1-28 HOUR" },
 	{ "scrub", "max_hours", CONF_INT, "4", 0, 720, NULL,
@@ -191,6 +194,7 @@ raidd_init(const struct conf *c)
 	load_scrub(c);
 	raidd_metrics_set_dir(conf_str(c, "raidd", "metrics_dir"));
 	repair_set_auto(conf_bool(c, "volume", "auto_repair"));
+	crypt_auto_start(conf_str(c, "crypt", "keyfile_dir"));
 	if (unit_load(conf_str(c, "raidd", "unit_id_file")) == -1 && sys == &sys_sim) {
 		uint8_t u[16] = { 0x51, 0x4d };	/* "SM": simulated disks, a unit for this run */
 
@@ -237,13 +241,14 @@ raidd_reload(const struct conf *c)
 	load_scrub(c);
 	raidd_metrics_set_dir(conf_str(c, "raidd", "metrics_dir"));
 	repair_set_auto(conf_bool(c, "volume", "auto_repair"));
+	crypt_auto_start(conf_str(c, "crypt", "keyfile_dir"));
 	disk_refresh(1);
 	volume_scan();
 	return 0;
 }
 
 static const struct rpc_method *const raidd_tables[] = { disk_methods, volume_methods,
-	scrub_methods, NULL };
+	scrub_methods, crypt_methods, NULL };
 
 const struct nas_daemon raidd_daemon = {
 	.name = "raidd",

@@ -13,6 +13,7 @@
 #include "job.h"
 #include "mdsb.h"
 #include "volume.h"
+#include "crypt.h"
 
 static void
 announce(const char *topic, const struct volume *v)
@@ -626,7 +627,7 @@ volume_scan(void)
 			continue;
 		}
 		if (volume_assemble(v, err, sizeof(err)) == -1 ||
-		    volume_mount(v, err, sizeof(err)) == -1) {
+		    (!crypt_locked(v) && volume_mount(v, err, sizeof(err)) == -1)) {
 			log_warnx("volume %s: %s", v->name, err);
 			continue;
 		}
@@ -825,7 +826,11 @@ volume_mount(struct volume *v, char *err, size_t errlen)
 		snprintf(err, errlen, "is %s mounted? %s", mp, strerror(errno));
 		return -1;
 	}
-	volume_dm_name(v->name, dm, sizeof(dm));
+	if (crypt_locked(v)) {
+		snprintf(err, errlen, "volume %s is locked: volume.unlock opens it", v->name);
+		return -1;
+	}
+	crypt_top_name(v, dm, sizeof(dm));
 	if (sys->mount(dm, mp, fs[v->label.fs]) == -1) {
 		snprintf(err, errlen, "mounting %s on %s: %s", dm, mp, strerror(errno));
 		return -1;

@@ -13,8 +13,9 @@ RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/delete.c raidd/grow.c raidd/api-volume.c raidd/plan.c raidd/plan-grow.c \
 	raidd/mdsb.c raidd/label.c raidd/proof.c raidd/unit.c raidd/diskfd.c \
 	raidd/features.c raidd/health.c raidd/watch.c raidd/led.c \
-	raidd/scrub.c raidd/scrub-schedule.c raidd/repair.c
-RAIDD_SIM := raidd/system-sim.c raidd/system-sim-sync.c
+	raidd/scrub.c raidd/scrub-schedule.c raidd/repair.c \
+	raidd/crypt.c raidd/crypt-cryptd.c raidd/crypt-auto.c
+RAIDD_SIM := raidd/system-sim.c raidd/system-sim-sync.c raidd/crypt-sim.c
 raidd_SRCS += $(RAIDD_LOGIC) $(RAIDD_SIM) raidd/metrics.c
 
 # Unit suites of raidd's pure-logic modules (no kernel, no disk I/O).
@@ -69,3 +70,7 @@ PROGS += raidd-sysdrv
 raidd-sysdrv_SRCS := tests/host/sys-linux-drv.c $(RAIDD_LINUX) raidd/label.c \
 	raidd/plan.c raidd/mdsb.c
 raidd-sysdrv_LIBS := -lblkid -lfdisk
+UNIT_TESTS += test-raidd-crypt
+test-raidd-crypt_SRCS := tests/unit/test-raidd-crypt.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
+	tests/unit/unit-util.c tests/unit/raidd-util.c
+test-raidd-crypt_LIBS = $(CHECK_LIBS)

@@ -20,16 +20,19 @@
 
 #include "job.h"
 #include "mdsb.h"
+#include "secret.h"
 #include "volume.h"
+#include "crypt.h"
 
 enum create_step {
-	STEP_WIPE, STEP_LABEL, STEP_PARTITION, STEP_ARRAYS, STEP_MAP, STEP_MKFS,
-	STEP_COMMIT, STEP_MOUNT, STEP_DONE
+	STEP_WIPE, STEP_LABEL, STEP_PARTITION, STEP_ARRAYS, STEP_MAP, STEP_CRYPT,
+	STEP_MKFS, STEP_COMMIT, STEP_MOUNT, STEP_DONE
 };
 
 static const char *const step_names[] = {
 	"erasing old signatures", "writing labels", "partitioning",
-	"starting arrays", "mapping the volume", "making the filesystem",
+	"starting arrays", "mapping the volume", "encrypting (cryptd)",
+	"making the filesystem",
 	"committing labels", "mounting", "done",
 };
 
@@ -196,6 +199,7 @@ make_labels(struct create *c, char *err, size_t errlen)
 		if (label_new_guids(&v->mlabel[i]) == -1)
 			return snprintf(err, errlen, "no random numbers"), -1;
 		v->mlabel[i].fs = (uint8_t)c->req.fs;
+		v->mlabel[i].flags = v->label.flags;
 		v->mlabel[i].intent.op = LABEL_OP_CREATING;
 		v->mlabel[i].intent.target = v->mlabel[i].generation + 1;
 		snprintf(v->disk[i], sizeof(v->disk[i]), "%s", c->req.disk[i]);
@@ -494,16 +498,42 @@ start_mkfs(struct create *c, char *err, size_t errlen)
 	static const char *const fs[] = { "none", "ext4", "btrfs" };
 	char dm[SYS_NAME_MAX];
 
-	volume_dm_name(c->req.name, dm, sizeof(dm));
+	crypt_top_name(c->vol, dm, sizeof(dm));
 	if (sys->mkfs(fs[c->req.fs], dm, c->req.name, mkfs_done, c) == -1)
 		return snprintf(err, errlen, "mkfs: %s", strerror(errno)), -1;
+	return 0;
+}
+
+/* cryptd formats the joined map and opens it; the passphrase goes then. */
+static void
+crypt_done(int code, const char *msg, void *arg)
+{
+	struct create *c = arg;
+	char why[256];
+
+	secret_free(c->req.pass);
+	c->req.pass = NULL;
+	if (code != 0) {
+		snprintf(why, sizeof(why), "cryptd: %.200s", msg);
+		roll_back(c, why);
+		return;
+	}
+	c->step++;
+	advance(c);
+}
+
+static int
+start_crypt(struct create *c, char *err, size_t errlen)
+{
+	if (crypt_create(c->vol, c->req.pass, crypt_done, c) == -1)
+		return snprintf(err, errlen, "cryptd cannot be asked: %s", strerror(errno)), -1;
 	return 0;
 }
 
 static int (*const steps[])(struct create *, char *, size_t) = {
 	[STEP_WIPE] = step_wipe, [STEP_LABEL] = step_label,
 	[STEP_PARTITION] = step_partition, [STEP_ARRAYS] = step_arrays,
-	[STEP_MAP] = step_map, [STEP_MKFS] = start_mkfs,
+	[STEP_MAP] = step_map, [STEP_CRYPT] = start_crypt, [STEP_MKFS] = start_mkfs,
 	[STEP_COMMIT] = step_commit, [STEP_MOUNT] = step_mount,
 };
 
@@ -539,6 +569,8 @@ step_timer(struct ev_loop *l, ev_timer *w, int revents)
 		finish(c);
 		return;
 	}
+	if (c->step == STEP_CRYPT && !c->req.encrypt)
+		c->step++;
 	if (c->step == STEP_MKFS && c->req.fs == LABEL_FS_NONE)
 		c->step++;
 	job_progress(c->job, 100.0 * c->step / STEP_DONE, step_names[c->step]);
@@ -546,8 +578,8 @@ step_timer(struct ev_loop *l, ev_timer *w, int revents)
 		roll_back(c, err);
 		return;
 	}
-	if (c->step == STEP_MKFS)
-		return;		/* mkfs_done goes on */
+	if (c->step == STEP_MKFS || c->step == STEP_CRYPT)
+		return;		/* mkfs_done, crypt_done go on */
 	c->step++;
 	advance(c);
 }
@@ -565,6 +597,7 @@ release(void *arg)
 	struct create *c = arg;
 
 	ev_timer_stop(nas_loop(), &c->timer);
+	secret_free(c->req.pass);
 	free(c);
 }
 
@@ -586,6 +619,7 @@ create_start(const struct create_req *r, const struct plan *plan, char *err,
 	snprintf(c->vol->name, sizeof(c->vol->name), "%s", r->name);
 	c->vol->label.level = (uint8_t)r->level;
 	c->vol->label.fs = (uint8_t)r->fs;
+	c->vol->label.flags = r->encrypt ? LABEL_F_ENCRYPTED : 0;
 	c->vol->label.size = plan->size;
 	c->vol->state = VOL_CREATING;
 	for (int i = 0; i < r->ndisks; i++) {

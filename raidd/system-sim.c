@@ -1415,6 +1415,11 @@ sim_dm_remove(const char *name)
 		return errno = ENXIO, -1;
 	if (d->mounted[0])
 		return errno = EBUSY, -1;
+	/* As the kernel: a map another map sits on (dm-crypt) is open. */
+	for (int i = 0; i < ndevs; i++)
+		for (int k = 0; devs[i].name[0] && devs[i].kind == DEV_DM && k < devs[i].nsegs; k++)
+			if (strcmp(devs[i].seg[k].dev, name) == 0)
+				return errno = EBUSY, -1;
 	drop(d);
 	return 0;
 }

@@ -9,21 +9,16 @@
 #include <string.h>
 
 #include "volume.h"
+#include "crypt.h"
 
 #define ERASE_HEAD	(16ULL << 20)	/* md superblocks, LUKS headers, fs */
 #define ERASE_TAIL	(1ULL << 20)	/* md 0.90/1.0, GPT backup */
 
+/* Unknown (-1) is tried: removing an absent map is not an error. */
 int
-volume_stop(struct volume *v, char *err, size_t errlen)
+volume_map_remove(const char *name, char *err, size_t errlen)
 {
-	struct sys_md_status st;
-	char name[SYS_NAME_MAX];
-
-	if (volume_unmount(v, err, errlen) == -1)
-		return -1;
-	volume_dm_name(v->name, name, sizeof(name));
-	/* Unknown (-1) is tried: removing an absent map is not an error. */
-	if (sys->dm_exists(name) != 0 && sys->dm_remove(name) == -1) {
+	if (sys->dm_exists(name) != 0 && sys->dm_remove(name) == -1 && errno != ENXIO) {
 		if (errno == EBUSY)
 			snprintf(err, errlen, "%s is in use (open by another program): "
 			    "close it and try again", name);
@@ -31,6 +26,20 @@ volume_stop(struct volume *v, char *err, size_t errlen)
 			snprintf(err, errlen, "removing %s: %s", name, strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+int
+volume_stop(struct volume *v, char *err, size_t errlen)
+{
+	struct sys_md_status st;
+	char name[SYS_NAME_MAX];
+
+	if (volume_unmount(v, err, errlen) == -1 || crypt_close(v, err, errlen) == -1)
+		return -1;
+	volume_dm_name(v->name, name, sizeof(name));
+	if (volume_map_remove(name, err, errlen) == -1)
+		return -1;
 	for (int t = 0; t < v->label.ntiers; t++) {
 		if (v->label.tier[t].kind == TIER_NONE)
 			continue;

@@ -10,6 +10,7 @@
 
 #include "job.h"
 #include "volume.h"
+#include "crypt.h"
 
 static struct volume volumes[MAX_VOLUMES];
 static char mount_root[128] = "/volumes";
@@ -228,6 +229,9 @@ volume_describe(const struct volume *v)
 	json_object_object_add(o, "device", v->assembled ? json_object_new_string(dev) : NULL);
 	json_object_object_add(o, "mountpoint", sys->is_mounted(mp) == 1 ?
 	    json_object_new_string(mp) : NULL);
+	json_object_object_add(o, "encrypted", json_object_new_boolean(crypt_encrypted(v)));
+	if (crypt_encrypted(v))
+		json_object_object_add(o, "locked", json_object_new_boolean(crypt_locked(v)));
 	json_object_object_add(o, "generation", json_object_new_int64((int64_t)v->label.generation));
 	unit_hex(v->label.unit, origin, sizeof(origin));
 	json_object_object_add(o, "origin", volume_uuid_zero(v->label.unit) ? NULL :

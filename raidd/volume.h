@@ -132,6 +132,7 @@ int	 volume_unmount(struct volume *, char *err, size_t errlen);
 
 /* teardown.c */
 int	 volume_stop(struct volume *, char *err, size_t errlen);
+int	 volume_map_remove(const char *dm, char *err, size_t errlen);
 int	 volume_wipe_members(struct volume *, char *err, size_t errlen);
 int	 volume_wipe_some(struct volume *, unsigned mask, char *err, size_t errlen);
 
@@ -143,6 +144,8 @@ struct create_req {
 	int		 force;
 	int		 ndisks;
 	char		 disk[PLAN_MAX_DISKS][SYS_NAME_MAX];	/* kernel names */
+	int		 encrypt;
+	struct secret	*pass;		/* encrypt: the job's from create_start on */
 };
 int	 create_check(const struct create_req *, struct plan *, int *code,
 	    char *err, size_t errlen);

@@ -330,7 +330,7 @@ START_TEST(usage_line_mirrors_the_spec)
 	args_usage(f, cmd("events", NULL));
 	ck_assert_str_eq(mem_close(f),
 	    "nasctl volume create NAME --level LEVEL --disks D1,D2[,...] "
-	    "[--fs ext4|btrfs|none] [--force] [--no-wait]\n"
+	    "[--fs ext4|btrfs|none] [--force] [--no-wait] [--encrypt] [--passphrase-file FILE]\n"
 	    "nasctl events [DAEMON ...] [--topic PREFIX] ...\n");
 }
 END_TEST
@@ -396,14 +396,17 @@ START_TEST(table_golden)
 	    "\"raid1\",\"size_bytes\":1800000000000,\"state\":\"clean\",\"fs\":\"ext4\","
 	    "\"mountpoint\":\"/srv/v1\",\"problem\":null},"
 	    "{\"name\":\"scratch\",\"level\":\"single\",\"size_bytes\":999,"
-	    "\"state\":\"failed\",\"problem\":\"missing bay2\"}]");
+	    "\"state\":\"failed\",\"problem\":\"missing bay2\"},"
+	    "{\"name\":\"sec\",\"level\":\"raid1\",\"size_bytes\":999,"
+	    "\"state\":\"clean\",\"encrypted\":true,\"locked\":true}]");
 	FILE *f = mem_open();
 
 	table_print(f, cmd("volume", "list")->cols, rows);
 	ck_assert_str_eq(mem_close(f),
-	    "NAME     LEVEL   STATE     SIZE  FS    MOUNTPOINT  PROBLEM\n"
-	    "v1       raid1   clean   1.8 TB  ext4  /srv/v1     -\n"
-	    "scratch  single  failed   999 B  -     -           missing bay2\n");
+	    "NAME     LEVEL   STATE     SIZE  FS    CRYPT   MOUNTPOINT  PROBLEM\n"
+	    "v1       raid1   clean   1.8 TB  ext4  -       /srv/v1     -\n"
+	    "scratch  single  failed   999 B  -     -       -           missing bay2\n"
+	    "sec      raid1   clean    999 B  -     locked  -           -\n");
 	json_object_put(rows);
 }
 END_TEST
@@ -980,6 +983,37 @@ START_TEST(secrets_are_lines_of_stdin)
 	locked_free(&a);
 	locked_free(&b);
 	locked_free(&c);
+}
+END_TEST
+
+/* volume create asks a passphrase only with --encrypt; unlock always. */
+START_TEST(volume_passphrase_only_with_encrypt)
+{
+	static const char *const plain[] = { "v", "--level", "raid1", "--disks", "bay1,bay2", NULL };
+	static const char *const enc[] = { "v", "--level", "raid1", "--disks", "bay1,bay2",
+	    "--encrypt", NULL };
+	static const char *const unl[] = { "v", NULL };
+	struct secrets set = { .method = "volume.create" };
+	int fd = pipe_with("s3cret words\nopen sesame\n");
+
+	ck_assert_int_eq(parse(cmd("volume", "create")->args, plain), 0);
+	ck_assert_int_eq(secrets_from_args(&set, fd, cmd("volume", "create")->args, P, L,
+	    why, sizeof(why)), 0);
+	ck_assert_int_eq(set.n, 0);
+	ck_assert_int_eq(parse(cmd("volume", "create")->args, enc), 0);
+	ck_assert_int_eq(secrets_from_args(&set, fd, cmd("volume", "create")->args, P, L,
+	    why, sizeof(why)), 0);
+	ck_assert_int_eq(set.n, 1);
+	ck_assert_str_eq(set.s[0].val.p, "s3cret words");
+	secrets_free(&set);
+	set.method = "volume.unlock";
+	ck_assert_int_eq(parse(cmd("volume", "unlock")->args, unl), 0);
+	ck_assert_int_eq(secrets_from_args(&set, fd, cmd("volume", "unlock")->args, P, L,
+	    why, sizeof(why)), 0);
+	ck_assert_int_eq(set.n, 1);
+	ck_assert_str_eq(set.s[0].val.p, "open sesame");
+	secrets_free(&set);
+	close(fd);
 }
 END_TEST
 
@@ -1565,6 +1599,7 @@ nasctl_suite(void)
 	tcase_add_test(t, deep_nesting_is_refused);
 	tcase_add_test(t, secrets_are_spliced_into_the_text);
 	tcase_add_test(t, secrets_are_lines_of_stdin);
+	tcase_add_test(t, volume_passphrase_only_with_encrypt);
 	tcase_add_test(t, bad_secrets_are_refused_unquoted);
 	tcase_add_test(t, terminal_is_asked_twice_without_echo);
 	tcase_add_loop_test(t, terminal_is_restored_on_a_signal, 0,

@@ -1,0 +1,215 @@
+/*
+ * crypt-sim.c: cryptd as raidd's unit suites see it.  It refuses what
+ * cryptd refuses, with cryptd's codes: a device that is not there
+ * (NOT_FOUND), a mapping name in use (EXISTS), a device with no header
+ * (INVALID), a passphrase no keyslot takes (DENIED).  Its mappings are
+ * dm maps of the simulated kernel over the joined map (so that map is
+ * busy while one is open, as in the kernel); its headers stand for what
+ * is on the disks and outlive sim_power_cut().  Answers come from the
+ * loop, one turn later, as cryptd's do.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ev.h>
+
+#include "daemon.h"
+#include "rpc.h"
+#include "secret.h"
+#include "system.h"
+#include "crypt.h"
+
+#define SIM_HEADERS	16
+#define SIM_LUKS_HEAD	(16ULL << 20)	/* cryptd's data offset */
+
+static struct {
+	char		 dev[SYS_NAME_MAX];
+	uint64_t	 pass_hash;
+} headers[SIM_HEADERS];
+static int formats;
+
+struct later {
+	ev_timer	 t;
+	int		 code;
+	char		 msg[200];
+	crypt_done_cb	 cb;
+	void		*arg;
+};
+
+void
+crypt_sim_reset(void)
+{
+	memset(headers, 0, sizeof(headers));
+	formats = 0;
+}
+
+int
+crypt_sim_formats(void)
+{
+	return formats;
+}
+
+/* Not a secret kept: a fingerprint to compare the next passphrase with. */
+static uint64_t
+hash(const struct secret *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < s->len; i++)
+		h = (h ^ s->buf[i]) * 1099511628211ULL;
+	return h;
+}
+
+static void
+later_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct later *a = (struct later *)w;
+
+	(void)l;
+	(void)revents;
+	a->cb(a->code, a->msg, a->arg);
+	free(a);
+}
+
+static int
+answer(int code, crypt_done_cb cb, void *arg, const char *msg)
+{
+	struct later *a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return -1;
+	a->code = code;
+	snprintf(a->msg, sizeof(a->msg), "%s", msg);
+	a->cb = cb;
+	a->arg = arg;
+	ev_timer_init(&a->t, later_cb, 0., 0.);
+	ev_timer_start(nas_loop(), &a->t);
+	return 0;
+}
+
+/* "/dev/mapper/X" -> X, the simulated kernel's name. */
+static const char *
+base(const char *dev)
+{
+	return strncmp(dev, "/dev/mapper/", 12) == 0 ? dev + 12 : dev;
+}
+
+static int
+header_of(const char *dev)
+{
+	for (int i = 0; i < SIM_HEADERS; i++)
+		if (headers[i].dev[0] && strcmp(headers[i].dev, dev) == 0)
+			return i;
+	return -1;
+}
+
+static int
+map(const char *dev, const char *name, char *msg, size_t len)
+{
+	struct sys_seg seg = { .offset = SIM_LUKS_HEAD };
+	uint64_t size;
+
+	if (sys->dev_size(dev, &size) == -1 || size <= SIM_LUKS_HEAD)
+		return snprintf(msg, len, "%s: too small", dev), NAS_ERR_INVALID;
+	snprintf(seg.dev, sizeof(seg.dev), "%s", dev);
+	seg.len = size - SIM_LUKS_HEAD;
+	if (sys->dm_create(name, "CRYPT-LUKS2-sim", &seg, 1) == -1)
+		return snprintf(msg, len, "%s: %s", name, strerror(errno)),
+		    errno == EEXIST ? NAS_ERR_EXISTS : NAS_ERR_FAILED;
+	return 0;
+}
+
+/* What cryptd checks first for either call; 0 when all is well. */
+static int
+refused(const char *dev, const char *name, const struct secret *pass, char *msg,
+    size_t len)
+{
+	if (sys->dm_exists(base(dev)) != 1)
+		return snprintf(msg, len, "%s: no such device", dev), NAS_ERR_NOT_FOUND;
+	if (sys->dm_exists(name) == 1)
+		return snprintf(msg, len, "a mapping %s exists", name), NAS_ERR_EXISTS;
+	if (pass->len == 0)
+		return snprintf(msg, len, "passphrase is empty"), RPC_INVALID_PARAMS;
+	return 0;
+}
+
+static int
+sim_format_open(const char *dev, const char *name, const char *label,
+    const struct secret *pass, crypt_done_cb cb, void *arg)
+{
+	const char *b = base(dev);
+	char msg[200] = "";
+	int i, code;
+
+	(void)label;
+	if ((code = refused(dev, name, pass, msg, sizeof(msg))) == 0) {
+		if ((i = header_of(b)) == -1)
+			for (i = 0; i < SIM_HEADERS && headers[i].dev[0]; i++)
+				;
+		if (i == SIM_HEADERS)
+			return errno = ENOSPC, -1;
+		snprintf(headers[i].dev, sizeof(headers[i].dev), "%s", b);
+		headers[i].pass_hash = hash(pass);
+		formats++;
+		code = map(b, name, msg, sizeof(msg));
+	}
+	return answer(code, cb, arg, msg);
+}
+
+static int
+sim_open(const char *dev, const char *name, const struct secret *pass,
+    crypt_done_cb cb, void *arg)
+{
+	const char *b = base(dev);
+	char msg[200] = "";
+	int i, code;
+
+	if ((code = refused(dev, name, pass, msg, sizeof(msg))) != 0) {
+		/* answered below */
+	} else if ((i = header_of(b)) == -1) {
+		code = NAS_ERR_INVALID;
+		snprintf(msg, sizeof(msg), "%s: not a LUKS device", dev);
+	} else if (headers[i].pass_hash != hash(pass)) {
+		code = NAS_ERR_DENIED;
+		snprintf(msg, sizeof(msg), "%s: no keyslot opens with that passphrase", dev);
+	} else
+		code = map(b, name, msg, sizeof(msg));
+	return answer(code, cb, arg, msg);
+}
+
+/* As cryptd: the file's bytes, whole, are the key. */
+static int
+sim_open_keyfile(const char *dev, const char *name, const char *path,
+    crypt_done_cb cb, void *arg)
+{
+	struct secret *s = secret_new(8192);
+	ssize_t n = -1;
+	int fd, rc;
+
+	if (s == NULL)
+		return -1;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
+		n = read(fd, s->buf, s->cap);
+		close(fd);
+	}
+	if (n <= 0) {
+		secret_free(s);
+		return answer(NAS_ERR_FAILED, cb, arg, "key file: cannot read it");
+	}
+	s->len = (size_t)n;
+	rc = sim_open(dev, name, s, cb, arg);
+	secret_free(s);
+	return rc;
+}
+
+const struct crypt_ops crypt_sim = {
+	.name = "sim",
+	.format_open = sim_format_open,
+	.open = sim_open,
+	.open_keyfile = sim_open_keyfile,
+};
