@@ -22,6 +22,7 @@
 #include "mdsb.h"
 #include "plan-grow.h"
 #include "volume.h"
+#include "crypt.h"
 
 enum grow_step {
 	GS_LABEL, GS_PARTS, GS_START, GS_ARRAYS, GS_MAP, GS_MOUNT, GS_FS, GS_COMMIT,
@@ -180,6 +181,10 @@ grow_check(const struct volume *v, struct plan *after, int *code, char *err, siz
 		return 0;	/* an interrupted grow: carried on */
 	if (v->label.intent.op != LABEL_OP_NONE || !v->assembled)
 		return plan_err(err, errlen, "volume %s is not running", v->name);
+	/* The crypt mapping and the filesystem on it would keep the old size. */
+	if (crypt_encrypted(v))
+		return plan_err(err, errlen, "volume %s is encrypted: volume.grow does not grow "
+		    "an encrypted volume yet", v->name);
 	if (volume_state_now(v) != VOL_CLEAN)
 		return plan_err(err, errlen, "volume %s is %s: it grows only when clean",
 		    v->name, volume_state_name(volume_state_now(v)));

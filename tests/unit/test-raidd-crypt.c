@@ -212,6 +212,22 @@ START_TEST(refusals_change_nothing)
 }
 END_TEST
 
+/* An encrypted volume is not grown: its crypt mapping would keep the old size. */
+START_TEST(grow_refused_for_encrypted)
+{
+	int ops;
+
+	ck_assert_int_eq(run_job(create_encrypted("g")), JOB_DONE);
+	sim_grow_disk("sda", 8ULL << 30);
+	sim_grow_disk("sdb", 8ULL << 30);
+	disk_refresh(0);
+	ops = sim_ops();
+	ck_assert_int_eq(code_of("volume.grow", "{\"name\":\"g\"}"), NAS_ERR_REFUSED);
+	ck_assert_int_eq(sim_ops(), ops);
+	ck_assert_ptr_null(volume_find("g")->job);
+}
+END_TEST
+
 /* The unlock waits for cryptd; raidd answers everyone meanwhile. */
 START_TEST(calls_answered_while_unlocking)
 {
@@ -423,6 +439,7 @@ crypt_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, create_reboot_locked_unlock_lock);
 	tcase_add_test(tc, refusals_change_nothing);
+	tcase_add_test(tc, grow_refused_for_encrypted);
 	tcase_add_test(tc, calls_answered_while_unlocking);
 	tcase_add_test(tc, delete_closes_the_mapping);
 	tcase_add_test(tc, joined_map_busy_under_crypt);
