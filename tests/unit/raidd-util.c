@@ -87,12 +87,12 @@ raidd_drive(unsigned id, const char *vol)
 	return job_state(j);
 }
 
-void
+int
 raidd_uevent(void)
 {
 	disk_refresh(1);
 	volume_scan();
-	volume_check_states();
+	return volume_check_states();
 }
 
 void
