@@ -281,6 +281,10 @@ spare_add(struct volume *v, const char *spec, int force, int *code, char *err, s
 		    LABEL_MAX_SPARES);
 	if (d->sys.serial[0] == '\0')
 		return plan_err(err, errlen, "%s reports no serial: a spare is known by it", spec);
+	for (int i = 0; i < v->label.nspares; i++)
+		if (strncmp(v->label.spare[i].serial, d->sys.serial, LABEL_SERIAL_MAX - 1) == 0)
+			return plan_err(err, errlen, "volume %s lists a spare with serial %s "
+			    "already: remove it first", v->name, v->label.spare[i].serial);
 	if (d->bay == 0 && disk_board_known()) {
 		*code = NAS_ERR_INVALID;
 		return plan_err(err, errlen, "%s is in no bay", spec);

@@ -228,6 +228,9 @@ START_TEST(spare_remove_releases_it)
 {
 	struct volume *v = raid1_with_spare();
 
+	/* Listed once: not again, even with force. */
+	ck_assert_int_eq(spare_call("volume.spare_add", "r", "sdc", 1), NAS_ERR_REFUSED);
+	ck_assert_int_eq(v->label.nspares, 1);
 	ck_assert_int_eq(spare_call("volume.spare_remove", "r", "sdd", 0), NAS_ERR_NOT_FOUND);
 	ck_assert_int_eq(spare_call("volume.spare_remove", "r", "bay3", 0), 0);
 	ck_assert_int_eq(v->label.nspares, 0);
