@@ -31,7 +31,7 @@ _Static_assert(SP_OFF_SERIAL + LABEL_SERIAL_MAX == SP_OFF_SIZE, "serial into siz
 _Static_assert(SP_OFF_NAME + LABEL_NAME_MAX <= LABEL_SLOT_SIZE, "name past the slot");
 
 /* Spares whose take-over began since start: each is tried once a run. */
-static uint8_t tried[2 * MAX_VOLUMES][16];
+static uint8_t tried[MAX_VOLUMES * LABEL_MAX_SPARES][16];
 static int ntried;
 
 void
