@@ -96,6 +96,14 @@ static const struct arg volume_repair_args[] = {
 	END_ARGS
 };
 
+static const struct arg volume_spare_args[] = {
+	{ "ACTION", "action", ARG_STRING, ARG_LOCAL, NULL },
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--disk", "disk", ARG_STRING, ARG_REQUIRED, "D" },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	END_ARGS
+};
+
 static const struct arg job_list_args[] = {
 	{ "--daemon", "daemon", ARG_STRING, ARG_LOCAL, NULL },
 	END_ARGS
@@ -474,6 +482,8 @@ const struct command nasctl_commands[] = {
 	  run_started_job, "take the room of bigger disks and wait for the job" },
 	{ "volume", "repair", R, "volume.repair", volume_repair_args, NULL, NULL,
 	  run_started_job, "rebuild the missing or failed member on disk D and wait" },
+	{ "volume", "spare", R, "volume.spare_add", volume_spare_args, NULL, NULL, run_spare,
+	  "add or remove a hot spare of volume NAME: spare add|remove NAME --disk D" },
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,
 	  "running and recent jobs (of every daemon without --daemon)" },
 	{ "job", "status", NULL, "job.status", job_id_args, NULL, NULL, run_job_one,

@@ -223,6 +223,9 @@ int	run_job_one(struct ctx *, const struct command *, struct json_object *,
 	    struct json_object *);
 int	run_job_wait(struct ctx *, const struct command *, struct json_object *,
 	    struct json_object *);
+/* spare.c */
+int	run_spare(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
 int	run_scrub(struct ctx *, const struct command *, struct json_object *,
 	    struct json_object *);
 int	run_started_job(struct ctx *, const struct command *, struct json_object *,

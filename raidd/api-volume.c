@@ -14,6 +14,12 @@ static const char *const filesystems[] = { "none", "ext4", "btrfs", NULL };
 struct volume *
 find_or_fail(struct rpc_call *c, struct json_object *params)
 {
+	return volume_find_idle(c, params);
+}
+
+struct volume *
+volume_find_idle(struct rpc_call *c, struct json_object *params)
+{
 	const char *name = rpc_param_str(params, "name", "");
 	struct volume *v = volume_find(name);
 

@@ -13,7 +13,7 @@ RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/delete.c raidd/grow.c raidd/api-volume.c raidd/plan.c raidd/plan-grow.c \
 	raidd/mdsb.c raidd/label.c raidd/proof.c raidd/unit.c raidd/diskfd.c \
 	raidd/features.c raidd/health.c raidd/watch.c raidd/led.c \
-	raidd/scrub.c raidd/scrub-schedule.c raidd/repair.c \
+	raidd/scrub.c raidd/scrub-schedule.c raidd/repair.c raidd/spare.c \
 	raidd/crypt.c raidd/crypt-cryptd.c raidd/crypt-auto.c
 RAIDD_SIM := raidd/system-sim.c raidd/system-sim-sync.c raidd/crypt-sim.c
 raidd_SRCS += $(RAIDD_LOGIC) $(RAIDD_SIM) raidd/metrics.c
@@ -52,8 +52,12 @@ test-raidd-scrub_SRCS := tests/unit/test-raidd-scrub.c $(RAIDD_LOGIC) $(RAIDD_SI
 test-raidd-scrub_LIBS = $(CHECK_LIBS)
 UNIT_TESTS += test-raidd-repair
 test-raidd-repair_SRCS := tests/unit/test-raidd-repair.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
-	tests/unit/unit-util.c
+	tests/unit/unit-util.c tests/unit/raidd-util.c
 test-raidd-repair_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-raidd-spare
+test-raidd-spare_SRCS := tests/unit/test-raidd-spare.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
+	tests/unit/unit-util.c tests/unit/raidd-util.c
+test-raidd-spare_LIBS = $(CHECK_LIBS)
 
 # The kernel seam on Linux (system-linux*.c); label_probe comes from label.c.
 RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c raidd/system-linux-fd.c \

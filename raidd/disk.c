@@ -281,6 +281,9 @@ disk_state(const struct disk *d)
 		return "member";
 	if (d->sys.busy[0])
 		return "in-use";
+	/* A hot spare's label alone (spare.c): which volume's, volume.show says. */
+	if (d->sys.nsigs == 1 && strcmp(d->sys.sig[0].type, "raidd-spare") == 0)
+		return "spare";
 	if (disk_has_foreign(d, why, sizeof(why)))
 		return "foreign";
 	for (int i = 0; i < d->sys.nsigs; i++)

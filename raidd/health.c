@@ -319,6 +319,7 @@ volume_check_states(void)
 		json_object_object_add(ev, "reason", json_object_new_string(reason));
 		nas_event("volume.state", ev);
 	}
+	spare_takeover();
 	watch_update();
 	return changed;
 }

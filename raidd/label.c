@@ -16,10 +16,13 @@
 #define ENTRY_SIZE	64
 #define OFF_PARTS	1280	/* this disk's GPT entry GUIDs, per tier */
 #define OFF_MAP		1536	/* version 2: the dm map (OFF_PARTS + 8 * 32) */
+#define OFF_SPARES	2048	/* hot spares: count, then member-list entries */
 
 /* The GUIDs and the map must not overlap, nor run past the slot. */
 _Static_assert(OFF_PARTS + PLAN_MAX_TIERS * 32 <= OFF_MAP, "GUIDs run into the map");
-_Static_assert(OFF_MAP + 8 + PLAN_MAX_SEGS * 24 <= LABEL_SLOT_SIZE, "map past the slot");
+_Static_assert(OFF_MAP + 8 + PLAN_MAX_SEGS * 24 <= OFF_SPARES, "map into the spares");
+_Static_assert(OFF_SPARES + 8 + LABEL_MAX_SPARES * ENTRY_SIZE <= LABEL_SLOT_SIZE,
+    "spares past the slot");
 
 /* A reflected crc32 with polynomial poly, initial and final inversion. */
 static uint32_t
@@ -173,6 +176,30 @@ check_tier(const struct label *l, int t, char *err, size_t errlen)
 	return check_part(l, t, err, errlen);
 }
 
+/* Spares: a known count, each named, terminated and listed once. */
+static int
+check_spares(const struct label *l, char *err, size_t errlen)
+{
+	if (l->nspares > LABEL_MAX_SPARES)
+		return plan_err(err, errlen, "%u spares", l->nspares);
+	for (int i = 0; i < LABEL_MAX_SPARES; i++) {
+		const struct label_member *sp = &l->spare[i];
+
+		if (i >= l->nspares) {
+			if (!zero16(sp->uuid) || sp->serial[0] || sp->size)
+				return plan_err(err, errlen, "spare %d past the count", i);
+			continue;
+		}
+		if (zero16(sp->uuid) || memchr(sp->serial, '\0', LABEL_SERIAL_MAX) == NULL ||
+		    sp->size == 0)
+			return plan_err(err, errlen, "spare %d: no uuid, serial or size", i);
+		for (int k = 0; k < i; k++)
+			if (memcmp(l->spare[k].uuid, sp->uuid, 16) == 0)
+				return plan_err(err, errlen, "spare %d listed twice", i);
+	}
+	return 0;
+}
+
 /* A map continues each tier where it left off and ends with every tier whole. */
 static int
 check_map(const struct label *l, char *err, size_t errlen)
@@ -253,7 +280,8 @@ label_check(const struct label *l, char *err, size_t errlen)
 			return plan_err(err, errlen, "member %d joined at generation %llu",
 			    m, (unsigned long long)l->joined[m]);
 	if (check_intent(l, err, errlen) == -1 ||
-	    check_members(l, err, errlen) == -1)
+	    check_members(l, err, errlen) == -1 ||
+	    check_spares(l, err, errlen) == -1)
 		return -1;
 	return check_tiers(l, err, errlen);
 }
@@ -361,6 +389,13 @@ label_encode(const struct label *l, void *buf, size_t len, char *err,
 		w64(&c, l->seg[i].offset);
 		w64(&c, l->seg[i].len);
 	}
+	c.off = OFF_SPARES;
+	w8(&c, l->nspares);
+	for (i = 0, c.off = OFF_SPARES + 8; i < l->nspares; i++) {
+		wbytes(&c, l->spare[i].uuid, 16);
+		wbytes(&c, l->spare[i].serial, LABEL_SERIAL_MAX);
+		w64(&c, l->spare[i].size);
+	}
 	c.off = HDR_CRC;
 	w32(&c, label_crc32c(0, buf, LABEL_SLOT_SIZE));
 	return 0;
@@ -460,6 +495,13 @@ decode_body(struct rcur *c, struct label *l)
 		c->off += 7;
 		l->seg[i].offset = r64(c);
 		l->seg[i].len = r64(c);
+	}
+	c->off = OFF_SPARES;
+	l->nspares = r8(c);
+	for (i = 0, c->off = OFF_SPARES + 8; i < LABEL_MAX_SPARES; i++) {
+		rbytes(c, l->spare[i].uuid, 16);
+		rbytes(c, l->spare[i].serial, LABEL_SERIAL_MAX);
+		l->spare[i].size = r64(c);
 	}
 }
 

@@ -19,11 +19,13 @@
 #define LABEL_SLOT0		(PLAN_HEAD - 16 * 1024)	/* byte offset on the disk */
 #define LABEL_SLOT1		(PLAN_HEAD - 8 * 1024)
 #define LABEL_MAGIC		"raiddlbl"
+#define SPARE_MAGIC		"raiddspr"	/* a hot spare's label (spare.c) */
 #define LABEL_VERSION		2	/* 2: a map of segments (a grown volume) */
 #define LABEL_NAME_MAX		64	/* volume name, NUL included */
 #define LABEL_SERIAL_MAX	40	/* disk serial, NUL included */
 #define LABEL_NO_ROLE		0xff	/* this disk is not in that tier */
 #define LABEL_NO_DISK		0xff
+#define LABEL_MAX_SPARES	4
 /* GPT type of raidd's partitions: Linux RAID, A19D880F-05FC-4D3B-A006-743F0F84911E. */
 #define LABEL_GPT_TYPE	"\x0f\x88\x9d\xa1\xfc\x05\x3b\x4d\xa0\x06\x74\x3f\x0f\x84\x91\x1e"
 /*
@@ -104,6 +106,10 @@ struct label {
 	/* 0: the tiers whole, in order (version 1); else the map (version 2). */
 	uint8_t		nsegs;
 	struct label_seg seg[PLAN_MAX_SEGS];
+	/* Hot spares of the volume (spare.c): each disk carries a spare
+	   label with the same uuid; one a member took is no spare. */
+	uint8_t		nspares;
+	struct label_member spare[LABEL_MAX_SPARES];
 };
 
 uint32_t label_crc32c(uint32_t crc, const void *, size_t);

@@ -50,6 +50,8 @@ struct repair {
 	uint64_t		 size;
 	enum repair_step	 step;
 	ev_timer		 timer;
+	int			 spare;		/* a hot spare takes the place */
+	uint8_t			 spare_uuid[16];
 };
 
 /* Repairs under way: their disk is not free, though no volume names it yet. */
@@ -229,6 +231,10 @@ job_disk(const struct repair *rp, char *err, size_t errlen)
 		snprintf(err, errlen, "disk %s (serial %s) went away", rp->disk, rp->serial);
 		return NULL;
 	}
+	/* Until it carries the member's label, a spare is proven one before each write. */
+	if (rp->spare && rp->step <= RSTEP_LABEL &&
+	    spare_proven(rp->vol, rp->disk, rp->spare_uuid, err, errlen) == -1)
+		return NULL;
 	return d;
 }
 
@@ -256,7 +262,10 @@ step_intent(struct repair *rp, char *err, size_t errlen)
 	if (job_disk(rp, err, errlen) == NULL)
 		return -1;
 	memset(me, 0, sizeof(*me));
-	if (getrandom(me->uuid, sizeof(me->uuid), 0) != sizeof(me->uuid)) {
+	/* A spare keeps its uuid: the commit drops it from the spares by it. */
+	if (rp->spare)
+		memcpy(me->uuid, rp->spare_uuid, 16);
+	else if (getrandom(me->uuid, sizeof(me->uuid), 0) != sizeof(me->uuid)) {
 		v->label = was;
 		return snprintf(err, errlen, "no random numbers: %s", strerror(errno)), -1;
 	}
@@ -538,6 +547,7 @@ step_commit(struct repair *rp, char *err, size_t errlen)
 	v->label.intent.step = 0;
 	v->label.intent.disk = LABEL_NO_DISK;
 	v->label.intent.target = 0;
+	spare_drop_taken(&v->label);
 	return label_change(v, ~0U, &was, err, errlen);
 }
 
@@ -755,7 +765,7 @@ static const struct job_ops repair_ops = { .release = release };
 
 static struct job *
 start_at(struct volume *v, int m, const struct disk *d, enum repair_step from,
-    char *err, size_t errlen)
+    const uint8_t *spare_uuid, char *err, size_t errlen)
 {
 	struct repair *rp;
 
@@ -772,6 +782,8 @@ start_at(struct volume *v, int m, const struct disk *d, enum repair_step from,
 	snprintf(rp->disk, sizeof(rp->disk), "%s", d->sys.name);
 	snprintf(rp->serial, sizeof(rp->serial), "%s", d->sys.serial);
 	rp->size = d->sys.size;
+	if ((rp->spare = spare_uuid != NULL))
+		memcpy(rp->spare_uuid, spare_uuid, 16);
 	ev_timer_init(&rp->timer, step_timer, 0., 0.);
 	rp->timer.data = rp;
 	if ((rp->job = job_start("volume.repair", v->name, &repair_ops, rp)) == NULL) {
@@ -793,7 +805,43 @@ repair_start(struct volume *v, const char *spec, int force, char *err, size_t er
 	if (repair_check(v, spec, force, &code, err, errlen) == -1)
 		return NULL;
 	log_info("volume %s: member %d is replaced by %s", v->name, m + 1, spec);
-	return start_at(v, m, disk_find(spec), RSTEP_WIPE, err, errlen);
+	return start_at(v, m, disk_find(spec), RSTEP_WIPE, NULL, err, errlen);
+}
+
+int
+repair_lacks_member(const struct volume *v)
+{
+	return member_to_replace(v) >= 0;
+}
+
+/*
+ * A hot spare takes the place of the member the volume lacks (spare.c
+ * proved it and picked it): the checks of volume.repair but the
+ * disk's, which is no blank disk; no wipe (its spare label is all it
+ * holds, and stays, proven before each write, until the member's label
+ * replaces it, so a cut before that leaves it a spare).
+ */
+struct job *
+repair_spare_start(struct volume *v, const struct disk *d, const uint8_t uuid[16],
+    char *err, size_t errlen)
+{
+	uint64_t end;
+	int code, m;
+
+	if (v->foreign || v->inconsistent || v->held || !v->assembled || v->job ||
+	    (m = member_to_replace(v)) < 0)
+		return plan_err(err, errlen, "volume %s lacks no member it can rebuild",
+		    v->name), NULL;
+	if (tiers_rebuildable(v, m, &code, err, errlen) == -1 ||
+	    room_needed(v, m, &end, err, errlen) == -1)
+		return NULL;
+	if (PLAN_HEAD + plan_disk_area(d->sys.size) < end)
+		return plan_err(err, errlen, "spare %s is too small for member %d", d->sys.name,
+		    m + 1), NULL;
+	if (spare_proven(v, d->sys.name, uuid, err, errlen) == -1)
+		return NULL;
+	log_info("volume %s: hot spare %s takes member %d's place", v->name, d->sys.name, m + 1);
+	return start_at(v, m, d, RSTEP_INTENT, uuid, err, errlen);
 }
 
 /*
@@ -840,7 +888,7 @@ repair_resume(struct volume *v)
 		return;
 	log_warnx("volume %s: the repair of member %d on %s was interrupted: resumed",
 	    v->name, m + 1, v->disk[m]);
-	if (start_at(v, m, d, RSTEP_PARTITION, err, sizeof(err)) == NULL)
+	if (start_at(v, m, d, RSTEP_PARTITION, NULL, err, sizeof(err)) == NULL)
 		log_warnx("volume %s: %s", v->name, err);
 }
 
@@ -951,7 +999,7 @@ repair_auto(char (*names)[SYS_NAME_MAX], int n)
 		}
 		log_info("volume %s: blank disk %s in member %d's bay: repairing", v->name,
 		    d->sys.name, m + 1);
-		if (start_at(v, m, d, RSTEP_WIPE, err, sizeof(err)) == NULL)
+		if (start_at(v, m, d, RSTEP_WIPE, NULL, err, sizeof(err)) == NULL)
 			log_warnx("volume %s: %s", v->name, err);
 	}
 }

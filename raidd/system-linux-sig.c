@@ -94,6 +94,9 @@ probe_label(struct sys_disk *d)
 		sig_add(d, "raidd", d->name, LABEL_SLOT0);
 	else if (memcmp(slots + LABEL_SLOT_SIZE, LABEL_MAGIC, 8) == 0)
 		sig_add(d, "raidd", d->name, LABEL_SLOT1);
+	else if (memcmp(slots, SPARE_MAGIC, 8) == 0 ||
+	    memcmp(slots + LABEL_SLOT_SIZE, SPARE_MAGIC, 8) == 0)
+		sig_add(d, "raidd-spare", d->name, LABEL_SLOT0);
 }
 
 void

@@ -613,6 +613,9 @@ probe_label(struct dev *d, struct sys_disk *s)
 		add_sig(s, "raidd", d->name, LABEL_SLOT0);
 	else if (has_bytes(d, LABEL_SLOT1, LABEL_MAGIC, 8))
 		add_sig(s, "raidd", d->name, LABEL_SLOT1);
+	else if (has_bytes(d, LABEL_SLOT0, SPARE_MAGIC, 8) ||
+	    has_bytes(d, LABEL_SLOT1, SPARE_MAGIC, 8))
+		add_sig(s, "raidd-spare", d->name, LABEL_SLOT0);
 }
 
 static int nprobes;

@@ -92,6 +92,7 @@ void
 volume_reset(void)
 {
 	memset(volumes, 0, sizeof(volumes));
+	spare_reset();
 }
 
 void
@@ -243,6 +244,7 @@ volume_describe(const struct volume *v)
 	for (int t = 0; t < v->label.ntiers; t++)
 		json_object_array_add(tiers, describe_tier(v, t));
 	json_object_object_add(o, "tiers", tiers);
+	json_object_object_add(o, "spares", spare_describe(v));
 	return o;
 }
 

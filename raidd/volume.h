@@ -167,6 +167,33 @@ const char *repair_disk_busy(const char *disk);
 void	 repair_note_resume(const struct volume *, const char *md, const char *dev);
 void	 repair_auto(char (*names)[SYS_NAME_MAX], int n);
 
+int	 repair_lacks_member(const struct volume *);
+struct job *repair_spare_start(struct volume *, const struct disk *, const uint8_t uuid[16],
+	    char *err, size_t errlen);
+
+/* spare.c */
+struct spare_label {
+	uint8_t		 volume_uuid[16];	/* the volume it serves */
+	uint8_t		 uuid[16];		/* the spare, as the volume lists it */
+	char		 serial[LABEL_SERIAL_MAX];
+	uint64_t	 size;
+	uint8_t		 unit[16];
+	char		 name[LABEL_NAME_MAX];	/* the volume's, for people */
+};
+void	 spare_label_encode(const struct spare_label *, uint8_t buf[LABEL_SLOT_SIZE]);
+int	 spare_label_decode(const uint8_t *buf, size_t len, struct spare_label *,
+	    char *err, size_t errlen);
+int	 spare_proven(const struct volume *, const char *disk, const uint8_t uuid[16],
+	    char *err, size_t errlen);
+int	 spare_add(struct volume *, const char *disk, int force, int *code, char *err,
+	    size_t errlen);
+int	 spare_remove(struct volume *, const char *disk, int *code, char *err, size_t errlen);
+void	 spare_drop_taken(struct label *);
+struct json_object *spare_describe(const struct volume *);
+void	 spare_takeover(void);
+void	 spare_reset(void);
+extern const struct rpc_method spare_methods[];
+
 /* grow.c */
 int	 grow_check(const struct volume *, struct plan *after, int *code,
 	    char *err, size_t errlen);
@@ -199,5 +226,7 @@ void	 scrub_sched_set(const struct scrub_sched *);
 void	 scrub_sched_tick(const struct tm *);
 
 extern const struct rpc_method volume_methods[];
+/* api-volume.c: the volume params name, idle, or an error answered. */
+struct volume *volume_find_idle(struct rpc_call *, struct json_object *params);
 
 #endif

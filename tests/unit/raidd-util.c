@@ -1,6 +1,8 @@
 /* Helpers of the raidd suites that drive the volume.* methods. */
 #include <check.h>
 #include <stdio.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "job.h"
 #include "log.h"
@@ -63,4 +65,73 @@ raidd_sim_setup(uint64_t size, const char *prefix, int leds)
 		sim_add_disk(name, size, serial, path);
 	}
 	disk_refresh(0);
+}
+
+int
+raidd_drive(unsigned id, const char *vol)
+{
+	struct job *j = job_find(id);
+	struct volume *v;
+	char md[SYS_NAME_MAX];
+
+	ck_assert_ptr_nonnull(j);
+	for (int i = 0; i < 2000 && job_state(j) == JOB_RUNNING; i++) {
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		if ((v = volume_find(vol)) == NULL)
+			continue;
+		for (int t = 0; t < v->label.ntiers; t++) {
+			volume_md_name(v, t, md, sizeof(md));
+			sim_md_recover(md, UINT64_MAX / 2);
+		}
+	}
+	return job_state(j);
+}
+
+int
+raidd_uevent(void)
+{
+	disk_refresh(1);
+	volume_scan();
+	return volume_check_states();
+}
+
+void
+raidd_reboot(void)
+{
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	volume_check_states();
+}
+
+static void
+pattern(uint8_t *buf, size_t len, uint8_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(i * 31 + seed);
+}
+
+void
+raidd_fill(const char *vol, uint8_t seed)
+{
+	uint8_t buf[65536];
+	char dm[SYS_NAME_MAX];
+
+	pattern(buf, sizeof(buf), seed);
+	volume_dm_name(vol, dm, sizeof(dm));
+	ck_assert_int_eq(sys->write_at(dm, 1 << 20, buf, sizeof(buf)), 0);
+}
+
+void
+raidd_check_fill(const char *vol, uint8_t seed)
+{
+	uint8_t buf[65536], want[65536];
+	char dm[SYS_NAME_MAX];
+
+	pattern(want, sizeof(want), seed);
+	volume_dm_name(vol, dm, sizeof(dm));
+	ck_assert_int_eq(sys->read_at(dm, 1 << 20, buf, sizeof(buf)), 0);
+	ck_assert(memcmp(buf, want, sizeof(buf)) == 0);
 }

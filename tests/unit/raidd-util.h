@@ -18,4 +18,13 @@ struct volume *raidd_create(struct rpc_server *, const char *name, const char *l
  */
 void	 raidd_sim_setup(uint64_t size, const char *serial_prefix, int leds);
 
+/* Runs the loop until job id ends, md recovering vol's arrays at full speed. */
+int	 raidd_drive(unsigned id, const char *vol);
+/* A disk came or went (uevent); a power cut and a fresh start of raidd. */
+int	 raidd_uevent(void);	/* volume_check_states()'s answer */
+void	 raidd_reboot(void);
+/* 64 KiB of a pattern at 1 MiB into the volume; checked back. */
+void	 raidd_fill(const char *vol, uint8_t seed);
+void	 raidd_check_fill(const char *vol, uint8_t seed);
+
 #endif

@@ -1484,7 +1484,8 @@ END_TEST
 /* ---- volume scrub (issue 9) ---- */
 
 static int
-exec_scrub(const char *const *argv, const char *reply, char *req, size_t len)
+exec_volume(const char *verb, const char *const *argv, const char *reply, char *req,
+    size_t len)
 {
 	struct ctx x = { sockdir, 0, 2000, NULL, NULL, -1, NULL };
 	int argc = 0, rc;
@@ -1497,7 +1498,7 @@ exec_scrub(const char *const *argv, const char *reply, char *req, size_t len)
 	pid = fake_daemon(reply);
 	x.out = mem_open();
 	ck_assert_ptr_nonnull(x.err = fopen("/dev/null", "w"));
-	rc = command_exec(&x, cmd("volume", "scrub"), argc, (char **)argv);
+	rc = command_exec(&x, cmd("volume", verb), argc, (char **)argv);
 	mem_close(x.out);
 	fclose(x.err);
 	req[0] = '\0';
@@ -1514,13 +1515,33 @@ START_TEST(scrub_flags_become_the_action)
 	const char *stop[] = { "v1", "--stop", NULL }, *both[] = { "v1", "--repair", "--stop", NULL };
 	char req[512];
 
-	ck_assert_int_eq(exec_scrub(check, reply, req, sizeof(req)), EXIT_OK);
+	ck_assert_int_eq(exec_volume("scrub", check, reply, req, sizeof(req)), EXIT_OK);
 	ck_assert_msg(strstr(req, "\"params\":{\"name\":\"v1\",\"action\":\"check\"}"), "%s", req);
-	ck_assert_int_eq(exec_scrub(repair, reply, req, sizeof(req)), EXIT_OK);
+	ck_assert_int_eq(exec_volume("scrub", repair, reply, req, sizeof(req)), EXIT_OK);
 	ck_assert_msg(strstr(req, "\"action\":\"repair\"}"), "%s", req);
-	ck_assert_int_eq(exec_scrub(stop, reply, req, sizeof(req)), EXIT_OK);
+	ck_assert_int_eq(exec_volume("scrub", stop, reply, req, sizeof(req)), EXIT_OK);
 	ck_assert_msg(strstr(req, "\"action\":\"stop\"}"), "%s", req);
-	ck_assert_int_eq(exec_scrub(both, reply, req, sizeof(req)), EXIT_USAGE);
+	ck_assert_int_eq(exec_volume("scrub", both, reply, req, sizeof(req)), EXIT_USAGE);
+}
+END_TEST
+
+/* volume spare add|remove: the action picks the method; --force is add's. */
+START_TEST(spare_action_picks_the_method)
+{
+	static const char reply[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"name\":\"v1\"}}\n";
+	const char *add[] = { "add", "v1", "--disk", "bay3", NULL };
+	const char *rm[] = { "remove", "v1", "--disk", "bay3", NULL };
+	const char *rmf[] = { "remove", "v1", "--disk", "bay3", "--force", NULL };
+	const char *bad[] = { "take", "v1", "--disk", "bay3", NULL };
+	char req[512];
+
+	ck_assert_int_eq(exec_volume("spare", add, reply, req, sizeof(req)), EXIT_OK);
+	ck_assert_msg(strstr(req, "\"method\":\"volume.spare_add\"") &&
+	    strstr(req, "\"params\":{\"name\":\"v1\",\"disk\":\"bay3\"}"), "%s", req);
+	ck_assert_int_eq(exec_volume("spare", rm, reply, req, sizeof(req)), EXIT_OK);
+	ck_assert_msg(strstr(req, "\"method\":\"volume.spare_remove\""), "%s", req);
+	ck_assert_int_eq(exec_volume("spare", rmf, reply, req, sizeof(req)), EXIT_USAGE);
+	ck_assert_int_eq(exec_volume("spare", bad, reply, req, sizeof(req)), EXIT_USAGE);
 }
 END_TEST
 
@@ -1612,6 +1633,7 @@ nasctl_suite(void)
 	tcase_add_test(t, call_reads_secret_then_params_from_stdin);
 	tcase_add_test(t, call_params_file_is_wiped);
 	tcase_add_test(t, scrub_flags_become_the_action);
+	tcase_add_test(t, spare_action_picks_the_method);
 	tcase_add_test(t, progress_and_eta_shown);
 	tcase_add_loop_test(t, call_input_errors_are_usage_errors, 0,
 	    sizeof(call_errors) / sizeof(call_errors[0]));

@@ -78,15 +78,6 @@ create(const char *name, const char *level, const char *disks)
 	return raidd_create(srv, name, level, disks);
 }
 
-/* What the hotplug handler does for a uevent. */
-static int
-uevent(void)
-{
-	disk_refresh(1);
-	volume_scan();
-	return volume_check_states();
-}
-
 static void
 md_of(const char *vol, int tier, struct sys_md_status *st)
 {
@@ -117,14 +108,14 @@ START_TEST(pulled_member_of_idle_raid1_is_failed_at_once)
 	md_of("r", 1, &st);
 	ck_assert_int_eq(st.degraded, 0);	/* md has not noticed */
 	ck_assert(listed(&st, "sdb1"));
-	ck_assert_int_eq(uevent(), 1);
+	ck_assert_int_eq(raidd_uevent(), 1);
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
 	md_of("r", 1, &st);
 	ck_assert_int_eq(st.degraded, 1);	/* md agrees now */
 	ck_assert(!listed(&st, "sdb1"));
 	/* Back in its bay, it rejoins in its role. */
 	sim_push_disk("sdb");
-	ck_assert_int_eq(uevent(), 1);
+	ck_assert_int_eq(raidd_uevent(), 1);
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 }
 END_TEST
@@ -138,15 +129,15 @@ START_TEST(single_and_jbod_fail_when_their_disk_goes)
 	ck_assert_int_eq(s->state, VOL_CLEAN);
 	ck_assert_int_eq(j->state, VOL_CLEAN);
 	sim_pull_disk("sda");
-	ck_assert_int_eq(uevent(), 1);
+	ck_assert_int_eq(raidd_uevent(), 1);
 	ck_assert_int_eq(s->state, VOL_FAILED);
 	ck_assert_int_eq(j->state, VOL_CLEAN);
 	sim_pull_disk("sdc");
-	ck_assert_int_eq(uevent(), 1);
+	ck_assert_int_eq(raidd_uevent(), 1);
 	ck_assert_int_eq(j->state, VOL_FAILED);
 	/* Back in its bay, the disk does not revive the dead map. */
 	sim_push_disk("sda");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(s->state, VOL_FAILED);
 	ck_assert_ptr_nonnull(strstr(s->problem, "went while the volume was in use"));
 	o = volume_describe(j);
@@ -162,10 +153,10 @@ START_TEST(raid5_missing_two_is_failed)
 	struct sys_md_status st;
 
 	sim_pull_disk("sdb");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
 	sim_pull_disk("sdd");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_FAILED);
 	md_of("f", 1, &st);
 	ck_assert_str_eq(st.array_state, "broken");
@@ -180,7 +171,7 @@ START_TEST(raid1_losing_both_is_failed)
 
 	sim_pull_disk("sda");
 	sim_pull_disk("sdb");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_FAILED);
 	md_of("b", 1, &st);
 	ck_assert_int_eq(st.nmembers, 1);
@@ -196,12 +187,12 @@ START_TEST(raid10_missing_a_pair_is_failed)
 
 	sim_pull_disk("sda");
 	sim_pull_disk("sdc");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
 	sim_push_disk("sdc");
-	uevent();
+	raidd_uevent();
 	sim_pull_disk("sdb");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_FAILED);
 }
 END_TEST
@@ -214,11 +205,11 @@ START_TEST(member_failed_for_errors_stays_out)
 	struct sys_md_status st;
 
 	sim_disk_error("sdb", 1);
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
 	sim_disk_error("sdb", 0);
 	for (int i = 0; i < 3; i++) {
-		uevent();
+		raidd_uevent();
 		md_of("e", 1, &st);
 		ck_assert_int_eq(st.degraded, 1);
 		ck_assert_int_eq(v->state, VOL_DEGRADED);
@@ -255,7 +246,7 @@ START_TEST(start_up_waits_for_late_disks)
 	ck_assert_int_eq(volume_state_now(v), VOL_INCOMPLETE);
 	ck_assert_int_eq(sim_md_count(), 0);
 	sim_push_disk("sdb");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 
 	v = boot_waiting_without("g", "sdb");
@@ -285,7 +276,7 @@ START_TEST(failed_assembly_stops_and_problem_clears)
 	ck_assert_int_eq(volume_state_now(v), VOL_FAILED);
 	ck_assert_int_eq(sim_dm_count(), 1);	/* only a's */
 	sim_push_disk("sdd");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->assembled, 1);
 	ck_assert_str_eq(v->problem, "");
 	ck_assert_int_eq(v->state, VOL_CLEAN);

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
+#include "tests/unit/raidd-util.h"
 #include "tests/unit/unit-util.h"
 
 static struct rpc_server *srv;
@@ -154,24 +155,7 @@ repair(const char *vol, const char *disk, int force)
 	return drive(id, vol) == JOB_DONE ? 0 : -1;
 }
 
-static void
-uevent(void)
-{
-	disk_refresh(1);
-	volume_scan();
-	volume_check_states();
-}
 
-static void
-reboot(void)
-{
-	sim_power_cut();
-	volume_reset();
-	job_reset();
-	disk_refresh(0);
-	volume_scan();
-	volume_check_states();
-}
 
 /* Member m of tier t holds its role in sync on disk, in the label and in md. */
 static void
@@ -204,29 +188,7 @@ assert_member(const struct volume *v, int m, const char *disk)
 	ck_assert_str_eq(v->disk[m], disk);
 }
 
-static void
-fill(const char *vol, uint8_t seed)
-{
-	uint8_t buf[65536];
-	char dm[SYS_NAME_MAX];
 
-	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = (uint8_t)(i * 31 + seed);
-	volume_dm_name(vol, dm, sizeof(dm));
-	ck_assert_int_eq(sys->write_at(dm, 1 << 20, buf, sizeof(buf)), 0);
-}
-
-static void
-check_fill(const char *vol, uint8_t seed)
-{
-	uint8_t buf[65536];
-	char dm[SYS_NAME_MAX];
-
-	volume_dm_name(vol, dm, sizeof(dm));
-	ck_assert_int_eq(sys->read_at(dm, 1 << 20, buf, sizeof(buf)), 0);
-	for (size_t i = 0; i < sizeof(buf); i++)
-		ck_assert_int_eq(buf[i], (uint8_t)(i * 31 + seed));
-}
 
 /* A pulled RAID 1 member is replaced by a blank disk in its bay; the old
    disk put back elsewhere is no member any more. */
@@ -235,12 +197,12 @@ START_TEST(raid1_pulled_member_replaced)
 	struct volume *v;
 
 	v = raid1(2);
-	fill("r", 1);
+	raidd_fill("r", 1);
 	sim_pull_disk("sdb");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
 	add_disk(2, "sde", 8 * GIB, "E");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(repair("r", "bay2", 0), 0);
 	volume_check_states();
 	ck_assert_int_eq(v->state, VOL_CLEAN);
@@ -250,26 +212,26 @@ START_TEST(raid1_pulled_member_replaced)
 	/* The old disk comes back (another bay): left out, still clean. */
 	sim_pull_disk("sde");
 	sim_push_disk("sdb");
-	reboot();
+	raidd_reboot();
 	v = volume_find("r");
 	ck_assert_ptr_nonnull(v);
 	ck_assert_int_eq(v->inconsistent, 0);
 	ck_assert_str_eq(v->disk[1], "");
 	ck_assert_ptr_null(volume_of_disk("sdb"));
 	sim_push_disk("sde");
-	reboot();
+	raidd_reboot();
 	v = volume_find("r");
 	/* md left it out (behind the events of sda's run alone); it rejoins. */
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	assert_member(v, 1, "sde");
 	ck_assert_ptr_null(volume_of_disk("sdb"));
-	check_fill("r", 1);
+	raidd_check_fill("r", 1);
 	/* The first original goes: the copy on the new disk serves. */
 	sim_pull_disk("sda");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
-	check_fill("r", 1);
+	raidd_check_fill("r", 1);
 }
 END_TEST
 
@@ -281,13 +243,13 @@ START_TEST(replaced_disk_scanned_first_is_left_out)
 
 	v = raid1(2);
 	sim_pull_disk("sda");
-	uevent();
+	raidd_uevent();
 	add_disk(3, "sde", 4 * GIB, "E");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(repair("r", "sde", 0), 0);
 	sim_pull_disk("sde");
 	sim_push_disk("sda");
-	reboot();
+	raidd_reboot();
 	v = volume_find("r");
 	ck_assert_ptr_nonnull(v);
 	ck_assert_int_eq(v->inconsistent, 0);
@@ -339,15 +301,15 @@ START_TEST(every_layout_every_member)
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	snprintf(name, sizeof(name), "sd%c", 'a' + m);
 	sim_pull_disk(name);
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
 	add_disk(m + 1, "sdx", lay->size[m] + GIB, "NEW");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(repair("v", "sdx", 0), 0);
 	volume_check_states();
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	assert_member(v, m, "sdx");
-	reboot();
+	raidd_reboot();
 	v = volume_find("v");
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	assert_member(v, m, "sdx");
@@ -366,7 +328,7 @@ START_TEST(refusals_write_nothing)
 	/* Nothing is missing. */
 	ck_assert_int_eq(repair("r", "sdc", 1), NAS_ERR_INVALID);
 	sim_pull_disk("sdb");
-	uevent();
+	raidd_uevent();
 	gen = v->label.generation;
 	ops = sim_ops();
 	/* A member of a running volume, even with force. */
@@ -374,14 +336,14 @@ START_TEST(refusals_write_nothing)
 	ck_assert_int_eq(repair("r", "sda", 1), NAS_ERR_BUSY);
 	/* Too small. */
 	add_disk(2, "sde", 512 * MIB, "E");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(repair("r", "sde", 1), NAS_ERR_INVALID);
 	ck_assert_int_eq(repair("r", "nosuch", 0), NAS_ERR_NOT_FOUND);
 	ck_assert_int_eq(sim_ops(), ops);
 	ck_assert_uint_eq(v->label.generation, gen);
 	/* A volume with no second copy. */
 	sim_pull_disk("sdd");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(repair("z", "sde", 1), NAS_ERR_REFUSED);
 	ck_assert_int_eq(sim_ops(), ops);
 }
@@ -395,7 +357,7 @@ START_TEST(repair_disk_is_busy_at_once)
 	int code;
 
 	sim_pull_disk("sdb");
-	uevent();
+	raidd_uevent();
 	id = start("volume.repair", "{\"name\":\"r\",\"disk\":\"sdc\"}", &code);
 	ck_assert_int_eq(code, 0);
 	start("volume.create", "{\"name\":\"x\",\"level\":\"raid1\","
@@ -416,7 +378,7 @@ START_TEST(disk_with_data_needs_force)
 	v = raid1(3);
 	ck_assert_int_eq(sys->write_at("sdc", 1080, "\x53\xef", 2), 0);
 	sim_pull_disk("sdb");
-	uevent();
+	raidd_uevent();
 	ops = sim_ops();
 	ck_assert_int_eq(repair("r", "sdc", 0), NAS_ERR_REFUSED);
 	ck_assert_int_eq(sim_ops(), ops);
@@ -435,14 +397,14 @@ START_TEST(failed_member_replaced)
 
 	v = raid1(3);
 	sim_fail_member("md_r_t1", "sdb1");
-	uevent();
+	raidd_uevent();
 	ck_assert(v->label.failed & 2);
 	ck_assert_int_eq(repair("r", "sdc", 0), 0);
 	volume_check_states();
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	ck_assert_int_eq(v->label.failed, 0);
 	assert_member(v, 1, "sdc");
-	reboot();
+	raidd_reboot();
 	v = volume_find("r");
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	ck_assert_int_eq(v->inconsistent, 0);
@@ -478,24 +440,24 @@ START_TEST(power_cut_after_every_step)
 		add_disk(3, "sdc", 2 * GIB, "C");
 		disk_refresh(0);
 		v = create("s", "shr", "\"sda\",\"sdb\",\"sdc\"");
-		fill("s", (uint8_t)k);
+		raidd_fill("s", (uint8_t)k);
 		sim_pull_disk("sdc");
-		uevent();
+		raidd_uevent();
 		ck_assert_int_eq(v->state, VOL_DEGRADED);
 		add_disk(3, "sde", 3 * GIB, "E");
-		uevent();
+		raidd_uevent();
 		id = start("volume.repair", "{\"name\":\"s\",\"disk\":\"sde\"}", &code);
 		ck_assert_int_eq(code, 0);
 		sim_fail_after(k);
 		done = drive(id, "s") == JOB_DONE;
-		reboot();
+		raidd_reboot();
 		v = volume_find("s");
 		ck_assert_msg(v != NULL, "cut %d: volume gone", k);
 		ck_assert_msg(!v->inconsistent, "cut %d: %s", k, v->problem);
 		ck_assert_msg(v->assembled, "cut %d: %s", k, v->problem);
 		ck_assert_msg(v->state == VOL_DEGRADED || v->state == VOL_CLEAN,
 		    "cut %d: %s", k, volume_state_name(v->state));
-		check_fill("s", (uint8_t)k);
+		raidd_check_fill("s", (uint8_t)k);
 		/* A new disk that holds its label is the member: never discarded. */
 		if (label_read_disk("sde", &l, &next, err, sizeof(err)) == 0 &&
 		    memcmp(l.volume_uuid, v->label.volume_uuid, 16) == 0)
@@ -511,10 +473,10 @@ START_TEST(power_cut_after_every_step)
 		    volume_state_name(v->state), v->problem);
 		ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
 		assert_member(v, 2, "sde");
-		reboot();
+		raidd_reboot();
 		v = volume_find("s");
 		ck_assert_int_eq(v->state, VOL_CLEAN);
-		check_fill("s", (uint8_t)k);
+		raidd_check_fill("s", (uint8_t)k);
 	}
 	ck_assert(done);
 	/* wipe, intent (2), label, partition, add (2 tiers), commit (3), ... */
@@ -533,9 +495,9 @@ START_TEST(rebuild_resumes_after_power_cut)
 
 	v = raid1(2);
 	sim_pull_disk("sdb");
-	uevent();
+	raidd_uevent();
 	add_disk(2, "sde", 4 * GIB, "E");
-	uevent();
+	raidd_uevent();
 	id = start("volume.repair", "{\"name\":\"r\",\"disk\":\"sde\"}", &code);
 	ck_assert_int_eq(code, 0);
 	/* Until the labels commit: md rebuilds from then on. */
@@ -549,7 +511,7 @@ START_TEST(rebuild_resumes_after_power_cut)
 	ck_assert_str_eq(st.sync_action, "recover");
 	ck_assert_uint_eq(st.sync_done, 8192);
 	ck_assert_int_eq(job_state(job_find(id)), JOB_RUNNING);
-	reboot();
+	raidd_reboot();
 	v = volume_find("r");
 	ck_assert_int_eq(v->state, VOL_REBUILDING);	/* raidd-detect's state */
 	ck_assert_str_eq(v->disk[1], "sde");
@@ -634,7 +596,7 @@ START_TEST(repair_through_a_swapped_node_writes_nothing)
 	int code;
 
 	sim_pull_disk("sdb");
-	uevent();
+	raidd_uevent();
 	sdd_same(1);
 	swap_countdown = _i + 1;
 	sim_before_step(swap_at_countdown);
@@ -663,7 +625,7 @@ inserted(const char *name)
 	char names[1][SYS_NAME_MAX];
 
 	snprintf(names[0], sizeof(names[0]), "%s", name);
-	uevent();
+	raidd_uevent();
 	repair_auto(names, 1);
 }
 
@@ -674,7 +636,7 @@ raid1_missing_bay2(void)
 
 	v = raid1(3);
 	sim_pull_disk("sdb");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
 	return v;
 }
@@ -710,7 +672,7 @@ START_TEST(auto_repair_takes_nothing_else)
 	ck_assert_ptr_null(v->job);
 	ck_assert_int_eq(sim_ops(), ops);
 	sim_remove_disk("sde");
-	uevent();
+	raidd_uevent();
 	repair_set_auto(0);
 	add_disk(2, "sdg", 4 * GIB, "G");
 	inserted("sdg");
