@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dhcp.h"
 #include "lacp.h"
 #include "netd.h"
 #include "netconf.h"
@@ -292,6 +293,15 @@ netconf_set(struct netconf *c, const char *section, const char *key, const char 
 	} else if (!strcmp(key, "address")) {
 		if (set_addresses(l, v, why, len) == -1)
 			goto undo;
+	} else if (!strcmp(key, "dhcp")) {
+		if ((b = boolean(v)) < 0)
+			goto bad;
+		l->dhcp = b;
+	} else if (!strcmp(key, "dhcp_fallback")) {
+		if (dhcp_fallback_parse(v, &l->fallback, why, len) == -1)
+			goto undo;
+		snprintf(l->fallback.link, sizeof(l->fallback.link), "%s", l->name);
+		l->has_fallback = 1;
 	} else if (l->kind == NC_VLAN && !strcmp(key, "link")) {
 		if (!ifname_valid(v) || !strcmp(v, "lo") || !strcmp(v, l->name))
 			goto bad;
@@ -354,6 +364,8 @@ finish(struct netconf *c, int lenient, char *why, size_t len)
 		*why = '\0';
 		if (l->kind == NC_VLAN && (!*l->parent || l->vlan_id < 0))
 			snprintf(why, len, "vlan %s: link and id are required", l->name);
+		if (l->has_fallback && !l->dhcp)
+			snprintf(why, len, "%s: dhcp_fallback without dhcp = yes", l->name);
 		if (l->kind == NC_BOND) {
 			if (b->mode < 0 || l->nports == 0)
 				snprintf(why, len, "bond %s: mode and ports are required", l->name);
@@ -373,9 +385,9 @@ finish(struct netconf *c, int lenient, char *why, size_t len)
 				if ((o = find(c, l->ports[p])) != NULL && o->kind != NC_PORT)
 					snprintf(why, len, "bond %s: %s is a %s", l->name, l->ports[p],
 					    kind_names[o->kind]);
-				else if (o && o->naddr)
-					snprintf(why, len, "bond %s: its port %s has addresses (give them "
-					    "to the bond)", l->name, l->ports[p]);
+				else if (o && (o->naddr || o->dhcp))
+					snprintf(why, len, "bond %s: its port %s has addresses or DHCP "
+					    "(give them to the bond)", l->name, l->ports[p]);
 			}
 		}
 		if (*why) {
@@ -557,6 +569,14 @@ print_link(const struct nc_link *l, FILE *f)
 	if (l->mtu)
 		fprintf(f, "mtu = %u\n", l->mtu);
 	print_addrs(l, f);
+	if (l->dhcp)
+		fprintf(f, "dhcp = yes\n");
+	if (l->has_fallback) {
+		char ip[64];
+
+		ip_format(AF_INET, l->fallback.addr, ip, sizeof(ip));
+		fprintf(f, "dhcp_fallback = %s/%d\n", ip, l->fallback.prefix);
+	}
 }
 
 void
@@ -667,6 +687,7 @@ running_link(const struct net_link *k, struct nc_link *l)
 		l->up = -1;
 		l->mtu = 0;
 	}
+	l->dhcp = dhcp_running(k->name, &l->fallback, &l->has_fallback);
 	if (k->vlan_id >= 0) {
 		l->kind = NC_VLAN;
 		l->vlan_id = k->vlan_id;
@@ -717,7 +738,8 @@ netconf_running(struct netconf *c)
 	for (int i = 0; i < na; i++) {
 		struct nc_link *l = find(c, as[i].link);
 
-		if (l == NULL || link_local(&as[i]))
+		/* A lease's address is the client's, not the configuration's. */
+		if (l == NULL || link_local(&as[i]) || dhcp_owns_addr(&as[i]))
 			continue;
 		if (l->naddr == NC_ADDRS) {
 			errno = E2BIG;
@@ -728,7 +750,8 @@ netconf_running(struct netconf *c)
 	for (int i = 0; i < nr; i++) {
 		int f = fam_slot(rs[i].family);
 
-		if (rs[i].dst_len != 0 || !rs[i].has_gw || c->has_gw[f])
+		if (rs[i].dst_len != 0 || !rs[i].has_gw || c->has_gw[f] ||
+		    dhcp_owns_route(rs[i].family, rs[i].gw, rs[i].link))
 			continue;
 		c->has_gw[f] = 1;
 		memcpy(c->gw[f], rs[i].gw, 16);
@@ -738,7 +761,7 @@ netconf_running(struct netconf *c)
 	for (int f = 0; f < 2; f++)
 		c->gw_none[f] = !c->has_gw[f];
 	c->ndns = dns_read(c->dns, NC_DNS);
-	c->has_dns = c->ndns >= 0;
+	c->has_dns = c->ndns >= 0 && !dhcp_owns_dns((const char (*)[46])c->dns, c->ndns);
 	if (c->ndns < 0)
 		c->ndns = 0;
 	rc = 0;

@@ -11,7 +11,7 @@ cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null
 	ip netns del "$ns" 2>/dev/null
 	ip netns del "$peer" 2>/dev/null
-	rm -rf "$tmp"
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
 . "$(dirname "$0")/check-lib.sh"
