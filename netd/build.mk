@@ -27,6 +27,9 @@ test-netd-bond_LIBS = $(CHECK_LIBS)
 UNIT_TESTS += test-netd-config
 test-netd-config_SRCS := tests/unit/test-netd-config.c $(NETD_LOGIC) tests/unit/unit-util.c
 test-netd-config_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-netd-dhcp
+test-netd-dhcp_SRCS := tests/unit/test-netd-dhcp.c $(NETD_LOGIC) tests/unit/unit-util.c
+test-netd-dhcp_LIBS = $(CHECK_LIBS)
 # netd-nlrec: records kernel link messages on the board for the unit suite
 # (tests/unit/netd-recorded.h); not installed by `make install`.
 PROGS += netd-nlrec
