@@ -223,6 +223,8 @@ static const struct arg bond_create_args[] = {
 	{ "--hash", "xmit_hash_policy", ARG_STRING, 0, "layer2|layer2+3|layer3+4|encap3+4" },
 	{ "--miimon", "miimon", ARG_INT, 0, "MS" },
 	{ "--min-links", "min_links", ARG_INT, 0, "N" },
+	{ "--ad-select", "ad_select", ARG_STRING, 0, "stable|bandwidth|count" },
+	{ "--primary", "primary", ARG_STRING, 0, "PORT" },
 	{ "--force", "force", ARG_BOOL, 0, NULL },
 	END_ARGS
 };

@@ -71,6 +71,8 @@ bond_differs(const struct nc_link *w, const struct nc_link *h)
 	    (a->miimon >= 0 && a->miimon != b->miimon) ||
 	    (a->lacp_rate >= 0 && a->lacp_rate != b->lacp_rate) ||
 	    (a->min_links >= 0 && a->min_links != b->min_links) ||
+	    (a->ad_select >= 0 && a->ad_select != b->ad_select) ||
+	    strcmp(a->primary, b->primary) ||
 	    (a->xmit_hash_policy >= 0 && a->xmit_hash_policy != b->xmit_hash_policy))
 		return 1;
 	for (int i = 0; i < w->nports; i++)

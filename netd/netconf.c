@@ -188,6 +188,13 @@ set_bond(struct nc_link *l, const char *key, const char *v, char *why, size_t le
 	} else if (!strcmp(key, "min_links")) {
 		if ((o->min_links = (int)number(v, 0, NET_BOND_PORTS)) < 0)
 			goto bad;
+	} else if (!strcmp(key, "ad_select")) {
+		if ((o->ad_select = name_index(bond_select_names, v)) < 0)
+			goto bad;
+	} else if (!strcmp(key, "primary")) {
+		if (!ifname_valid(v) || !strcmp(v, "lo"))
+			goto bad;
+		snprintf(o->primary, sizeof(o->primary), "%s", v);
 	} else if (!strcmp(key, "ports")) {
 		if ((n = split(v, l->ports[0], NET_BOND_PORTS, NET_NAME_MAX)) < 1) {
 			snprintf(why, len, "ports: 1-%d interface names", NET_BOND_PORTS);
@@ -347,6 +354,15 @@ find(struct netconf *c, const char *name)
 	return NULL;
 }
 
+static int
+port_of(const struct nc_link *l, const char *name)
+{
+	for (int i = 0; i < l->nports; i++)
+		if (!strcmp(l->ports[i], name))
+			return 1;
+	return 0;
+}
+
 /*
  * Fills a bond's defaults (those of bond.create) and checks what one key
  * cannot: options the mode does not use, a port in two bonds or with
@@ -369,9 +385,15 @@ finish(struct netconf *c, int lenient, char *why, size_t len)
 		if (l->kind == NC_BOND) {
 			if (b->mode < 0 || l->nports == 0)
 				snprintf(why, len, "bond %s: mode and ports are required", l->name);
-			else if (!lacp && (b->lacp_rate >= 0 || b->min_links >= 0))
-				snprintf(why, len, "bond %s: lacp_rate and min_links apply to "
-				    "mode 802.3ad only", l->name);
+			else if (!lacp && (b->lacp_rate >= 0 || b->min_links >= 0 || b->ad_select >= 0))
+				snprintf(why, len, "bond %s: lacp_rate, min_links and ad_select apply "
+				    "to mode 802.3ad only", l->name);
+			else if (*b->primary && !BOND_MODE_HAS_PRIMARY(b->mode))
+				snprintf(why, len, "bond %s: primary applies to modes active-backup, "
+				    "balance-tlb and balance-alb only", l->name);
+			else if (*b->primary && !port_of(l, b->primary))
+				snprintf(why, len, "bond %s: primary %s is not one of its ports",
+				    l->name, b->primary);
 			else if (!hashed && b->xmit_hash_policy >= 0)
 				snprintf(why, len, "bond %s: xmit_hash_policy applies to modes "
 				    "balance-xor, 802.3ad and balance-tlb only", l->name);
@@ -407,7 +429,8 @@ finish(struct netconf *c, int lenient, char *why, size_t len)
 				b->lacp_rate = 1;
 			if (b->min_links < 0)
 				b->min_links = 1;
-			b->ad_select = 0;
+			if (b->ad_select < 0)
+				b->ad_select = 0;
 		}
 		if (hashed && b->xmit_hash_policy < 0)
 			b->xmit_hash_policy = name_index(bond_hash_names, "layer3+4");
@@ -560,6 +583,10 @@ print_link(const struct nc_link *l, FILE *f)
 			fprintf(f, "lacp_rate = %s\n", bond_rate_names[b->lacp_rate]);
 		if (b->mode == BOND_MODE_LACP && b->min_links >= 0)
 			fprintf(f, "min_links = %d\n", b->min_links);
+		if (b->mode == BOND_MODE_LACP && b->ad_select >= 0)
+			fprintf(f, "ad_select = %s\n", bond_select_names[b->ad_select]);
+		if (*b->primary)
+			fprintf(f, "primary = %s\n", b->primary);
 		if ((b->mode == 2 || b->mode == BOND_MODE_LACP || b->mode == 5) &&
 		    b->xmit_hash_policy >= 0)
 			fprintf(f, "xmit_hash_policy = %s\n", bond_hash_names[b->xmit_hash_policy]);
@@ -702,6 +729,7 @@ running_link(const struct net_link *k, struct nc_link *l)
 		l->bond.lacp_rate = b.mode == BOND_MODE_LACP ? b.lacp_rate : -1;
 		l->bond.min_links = b.mode == BOND_MODE_LACP ? b.min_links : -1;
 		l->bond.ad_select = b.mode == BOND_MODE_LACP ? b.ad_select : -1;
+		snprintf(l->bond.primary, sizeof(l->bond.primary), "%s", b.primary);
 		l->bond.xmit_hash_policy = b.mode == 2 || b.mode == BOND_MODE_LACP || b.mode == 5 ?
 		    b.xmit_hash_policy : -1;
 		snprintf(l->bond.name, sizeof(l->bond.name), "%s", b.name);
