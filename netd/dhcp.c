@@ -1,6 +1,6 @@
 /*
  * DHCPv4 through busybox udhcpc (Decision 68). netd runs one client per
- * link as a supervised child: `udhcpc -f -R -i LINK -s SCRIPT`, its
+ * link as a supervised child: `udhcpc -f -i LINK -s SCRIPT`, its
  * script writing one record per event ("event=bound\nip=...\n\n") to
  * descriptor 9, a pipe only netd and the child hold. The script runs no
  * `ip`: netd checks the lease and applies it through its own seam, so
@@ -17,7 +17,8 @@
  *   - every other option (static routes, MTU, host and domain names) is
  *     ignored: the script passes only what udhcpc formats from binary.
  *
- * A client that dies is started again after a pause; `leasefail` (no
+ * A client that dies is started again after a pause (5 s, doubled up to
+ * 60 s until a lease binds; stopped when its link is gone); `leasefail` (no
  * answer) applies the link's fallback address until a lease binds.
  */
 #include <arpa/inet.h>
@@ -41,7 +42,8 @@
 #define RECORD_MAX	2048	/* a report longer than this is cut off and dropped */
 /* The script's descriptor to netd: udhcpc keeps 3 and 4 for its signal pipe. */
 #define REPORT_FD	9
-#define RESTART_S	5.0	/* pause before a client that died runs again */
+#define RESTART_S	5.0	/* pause before a client that died runs again, */
+#define RESTART_MAX	60.0	/* doubled each time up to this until a lease binds */
 
 struct lease {
 	char		link[NET_NAME_MAX];
@@ -50,6 +52,7 @@ struct lease {
 	int		fd;		/* the script's pipe; -1 none */
 	ev_io		io;
 	ev_timer	restart;
+	double		pause;		/* before the next restart */
 	char		buf[RECORD_MAX];
 	size_t		len;
 	int		skipping;	/* an overlong record: dropped up to its end */
@@ -429,6 +432,7 @@ apply_lease(struct lease *l, const char *rec, int renew)
 	memcpy(l->server, o.server, 16);
 	l->bound_at = mono();
 	l->error[0] = '\0';
+	l->pause = RESTART_S;
 	if (renew)
 		l->renewals++;
 	snprintf(l->state, sizeof(l->state), "bound");
@@ -562,30 +566,41 @@ last_line(const char *output, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)(output + n - p), p);
 }
 
+static void	stop_one(struct lease *);
+
 static void
 exit_cb(int status, const char *output, void *arg)
 {
 	struct lease *l = arg;
+	struct net_link k;
 	char tail[160];
 
 	last_line(output, tail, sizeof(tail));
 	l->child = NULL;
 	close_pipe(l);
+	if (net->link_get(l->link, &k) == 1) {
+		/* Its link was deleted (a bond, a VLAN): nothing to run on. */
+		log_info("dhcp %s: the link is gone: client stopped", l->link);
+		stop_one(l);
+		return;
+	}
 	log_warnx("dhcp %s: udhcpc %s %d%s%s: started again in %.0f s", l->link,
 	    WIFSIGNALED(status) ? "killed by signal" : "exited with",
 	    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
-	    *tail ? ": " : "", tail, RESTART_S);
+	    *tail ? ": " : "", tail, l->pause);
 	drop_lease(l);
 	l->restarts++;
 	snprintf(l->state, sizeof(l->state), l->fallback_on ? "fallback" : "requesting");
-	ev_timer_set(&l->restart, RESTART_S, 0.);
+	ev_timer_set(&l->restart, l->pause, 0.);
 	ev_timer_start(nas_loop(), &l->restart);
+	/* A client that cannot run at all is not started every 5 s for ever. */
+	l->pause = l->pause * 2 > RESTART_MAX ? RESTART_MAX : l->pause * 2;
 }
 
 static void
 spawn_client(struct lease *l)
 {
-	char *argv[] = { client_path, "-f", "-R", "-i", l->link, "-s", script_path,
+	char *argv[] = { client_path, "-f", "-i", l->link, "-s", script_path,
 		"-t", "3", "-T", "2", "-A", "10", NULL };
 	int p[2];
 
@@ -652,6 +667,7 @@ dhcp_start(const char *link, const struct net_addr *fallback)
 	l->used = 1;
 	l->fd = -1;
 	l->lease_s = -1;
+	l->pause = RESTART_S;
 	snprintf(l->link, sizeof(l->link), "%s", link);
 	snprintf(l->state, sizeof(l->state), "requesting");
 	if (fallback) {
@@ -671,8 +687,15 @@ stop_one(struct lease *l)
 {
 	ev_timer_stop(nas_loop(), &l->restart);
 	close_pipe(l);
-	if (l->child)
+	/*
+	 * SIGUSR2 first: udhcpc releases the lease, as the address goes
+	 * now. Not -R: at netd's own exit the address stays on the link,
+	 * so the server must keep the lease too.
+	 */
+	if (l->child) {
+		kill(nas_child_pid(l->child), SIGUSR2);
 		nas_child_abandon(l->child, NAS_CHILD_GRACE);
+	}
 	l->child = NULL;
 	drop_lease(l);
 	drop_fallback(l);

@@ -8,7 +8,8 @@
  * name servers set by hand stay; the fallback comes on leasefail and
  * goes when a lease binds; the diff engine starts and stops clients and
  * undoes it; and the script's pipe frames records, dropping one that is
- * too long whole (a real child: /bin/sh standing in for udhcpc).
+ * too long whole (a real child: /bin/sh standing in for udhcpc), and a
+ * client whose link is deleted is stopped.
  */
 #include <check.h>
 #include <errno.h>
@@ -377,6 +378,42 @@ START_TEST(pipe_drops_an_overlong_record)
 }
 END_TEST
 
+static void
+gone_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct json_object *d = dhcp_describe("v0");
+
+	(void)revents;
+	(void)w;
+	if (d == NULL)
+		ev_break(l, EVBREAK_ALL);
+	json_object_put(d);
+}
+
+/* A client whose link was deleted behind it is stopped, not started again for ever. */
+START_TEST(client_of_a_deleted_link_stops)
+{
+	char *client;
+	ev_timer poll, limit;
+
+	ck_assert_int_eq(sim_add_veth("v0", "v1"), 0);
+	client = unit_write(dir, "fake-udhcpc", "#!/bin/sh\nexit 0\n");
+	ck_assert_int_eq(chmod(client, 0755), 0);
+	dhcp_set_client(client, "/nonexistent");
+	ck_assert_int_eq(dhcp_start("v0", NULL), 0);
+	ck_assert_int_eq(net->link_del("v0"), 0);
+	ev_timer_init(&poll, gone_cb, 0.05, 0.05);
+	ev_timer_init(&limit, give_up, 20., 0.);
+	ev_timer_start(nas_loop(), &poll);
+	ev_timer_start(nas_loop(), &limit);
+	ev_run(nas_loop(), 0);
+	ev_timer_stop(nas_loop(), &poll);
+	ev_timer_stop(nas_loop(), &limit);
+	ck_assert_ptr_null(dhcp_describe("v0"));
+	free(client);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -393,6 +430,7 @@ suite(void)
 	tcase_add_test(t, api_refusals);
 	tcase_add_test(t, diff_starts_and_stops_clients);
 	tcase_add_test(t, pipe_drops_an_overlong_record);
+	tcase_add_test(t, client_of_a_deleted_link_stops);
 	suite_add_tcase(s, t);
 	return s;
 }
