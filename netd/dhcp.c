@@ -124,6 +124,8 @@ v4(const unsigned char *a)
 static uint32_t
 mask_of(int prefix)
 {
+	if (prefix >= 32)
+		return 0xffffffffu;
 	return prefix <= 0 ? 0 : 0xffffffffu << (32 - prefix);
 }
 
@@ -633,7 +635,7 @@ dhcp_fallback_parse(const char *s, struct net_addr *a, char *why, size_t len)
 
 	if (cidr_parse(s, a, why, len) == -1)
 		return -1;
-	host = v4(a->addr) & ~mask_of(a->prefix);
+	host = a->family == AF_INET ? v4(a->addr) & ~mask_of(a->prefix) : 0;
 	if (a->family != AF_INET || !unicast4(a->addr) || a->prefix < 8 || a->prefix > 30 ||
 	    host == 0 || host == ~mask_of(a->prefix)) {
 		snprintf(why, len, "an IPv4 host address (not loopback, link-local or the "
