@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "dhcp.h"
 #include "lacp.h"
 #include "netd.h"
 #include "netconf.h"
@@ -372,6 +373,11 @@ check_ports(struct rpc_call *c, struct json_object *params, const char *bond,
 		}
 		if (*ls[i].master) {
 			rpc_error(c, NAS_ERR_BUSY, "%s is already a port of %s", p, ls[i].master);
+			return -1;
+		}
+		if (dhcp_active(p)) {
+			rpc_error(c, NAS_ERR_BUSY, "a DHCP client runs on %s: stop it (dhcp.stop) and "
+			    "run DHCP on the bond", p);
 			return -1;
 		}
 		if (!force && management_link(p)) {

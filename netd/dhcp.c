@@ -736,6 +736,12 @@ dhcp_renew(const char *link)
 	return 0;
 }
 
+int
+dhcp_active(const char *link)
+{
+	return lease_of(link) != NULL;
+}
+
 /* Whether link's lease is bound (its address may be how a client reaches us). */
 int
 dhcp_bound(const char *link)

@@ -32,6 +32,8 @@ int	dhcp_fallback_parse(const char *s, struct net_addr *a, char *why, size_t len
 int	dhcp_stop(const char *link);
 /* Asks the client to renew now: 0, or -1 (ESRCH: none runs, EAGAIN: between restarts). */
 int	dhcp_renew(const char *link);
+/* A client runs on link. */
+int	dhcp_active(const char *link);
 /* A lease or the fallback address is on link. */
 int	dhcp_bound(const char *link);
 /* Stops every client (daemon shutdown, unit suites). */

@@ -230,10 +230,11 @@ diff_dhcp(struct plan *p, const struct netconf *want, const struct netconf *have
 	for (int i = 0; i < have->nlinks && !starting; i++) {
 		const struct nc_link *h = &have->link[i], *w = find_link(want, h->name);
 
-		if (!h->dhcp || (w == NULL && !doomed(want, have, h)))
+		/* A link that becomes a bond's port loses its client: the bond has the address. */
+		if (!h->dhcp || (w == NULL && !doomed(want, have, h) && !in_a_bond(want, h->name)))
 			continue;
 		if (w && w->dhcp && w->kind == h->kind && !doomed(want, have, h) &&
-		    same_fallback(w, h))
+		    same_fallback(w, h) && !in_a_bond(want, h->name))
 			continue;
 		op_link(&op, OP_DHCP_STOP, h);
 		op_link(&undo, OP_DHCP_START, h);

@@ -714,7 +714,9 @@ running_link(const struct net_link *k, struct nc_link *l)
 		l->up = -1;
 		l->mtu = 0;
 	}
-	l->dhcp = dhcp_running(k->name, &l->fallback, &l->has_fallback);
+	/* A bond's port has no client of its own (netd stops it first); the file never says so. */
+	if (!*k->master)
+		l->dhcp = dhcp_running(k->name, &l->fallback, &l->has_fallback);
 	if (k->vlan_id >= 0) {
 		l->kind = NC_VLAN;
 		l->vlan_id = k->vlan_id;

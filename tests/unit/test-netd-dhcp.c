@@ -57,6 +57,7 @@ setup(void)
 	rpc_server_add_methods(srv, link_methods);
 	rpc_server_add_methods(srv, addr_methods);
 	rpc_server_add_methods(srv, dhcp_methods);
+	rpc_server_add_methods(srv, bond_methods);
 	/* lan1 up (dhcp_start would bring it up); lan2 the management link: 192.0.2.2/24. */
 	json_object_put(unit_call_expect(srv, &root, "link.set", "{\"link\":\"lan1\",\"up\":true}", 0));
 	json_object_put(unit_call_expect(srv, &root, "link.set", "{\"link\":\"lan2\",\"up\":true}", 0));
@@ -306,6 +307,26 @@ START_TEST(diff_starts_and_stops_clients)
 	ck_assert_int_eq(n = netconf_diff(&have, &back, s, NC_STEPS), 1);
 	ck_assert_int_eq(netconf_run(s, n, &failed), 0);
 	ck_assert_ptr_null(dhcp_describe("lan1"));
+	/*
+	 * A port that becomes a bond's loses its client first (the file
+	 * could not hold both); bond.create refuses such a port outright.
+	 */
+	ck_assert_int_eq(dhcp_start("lan1", NULL), 0);
+	json_object_put(unit_call_expect(srv, &root, "bond.create",
+	    "{\"name\":\"bond0\",\"ports\":[\"lan1\"],\"mode\":\"802.3ad\"}", NAS_ERR_BUSY));
+	ck_assert_int_eq(netconf_running(&back), 0);
+	memset(&want, 0, sizeof(want));
+	ck_assert_int_eq(netconf_set(&want, "bond bond0", "mode", "802.3ad", why, sizeof(why)), 0);
+	ck_assert_int_eq(netconf_set(&want, "bond bond0", "ports", "lan1", why, sizeof(why)), 0);
+	ck_assert_int_eq(netconf_check(&want, why, sizeof(why)), 0);
+	ck_assert_int_ge(n = netconf_diff(&want, &back, s, NC_STEPS), 2);
+	nc_op_format(&s[0].op, what, sizeof(what));
+	ck_assert_str_eq(what, "dhcp-stop lan1");
+	ck_assert_int_eq(netconf_run(s, n, &failed), 0);
+	ck_assert_ptr_null(dhcp_describe("lan1"));
+	ck_assert_int_eq(netconf_running(&back), 0);
+	for (int i = 0; i < back.nlinks; i++)
+		ck_assert_int_eq(back.link[i].dhcp, 0);
 	/* dhcp_fallback without dhcp, and a bond port with DHCP, are refused. */
 	memset(&want, 0, sizeof(want));
 	ck_assert_int_eq(netconf_set(&want, "port lan1", "dhcp_fallback", "192.168.250.2/24",
