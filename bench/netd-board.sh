@@ -4,13 +4,18 @@
 # netd's RSS and CPU at rest (tests/system/tools/bench-netd), appended as
 # a Markdown section to O/bench-board.md. Figures under qemu TCG are low
 # and reported as measured; nothing is asserted.
-# Usage: netd-board.sh SRC O IMAGE_DIR
+# Usage: netd-board.sh SRC O IMAGE_DIR [OUTPUT]   (OUTPUT: the tool's lines
+# from an earlier run, formatted instead of booting the board again)
 set -eu
 src=$1 out=$2 img=$3
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-python3 "$src/tests/system/run-scenario" --image-dir "$img" --log-dir "$out/system-logs" \
-	--disk-size 64M "$src/tests/system/tools/bench-netd" >"$tmp"
+if [ $# -ge 4 ]; then
+	cp "$4" "$tmp"
+else
+	python3 "$src/tests/system/run-scenario" --image-dir "$img" --log-dir "$out/system-logs" \
+		--disk-size 64M --timeout 600 "$src/tests/system/tools/bench-netd" >"$tmp"
+fi
 rate=$(awk '$1 == "rate" { print $2 }' "$tmp")
 {
 	echo
