@@ -471,17 +471,18 @@ sim_bond_create(const struct net_bond_opts *o)
 	if (o->mode < 0 || o->mode > 6 || o->miimon < -1 || o->min_links < -1 ||
 	    o->lacp_rate > 1 || o->xmit_hash_policy > 5 || o->ad_select > 2)
 		return fail(EINVAL);
-	/* bond_opt_check_deps(): lacp_rate in another mode than 802.3ad. */
-	if (o->lacp_rate >= 0 && o->mode != 4) {
-		net_set_errmsg("option not supported in this mode");
+	/*
+	 * bond_opt_check_deps(), as the board's 6.1 driver answered iproute2
+	 * (netd-lacp scenario): lacp_rate outside 802.3ad and primary outside
+	 * active-backup, tlb and alb are refused; ad_select is taken in any
+	 * mode (used in 802.3ad only). The seam names the primary by ifindex:
+	 * it must exist.
+	 */
+	if ((o->lacp_rate >= 0 && o->mode != 4) ||
+	    (*o->primary && o->mode != 1 && o->mode != 5 && o->mode != 6)) {
+		net_set_errmsg("option not supported in mode");
 		return fail(EACCES);
 	}
-	/*
-	 * ad_select and primary the driver takes in any mode at creation (the
-	 * board's 6.1 kernel, asked by iproute2 in the netd-lacp scenario); it
-	 * uses them only in 802.3ad, and in active-backup, tlb and alb. The
-	 * seam names the primary by ifindex: it must exist.
-	 */
 	if (*o->primary && find(o->primary) == -1)
 		return fail(ENODEV);
 	if (step() == -1)
