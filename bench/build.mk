@@ -13,6 +13,7 @@ bench: all image
 	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) bench-board
 	@sh $(SRC)/bench/raidd-board.sh $(SRC) $(O) $(IMAGE_DIR)
 	@sh $(SRC)/bench/crypt-board.sh $(SRC) $(O) $(IMAGE_DIR) || true
+	@sh $(SRC)/bench/netd-board.sh $(SRC) $(O) $(IMAGE_DIR) || true
 	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) bench-selftest || true
 	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) bench-selftest-net || true
 	@sh $(SRC)/bench/run.sh $(O) $(SRC)/docs/benchmarks.md

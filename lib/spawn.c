@@ -223,7 +223,7 @@ reset_signals(void)
 }
 
 static void
-child_exec(char *const argv[], int out)
+child_exec(char *const argv[], int out, int fd, int as)
 {
 	int null;
 
@@ -233,12 +233,17 @@ child_exec(char *const argv[], int out)
 		dup2(null, STDIN_FILENO);
 	dup2(out, STDOUT_FILENO);
 	dup2(out, STDERR_FILENO);
+	/* dup2 onto itself keeps close-on-exec: cleared by hand then. */
+	if (fd >= 0 && fd == as)
+		fcntl(as, F_SETFD, 0);
+	else if (fd >= 0)
+		dup2(fd, as);
 	execv(argv[0], argv);
 	_exit(127);
 }
 
 struct nas_child *
-nas_child_start(char *const argv[], nas_child_cb cb, void *arg)
+nas_child_start_fd(char *const argv[], int fd, int as, nas_child_cb cb, void *arg)
 {
 	static pid_t subreaper;	/* the process that is one */
 	struct nas_child *ch;
@@ -260,7 +265,7 @@ nas_child_start(char *const argv[], nas_child_cb cb, void *arg)
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	if ((pid = fork()) == 0)
-		child_exec(argv, p[1]);
+		child_exec(argv, p[1], fd, as);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid == -1) {
 		close(p[0]);
@@ -284,6 +289,12 @@ nas_child_start(char *const argv[], nas_child_cb cb, void *arg)
 	ch->next = children;
 	children = ch;
 	return ch;
+}
+
+struct nas_child *
+nas_child_start(char *const argv[], nas_child_cb cb, void *arg)
+{
+	return nas_child_start_fd(argv, -1, -1, cb, arg);
 }
 
 int

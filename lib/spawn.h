@@ -26,6 +26,12 @@ struct nas_child;
  * terminate do nothing.
  */
 struct nas_child *nas_child_start(char *const argv[], nas_child_cb, void *arg);
+/*
+ * The same with fd (not -1) as the child's descriptor as (above 2): a
+ * channel only the child and what it runs can write to.
+ */
+struct nas_child *nas_child_start_fd(char *const argv[], int fd, int as, nas_child_cb,
+	    void *arg);
 /* The same, for callers that never need the handle: 0 or -1. */
 int	nas_spawn(char *const argv[], nas_child_cb, void *arg);
 pid_t	nas_child_pid(const struct nas_child *);

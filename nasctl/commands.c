@@ -228,6 +228,18 @@ static const struct arg vlan_delete_args[] = {
 	END_ARGS
 };
 
+static const struct arg dhcp_start_args[] = {
+	{ "LINK", "link", ARG_STRING, 0, NULL },
+	{ "--fallback", "fallback", ARG_STRING, 0, NULL },
+	END_ARGS
+};
+
+static const struct arg dhcp_stop_args[] = {
+	{ "LINK", "link", ARG_STRING, 0, NULL },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	END_ARGS
+};
+
 static const struct arg route_default_args[] = {
 	{ "GATEWAY", "gateway", ARG_STRING, 0, NULL },
 	END_ARGS
@@ -246,6 +258,8 @@ static const struct arg bond_create_args[] = {
 	{ "--hash", "xmit_hash_policy", ARG_STRING, 0, "layer2|layer2+3|layer3+4|encap3+4" },
 	{ "--miimon", "miimon", ARG_INT, 0, "MS" },
 	{ "--min-links", "min_links", ARG_INT, 0, "N" },
+	{ "--ad-select", "ad_select", ARG_STRING, 0, "stable|bandwidth|count" },
+	{ "--primary", "primary", ARG_STRING, 0, "PORT" },
 	{ "--force", "force", ARG_BOOL, 0, NULL },
 	END_ARGS
 };
@@ -412,6 +426,12 @@ const struct command nasctl_commands[] = {
 	  "make or replace the default route" },
 	{ "dns", "set", N, "dns.set", dns_set_args, NULL, NULL, NULL,
 	  "replace the name servers" },
+	{ "dhcp", "start", N, "dhcp.start", dhcp_start_args, NULL, NULL, NULL,
+	  "run a DHCPv4 client on a link (its lease: link show)" },
+	{ "dhcp", "stop", N, "dhcp.stop", dhcp_stop_args, NULL, NULL, NULL,
+	  "stop it; the lease's address, route and name servers go" },
+	{ "dhcp", "renew", N, "dhcp.renew", link_args, NULL, NULL, NULL,
+	  "renew the lease now" },
 	{ "vlan", "create", N, "vlan.create", vlan_create_args, NULL, NULL, NULL,
 	  "an 802.1Q VLAN on a link (named LINK.ID unless --name)" },
 	{ "vlan", "delete", N, "vlan.delete", vlan_delete_args, NULL, NULL, NULL,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dhcp.h"
 #include "netd.h"
 #include "netconf.h"
 #include "prom.h"
@@ -24,6 +25,10 @@ static const struct conf_key netd_conf[] = {
 	  "board description: the ports and their names" },
 	{ "netd", "resolv_conf", CONF_STRING, "/etc/resolv.conf", 1, 200, NULL,
 	  "the file dns.set replaces" },
+	{ "netd", "dhcp_client", CONF_STRING, "/bin/udhcpc", 0, 255, NULL,
+	  "the DHCPv4 client (busybox udhcpc, by that name); empty: none runs" },
+	{ "netd", "dhcp_script", CONF_STRING, "/usr/libexec/netd/udhcpc-script", 1, 255, NULL,
+	  "the client's script: it reports each event to netd, which applies the lease" },
 	{ "netd", "metrics_dir", CONF_STRING, "/run/nas/metrics", 0, 255, NULL,
 	  "node_exporter textfile directory for netd.prom; empty: none" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
@@ -94,6 +99,9 @@ netd_init(const struct conf *c)
 		simulate(getenv("NETD_SIMULATE"));
 	load_board(conf_str(c, "netd", "board"));
 	addr_set_resolv(conf_str(c, "netd", "resolv_conf"));
+	/* A simulation runs no client: leases could only touch the real links. */
+	dhcp_set_client(getenv("NETD_SIMULATE") ? "" : conf_str(c, "netd", "dhcp_client"),
+	    conf_str(c, "netd", "dhcp_script"));
 	/* A simulation touches no file either. */
 	netconf_set_path(getenv("NETD_SIMULATE") ? "" : conf_path(c));
 	netconf_start();
@@ -116,12 +124,14 @@ netd_reload(const struct conf *c)
 {
 	load_board(conf_str(c, "netd", "board"));
 	addr_set_resolv(conf_str(c, "netd", "resolv_conf"));
+	if (getenv("NETD_SIMULATE") == NULL)
+		dhcp_set_client(conf_str(c, "netd", "dhcp_client"), conf_str(c, "netd", "dhcp_script"));
 	netd_metrics_set_dir(conf_str(c, "netd", "metrics_dir"));
 	return 0;
 }
 
 static const struct rpc_method *const netd_tables[] = { link_methods, addr_methods, bond_methods,
-	netconf_methods, NULL };
+	netconf_methods, dhcp_methods, NULL };
 
 const struct nas_daemon netd_daemon = {
 	.name = "netd",

@@ -1,7 +1,8 @@
 /*
  * The bond's rtnetlink messages with the kernel's headers alone. Types
  * follow drivers/net/bonding/bond_netlink.c: mode, lacp_rate, ad_select
- * and xmit_hash_policy are u8; miimon and min_links u32. The decoder
+ * and xmit_hash_policy are u8; miimon, min_links, primary and
+ * active_slave (ifindexes) u32. The decoder
  * checks every attribute's length before it reads it: a message is
  * trusted no more than a disk.
  */
@@ -115,6 +116,9 @@ bond_nl_newlink(const struct net_bond_opts *o, uint32_t seq, void *buf, size_t l
 		put_u8(&w, IFLA_BOND_XMIT_HASH_POLICY, o->xmit_hash_policy);
 	if (o->min_links >= 0)
 		put_u32(&w, IFLA_BOND_MIN_LINKS, o->min_links);
+	/* By ifindex: bond_changelink() takes the name of that device. */
+	if (o->primary_ifindex > 0)
+		put_u32(&w, IFLA_BOND_PRIMARY, o->primary_ifindex);
 	close_nest(&w, data);
 	close_nest(&w, info);
 	if (w.full)
@@ -211,6 +215,8 @@ parse_bond(const struct rtattr *data, struct net_bond *b)
 	b->xmit_hash_policy = int_of(tb[IFLA_BOND_XMIT_HASH_POLICY], 1, -1);
 	b->min_links = int_of(tb[IFLA_BOND_MIN_LINKS], 4, -1);
 	b->ad_select = int_of(tb[IFLA_BOND_AD_SELECT], 1, -1);
+	b->primary_ifindex = int_of(tb[IFLA_BOND_PRIMARY], 4, 0);
+	b->active_ifindex = int_of(tb[IFLA_BOND_ACTIVE_SLAVE], 4, 0);
 	if (tb[IFLA_BOND_AD_INFO])
 		parse_ad_info(tb[IFLA_BOND_AD_INFO], b);
 }

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "dhcp.h"
 #include "lacp.h"
 #include "netd.h"
 #include "netconf.h"
@@ -181,6 +182,11 @@ bond_describe(const struct net_bond *b)
 	json_object_object_add(o, "lacp_rate", lacp ?
 	    json_object_new_string(name_at(bond_rate_names, b->lacp_rate)) : NULL);
 	json_object_object_add(o, "min_links", json_object_new_int(b->min_links));
+	json_object_object_add(o, "ad_select", lacp ?
+	    json_object_new_string(name_at(bond_select_names, b->ad_select)) : NULL);
+	json_object_object_add(o, "primary", *b->primary ? json_object_new_string(b->primary) : NULL);
+	json_object_object_add(o, "active_port", *b->active_port ?
+	    json_object_new_string(b->active_port) : NULL);
 	for (int i = 0; i < b->nports; i++)
 		json_object_array_add(ports, port_describe(b, &b->port[i]));
 	json_object_object_add(o, "ports", ports);
@@ -311,6 +317,15 @@ check_mode_options(struct rpc_call *c, struct json_object *params, int mode)
 		rpc_error(c, NAS_ERR_INVALID, "min_links applies to mode 802.3ad only");
 		return -1;
 	}
+	if (mode != BOND_MODE_LACP && json_object_object_get_ex(params, "ad_select", NULL)) {
+		rpc_error(c, NAS_ERR_INVALID, "ad_select applies to mode 802.3ad only");
+		return -1;
+	}
+	if (!BOND_MODE_HAS_PRIMARY(mode) && json_object_object_get_ex(params, "primary", NULL)) {
+		rpc_error(c, NAS_ERR_INVALID, "primary applies to modes active-backup, balance-tlb "
+		    "and balance-alb only");
+		return -1;
+	}
 	if (!hashed && json_object_object_get_ex(params, "xmit_hash_policy", NULL)) {
 		rpc_error(c, NAS_ERR_INVALID, "xmit_hash_policy applies to modes balance-xor, "
 		    "802.3ad and balance-tlb only");
@@ -361,6 +376,11 @@ check_ports(struct rpc_call *c, struct json_object *params, const char *bond,
 			rpc_error(c, NAS_ERR_BUSY, "%s is already a port of %s", p, ls[i].master);
 			return -1;
 		}
+		if (dhcp_active(p)) {
+			rpc_error(c, NAS_ERR_BUSY, "a DHCP client runs on %s: stop it (dhcp.stop) and "
+			    "run DHCP on the bond", p);
+			return -1;
+		}
 		if (!force && management_link(p)) {
 			rpc_error(c, NAS_ERR_REFUSED, "%s has addresses or the default route: a client "
 			    "reaching this unit through it would lose it; say force (and give the "
@@ -390,8 +410,11 @@ make_opts(struct json_object *params, int mode, struct net_bond_opts *o)
 		s = rpc_param_str(params, "lacp_rate", "fast");
 		o->lacp_rate = name_index(bond_rate_names, s);
 		o->min_links = (int)rpc_param_int(params, "min_links", 1);
-		o->ad_select = 0;	/* stable: the aggregator changes only when it fails */
+		/* stable: the aggregator changes only when it fails */
+		o->ad_select = name_index(bond_select_names, rpc_param_str(params, "ad_select",
+		    "stable"));
 	}
+	snprintf(o->primary, sizeof(o->primary), "%s", rpc_param_str(params, "primary", ""));
 	if (hashed)
 		o->xmit_hash_policy = name_index(bond_hash_names,
 		    rpc_param_str(params, "xmit_hash_policy", "layer3+4"));
@@ -481,6 +504,15 @@ bond_unmake(const struct net_bond *b)
 	return 0;
 }
 
+static int
+is_port(const char *name, char (*ports)[NET_NAME_MAX], int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(ports[i], name) == 0)
+			return 1;
+	return 0;
+}
+
 static void
 m_bond_create(struct rpc_call *c, struct json_object *params)
 {
@@ -511,6 +543,10 @@ m_bond_create(struct rpc_call *c, struct json_object *params)
 	    (n = check_ports(c, params, name, ports, ls)) == -1)
 		return;
 	make_opts(params, mode, &o);
+	if (*o.primary && !is_port(o.primary, ports, n)) {
+		rpc_error(c, NAS_ERR_INVALID, "primary must be one of the ports");
+		return;
+	}
 	if (bond_make(&o, ports, n, &step) == -1) {
 		net_fail(c, step);
 		return;
@@ -645,6 +681,7 @@ static const char *const mode_choices[] = { "balance-rr", "active-backup", "bala
 static const char *const hash_choices[] = { "layer2", "layer2+3", "layer3+4", "encap2+3",
 	"encap3+4", NULL };
 static const char *const rate_choices[] = { "slow", "fast", NULL };
+static const char *const select_choices[] = { "stable", "bandwidth", "count", NULL };
 
 static const struct rpc_param p_bond_create[] = {
 	{ "name", RPC_STRING, RPC_REQUIRED, 1, 15, NULL, "the bond's interface name (bond0)" },
@@ -656,6 +693,10 @@ static const struct rpc_param p_bond_create[] = {
 	  "balance-xor, 802.3ad, balance-tlb: how flows map to ports (layer3+4)" },
 	{ "miimon", RPC_INT, 0, 0, 10000, NULL, "link check interval in ms (100)" },
 	{ "min_links", RPC_INT, 0, 0, NET_BOND_PORTS, NULL, "802.3ad: ports needed for carrier (1)" },
+	{ "ad_select", RPC_STRING, 0, 0, 0, select_choices,
+	  "802.3ad: how the active aggregator is chosen (stable)" },
+	{ "primary", RPC_STRING, 0, 1, 15, NULL,
+	  "active-backup, balance-tlb, balance-alb: the port used while it has carrier" },
 	{ "force", RPC_BOOL, 0, 0, 0, NULL, "bond ports that carry addresses or the default route" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };

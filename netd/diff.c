@@ -3,6 +3,7 @@
  * struct netconf) give the steps between them, each an operation with
  * the one that undoes it, in an order the kernel accepts:
  *
+ *   DHCP clients that stop               (undo: started again)
  *   default routes whose link goes       (undo: the route again)
  *   addresses that go                    (undo: added again)
  *   VLANs, then bonds that go or change  (undo: made again as they were)
@@ -11,6 +12,7 @@
  *   their up and MTU                      as they were)
  *   addresses that come                  (undo: deleted)
  *   default routes, name servers         (undo: the old ones)
+ *   DHCP clients that start              (undo: stopped)
  *
  * Undone last step first, the steps give the running state back: that
  * is what net.apply's rollback and a failed apply rely on. netconf_diff
@@ -21,6 +23,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "dhcp.h"
 #include "lacp.h"
 #include "netd.h"
 #include "netconf.h"
@@ -68,6 +71,8 @@ bond_differs(const struct nc_link *w, const struct nc_link *h)
 	    (a->miimon >= 0 && a->miimon != b->miimon) ||
 	    (a->lacp_rate >= 0 && a->lacp_rate != b->lacp_rate) ||
 	    (a->min_links >= 0 && a->min_links != b->min_links) ||
+	    (a->ad_select >= 0 && a->ad_select != b->ad_select) ||
+	    strcmp(a->primary, b->primary) ||
 	    (a->xmit_hash_policy >= 0 && a->xmit_hash_policy != b->xmit_hash_policy))
 		return 1;
 	for (int i = 0; i < w->nports; i++)
@@ -204,6 +209,51 @@ diff_make(struct plan *p, const struct netconf *want, const struct netconf *have
 	}
 }
 
+static int
+same_fallback(const struct nc_link *a, const struct nc_link *b)
+{
+	return a->has_fallback == b->has_fallback && (!a->has_fallback ||
+	    (a->fallback.prefix == b->fallback.prefix &&
+	    memcmp(a->fallback.addr, b->fallback.addr, 4) == 0));
+}
+
+/*
+ * DHCP clients: those that stop (starting: 0), or those that start (1).
+ * A client whose link goes or whose fallback changes stops and starts
+ * again; links want does not name keep theirs.
+ */
+static void
+diff_dhcp(struct plan *p, const struct netconf *want, const struct netconf *have, int starting)
+{
+	struct nc_op op, undo;
+
+	for (int i = 0; i < have->nlinks && !starting; i++) {
+		const struct nc_link *h = &have->link[i], *w = find_link(want, h->name);
+
+		/* A link that becomes a bond's port loses its client: the bond has the address. */
+		if (!h->dhcp || (w == NULL && !doomed(want, have, h) && !in_a_bond(want, h->name)))
+			continue;
+		if (w && w->dhcp && w->kind == h->kind && !doomed(want, have, h) &&
+		    same_fallback(w, h) && !in_a_bond(want, h->name))
+			continue;
+		op_link(&op, OP_DHCP_STOP, h);
+		op_link(&undo, OP_DHCP_START, h);
+		add(p, &op, &undo);
+	}
+	for (int i = 0; i < want->nlinks && starting; i++) {
+		const struct nc_link *w = &want->link[i], *h = find_link(have, w->name);
+
+		if (!w->dhcp || (h == NULL && w->kind == NC_PORT))
+			continue;	/* no DHCP, or a port that is not there (yet) */
+		if (h && h->dhcp && h->kind == w->kind && !doomed(want, have, h) &&
+		    same_fallback(w, h))
+			continue;
+		op_link(&op, OP_DHCP_START, w);
+		op_link(&undo, OP_DHCP_STOP, w);
+		add(p, &op, &undo);
+	}
+}
+
 int
 netconf_diff(const struct netconf *want, const struct netconf *have, struct nc_step *steps,
     int max)
@@ -212,6 +262,8 @@ netconf_diff(const struct netconf *want, const struct netconf *have, struct nc_s
 	struct nc_op op, undo;
 	int gone[2] = { 0, 0 };
 
+	/* DHCP clients that stop, before their link can go. */
+	diff_dhcp(&p, want, have, 0);
 	/* Default routes through a link that goes: the rollback must put them back. */
 	for (int f = 0; f < 2; f++) {
 		const struct nc_link *h = find_link(have, have->gw_link[f]);
@@ -287,6 +339,7 @@ netconf_diff(const struct netconf *want, const struct netconf *have, struct nc_s
 		op_dns(&undo, have);
 		add(&p, &op, &undo);
 	}
+	diff_dhcp(&p, want, have, 1);
 	return p.n > max ? -1 : p.n;
 }
 
@@ -294,7 +347,7 @@ void
 nc_op_format(const struct nc_op *o, char *buf, size_t len)
 {
 	static const char *const names[] = { "addr-del", "addr-add", "link-del", "bond-make",
-		"vlan-make", "link-set", "route-set", "route-del", "dns-set" };
+		"vlan-make", "link-set", "route-set", "route-del", "dns-set", "dhcp-start", "dhcp-stop" };
 	char ip[64];
 
 	switch (o->kind) {
@@ -382,6 +435,13 @@ nc_op_run(const struct nc_op *o)
 		return 0;
 	case OP_DNS_SET:
 		return dns_write((const char (*)[46])o->dns, o->ndns);
+	case OP_DHCP_START:
+		return dhcp_start(l->name, l->has_fallback ? &l->fallback : NULL);
+	case OP_DHCP_STOP:
+		/* Stopped already (its link went) is what was asked. */
+		if (dhcp_stop(l->name) == -1 && errno != ESRCH)
+			return -1;
+		return 0;
 	}
 	errno = EINVAL;
 	return -1;

@@ -17,6 +17,7 @@ const char *const bond_mode_names[] = { "balance-rr", "active-backup", "balance-
 const char *const bond_hash_names[] = { "layer2", "layer3+4", "layer2+3", "encap2+3",
 	"encap3+4", "vlan+srcmac", NULL };
 const char *const bond_rate_names[] = { "slow", "fast", NULL };
+const char *const bond_select_names[] = { "stable", "bandwidth", "count", NULL };
 
 static const char *const state_bits[] = { "activity", "timeout", "aggregation",
 	"synchronization", "collecting", "distributing", "defaulted", "expired" };

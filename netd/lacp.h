@@ -29,6 +29,9 @@
 extern const char *const bond_mode_names[];	/* by BOND_MODE_*, NULL-terminated */
 extern const char *const bond_hash_names[];	/* by BOND_XMIT_POLICY_* */
 extern const char *const bond_rate_names[];	/* slow, fast */
+extern const char *const bond_select_names[];	/* ad_select: stable, bandwidth, count */
+/* Modes with a primary port: active-backup, balance-tlb, balance-alb. */
+#define BOND_MODE_HAS_PRIMARY(m)	((m) == 1 || (m) == 5 || (m) == 6)
 /* The index of name in a NULL-terminated table, or -1. */
 int	name_index(const char *const *table, const char *name);
 /* The name at index i, or "unknown". */

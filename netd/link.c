@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dhcp.h"
 #include "netd.h"
 #include "netconf.h"
 
@@ -88,6 +89,7 @@ link_describe(const struct net_link *l)
 		json_object_object_add(o, "vlan_id", json_object_new_int(l->vlan_id));
 	}
 	json_object_object_add(o, "counters", counters(l));
+	json_object_object_add(o, "dhcp", dhcp_describe(l->name));
 	return o;
 }
 
@@ -134,7 +136,7 @@ m_link_list(struct rpc_call *c, struct json_object *params)
 }
 
 /* The link named by params' key into l; answers and returns -1 if none. */
-static int
+int
 get_link(struct rpc_call *c, struct json_object *params, const char *key,
     struct net_link *l)
 {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dhcp.h"
 #include "lacp.h"
 #include "netd.h"
 #include "netconf.h"
@@ -188,6 +189,13 @@ set_bond(struct nc_link *l, const char *key, const char *v, char *why, size_t le
 	} else if (!strcmp(key, "min_links")) {
 		if ((o->min_links = (int)number(v, 0, NET_BOND_PORTS)) < 0)
 			goto bad;
+	} else if (!strcmp(key, "ad_select")) {
+		if ((o->ad_select = name_index(bond_select_names, v)) < 0)
+			goto bad;
+	} else if (!strcmp(key, "primary")) {
+		if (!ifname_conf(v) || !strcmp(v, "lo"))
+			goto bad;
+		snprintf(o->primary, sizeof(o->primary), "%s", v);
 	} else if (!strcmp(key, "ports")) {
 		if ((n = split(v, l->ports[0], NET_BOND_PORTS, NET_NAME_MAX)) < 1) {
 			snprintf(why, len, "ports: 1-%d interface names", NET_BOND_PORTS);
@@ -293,6 +301,15 @@ netconf_set(struct netconf *c, const char *section, const char *key, const char 
 	} else if (!strcmp(key, "address")) {
 		if (set_addresses(l, v, why, len) == -1)
 			goto undo;
+	} else if (!strcmp(key, "dhcp")) {
+		if ((b = boolean(v)) < 0)
+			goto bad;
+		l->dhcp = b;
+	} else if (!strcmp(key, "dhcp_fallback")) {
+		if (dhcp_fallback_parse(v, &l->fallback, why, len) == -1)
+			goto undo;
+		snprintf(l->fallback.link, sizeof(l->fallback.link), "%s", l->name);
+		l->has_fallback = 1;
 	} else if (l->kind == NC_VLAN && !strcmp(key, "link")) {
 		if (!ifname_conf(v) || !strcmp(v, "lo") || !strcmp(v, l->name))
 			goto bad;
@@ -338,6 +355,15 @@ find(struct netconf *c, const char *name)
 	return NULL;
 }
 
+static int
+port_of(const struct nc_link *l, const char *name)
+{
+	for (int i = 0; i < l->nports; i++)
+		if (!strcmp(l->ports[i], name))
+			return 1;
+	return 0;
+}
+
 /*
  * Fills a bond's defaults (those of bond.create) and checks what one key
  * cannot: options the mode does not use, a port in two bonds or with
@@ -358,12 +384,20 @@ finish(struct netconf *c, int lenient, char *why, size_t len)
 			    l->name, link_board_label(l->name));
 		else if (l->kind == NC_VLAN && (!*l->parent || l->vlan_id < 0))
 			snprintf(why, len, "vlan %s: link and id are required", l->name);
+		if (l->has_fallback && !l->dhcp)
+			snprintf(why, len, "%s: dhcp_fallback without dhcp = yes", l->name);
 		if (l->kind == NC_BOND) {
 			if (b->mode < 0 || l->nports == 0)
 				snprintf(why, len, "bond %s: mode and ports are required", l->name);
-			else if (!lacp && (b->lacp_rate >= 0 || b->min_links >= 0))
-				snprintf(why, len, "bond %s: lacp_rate and min_links apply to "
-				    "mode 802.3ad only", l->name);
+			else if (!lacp && (b->lacp_rate >= 0 || b->min_links >= 0 || b->ad_select >= 0))
+				snprintf(why, len, "bond %s: lacp_rate, min_links and ad_select apply "
+				    "to mode 802.3ad only", l->name);
+			else if (*b->primary && !BOND_MODE_HAS_PRIMARY(b->mode))
+				snprintf(why, len, "bond %s: primary applies to modes active-backup, "
+				    "balance-tlb and balance-alb only", l->name);
+			else if (*b->primary && !port_of(l, b->primary))
+				snprintf(why, len, "bond %s: primary %s is not one of its ports",
+				    l->name, b->primary);
 			else if (!hashed && b->xmit_hash_policy >= 0)
 				snprintf(why, len, "bond %s: xmit_hash_policy applies to modes "
 				    "balance-xor, 802.3ad and balance-tlb only", l->name);
@@ -377,9 +411,9 @@ finish(struct netconf *c, int lenient, char *why, size_t len)
 				if ((o = find(c, l->ports[p])) != NULL && o->kind != NC_PORT)
 					snprintf(why, len, "bond %s: %s is a %s", l->name, l->ports[p],
 					    kind_names[o->kind]);
-				else if (o && o->naddr)
-					snprintf(why, len, "bond %s: its port %s has addresses (give them "
-					    "to the bond)", l->name, l->ports[p]);
+				else if (o && (o->naddr || o->dhcp))
+					snprintf(why, len, "bond %s: its port %s has addresses or DHCP "
+					    "(give them to the bond)", l->name, l->ports[p]);
 			}
 		}
 		if (*why) {
@@ -399,7 +433,8 @@ finish(struct netconf *c, int lenient, char *why, size_t len)
 				b->lacp_rate = 1;
 			if (b->min_links < 0)
 				b->min_links = 1;
-			b->ad_select = 0;
+			if (b->ad_select < 0)
+				b->ad_select = 0;
 		}
 		if (hashed && b->xmit_hash_policy < 0)
 			b->xmit_hash_policy = name_index(bond_hash_names, "layer3+4");
@@ -559,6 +594,10 @@ print_link(const struct nc_link *l, FILE *f)
 			fprintf(f, "lacp_rate = %s\n", bond_rate_names[b->lacp_rate]);
 		if (b->mode == BOND_MODE_LACP && b->min_links >= 0)
 			fprintf(f, "min_links = %d\n", b->min_links);
+		if (b->mode == BOND_MODE_LACP && b->ad_select >= 0)
+			fprintf(f, "ad_select = %s\n", bond_select_names[b->ad_select]);
+		if (*b->primary)
+			fprintf(f, "primary = %s\n", b->primary);
 		if ((b->mode == 2 || b->mode == BOND_MODE_LACP || b->mode == 5) &&
 		    b->xmit_hash_policy >= 0)
 			fprintf(f, "xmit_hash_policy = %s\n", bond_hash_names[b->xmit_hash_policy]);
@@ -568,6 +607,14 @@ print_link(const struct nc_link *l, FILE *f)
 	if (l->mtu)
 		fprintf(f, "mtu = %u\n", l->mtu);
 	print_addrs(l, f);
+	if (l->dhcp)
+		fprintf(f, "dhcp = yes\n");
+	if (l->has_fallback) {
+		char ip[64];
+
+		ip_format(AF_INET, l->fallback.addr, ip, sizeof(ip));
+		fprintf(f, "dhcp_fallback = %s/%d\n", ip, l->fallback.prefix);
+	}
 }
 
 /*
@@ -695,6 +742,9 @@ running_link(const struct net_link *k, struct nc_link *l)
 		l->up = -1;
 		l->mtu = 0;
 	}
+	/* A bond's port has no client of its own (netd stops it first); the file never says so. */
+	if (!*k->master)
+		l->dhcp = dhcp_running(k->name, &l->fallback, &l->has_fallback);
 	if (k->vlan_id >= 0) {
 		l->kind = NC_VLAN;
 		l->vlan_id = k->vlan_id;
@@ -709,6 +759,7 @@ running_link(const struct net_link *k, struct nc_link *l)
 		l->bond.lacp_rate = b.mode == BOND_MODE_LACP ? b.lacp_rate : -1;
 		l->bond.min_links = b.mode == BOND_MODE_LACP ? b.min_links : -1;
 		l->bond.ad_select = b.mode == BOND_MODE_LACP ? b.ad_select : -1;
+		snprintf(l->bond.primary, sizeof(l->bond.primary), "%s", b.primary);
 		l->bond.xmit_hash_policy = b.mode == 2 || b.mode == BOND_MODE_LACP || b.mode == 5 ?
 		    b.xmit_hash_policy : -1;
 		snprintf(l->bond.name, sizeof(l->bond.name), "%s", b.name);
@@ -745,8 +796,9 @@ netconf_running(struct netconf *c)
 	for (int i = 0; i < na; i++) {
 		struct nc_link *l = find(c, as[i].link);
 
-		/* The kernel's own (SLAAC, privacy addresses) come and go with their lifetimes. */
-		if (l == NULL || link_local(&as[i]) || as[i].dynamic)
+		/* The kernel's own (SLAAC, privacy addresses) come and go with their
+		   lifetimes; a lease's address is the client's. Neither is configuration. */
+		if (l == NULL || link_local(&as[i]) || as[i].dynamic || dhcp_owns_addr(&as[i]))
 			continue;
 		if (l->naddr == NC_ADDRS) {
 			errno = E2BIG;
@@ -763,7 +815,8 @@ netconf_running(struct netconf *c)
 		 * link in the file, and a static copy outlives the router.
 		 */
 		if (rs[i].dst_len != 0 || !rs[i].has_gw || c->has_gw[f] ||
-		    (strcmp(rs[i].proto, "static") != 0 && strcmp(rs[i].proto, "boot") != 0))
+		    (strcmp(rs[i].proto, "static") != 0 && strcmp(rs[i].proto, "boot") != 0) ||
+		    dhcp_owns_route(rs[i].family, rs[i].gw, rs[i].link))
 			continue;
 		c->has_gw[f] = 1;
 		memcpy(c->gw[f], rs[i].gw, 16);
@@ -773,7 +826,7 @@ netconf_running(struct netconf *c)
 	for (int f = 0; f < 2; f++)
 		c->gw_none[f] = !c->has_gw[f];
 	c->ndns = dns_read(c->dns, NC_DNS);
-	c->has_dns = c->ndns >= 0;
+	c->has_dns = c->ndns >= 0 && !dhcp_owns_dns((const char (*)[46])c->dns, c->ndns);
 	if (c->ndns < 0)
 		c->ndns = 0;
 	rc = 0;

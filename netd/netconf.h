@@ -31,6 +31,9 @@ struct nc_link {
 	char		ports[NET_BOND_PORTS][NET_NAME_MAX];
 	char		parent[NET_NAME_MAX];	/* NC_VLAN */
 	int		vlan_id;
+	int		dhcp;		/* a DHCPv4 client runs on it (dhcp.c) */
+	int		has_fallback;	/* its address while no lease is had */
+	struct net_addr	fallback;
 };
 
 struct netconf {
@@ -78,7 +81,7 @@ int	netconf_running(struct netconf *);
 
 /* diff.c: the diff engine */
 enum nc_op_kind { OP_ADDR_DEL, OP_ADDR_ADD, OP_LINK_DEL, OP_BOND_MAKE, OP_VLAN_MAKE,
-	OP_LINK_SET, OP_ROUTE_SET, OP_ROUTE_DEL, OP_DNS_SET };
+	OP_LINK_SET, OP_ROUTE_SET, OP_ROUTE_DEL, OP_DNS_SET, OP_DHCP_START, OP_DHCP_STOP };
 
 struct nc_op {
 	int		kind;		/* OP_* */

@@ -37,6 +37,9 @@ void	link_set_board(const struct board *);
 /* The board port's label ("LAN 1") of a link name, or NULL. */
 const char *link_board_label(const char *name);
 struct json_object *link_describe(const struct net_link *);
+/* The link named by params' key into l; answers and returns -1 if none. */
+int	get_link(struct rpc_call *, struct json_object *params, const char *key,
+	    struct net_link *l);
 /* Compares the links with the last look and announces link.state. */
 void	link_watch(void);
 void	link_watch_reset(void);

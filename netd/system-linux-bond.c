@@ -19,11 +19,16 @@
 int
 linux_bond_create(const struct net_bond_opts *o)
 {
+	struct net_bond_opts k = *o;
 	char buf[512];
 	struct nl_msg *msg;
 	size_t len;
 
-	if ((len = bond_nl_newlink(o, 0, buf, sizeof(buf))) == 0) {
+	if (*k.primary && (k.primary_ifindex = (int)if_nametoindex(k.primary)) == 0) {
+		errno = ENODEV;
+		return -1;
+	}
+	if ((len = bond_nl_newlink(&k, 0, buf, sizeof(buf))) == 0) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -117,6 +122,13 @@ linux_bond_get(const char *name, struct net_bond *out)
 		linux_ethtool(&l);
 		p->speed_mbps = l.speed_mbps;
 		snprintf(p->duplex, sizeof(p->duplex), "%s", l.duplex);
+	}
+	/* The kernel names the primary and active port by ifindex. */
+	for (int i = 0; i < d.n; i++) {
+		if (out->primary_ifindex && d.l[i].ifindex == out->primary_ifindex)
+			snprintf(out->primary, sizeof(out->primary), "%s", d.l[i].name);
+		if (out->active_ifindex && d.l[i].ifindex == out->active_ifindex)
+			snprintf(out->active_port, sizeof(out->active_port), "%s", d.l[i].name);
 	}
 	free(d.l);
 	return 0;

@@ -498,11 +498,20 @@ sim_bond_create(const struct net_bond_opts *o)
 	if (o->mode < 0 || o->mode > 6 || o->miimon < -1 || o->min_links < -1 ||
 	    o->lacp_rate > 1 || o->xmit_hash_policy > 5 || o->ad_select > 2)
 		return fail(EINVAL);
-	/* bond_opt_check_deps(): an 802.3ad option in another mode. */
-	if ((o->lacp_rate >= 0 || o->ad_select >= 0) && o->mode != 4) {
-		net_set_errmsg("option not supported in this mode");
+	/*
+	 * bond_opt_check_deps(), as the board's 6.1 driver answered iproute2
+	 * (netd-lacp scenario): lacp_rate outside 802.3ad and primary outside
+	 * active-backup, tlb and alb are refused; ad_select is taken in any
+	 * mode (used in 802.3ad only). The seam names the primary by ifindex:
+	 * it must exist.
+	 */
+	if ((o->lacp_rate >= 0 && o->mode != 4) ||
+	    (*o->primary && o->mode != 1 && o->mode != 5 && o->mode != 6)) {
+		net_set_errmsg("option not supported in mode");
 		return fail(EACCES);
 	}
+	if (*o->primary && find(o->primary) == -1)
+		return fail(ENODEV);
 	if (step() == -1)
 		return -1;
 	if ((s = new_link(o->name, K_BOND)) == NULL)
@@ -520,6 +529,36 @@ sim_bond_create(const struct net_bond_opts *o)
 	update_carrier();
 	changed();
 	return 0;
+}
+
+/*
+ * bond_fill_info(): the primary while it is a port of the bond; in
+ * active-backup, tlb and alb the port in use (the primary when it has
+ * carrier, else the first port that has).
+ */
+static void
+sim_active_port(int i, struct net_bond *b)
+{
+	const struct net_bond_opts *o = &links[i].bond;
+	int p = *o->primary ? find(o->primary) : -1, act = -1;
+
+	b->primary[0] = b->active_port[0] = '\0';
+	b->primary_ifindex = b->active_ifindex = 0;
+	if (p != -1 && links[p].master == i) {
+		snprintf(b->primary, sizeof(b->primary), "%s", links[p].l.name);
+		b->primary_ifindex = links[p].l.ifindex;
+		if (links[p].l.carrier)
+			act = p;
+	}
+	if (o->mode != 1 && o->mode != 5 && o->mode != 6)
+		return;
+	for (int j = 0; j < nlinks && act == -1; j++)
+		if (links[j].master == i && links[j].l.carrier)
+			act = j;
+	if (act != -1 && links[i].l.up) {
+		snprintf(b->active_port, sizeof(b->active_port), "%s", links[act].l.name);
+		b->active_ifindex = links[act].l.ifindex;
+	}
 }
 
 static int
@@ -545,6 +584,7 @@ sim_bond_get(const char *name, struct net_bond *b)
 	b->ad_select = s->bond.ad_select;
 	if (b->mode != 4 || !b->up)
 		b->has_ad_info = 0;
+	sim_active_port(i, b);
 	b->nports = 0;
 	for (int j = 0; j < nlinks && b->nports < NET_BOND_PORTS; j++) {
 		struct net_bond_port *p;

@@ -66,6 +66,8 @@ struct net_bond_opts {
 	int		min_links;
 	int		ad_select;	/* 0 stable, 1 bandwidth, 2 count */
 	unsigned char	mac[6];		/* the bond's MAC, set at creation */
+	char		primary[NET_NAME_MAX];	/* the preferred port, or "" */
+	int		primary_ifindex;	/* the seam's: primary's ifindex for the kernel */
 };
 
 /* One port of a bond as the kernel reports it (IFLA_INFO_SLAVE_DATA). */
@@ -91,6 +93,9 @@ struct net_bond {
 	int		up, carrier;
 	unsigned char	mac[6];
 	int		mode, miimon, lacp_rate, xmit_hash_policy, min_links, ad_select;
+	char		primary[NET_NAME_MAX];	/* reported while that port is enslaved; "" */
+	char		active_port[NET_NAME_MAX];	/* active-backup, tlb, alb: the port in use */
+	int		primary_ifindex, active_ifindex;	/* as the kernel reports them; 0 */
 	int		has_ad_info;	/* IFLA_BOND_AD_INFO: an active aggregator */
 	int		ad_aggregator, ad_num_ports, ad_actor_key, ad_partner_key;
 	unsigned char	ad_partner_mac[6];

@@ -40,7 +40,8 @@ start() {
 	for _ in $(seq 100); do [ -S "$tmp/run/netd.sock" ] && break; sleep 0.1; done
 }
 stop() {
-	kill "$pid"
+	# $pid is in_ns's subshell; netd is its child.
+	pkill -TERM -P "$pid"
 	wait "$pid" 2>/dev/null
 	pid=
 	rm -f "$tmp/run/netd.sock"

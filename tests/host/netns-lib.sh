@@ -8,10 +8,11 @@ ns=$name-$$ peer=$name-p$$
 pid=
 
 cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	# `in_ns netd &` makes $pid the subshell: netd is its child.
+	[ -n "$pid" ] && { pkill -TERM -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; }
 	ip netns del "$ns" 2>/dev/null
 	ip netns del "$peer" 2>/dev/null
-	rm -rf "$tmp"
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
 . "$(dirname "$0")/check-lib.sh"

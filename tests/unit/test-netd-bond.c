@@ -904,6 +904,101 @@ START_TEST(sim_bond_mtu_is_its_ports)
 }
 END_TEST
 
+/*
+ * ad_select and primary: encoded with the kernel's types (primary is the
+ * port's ifindex), decoded back by name, refused outside their modes by
+ * netd and by the simulated driver alike, shown by bond.show.
+ */
+START_TEST(encode_decode_ad_select_and_primary)
+{
+	struct net_bond_opts o = { .name = "b", .mode = 1, .miimon = -1, .lacp_rate = -1,
+		.xmit_hash_policy = -1, .min_links = -1, .ad_select = -1, .primary_ifindex = 7 };
+	char buf[512];
+	const struct rtattr *info, *data;
+	struct bond_nl_link l;
+	struct msg m;
+
+	ck_assert_uint_gt(bond_nl_newlink(&o, 1, buf, sizeof(buf)), 0);
+	data = bond_data(buf, &info);
+	assert_attr(data, IFLA_BOND_PRIMARY, 4, 7);
+	o.mode = 4;
+	o.primary_ifindex = 0;
+	o.ad_select = 1;
+	ck_assert_uint_gt(bond_nl_newlink(&o, 1, buf, sizeof(buf)), 0);
+	data = bond_data(buf, &info);
+	assert_attr(data, IFLA_BOND_AD_SELECT, 1, 1);
+	ck_assert_ptr_null(find_attr(RTA_DATA(data), (int)RTA_PAYLOAD(data), IFLA_BOND_PRIMARY));
+	/* The kernel's answer: primary and active port by ifindex. */
+	m_begin(&m, 10, "bond0", UP_LOWER, mac1);
+	m_open(&m, IFLA_LINKINFO);
+	m_put(&m, IFLA_INFO_KIND, "bond", 5);
+	m_open(&m, IFLA_INFO_DATA);
+	m_u8(&m, IFLA_BOND_MODE, 1);
+	m_u32(&m, IFLA_BOND_PRIMARY, 12);
+	m_u32(&m, IFLA_BOND_ACTIVE_SLAVE, 11);
+	m_u8(&m, IFLA_BOND_AD_SELECT, 2);
+	m_close(&m);
+	m_close(&m);
+	m_end(&m);
+	ck_assert_int_eq(bond_nl_parse(m.buf, m.len, &l), 0);
+	ck_assert_int_eq(l.bond.primary_ifindex, 12);
+	ck_assert_int_eq(l.bond.active_ifindex, 11);
+	ck_assert_int_eq(l.bond.ad_select, 2);
+}
+END_TEST
+
+START_TEST(ad_select_and_primary_by_mode)
+{
+	struct net_bond_opts o = { .name = "bx", .mode = 4, .miimon = 100, .lacp_rate = -1,
+		.xmit_hash_policy = -1, .min_links = -1, .ad_select = -1, .primary = "lan1" };
+	struct json_object *a;
+
+	/*
+	 * As the board's driver answered iproute2: primary in 802.3ad is
+	 * refused, ad_select in active-backup taken (and ignored); a primary
+	 * that does not exist has no ifindex.
+	 */
+	ck_assert_int_eq(net->bond_create(&o), -1);
+	ck_assert_int_eq(errno, EACCES);
+	ck_assert_str_eq(net_errmsg(), "option not supported in mode");
+	o.mode = 1;
+	o.ad_select = 1;
+	ck_assert_int_eq(net->bond_create(&o), 0);
+	ck_assert_int_eq(net->link_del("bx"), 0);
+	snprintf(o.primary, sizeof(o.primary), "lan9");
+	ck_assert_int_eq(net->bond_create(&o), -1);
+	ck_assert_int_eq(errno, ENODEV);
+	ck_assert(!exists("bx"));
+	/* netd refuses first, with words. */
+	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\",\"lan2\"],\"mode\":\"802.3ad\","
+	    "\"primary\":\"lan1\"}", NAS_ERR_INVALID);
+	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\",\"lan2\"],"
+	    "\"mode\":\"active-backup\",\"ad_select\":\"count\"}", NAS_ERR_INVALID);
+	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\"],\"mode\":\"active-backup\","
+	    "\"primary\":\"lan2\"}", NAS_ERR_INVALID);
+	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\"],\"mode\":\"802.3ad\","
+	    "\"ad_select\":\"fastest\"}", RPC_INVALID_PARAMS);
+	ck_assert(!exists("bond0"));
+	ck_assert_str_eq(link_of("lan1").master, "");
+	/* In their modes: set, and shown. */
+	a = call("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\",\"lan2\"],"
+	    "\"mode\":\"active-backup\",\"primary\":\"lan2\"}", 0);
+	ck_assert_ptr_nonnull(strstr(plain(a), "\"primary\":\"lan2\",\"active_port\":\"lan2\""));
+	ck_assert_ptr_nonnull(strstr(plain(a), "\"ad_select\":null"));
+	json_object_put(a);
+	/* The primary loses its cable: the other port takes over. */
+	ck_assert_int_eq(sim_set_cable("lan2", 0), 0);
+	a = call("bond.show", "{\"name\":\"bond0\"}", 0);
+	ck_assert_ptr_nonnull(strstr(plain(a), "\"active_port\":\"lan1\""));
+	json_object_put(a);
+	call0("bond.delete", "{\"name\":\"bond0\"}", 0);
+	a = call("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\"],\"mode\":\"802.3ad\","
+	    "\"ad_select\":\"bandwidth\"}", 0);
+	ck_assert_ptr_nonnull(strstr(plain(a), "\"ad_select\":\"bandwidth\",\"primary\":null"));
+	json_object_put(a);
+}
+END_TEST
+
 /* ---- events ---- */
 
 static char dir_sock[300];
@@ -1000,6 +1095,7 @@ suite(void)
 	TCase *t = tcase_create("netlink");
 
 	tcase_add_test(t, encode_every_option);
+	tcase_add_test(t, encode_decode_ad_select_and_primary);
 	tcase_add_test(t, encode_each_mode_leaves_unset_options_out);
 	tcase_add_test(t, decode_aggregated);
 	tcase_add_test(t, decode_short_aggregator_is_none);
@@ -1018,6 +1114,7 @@ suite(void)
 	t = tcase_create("api");
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, create_lacp_bond);
+	tcase_add_test(t, ad_select_and_primary_by_mode);
 	tcase_add_test(t, mac_of_first_board_port);
 	tcase_add_test(t, every_mode);
 	tcase_add_test(t, refusals_change_nothing);

@@ -405,6 +405,54 @@ START_TEST(diff_bond_changed_is_made_again)
 }
 END_TEST
 
+static char	*slurp(const char *);
+
+/* ad_select and primary: checked against the mode and ports, made, written, compared. */
+START_TEST(bond_ad_select_and_primary)
+{
+	struct netconf c;
+	char why[160];
+
+	empty(&c);
+	set(&c, "bond bond0", "mode", "802.3ad");
+	set(&c, "bond bond0", "ports", "lan1,lan2");
+	set(&c, "bond bond0", "primary", "lan1");
+	ck_assert_int_eq(netconf_check(&c, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "primary applies to"));
+	empty(&c);
+	set(&c, "bond bond0", "mode", "active-backup");
+	set(&c, "bond bond0", "ports", "lan1,lan2");
+	set(&c, "bond bond0", "ad_select", "count");
+	ck_assert_int_eq(netconf_check(&c, why, sizeof(why)), -1);
+	empty(&c);
+	set(&c, "bond bond0", "mode", "active-backup");
+	set(&c, "bond bond0", "ports", "lan1");
+	set(&c, "bond bond0", "primary", "lan2");
+	ck_assert_int_eq(netconf_check(&c, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "not one of its ports"));
+	empty(&c);
+	set(&c, "bond bond0", "mode", "active-backup");
+	set(&c, "bond bond0", "ports", "lan1,lan2");
+	set(&c, "bond bond0", "primary", "lan2");
+	ck_assert_int_eq(roundtrip(&c), 3);	/* the ports' state for the undo, make */
+	ck_assert_int_eq(netconf_apply(&c, why, sizeof(why)), 3);
+	/* The running state says primary, and netd.ini will too. */
+	call0("link.set", "{\"link\":\"bond0\",\"mtu\":1500}", 0);
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "primary = lan2"));
+	/* Another primary: the bond is made again. */
+	set(&c, "bond bond0", "primary", "lan1");
+	ck_assert_int_eq(distance(&c), 2);	/* link-del, bond-make */
+	empty(&c);
+	set(&c, "bond bond0", "mode", "802.3ad");
+	set(&c, "bond bond0", "ports", "lan1,lan2");
+	set(&c, "bond bond0", "ad_select", "bandwidth");
+	ck_assert_int_gt(roundtrip(&c), 1);
+	ck_assert_int_gt(netconf_apply(&c, why, sizeof(why)), 1);
+	call0("link.set", "{\"link\":\"bond0\",\"mtu\":1500}", 0);
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "ad_select = bandwidth"));
+}
+END_TEST
+
 START_TEST(diff_vlan_made_and_moved)
 {
 	struct netconf c;
@@ -800,6 +848,7 @@ suite(void)
 	tcase_add_test(t, diff_bond_made_and_deleted);
 	tcase_add_test(t, diff_bond_changed_is_made_again);
 	tcase_add_test(t, diff_vlan_made_and_moved);
+	tcase_add_test(t, bond_ad_select_and_primary);
 	tcase_add_test(t, diff_route_and_dns);
 	tcase_add_test(t, failure_mid_apply_undoes_everything);
 	tcase_add_test(t, api_changes_written_back);
