@@ -297,6 +297,78 @@ START_TEST(replaced_disk_scanned_first_is_left_out)
 }
 END_TEST
 
+/*
+ * A disk from elsewhere (serial X) whose label copies member 1's of
+ * "r" at a newer generation and says X replaced member 1 then: it has
+ * no other member's witness (a survivor that took a repair's intent).
+ */
+static void
+add_claimant(const struct volume *v)
+{
+	static uint8_t buf[LABEL_SLOT_SIZE];
+	struct label l = v->mlabel[1];
+	char err[160];
+
+	add_disk(4, "sdx", 4 * GIB, "X");
+	l.generation = v->label.generation + 5;
+	l.joined[1] = l.generation;
+	memset(&l.member[1], 0, sizeof(l.member[1]));
+	memset(l.member[1].uuid, 0x58, 16);
+	snprintf(l.member[1].serial, sizeof(l.member[1].serial), "X");
+	l.member[1].size = 4 * GIB;
+	for (int t = 0; t < l.ntiers; t++) {
+		memset(l.tier[t].part_guid, 0, 16);
+		memset(l.tier[t].part_type, 0, 16);
+	}
+	ck_assert_int_eq(label_encode(&l, buf, sizeof(buf), err, sizeof(err)), 0);
+	ck_assert_int_eq(sys->write_at("sdx", LABEL_SLOT0, buf, sizeof(buf)), 0);
+}
+
+/* Inserted while the volume runs: the running member stays, nothing is repairable. */
+START_TEST(claimant_cannot_drop_a_running_member)
+{
+	struct volume *v = raid1(2);
+
+	add_claimant(v);
+	uevent();
+	ck_assert_str_eq(v->disk[1], "sdb");
+	ck_assert_ptr_null(volume_of_disk("sdx"));
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	add_disk(3, "sdc", 4 * GIB, "C");
+	uevent();
+	ck_assert_int_eq(repair("r", "sdc", 0), NAS_ERR_INVALID);
+}
+END_TEST
+
+/* Present at boot: it neither drops member 1 nor gets its label written to member 0. */
+START_TEST(claimant_at_boot_is_not_believed)
+{
+	struct volume *v = raid1(2);
+	uint64_t gen = v->label.generation;
+	struct label l;
+	char err[160];
+	int next;
+
+	fill("r", 7);
+	add_claimant(v);
+	reboot();
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->inconsistent, 1);
+	ck_assert_int_eq(label_read_disk("sda", &l, &next, err, sizeof(err)), 0);
+	ck_assert_uint_eq(l.generation, gen);
+	ck_assert_str_eq(l.member[1].serial, "B");
+	/* Taken out, the volume is whole again. */
+	sim_pull_disk("sdx");
+	reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->inconsistent, 0);
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	assert_member(v, 1, "sdb");
+	check_fill("r", 7);
+}
+END_TEST
+
 struct layout {
 	const char	*level;
 	int		 ndisks;
@@ -730,6 +802,8 @@ repair_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, raid1_pulled_member_replaced);
 	tcase_add_test(tc, replaced_disk_scanned_first_is_left_out);
+	tcase_add_test(tc, claimant_cannot_drop_a_running_member);
+	tcase_add_test(tc, claimant_at_boot_is_not_believed);
 	tcase_add_loop_test(tc, every_layout_every_member, 0,
 	    (int)(sizeof(layouts) / sizeof(layouts[0])) * 4);
 	tcase_add_test(tc, refusals_write_nothing);
