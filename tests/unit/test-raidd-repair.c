@@ -7,12 +7,14 @@
  * refusals, and a power cut after every mutating step of a repair.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "job.h"
 #include "log.h"
+#include "raidd/mdsb.h"
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
 #include "tests/unit/unit-util.h"
@@ -668,6 +670,48 @@ END_TEST
 #define HEAD_BYTES	(17ULL << 20)
 #define TAIL_BYTES	(1ULL << 20)
 
+/*
+ * md reads a new member's superblock first (super_1_load): a partition
+ * that cannot hold data_offset + data_size is refused (-EINVAL).
+ */
+START_TEST(sim_refuses_a_small_spare)
+{
+	struct sys_md one = { .name = "md_r_t1", .nmembers = 1, .raid_disks = 2 };
+	struct sys_part p = { .name = "x" };
+	static uint8_t buf[MDSB_BLOCK];
+	static struct mdsb sb, spare;
+	struct volume *v = raid1(3);
+	char err[MDSB_ERRLEN];
+	unsigned ma, mi;
+	int fd;
+
+	sim_pull_disk("sdb");
+	uevent();
+	p.start = v->mlabel[0].tier[0].start;
+	p.size = v->mlabel[0].tier[0].size;
+	ck_assert_int_ne(fd = sys->dev_open("sdc", &ma, &mi), -1);
+	ck_assert_int_eq(sys->partition("sdc", fd, &p, 1), 0);
+	ck_assert_int_eq(sys->fd_close(fd), 0);
+	ck_assert_int_eq(member_read_sb("sda1", &sb), 0);
+	sb.dev_number = 2;
+	sb.dev_roles[2] = MDSB_ROLE_SPARE;
+	sb.device_uuid[0] ^= 1;
+	snprintf(one.member[0].dev, sizeof(one.member[0].dev), "sdc1");
+	one.member[0].role = 1;
+	one.member[0].sb = buf;
+	one.member[0].sb_len = sizeof(buf);
+	/* More data than the partition holds. */
+	spare = sb;
+	spare.data_size = p.size / 512 - sb.data_offset + 8;
+	ck_assert_int_eq(mdsb_encode(&spare, buf, sizeof(buf), err, sizeof(err)), 0);
+	ck_assert_int_eq(sys->md_add_new(&one), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* As the array's own: taken. */
+	ck_assert_int_eq(mdsb_encode(&sb, buf, sizeof(buf), err, sizeof(err)), 0);
+	ck_assert_int_eq(sys->md_add_new(&one), 0);
+}
+END_TEST
+
 static int
 sdd_same(int save)
 {
@@ -812,6 +856,7 @@ repair_suite(void)
 	tcase_add_test(tc, failed_member_replaced);
 	tcase_add_test(tc, rebuild_resumes_after_power_cut);
 	tcase_add_test(tc, sim_takes_only_spares);
+	tcase_add_test(tc, sim_refuses_a_small_spare);
 	tcase_add_test(tc, auto_repair_blank_disk_in_the_bay);
 	tcase_add_test(tc, auto_repair_takes_nothing_else);
 	suite_add_tcase(s, tc);
