@@ -371,6 +371,39 @@ START_TEST(claimant_at_boot_is_not_believed)
 }
 END_TEST
 
+/* A newer label whose map puts the volume's bytes elsewhere describes another volume. */
+START_TEST(reordered_map_is_not_the_same_volume)
+{
+	struct volume *v;
+	struct label a, b;
+
+	add_disk(1, "sda", 1 * GIB, "A");
+	add_disk(2, "sdb", 2 * GIB, "B");
+	add_disk(3, "sdc", 2 * GIB, "C");
+	disk_refresh(0);
+	v = create("s", "shr", "\"sda\",\"sdb\",\"sdc\"");
+	ck_assert_int_eq(v->label.ntiers, 2);
+	a = b = v->mlabel[1];
+	b.generation++;
+	ck_assert_int_eq(label_same_members(&a, &b), 1);
+	b.nsegs = 2;
+	b.seg[0] = (struct label_seg){ 1, 0, a.tier[1].tier_size };
+	b.seg[1] = (struct label_seg){ 0, 0, a.tier[0].tier_size };
+	ck_assert_int_eq(label_same_members(&a, &b), 0);
+	/* Appended after what it held: the same volume, grown. */
+	b.tier[0].tier_size += 64 * MIB;
+	b.size += 64 * MIB;
+	b.nsegs = 3;
+	b.seg[0] = (struct label_seg){ 0, 0, a.tier[0].tier_size };
+	b.seg[1] = (struct label_seg){ 1, 0, a.tier[1].tier_size };
+	b.seg[2] = (struct label_seg){ 0, a.tier[0].tier_size, 64 * MIB };
+	ck_assert_int_eq(label_same_members(&a, &b), 1);
+	b.seg[1] = (struct label_seg){ 0, a.tier[0].tier_size, 64 * MIB };
+	b.seg[2] = (struct label_seg){ 1, 0, a.tier[1].tier_size };
+	ck_assert_int_eq(label_same_members(&a, &b), 0);
+}
+END_TEST
+
 struct layout {
 	const char	*level;
 	int		 ndisks;
@@ -848,6 +881,7 @@ repair_suite(void)
 	tcase_add_test(tc, replaced_disk_scanned_first_is_left_out);
 	tcase_add_test(tc, claimant_cannot_drop_a_running_member);
 	tcase_add_test(tc, claimant_at_boot_is_not_believed);
+	tcase_add_test(tc, reordered_map_is_not_the_same_volume);
 	tcase_add_loop_test(tc, every_layout_every_member, 0,
 	    (int)(sizeof(layouts) / sizeof(layouts[0])) * 4);
 	tcase_add_test(tc, refusals_write_nothing);
