@@ -85,16 +85,21 @@ collect(const struct disk *d, const struct label *l, int next_slot)
 		log_warnx("%s: too many volumes; %s ignored", d->sys.name, l->name);
 		return;
 	}
-	/* A disk whose place a repair gave to another is no member any more. */
+	/* A disk whose place a repair gave to another is no member any more
+	   (decide() asks a witness: replacement_seen). */
 	if (label_replaced(l, &v->label)) {
 		log_info("volume %s: %s was member %d before a repair: left out", v->name,
 		    d->sys.name, m + 1);
+		v->left_out |= 1U << m;
 		return;
 	}
-	if (v->disk[m][0] && label_replaced(&v->mlabel[m], l)) {
+	/* A running volume's members are known: a disk that comes now and
+	   says it replaced one is split brain or from elsewhere (below). */
+	if (!v->assembled && v->disk[m][0] && label_replaced(&v->mlabel[m], l)) {
 		log_info("volume %s: %s was member %d before a repair: left out", v->name,
 		    v->disk[m], m + 1);
 		v->disk[m][0] = '\0';
+		v->left_out |= 1U << m;
 	}
 	if (v->disk[m][0]) {
 		snprintf(v->problem, sizeof(v->problem),
@@ -174,6 +179,47 @@ set_inconsistent(struct volume *v, const char *fmt, ...)
 }
 
 /*
+ * The newest label says member m's disk took its place at generation
+ * J (volume.repair). Believed only when a present disk that was a
+ * member before J carries a label of generation J or later: it took
+ * the repair's intent. The new disk's own label cannot vouch for
+ * itself - a disk from elsewhere may claim any place - nor can a disk
+ * that joined after J.
+ */
+static int
+replacement_seen(const struct volume *v, int m)
+{
+	uint64_t j = v->label.joined[m];
+
+	for (int k = 0; k < v->label.ndisks; k++)
+		if (k != m && v->disk[k][0] && v->label.joined[k] < j &&
+		    v->mlabel[k].generation >= j)
+			return 1;
+	return 0;
+}
+
+static int
+replacement_unseen(struct volume *v, int m)
+{
+	return set_inconsistent(v, "the newest label (generation %llu) says member %d was "
+	    "replaced at generation %llu, and no other member present saw that: a disk may "
+	    "come from elsewhere; remove the one that does not belong", (unsigned long long)
+	    v->label.generation, m + 1, (unsigned long long)v->label.joined[m]), 1;
+}
+
+/* Member m's older label knew another disk in a place the newest label says was replaced. */
+static int
+replacements_seen(struct volume *v, const struct label *l)
+{
+	for (int j = 0; j < v->label.ndisks && j < l->ndisks; j++)
+		if (v->label.joined[j] > l->generation &&
+		    memcmp(l->member[j].uuid, v->label.member[j].uuid, 16) != 0 &&
+		    !replacement_seen(v, j))
+			return replacement_unseen(v, j), 0;
+	return 1;
+}
+
+/*
  * Present members at the newest generation must say the same, and the
  * older ones must describe the same members and arrays (a newer label
  * that does not was copied from elsewhere and is never obeyed).
@@ -189,6 +235,8 @@ members_disagree(struct volume *v)
 			    "or arrays than the newest label (generation %llu): a disk may "
 			    "come from elsewhere; remove the one that does not belong", m + 1,
 			    (unsigned long long)v->label.generation), 1;
+		if (!replacements_seen(v, &v->mlabel[m]))
+			return 1;
 		if (v->mlabel[m].generation == v->label.generation && !label_agrees(v, m))
 			return set_inconsistent(v, "member %d's label differs from the "
 			    "others' at generation %llu: volume.delete erases the present "
@@ -293,7 +341,11 @@ decide(struct volume *v)
 			log_info("volume %s: %s was member %d before a repair: left out",
 			    v->name, v->disk[m], m + 1);
 			v->disk[m][0] = '\0';
+			v->left_out |= 1U << m;
 		}
+	for (int m = 0; m < v->label.ndisks; m++)
+		if ((v->left_out & (1U << m)) && !replacement_seen(v, m))
+			return replacement_unseen(v, m), 0;
 	if (members_disagree(v))
 		return 0;
 	switch (v->label.intent.op) {

@@ -382,13 +382,60 @@ label_replaced(const struct label *l, const struct label *newest)
 	    !member_kept(&l->member[m], &newest->member[m]);
 }
 
+/* Segment k of l's map: the map's, or tier k whole (a map of version 1). */
+static struct label_seg
+seg_of(const struct label *l, int k)
+{
+	struct label_seg s = { (uint8_t)k, 0, l->tier[k].tier_size };
+
+	return l->nsegs ? l->seg[k] : s;
+}
+
+/*
+ * Every byte of a's volume is where b's map puts it (volume.grow only
+ * appends, and never moves what the volume held): a map reordered
+ * elsewhere would put the data at other offsets.
+ */
+static int
+map_kept(const struct label *a, const struct label *b)
+{
+	int na = a->nsegs ? a->nsegs : a->ntiers, nb = b->nsegs ? b->nsegs : b->ntiers;
+	uint64_t ao = 0, bo = 0, n;
+	int i = 0, j = 0;
+
+	while (i < na) {
+		struct label_seg x = seg_of(a, i), y;
+
+		if (x.len == 0) {
+			i++;
+			continue;
+		}
+		if (j >= nb)
+			return 0;
+		if ((y = seg_of(b, j)).len == 0) {
+			j++;
+			continue;
+		}
+		if (x.tier != y.tier || x.offset + ao != y.offset + bo)
+			return 0;
+		n = x.len - ao < y.len - bo ? x.len - ao : y.len - bo;
+		ao += n;
+		bo += n;
+		if (ao == x.len)
+			i++, ao = 0;
+		if (bo == y.len)
+			j++, bo = 0;
+	}
+	return 1;
+}
+
 /*
  * b (the newer) describes the disks and arrays a (the older) does. No
  * operation here but a repair (one member's disk, after the older label)
  * changes these between generations, so a label that differs from an
  * older member's in them was not written by raidd to this volume: a
  * copy from elsewhere, widened or reshaped, is never obeyed. Sizes alone
- * may grow (volume.grow: disks, tiers, the map).
+ * may grow (volume.grow: disks, tiers), and the map only append (map_kept).
  */
 int
 label_same_members(const struct label *a, const struct label *b)
@@ -407,7 +454,7 @@ label_same_members(const struct label *a, const struct label *b)
 		    memcmp(x->member, y->member, sizeof(x->member)) != 0)
 			return 0;
 	}
-	return 1;
+	return map_kept(a, b);
 }
 
 int

@@ -192,6 +192,11 @@ repair_check(struct volume *v, const char *spec, int force, int *code, char *err
 		return plan_err(err, errlen, "volume %s is %s: nothing of it is written "
 		    "before that is resolved", v->name, v->foreign ? "foreign" :
 		    v->inconsistent ? "inconsistent" : "held");
+	/* One intent at a time: a repair's commit would clear a stopped grow's,
+	   and the labels would keep a map md never grew to (no start maps it). */
+	if (v->label.intent.op == LABEL_OP_EXPANDING)
+		return plan_err(err, errlen, "volume %s has a grow to finish first: volume.grow "
+		    "carries it on (every member present)", v->name);
 	if (!v->assembled) {
 		*code = NAS_ERR_FAILED;
 		return plan_err(err, errlen, "volume %s is not running: %s", v->name,

@@ -1218,6 +1218,10 @@ sim_md_add_new(const struct sys_md *one)
 	    memcmp(sb.set_uuid, ref.set_uuid, 16) != 0 || sb.dev_number >= sb.max_dev ||
 	    sb.dev_roles[sb.dev_number] != MDSB_ROLE_SPARE)
 		return errno = EINVAL, -1;
+	/* super_1_load(): the device holds data_offset + data_size (the
+	   encoder never writes a data_size below the array's size). */
+	if (sb.data_offset + sb.data_size > m->size / 512)
+		return errno = EINVAL, -1;
 	if (role >= d->md.raid_disks || (role >= 0 && role_held(d, role)))
 		return errno = EBUSY, -1;
 	/* Faulty leftovers go first, as the Linux seam removes them. */

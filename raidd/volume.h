@@ -33,6 +33,7 @@ struct volume {
 	int		 inconsistent;		/* no safe decision: see problem */
 	uint8_t		 split;			/* members held out: used on their own */
 	uint8_t		 pulled;		/* members whose disk went away meanwhile */
+	uint8_t		 left_out;		/* members whose disk a repair replaced */
 	int		 bay[PLAN_MAX_DISKS];	/* member -> bay it was last seen in, 0 unknown */
 	struct job	*job;			/* create/delete in flight */
 };

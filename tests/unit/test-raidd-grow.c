@@ -373,6 +373,46 @@ START_TEST(md_grow_refused_while_syncing)
 }
 END_TEST
 
+/*
+ * A grow that stopped (md busy with a check) leaves its intent; a
+ * repair must not write over it: its commit would clear the intent,
+ * and the labels would describe a map md never grew to.
+ */
+START_TEST(repair_keeps_a_stopped_grow)
+{
+	struct sys_md_sync req = { .action = "check" };
+	struct json_object *a;
+	char md[SYS_NAME_MAX];
+	struct volume *v;
+
+	make("{\"name\":\"c\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}", "c");
+	v = volume_find("c");
+	volume_md_name(v, 0, md, sizeof(md));
+	grow_disks(2 * GIB, 3);
+	ck_assert_int_eq(sys->md_sync(md, &req), 0);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"c\"}"), JOB_FAILED);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_EXPANDING);
+	sim_pull_disk("sdb");
+	disk_refresh(1);
+	volume_scan();
+	volume_check_states();
+	a = unit_call(srv, &root, "volume.repair", "{\"name\":\"c\",\"disk\":\"sdc\"}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_REFUSED);
+	ck_assert_ptr_nonnull(strstr(unit_err_msg(a), "grow to finish"));
+	json_object_put(a);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_EXPANDING);
+	/* The member back, the next start finishes the grow. */
+	sim_push_disk("sdb");
+	reboot();
+	v = volume_find("c");
+	ck_assert_ptr_nonnull(v);
+	volume_check_states();
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->assembled, 1);
+	ck_assert_uint_gt(dm_size("c"), GIB);
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -387,6 +427,7 @@ grow_suite(void)
 	tcase_add_test(tc, grown_partition_keeps_its_guid);
 	tcase_add_test(tc, node_swapped_during_partition_grow);
 	tcase_add_test(tc, md_grow_refused_while_syncing);
+	tcase_add_test(tc, repair_keeps_a_stopped_grow);
 	tcase_add_loop_test(tc, power_cut_during_grow, 0, CUT_POINTS);
 	suite_add_tcase(s, tc);
 	return s;

@@ -7,12 +7,14 @@
  * refusals, and a power cut after every mutating step of a repair.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "job.h"
 #include "log.h"
+#include "raidd/mdsb.h"
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
 #include "tests/unit/raidd-util.h"
@@ -256,6 +258,111 @@ START_TEST(replaced_disk_scanned_first_is_left_out)
 	ck_assert_str_eq(v->disk[0], "");
 	ck_assert_ptr_null(volume_of_disk("sda"));
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
+}
+END_TEST
+
+/*
+ * A disk from elsewhere (serial X) whose label copies member 1's of
+ * "r" at a newer generation and says X replaced member 1 then: it has
+ * no other member's witness (a survivor that took a repair's intent).
+ */
+static void
+add_claimant(const struct volume *v)
+{
+	static uint8_t buf[LABEL_SLOT_SIZE];
+	struct label l = v->mlabel[1];
+	char err[160];
+
+	add_disk(4, "sdx", 4 * GIB, "X");
+	l.generation = v->label.generation + 5;
+	l.joined[1] = l.generation;
+	memset(&l.member[1], 0, sizeof(l.member[1]));
+	memset(l.member[1].uuid, 0x58, 16);
+	snprintf(l.member[1].serial, sizeof(l.member[1].serial), "X");
+	l.member[1].size = 4 * GIB;
+	for (int t = 0; t < l.ntiers; t++) {
+		memset(l.tier[t].part_guid, 0, 16);
+		memset(l.tier[t].part_type, 0, 16);
+	}
+	ck_assert_int_eq(label_encode(&l, buf, sizeof(buf), err, sizeof(err)), 0);
+	ck_assert_int_eq(sys->write_at("sdx", LABEL_SLOT0, buf, sizeof(buf)), 0);
+}
+
+/* Inserted while the volume runs: the running member stays, nothing is repairable. */
+START_TEST(claimant_cannot_drop_a_running_member)
+{
+	struct volume *v = raid1(2);
+
+	add_claimant(v);
+	uevent();
+	ck_assert_str_eq(v->disk[1], "sdb");
+	ck_assert_ptr_null(volume_of_disk("sdx"));
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	add_disk(3, "sdc", 4 * GIB, "C");
+	uevent();
+	ck_assert_int_eq(repair("r", "sdc", 0), NAS_ERR_INVALID);
+}
+END_TEST
+
+/* Present at boot: it neither drops member 1 nor gets its label written to member 0. */
+START_TEST(claimant_at_boot_is_not_believed)
+{
+	struct volume *v = raid1(2);
+	uint64_t gen = v->label.generation;
+	struct label l;
+	char err[160];
+	int next;
+
+	fill("r", 7);
+	add_claimant(v);
+	reboot();
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->inconsistent, 1);
+	ck_assert_int_eq(label_read_disk("sda", &l, &next, err, sizeof(err)), 0);
+	ck_assert_uint_eq(l.generation, gen);
+	ck_assert_str_eq(l.member[1].serial, "B");
+	/* Taken out, the volume is whole again. */
+	sim_pull_disk("sdx");
+	reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->inconsistent, 0);
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	assert_member(v, 1, "sdb");
+	check_fill("r", 7);
+}
+END_TEST
+
+/* A newer label whose map puts the volume's bytes elsewhere describes another volume. */
+START_TEST(reordered_map_is_not_the_same_volume)
+{
+	struct volume *v;
+	struct label a, b;
+
+	add_disk(1, "sda", 1 * GIB, "A");
+	add_disk(2, "sdb", 2 * GIB, "B");
+	add_disk(3, "sdc", 2 * GIB, "C");
+	disk_refresh(0);
+	v = create("s", "shr", "\"sda\",\"sdb\",\"sdc\"");
+	ck_assert_int_eq(v->label.ntiers, 2);
+	a = b = v->mlabel[1];
+	b.generation++;
+	ck_assert_int_eq(label_same_members(&a, &b), 1);
+	b.nsegs = 2;
+	b.seg[0] = (struct label_seg){ 1, 0, a.tier[1].tier_size };
+	b.seg[1] = (struct label_seg){ 0, 0, a.tier[0].tier_size };
+	ck_assert_int_eq(label_same_members(&a, &b), 0);
+	/* Appended after what it held: the same volume, grown. */
+	b.tier[0].tier_size += 64 * MIB;
+	b.size += 64 * MIB;
+	b.nsegs = 3;
+	b.seg[0] = (struct label_seg){ 0, 0, a.tier[0].tier_size };
+	b.seg[1] = (struct label_seg){ 1, 0, a.tier[1].tier_size };
+	b.seg[2] = (struct label_seg){ 0, a.tier[0].tier_size, 64 * MIB };
+	ck_assert_int_eq(label_same_members(&a, &b), 1);
+	b.seg[1] = (struct label_seg){ 0, a.tier[0].tier_size, 64 * MIB };
+	b.seg[2] = (struct label_seg){ 1, 0, a.tier[1].tier_size };
+	ck_assert_int_eq(label_same_members(&a, &b), 0);
 }
 END_TEST
 
@@ -558,6 +665,48 @@ END_TEST
 #define HEAD_BYTES	(17ULL << 20)
 #define TAIL_BYTES	(1ULL << 20)
 
+/*
+ * md reads a new member's superblock first (super_1_load): a partition
+ * that cannot hold data_offset + data_size is refused (-EINVAL).
+ */
+START_TEST(sim_refuses_a_small_spare)
+{
+	struct sys_md one = { .name = "md_r_t1", .nmembers = 1, .raid_disks = 2 };
+	struct sys_part p = { .name = "x" };
+	static uint8_t buf[MDSB_BLOCK];
+	static struct mdsb sb, spare;
+	struct volume *v = raid1(3);
+	char err[MDSB_ERRLEN];
+	unsigned ma, mi;
+	int fd;
+
+	sim_pull_disk("sdb");
+	uevent();
+	p.start = v->mlabel[0].tier[0].start;
+	p.size = v->mlabel[0].tier[0].size;
+	ck_assert_int_ne(fd = sys->dev_open("sdc", &ma, &mi), -1);
+	ck_assert_int_eq(sys->partition("sdc", fd, &p, 1), 0);
+	ck_assert_int_eq(sys->fd_close(fd), 0);
+	ck_assert_int_eq(member_read_sb("sda1", &sb), 0);
+	sb.dev_number = 2;
+	sb.dev_roles[2] = MDSB_ROLE_SPARE;
+	sb.device_uuid[0] ^= 1;
+	snprintf(one.member[0].dev, sizeof(one.member[0].dev), "sdc1");
+	one.member[0].role = 1;
+	one.member[0].sb = buf;
+	one.member[0].sb_len = sizeof(buf);
+	/* More data than the partition holds. */
+	spare = sb;
+	spare.data_size = p.size / 512 - sb.data_offset + 8;
+	ck_assert_int_eq(mdsb_encode(&spare, buf, sizeof(buf), err, sizeof(err)), 0);
+	ck_assert_int_eq(sys->md_add_new(&one), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* As the array's own: taken. */
+	ck_assert_int_eq(mdsb_encode(&sb, buf, sizeof(buf), err, sizeof(err)), 0);
+	ck_assert_int_eq(sys->md_add_new(&one), 0);
+}
+END_TEST
+
 static int
 sdd_same(int save)
 {
@@ -692,6 +841,9 @@ repair_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, raid1_pulled_member_replaced);
 	tcase_add_test(tc, replaced_disk_scanned_first_is_left_out);
+	tcase_add_test(tc, claimant_cannot_drop_a_running_member);
+	tcase_add_test(tc, claimant_at_boot_is_not_believed);
+	tcase_add_test(tc, reordered_map_is_not_the_same_volume);
 	tcase_add_loop_test(tc, every_layout_every_member, 0,
 	    (int)(sizeof(layouts) / sizeof(layouts[0])) * 4);
 	tcase_add_test(tc, refusals_write_nothing);
@@ -700,6 +852,7 @@ repair_suite(void)
 	tcase_add_test(tc, failed_member_replaced);
 	tcase_add_test(tc, rebuild_resumes_after_power_cut);
 	tcase_add_test(tc, sim_takes_only_spares);
+	tcase_add_test(tc, sim_refuses_a_small_spare);
 	tcase_add_test(tc, auto_repair_blank_disk_in_the_bay);
 	tcase_add_test(tc, auto_repair_takes_nothing_else);
 	suite_add_tcase(s, tc);
