@@ -837,6 +837,11 @@ repair_spare_start(struct volume *v, const struct disk *d, const uint8_t uuid[16
 	    (m = member_to_replace(v)) < 0)
 		return plan_err(err, errlen, "volume %s lacks no member it can rebuild",
 		    v->name), NULL;
+	/* As volume.repair: a stopped grow's intent must stand until it is finished. */
+	if (v->label.intent.op != LABEL_OP_NONE)
+		return plan_err(err, errlen, "volume %s waits for its interrupted %s to "
+		    "finish", v->name, v->label.intent.op == LABEL_OP_EXPANDING ? "grow" :
+		    "operation"), NULL;
 	if (tiers_rebuildable(v, m, &code, err, errlen) == -1 ||
 	    room_needed(v, m, &end, err, errlen) == -1)
 		return NULL;

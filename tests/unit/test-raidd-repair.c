@@ -294,12 +294,12 @@ START_TEST(claimant_cannot_drop_a_running_member)
 	struct volume *v = raid1(2);
 
 	add_claimant(v);
-	uevent();
+	raidd_uevent();
 	ck_assert_str_eq(v->disk[1], "sdb");
 	ck_assert_ptr_null(volume_of_disk("sdx"));
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	add_disk(3, "sdc", 4 * GIB, "C");
-	uevent();
+	raidd_uevent();
 	ck_assert_int_eq(repair("r", "sdc", 0), NAS_ERR_INVALID);
 }
 END_TEST
@@ -313,9 +313,9 @@ START_TEST(claimant_at_boot_is_not_believed)
 	char err[160];
 	int next;
 
-	fill("r", 7);
+	raidd_fill("r", 7);
 	add_claimant(v);
-	reboot();
+	raidd_reboot();
 	v = volume_find("r");
 	ck_assert_ptr_nonnull(v);
 	ck_assert_int_eq(v->inconsistent, 1);
@@ -324,12 +324,12 @@ START_TEST(claimant_at_boot_is_not_believed)
 	ck_assert_str_eq(l.member[1].serial, "B");
 	/* Taken out, the volume is whole again. */
 	sim_pull_disk("sdx");
-	reboot();
+	raidd_reboot();
 	v = volume_find("r");
 	ck_assert_int_eq(v->inconsistent, 0);
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	assert_member(v, 1, "sdb");
-	check_fill("r", 7);
+	raidd_check_fill("r", 7);
 }
 END_TEST
 
@@ -681,7 +681,7 @@ START_TEST(sim_refuses_a_small_spare)
 	int fd;
 
 	sim_pull_disk("sdb");
-	uevent();
+	raidd_uevent();
 	p.start = v->mlabel[0].tier[0].start;
 	p.size = v->mlabel[0].tier[0].size;
 	ck_assert_int_ne(fd = sys->dev_open("sdc", &ma, &mi), -1);

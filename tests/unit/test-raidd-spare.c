@@ -125,6 +125,54 @@ START_TEST(spare_takes_pulled_member)
 }
 END_TEST
 
+/*
+ * A grow stopped after its first step: a pulled member is not replaced by
+ * the spare (its repair would clear the grow's intent, and the map would
+ * then reach past arrays never grown); the grow finishes once the member
+ * is back.
+ */
+START_TEST(spare_waits_for_a_stopped_grow)
+{
+	struct volume *v = raidd_create(srv, "r", "raid1", "\"sda\",\"sdb\"");
+	struct sys_md_sync req = { .action = "check" };
+	struct json_object *a, *r, *id;
+	char md[SYS_NAME_MAX];
+
+	/* A spare big enough for the grown members. */
+	raidd_fill("r", 7);
+	sim_grow_disk("sdc", 8 * GIB);
+	disk_refresh(0);
+	ck_assert_int_eq(spare_call("volume.spare_add", "r", "sdc", 0), 0);
+	sim_grow_disk("sda", 8 * GIB);
+	sim_grow_disk("sdb", 8 * GIB);
+	disk_refresh(0);
+	volume_md_name(v, 0, md, sizeof(md));
+	ck_assert_int_eq(sys->md_sync(md, &req), 0);
+	a = unit_call(srv, &root, "volume.grow", "{\"name\":\"r\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "job", &id);
+	ck_assert_int_eq(raidd_drive((unsigned)json_object_get_int(id), "r"), JOB_FAILED);
+	json_object_put(a);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_EXPANDING);
+	snprintf(req.action, sizeof(req.action), "idle");
+	ck_assert_int_eq(sys->md_sync(md, &req), 0);
+	sim_pull_disk("sdb");
+	raidd_uevent();
+	ck_assert_ptr_null(v->job);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_EXPANDING);
+	ck_assert_str_eq(spare_state("r", 0), "ready");
+	sim_push_disk("sdb");
+	raidd_reboot();
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v->job);	/* the grow, carried on */
+	ck_assert_int_eq(raidd_drive(job_id(v->job), "r"), JOB_DONE);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert(v->assembled);
+	raidd_check_fill("r", 7);
+}
+END_TEST
+
 /* Found from the disks alone after a restart; md failing a member for errors. */
 START_TEST(spare_survives_reboot_and_takes_failed_member)
 {
@@ -317,6 +365,7 @@ spare_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, spare_takes_pulled_member);
+	tcase_add_test(tc, spare_waits_for_a_stopped_grow);
 	tcase_add_test(tc, spare_survives_reboot_and_takes_failed_member);
 	tcase_add_test(tc, spare_refusals_write_nothing);
 	tcase_add_test(tc, spare_too_small_or_with_data);
