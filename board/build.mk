@@ -16,7 +16,7 @@ IMAGE_TEST := $(IMAGE_DIR)/$(BOARD)-test.cpio.zst
 BAYS ?= 2
 IMAGE_VARIANT ?= test
 SCENARIOS ?= $(sort $(wildcard $(SRC)/tests/system/scenarios/*))
-RUN_SCENARIO := python3 $(SRC)/tests/system/run-scenario --image-dir $(IMAGE_DIR) \
+RUN_SCENARIO := python3 $(SRC)/tests/system/run-scenario --board $(BOARD) --image-dir $(IMAGE_DIR) \
 	--log-dir $(O)/system-logs
 # A cross board's toolchain.mk names the Debian architecture of its image
 # and its kernel package: mkimage.sh then takes nothing from the build host.
@@ -60,7 +60,7 @@ boot-check: $(IMAGE_PROD)
 
 check-system: image
 	@rm -f $(O)/check-system.log
-	@NAS_TIMING=$(O)/check-system.timing RUN_SCENARIO_OPTS="--image-dir $(IMAGE_DIR) --log-dir $(O)/system-logs" \
+	@NAS_TIMING=$(O)/check-system.timing RUN_SCENARIO_OPTS="--board $(BOARD) --image-dir $(IMAGE_DIR) --log-dir $(O)/system-logs" \
 		sh $(SRC)/tests/system/run-all $(SCENARIOS) | tee $(O)/check-system.log; \
 	 tail -n 1 $(O)/check-system.log | \
 	    awk '/passed,/ { print $$1, $$3, "system" }' >>$(O)/check-summary.txt; \
@@ -68,3 +68,4 @@ check-system: image
 
 bench-board: image
 	@sh $(SRC)/scripts/image/bench-board.sh $(SRC) $(O) $(IMAGE_DIR) $(BOARD)
+-include $(SRC)/board/cross.mk

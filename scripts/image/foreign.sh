@@ -33,7 +33,9 @@ other_spelling() {
 # Every file the build host's packages own, "PATH<TAB>PACKAGE", read once
 # (a dpkg-query -S per library scans the whole database each time).
 fowners=$fdebs/owners.$$
-awk '{ n = FILENAME; sub(/.*\//, "", n); sub(/(:[a-z0-9]+)?\.list$/, "", n); print $0 "\t" n }' \
+# Programs, loaders and multiarch libraries only: the rest is most of it.
+awk -v h="$htriplet" -v t="$triplet" '$0 ~ "^/(usr/)?(s?bin/|lib/(" h "/|" t "/|ld-))" {
+	n = FILENAME; sub(/.*\//, "", n); sub(/(:[a-z0-9]+)?\.list$/, "", n); print $0 "\t" n }' \
 	/var/lib/dpkg/info/*.list >"$fowners"
 
 # Package (name only) that owns PATH on the build host, or nothing.
