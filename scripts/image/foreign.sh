@@ -19,8 +19,6 @@ arm64) fmachine=AArch64 ;;
 esac
 fdebs=$dl/$farch-debs
 mkdir -p "$fdebs"
-# Tools run on the build host against foreign files: busybox --list.
-femu=qemu-$(dpkg-architecture -a"$farch" -qDEB_HOST_GNU_CPU 2>/dev/null)-static
 
 # The other spelling of a path on a merged-/usr system (/sbin/x, /usr/sbin/x).
 other_spelling() {
@@ -32,7 +30,7 @@ other_spelling() {
 
 # Every file the build host's packages own, "PATH<TAB>PACKAGE", read once
 # (a dpkg-query -S per library scans the whole database each time).
-fowners=$fdebs/owners.$$
+fowners=$(mktemp "$fdebs/owners.XXXXXX")
 # Programs, loaders and multiarch libraries only: the rest is most of it.
 awk -v h="$htriplet" -v t="$triplet" '$0 ~ "^/(usr/)?(s?bin/|lib/(" h "/|" t "/|ld-))" {
 	n = FILENAME; sub(/.*\//, "", n); sub(/(:[a-z0-9]+)?\.list$/, "", n); print $0 "\t" n }' \
@@ -47,8 +45,7 @@ host_owner() {
 # The candidate version of every package fetched in this run, "PKG VER":
 # apt-cache reads its whole index on each call (no pkgcache here), so
 # packages are resolved and downloaded in batches.
-fvers=$fdebs/versions.$$
-: >"$fvers"
+fvers=$(mktemp "$fdebs/versions.XXXXXX")
 trap 'rm -f "$fowners" "$fvers"' EXIT
 
 # fdir PKG: the unpacked tree of PKG's candidate (after foreign_prefetch).
@@ -270,3 +267,18 @@ foreign_libs() {
 # shellcheck disable=SC2046
 foreign_prefetch $(for t in /bin/busybox $FW_TOOLS $([ "$variant" = test ] && echo "$TEST_TOOLS"); do
 	host_owner "$t"; done | sort -u)
+
+# foreign_busybox: the package's busybox, whose applets are those the host's
+# /bin/busybox lists: the same source version is required, so that no downloaded
+# program is ever run on the build host.
+foreign_busybox() {
+	local f have
+	f=$(foreign_tool /bin/busybox) || return 1
+	# A binNMU (+bN) rebuilds the same source: the same applets.
+	have=$(dpkg-query -W -f='${Version}' "$(host_owner /bin/busybox)")
+	[ "$(awk -v p="$(host_owner /bin/busybox)" '$1 == p { sub(/\+b[0-9]+$/, "", $2); print $2; exit }' "$fvers")" = "${have%+b*}" ] || {
+		echo "mkimage.sh: the host's busybox ($have) is not the $farch one: its applet list would not match" >&2
+		return 1
+	}
+	echo "$f"
+}

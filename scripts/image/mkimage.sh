@@ -56,10 +56,10 @@ chmod 1777 "$stage/tmp"
 cp "$kdir/boot/vmlinuz-$kver" "$out/vmlinuz"
 
 # ---- busybox: every applet as a link in /bin (init also in /sbin) ----
-bb=/bin/busybox bbrun=
-[ -z "${IMAGE_ARCH:-}" ] || { bb=$(foreign_tool /bin/busybox); bbrun=$femu; }
+bb=/bin/busybox
+[ -z "${IMAGE_ARCH:-}" ] || bb=$(foreign_busybox)
 cp "$bb" "$stage/bin/busybox"
-for a in $($bbrun "$bb" --list); do
+for a in $(/bin/busybox --list); do
 	[ "$a" = busybox ] || ln -sf busybox "$stage/bin/$a"
 done
 ln -sf ../bin/busybox "$stage/sbin/init"
