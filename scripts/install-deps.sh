@@ -19,7 +19,7 @@ mdadm cryptsetup-bin dmsetup fio iperf3 jq socat util-linux iproute2 strace btrf
 arm64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \
 qemu-system-arm check:arm64"
 for p in libev-dev libjson-c-dev libiniparser-dev libnl-3-dev libnl-route-3-dev \
-	libblkid-dev libfdisk-dev liburing-dev libssl-dev libargon2-dev libatasmart-dev; do
+	libblkid-dev libfdisk-dev liburing-dev libssl-dev libargon2-dev libatasmart-dev libiperf-dev; do
 	arm64="$arm64 $p:arm64"
 done
 

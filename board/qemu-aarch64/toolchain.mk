@@ -12,3 +12,7 @@ TEST_WRAPPER ?= setsid -w timeout 300 qemu-aarch64-static
 # which brings the cross libc with it: not wired, plain suites only.
 UNIT_TIERS := plain
 BUILD_DEPS := arm64
+# The image: every program and library from Debian's arm64 packages
+# (scripts/image/foreign.sh), the kernel from linux-image-arm64.
+IMAGE_ARCH := arm64
+KERNEL_META := linux-image-arm64:arm64

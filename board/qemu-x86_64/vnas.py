@@ -186,6 +186,15 @@ class VNAS:
         self.started = None
         self.pending_swaps = []
 
+    def move_to(self, platform, image_dir):
+        """The disks go into another board (before its next boot): that
+        board's machine and image, a blank flash of its own."""
+        self.platform, self.mach = platform, PLATFORMS[platform]
+        self.board = platform if len(self.bays) <= 2 else platform + "-4bay"
+        self.mem = self.mach["mem"]
+        self.image_dir = os.path.abspath(image_dir)
+        self._make_flash()
+
     def _make_flash(self):
         with open(self.flash, "wb") as f:
             f.truncate(FLASH_MB << 20)

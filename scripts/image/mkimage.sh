@@ -39,8 +39,12 @@ for v in board rootfs dl out; do
 done
 name=${name:-$(basename "$board")}
 here=$(cd "$(dirname "$0")" && pwd)
+# IMAGE_ARCH (a cross board): programs and libraries come from that
+# architecture's Debian packages (foreign.sh), KERNEL_META names its kernel.
+triplet=x86_64-linux-gnu
+[ -z "${IMAGE_ARCH:-}" ] || . "$here/foreign.sh"
 
-kdir=$(sh "$here/fetch-kernel.sh" "$dl")
+kdir=$(sh "$here/fetch-kernel.sh" "$dl" ${KERNEL_META:-})
 kver=$(basename "$(find "$kdir/lib/modules" -mindepth 1 -maxdepth 1 -type d | head -n 1)")
 [ -f "$kdir/lib/modules/$kver/modules.dep" ] || depmod -b "$kdir" "$kver"
 
@@ -53,8 +57,9 @@ cp "$kdir/boot/vmlinuz-$kver" "$out/vmlinuz"
 
 # ---- busybox: every applet as a link in /bin (init also in /sbin) ----
 bb=/bin/busybox
+[ -z "${IMAGE_ARCH:-}" ] || bb=$(foreign_busybox)
 cp "$bb" "$stage/bin/busybox"
-for a in $("$bb" --list); do
+for a in $(/bin/busybox --list); do
 	[ "$a" = busybox ] || ln -sf busybox "$stage/bin/$a"
 done
 ln -sf ../bin/busybox "$stage/sbin/init"
@@ -95,7 +100,9 @@ echo "$name" >"$stage/etc/board-name"
 
 for t in $FW_TOOLS; do
 	[ -x "$t" ] || { echo "mkimage.sh: firmware tool $t missing on the build host" >&2; exit 1; }
-	cp -L "$t" "$stage/usr/sbin/$(basename "$t")"
+	src=$t
+	[ -z "${IMAGE_ARCH:-}" ] || src=$(foreign_tool "$t")
+	cp -L "$src" "$stage/usr/sbin/$(basename "$t")"
 done
 
 if [ "$variant" = test ]; then
@@ -105,7 +112,9 @@ if [ "$variant" = test ]; then
 	done
 	for t in $TEST_TOOLS; do
 		if [ -x "$t" ]; then
-			cp "$t" "$stage/usr/${t#/usr/}"
+			src=$t
+			[ -z "${IMAGE_ARCH:-}" ] || src=$(foreign_tool "$t")
+			cp "$src" "$stage/usr/${t#/usr/}"
 		else
 			echo "mkimage.sh: test tool $t missing on the build host" >&2
 			exit 1
@@ -116,7 +125,8 @@ if [ "$variant" = test ]; then
 fi
 
 # ---- shared libraries of every dynamic ELF in the image ----
-find "$stage" -type f -perm -u+x ! -path '*/lib/modules/*' ! -name busybox |
+[ -z "${IMAGE_ARCH:-}" ] || foreign_libs "$stage"
+[ -n "${IMAGE_ARCH:-}" ] || find "$stage" -type f -perm -u+x ! -path '*/lib/modules/*' ! -name busybox |
 	while read -r elf; do { ldd "$elf" 2>/dev/null || true; } | awk '/=> \// {print $3} /^\t\/.*ld-linux/ {print $1}'; done |
 	sort -u | while read -r lib; do
 		dst=$stage$lib
@@ -126,19 +136,21 @@ find "$stage" -type f -perm -u+x ! -path '*/lib/modules/*' ! -name busybox |
 	done
 # merged-/usr hosts resolve through /lib; keep both spellings valid
 [ -e "$stage/lib64" ] || ln -s lib "$stage/lib64"
-if [ -d "$stage/usr/lib/x86_64-linux-gnu" ]; then
-	mkdir -p "$stage/lib/x86_64-linux-gnu"
-	cp -an "$stage/usr/lib/x86_64-linux-gnu/." "$stage/lib/x86_64-linux-gnu/"
-	rm -rf "$stage/usr/lib/x86_64-linux-gnu"
-	ln -s ../../lib/x86_64-linux-gnu "$stage/usr/lib/x86_64-linux-gnu"
+if [ -d "$stage/usr/lib/$triplet" ]; then
+	mkdir -p "$stage/lib/$triplet"
+	cp -an "$stage/usr/lib/$triplet/." "$stage/lib/$triplet/"
+	rm -rf "$stage/usr/lib/$triplet"
+	ln -s ../../lib/$triplet "$stage/usr/lib/$triplet"
 fi
 # libgcc_s is dlopen'ed by glibc for pthread_cancel/backtraces
-l=/lib/x86_64-linux-gnu/libgcc_s.so.1
-if [ -e "$stage/lib/x86_64-linux-gnu/libc.so.6" ] && [ ! -e "$stage$l" ]; then
-	cp -L "$l" "$stage$l"
+l=/lib/$triplet/libgcc_s.so.1
+if [ -e "$stage/lib/$triplet/libc.so.6" ] && [ ! -e "$stage$l" ]; then
+	src=$l
+	[ -z "${IMAGE_ARCH:-}" ] || { src=$(foreign_lib libgcc_s.so.1); src=${src%% *}; }
+	cp -L "$src" "$stage$l"
 fi
 if [ -n "$(find "$stage/lib" -name 'libc.so.6' 2>/dev/null)" ]; then
-	printf '/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n' >"$stage/etc/ld.so.conf"
+	printf '/lib/%s\n/usr/lib/%s\n' "$triplet" "$triplet" >"$stage/etc/ld.so.conf"
 fi
 echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
 printf "root:x:0:\nnas:x:100:\nnasadmin:x:101:\n" >"$stage/etc/group"
