@@ -22,7 +22,7 @@ const char *
 rd_status_name(enum rd_status s)
 {
 	static const char *const names[] = {
-		"ok", "vanished", "garbage", "denied", "slow", "error"
+		"ok", "vanished", "garbage", "denied", "slow", "error", "stalled"
 	};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "error";
@@ -31,13 +31,14 @@ rd_status_name(enum rd_status s)
 void
 sysread_set_bound(int ms)
 {
-	bound_ms = ms;
+	/* Read by the sampler's worker too (sampler.c). */
+	__atomic_store_n(&bound_ms, ms, __ATOMIC_RELAXED);
 }
 
 int
 sysread_bound(void)
 {
-	return bound_ms;
+	return __atomic_load_n(&bound_ms, __ATOMIC_RELAXED);
 }
 
 static double
@@ -103,7 +104,7 @@ sysread_int(const char *path, long long min, long long max, long long *out,
 
 	if ((st = read_small(path, buf, sizeof(buf), took_ms)) != RD_OK)
 		return st;
-	if (took_ms != NULL && *took_ms > bound_ms)
+	if (took_ms != NULL && *took_ms > sysread_bound())
 		return RD_SLOW;
 	/* One integer, optionally followed by one newline: nothing else. */
 	if (buf[0] == '\0' || buf[0] == ' ' || buf[0] == '\n')
