@@ -1,9 +1,10 @@
 /*
  * One value from sysfs or /proc, read with a bound. A sysfs read of an
  * I2C or SMBus sensor runs the driver's bus transfer in our thread and
- * cannot be interrupted; what powerd can do is notice that a read took
- * longer than the bound and stop asking that sensor for a while
- * (sensor.c), so one slow chip cannot make every sample late.
+ * cannot be interrupted: the sensors are read on the sampler's worker
+ * (sampler.c), and a read that took longer than the bound stops that
+ * sensor being asked for a while (sensor.c), so one slow chip cannot
+ * stall every sample. Called from the loop and from that worker.
  */
 #include <errno.h>
 #include <fcntl.h>
