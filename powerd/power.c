@@ -114,8 +114,7 @@ power_sample_done(double j0)
 		nas_event("power.state", ev);
 	}
 	power.state = st;
-	power.sampled_at = pend_wall;
-	power.sampled_mono = pend_now;
+	power.watts_at = pend_wall;
 	power.samples++;
 	/*
 	 * A stalled source has no watts (NAN): the interval is charged its
@@ -150,6 +149,9 @@ power_sample(double now, double wall)
 	}
 	pend_now = now;
 	pend_wall = wall;
+	/* The loop's clock for drive.c: the disks are sampled as of now. */
+	power.sampled_at = wall;
+	power.sampled_mono = now;
 	if (sampler_busy()) {
 		sampler_stall();
 		power_sample_done(-1);
@@ -206,7 +208,7 @@ power_status(struct rpc_call *c, struct json_object *params)
 	}
 	json_object_object_add(r, "by_state", by);
 	json_object_object_add(r, "cpu_load", json_object_new_double(power.act.cpu_load));
-	json_object_object_add(r, "sampled_at", json_object_new_double(power.sampled_at));
+	json_object_object_add(r, "sampled_at", json_object_new_double(power.watts_at));
 	rpc_result(c, r);
 }
 

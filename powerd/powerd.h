@@ -241,8 +241,9 @@ struct power_ctx {
 	const char		*watts_error;	/* why NAN */
 	char			source[SENSOR_NAME + 8];
 	enum board_state	state;
-	double			sampled_at;	/* wall clock */
+	double			sampled_at;	/* wall clock of the last tick */
 	double			sampled_mono;	/* monotonic */
+	double			watts_at;	/* wall clock of the sample watts are from */
 	double			last_scan;	/* monotonic */
 	int			samples;
 };

@@ -32,7 +32,7 @@ struct sample_req {
 	double		now;
 	int		n;
 	char		top[PATH_MAX];
-	struct sensor	s[SENSOR_MAX];
+	struct sensor	s[];		/* n of them */
 };
 
 void (*sampler_reader)(const char *, struct sensor *, double) = sensor_read_in;
@@ -161,7 +161,8 @@ sampler_start(double now)
 		errno = EBUSY;
 		return -1;
 	}
-	if (worker_pipe(pipefd, &pipe_w, pipe_cb) == -1 || (r = malloc(sizeof(*r))) == NULL)
+	if (worker_pipe(pipefd, &pipe_w, pipe_cb) == -1 || (r = malloc(sizeof(*r) +
+	    (size_t)power.sensors.n * sizeof(r->s[0]))) == NULL)
 		return -1;
 	r->seq = seq + 1;
 	r->now = now;
