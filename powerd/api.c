@@ -67,7 +67,7 @@ clock_s(clockid_t id)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The last finished sample's metrics (the one just started finishes on its worker). */
+/* Each finished sample's metrics (power_on_sample). */
 static void
 write_prom(void)
 {
@@ -90,7 +90,6 @@ sample_cb(struct ev_loop *l, ev_timer *w, int revents)
 	(void)revents;
 	power_sample(now, clock_s(CLOCK_REALTIME));
 	sync_poll(now);
-	write_prom();
 }
 
 static void
@@ -129,6 +128,7 @@ static int
 powerd_init(const struct conf *c)
 {
 	drive_smart = smart_linux;
+	power_on_sample = write_prom;
 	energy_reset(&power.energy);
 	apply(c);
 	/*
@@ -138,7 +138,6 @@ powerd_init(const struct conf *c)
 	 */
 	sample_cb(nas_loop(), &sample_w, 0);
 	sampler_wait(1000);
-	write_prom();
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #define RESCAN_SECONDS	30.0	/* hot-plugged disks, chips that came or went */
 
 struct power_ctx power;
+void (*power_on_sample)(void);
 
 int
 power_load_board(const char *path, char *err, size_t errlen)
@@ -121,6 +122,8 @@ power_sample_done(double j0)
 	 * seconds and no joules, and so is the first one after it.
 	 */
 	energy_add(&power.energy, pend_now, pend_wall, power.watts, joules, st);
+	if (power_on_sample != NULL)
+		power_on_sample();
 }
 
 /*

@@ -255,6 +255,8 @@ extern struct power_ctx power;
  * counter's joules before them, -1: none).
  */
 void	power_sample_done(double j0);
+/* Called when a sample is finished (api.c: the metrics file); NULL: nothing. */
+extern void (*power_on_sample)(void);
 /* (Re)loads the board; on error the model is kept and -1 returned. */
 int	power_load_board(const char *path, char *err, size_t errlen);
 /* One sample of every source at monotonic now, wall clock wall. */
