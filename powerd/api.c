@@ -67,6 +67,19 @@ clock_s(clockid_t id)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Each finished sample's metrics (power_on_sample). */
+static void
+write_prom(void)
+{
+	/* Said once, not every second; said again after it worked. */
+	if (prom_write(metrics_dir) == -1) {
+		if (!metrics_failed)
+			log_warn("%s/powerd.prom", metrics_dir);
+		metrics_failed = 1;
+	} else
+		metrics_failed = 0;
+}
+
 static void
 sample_cb(struct ev_loop *l, ev_timer *w, int revents)
 {
@@ -77,13 +90,6 @@ sample_cb(struct ev_loop *l, ev_timer *w, int revents)
 	(void)revents;
 	power_sample(now, clock_s(CLOCK_REALTIME));
 	sync_poll(now);
-	/* Said once, not every second; said again after it worked. */
-	if (prom_write(metrics_dir) == -1) {
-		if (!metrics_failed)
-			log_warn("%s/powerd.prom", metrics_dir);
-		metrics_failed = 1;
-	} else
-		metrics_failed = 0;
 }
 
 static void
@@ -122,10 +128,16 @@ static int
 powerd_init(const struct conf *c)
 {
 	drive_smart = smart_linux;
+	power_on_sample = write_prom;
 	energy_reset(&power.energy);
 	apply(c);
-	/* A first sample before the socket opens: power.status answers at once. */
+	/*
+	 * A first sample before the socket opens: power.status answers at
+	 * once, unless a sensor hangs (then "no sample yet" until it answers
+	 * or the next sample stalls it).
+	 */
 	sample_cb(nas_loop(), &sample_w, 0);
+	sampler_wait(1000);
 	return 0;
 }
 

@@ -9,7 +9,8 @@ endif
 # procfs under settable roots, and SG_IO behind drive_ops (sg.c).
 POWERD_LOGIC := powerd/sysread.c powerd/sensor.c powerd/model.c powerd/activity.c \
 	powerd/energy.c powerd/power.c powerd/drive.c powerd/sync.c \
-	powerd/sg.c powerd/thermal.c powerd/diskio.c powerd/timers.c
+	powerd/sg.c powerd/thermal.c powerd/diskio.c powerd/timers.c \
+	powerd/sampler.c
 powerd_SRCS := powerd/main.c powerd/api.c powerd/prom.c powerd/smart.c $(POWERD_LOGIC)
 powerd_LIBS := -lm -latasmart -pthread
 

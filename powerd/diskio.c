@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,32 +204,10 @@ pipe_cb(struct ev_loop *l, ev_io *w, int revents)
 	}
 }
 
-static int
-pipe_open(void)
-{
-	if (pipefd[0] != -1)
-		return 0;
-	if (pipe2(pipefd, O_CLOEXEC) == -1)
-		return -1;
-	/* The loop never waits on the pipe; a worker may (PIPE_BUF is plenty). */
-	if (fcntl(pipefd[0], F_SETFL, O_NONBLOCK) == -1) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		pipefd[0] = pipefd[1] = -1;
-		return -1;
-	}
-	ev_io_init(&pipe_w, pipe_cb, pipefd[0], EV_READ);
-	ev_io_start(nas_loop(), &pipe_w);
-	return 0;
-}
-
 int
 dio_start(const struct disk_io *d, enum dio_op op, int smart)
 {
 	struct dio_req *r;
-	pthread_attr_t attr;
-	pthread_t t;
-	int e;
 
 	if (d->bay < 1 || d->bay > BOARD_MAX_BAYS) {
 		errno = EINVAL;
@@ -240,7 +217,7 @@ dio_start(const struct disk_io *d, enum dio_op op, int smart)
 		errno = EBUSY;
 		return -1;
 	}
-	if (pipe_open() == -1 || (r = calloc(1, sizeof(*r))) == NULL)
+	if (worker_pipe(pipefd, &pipe_w, pipe_cb) == -1 || (r = calloc(1, sizeof(*r))) == NULL)
 		return -1;
 	r->res.bay = d->bay;
 	r->res.gen = d->gen;
@@ -255,15 +232,8 @@ dio_start(const struct disk_io *d, enum dio_op op, int smart)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	e = pthread_create(&t, &attr, worker, r);
-	pthread_attr_destroy(&attr);
-	if (e != 0) {
-		free(r);
-		errno = e;
-		return -1;
-	}
+	if (worker_start(worker, r) == -1)
+		return -1;	/* r freed */
 	busy[d->bay - 1] = 1;
 	inflight++;
 	return 0;

@@ -13,6 +13,7 @@
 #define RESCAN_SECONDS	30.0	/* hot-plugged disks, chips that came or went */
 
 struct power_ctx power;
+void (*power_on_sample)(void);
 
 int
 power_load_board(const char *path, char *err, size_t errlen)
@@ -49,19 +50,16 @@ ports_up(void)
 	return n;
 }
 
-/* The board's watts from its sensor; joules from a counter, or -1. */
+/* The board's watts from its sensor, as last read; joules from a counter, or -1. */
 static double
-sensor_watts(double *joules, double now)
+sensor_watts(double j0, double *joules)
 {
 	struct sensor *s = sensor_find(&power.sensors, power.model.sensor);
-	double j0;
 
 	if (s == NULL) {
 		power.watts_error = "vanished";
 		return NAN;
 	}
-	j0 = s->joules;
-	sensor_read(s, now);
 	if (s->status != RD_OK) {
 		power.watts_error = rd_status_name(s->status);
 		return NAN;
@@ -70,37 +68,29 @@ sensor_watts(double *joules, double now)
 		power.watts_error = "first count";	/* a counter needs two */
 		return NAN;
 	}
-	if (s->kind == SK_ENERGY || s->kind == SK_RAPL)
+	if ((s->kind == SK_ENERGY || s->kind == SK_RAPL) && j0 >= 0 && s->joules >= j0)
 		*joules = s->joules - j0;
 	return s->watts;
 }
 
+/* The sample started by power_sample: its time, wall clock and state. */
+static double pend_now, pend_wall;
+static int start_failed;
+
+/*
+ * The sensors of the sample are in (or stalled): the
+ * watts, the state, the energy. j0: the source counter's joules before
+ * this sample's read, -1 when none.
+ */
 void
-power_sample(double now, double wall)
+power_sample_done(double j0)
 {
-	enum disk_power prev[BOARD_MAX_BAYS];
 	struct model_input in;
 	enum board_state st;
 	double joules = -1;
 	int model = power.have_board && strcmp(power.model.sensor, "model") == 0;
 
-	if (power.last_scan == 0 || now - power.last_scan >= RESCAN_SECONDS) {
-		sensor_scan(&power.sensors);
-		activity_scan_disks(&power.act, &power.board, now);
-		power.last_scan = now;
-	}
-	for (int i = 0; i < power.sensors.n; i++)
-		if (model || strcmp(power.sensors.s[i].name, power.model.sensor) != 0)
-			sensor_read(&power.sensors.s[i], now);
 	thermal_check(&power.sensors);
-	for (int i = 0; i < power.act.ndisks; i++)
-		prev[i] = power.act.disk[i].power;
-	activity_sample(&power.act, now);
-	drive_note_wakes(prev, power.act.ndisks);
-	if (power.have_board) {
-		drive_tick(now);
-		drive_smart_tick(now);
-	}
 	power.watts_error = NULL;
 	if (!power.have_board) {
 		power.watts = NAN;
@@ -112,7 +102,7 @@ power_sample(double now, double wall)
 		power.watts = model_watts(&power.model, &in);
 		pathf(power.source, sizeof(power.source), "model");
 	} else {
-		power.watts = sensor_watts(&joules, now);
+		power.watts = sensor_watts(j0, &joules);
 		pathf(power.source, sizeof(power.source), "sensor:%s", power.model.sensor);
 	}
 	st = activity_state(&power.act);
@@ -125,10 +115,65 @@ power_sample(double now, double wall)
 		nas_event("power.state", ev);
 	}
 	power.state = st;
+	power.watts_at = pend_wall;
+	power.samples++;
+	/*
+	 * A stalled source has no watts (NAN): the interval is charged its
+	 * seconds and no joules, and so is the first one after it.
+	 */
+	energy_add(&power.energy, pend_now, pend_wall, power.watts, joules, st);
+	if (power_on_sample != NULL)
+		power_on_sample();
+}
+
+/*
+ * One sample: the disks and the CPU here on the loop (kernel counters,
+ * no bus behind them), the sensors on the sampler's worker. The sample
+ * is finished when the worker answers; when the last one has not, the
+ * sensors are stalled and the sample finished at once without them.
+ */
+void
+power_sample(double now, double wall)
+{
+	enum disk_power prev[BOARD_MAX_BAYS];
+
+	/* An answer already in the pipe is on time: the loop was late, not it. */
+	sampler_wait(0);
+	if (power.last_scan == 0 || now - power.last_scan >= RESCAN_SECONDS) {
+		sensor_scan(&power.sensors);
+		activity_scan_disks(&power.act, &power.board, now);
+		power.last_scan = now;
+	}
+	for (int i = 0; i < power.act.ndisks; i++)
+		prev[i] = power.act.disk[i].power;
+	activity_sample(&power.act, now);
+	drive_note_wakes(prev, power.act.ndisks);
+	if (power.have_board) {
+		drive_tick(now);
+		drive_smart_tick(now);
+	}
+	pend_now = now;
+	pend_wall = wall;
+	/* The loop's clock for drive.c: the disks are sampled as of now. */
 	power.sampled_at = wall;
 	power.sampled_mono = now;
-	power.samples++;
-	energy_add(&power.energy, now, wall, power.watts, joules, st);
+	if (sampler_busy()) {
+		sampler_stall();
+		power_sample_done(-1);
+	} else if (sampler_start(now) == -1) {
+		/* No thread (memory): no reading, said once until one starts. */
+		if (!start_failed)
+			log_warn("sensor sampler");
+		start_failed = 1;
+		for (int i = 0; i < power.sensors.n; i++) {
+			power.sensors.s[i].status = RD_ERROR;
+			power.sensors.s[i].value = NAN;
+			power.sensors.s[i].have_watts = 0;
+			power.sensors.s[i].count_at = 0;
+		}
+		power_sample_done(-1);
+	} else
+		start_failed = 0;
 }
 
 /* ---- methods ---- */
@@ -168,7 +213,7 @@ power_status(struct rpc_call *c, struct json_object *params)
 	}
 	json_object_object_add(r, "by_state", by);
 	json_object_object_add(r, "cpu_load", json_object_new_double(power.act.cpu_load));
-	json_object_object_add(r, "sampled_at", json_object_new_double(power.sampled_at));
+	json_object_object_add(r, "sampled_at", json_object_new_double(power.watts_at));
 	rpc_result(c, r);
 }
 

@@ -7,6 +7,7 @@
  *   activity.c  /proc/diskstats and /proc/stat deltas, the board's state
  *   energy.c    energy per state (trapezoid) and the ring of samples
  *   power.c     one sample of everything; power.*, sensor.list
+ *   sampler.c   the sensors read on a worker thread, off the loop
  *   drive.c     disk standby timers, drive.*; sg.c the SG_IO seam
  *   diskio.c    every command to a disk on a worker thread, off the loop,
  *               the disk proven by its identity first
@@ -35,7 +36,8 @@ enum rd_status {
 	RD_GARBAGE,	/* not one integer, or outside what the file may hold */
 	RD_DENIED,	/* EACCES, EPERM (RAPL is root-only since 5.10) */
 	RD_SLOW,	/* took longer than the bound: skipped for a while */
-	RD_ERROR	/* any other read error (EIO from a bus that hangs) */
+	RD_ERROR,	/* any other read error (EIO from a bus that hangs) */
+	RD_STALLED	/* asked a sample ago and not answered yet (sampler.c) */
 };
 const char *rd_status_name(enum rd_status);
 /* Time bound of one read in ms; reads that pass it mark their sensor slow. */
@@ -99,9 +101,13 @@ void	sensor_set_root(const char *);
 const char *sensor_root(void);
 /* Finds every sensor under the root; keeps counters of those still there. */
 void	sensor_scan(struct sensor_set *);
-/* Reads one sensor at monotonic time now. */
+/* Reads one sensor at monotonic time now (under the root sensor_root()). */
 void	sensor_read(struct sensor *, double now);
+/* The same under the sysfs root top: what the sampler's worker calls. */
+void	sensor_read_in(const char *top, struct sensor *, double now);
 struct sensor *sensor_find(struct sensor_set *, const char *name);
+/* The reading (value, status, counter, back-off) of from onto to. */
+void	sensor_take_reading(struct sensor *to, const struct sensor *from);
 struct json_object *sensor_describe(const struct sensor *);
 
 /* ---- model.c ---- */
@@ -235,18 +241,50 @@ struct power_ctx {
 	const char		*watts_error;	/* why NAN */
 	char			source[SENSOR_NAME + 8];
 	enum board_state	state;
-	double			sampled_at;	/* wall clock */
+	double			sampled_at;	/* wall clock of the last tick */
 	double			sampled_mono;	/* monotonic */
+	double			watts_at;	/* wall clock of the sample watts are from */
 	double			last_scan;	/* monotonic */
 	int			samples;
 };
 
 extern struct power_ctx power;
+/*
+ * Finishes the sample power_sample started, from power.sensors as they are
+ * now (sampler.c, once the worker's readings are in; j0: the source
+ * counter's joules before them, -1: none).
+ */
+void	power_sample_done(double j0);
+/* Called when a sample is finished (api.c: the metrics file); NULL: nothing. */
+extern void (*power_on_sample)(void);
 /* (Re)loads the board; on error the model is kept and -1 returned. */
 int	power_load_board(const char *path, char *err, size_t errlen);
 /* One sample of every source at monotonic now, wall clock wall. */
 void	power_sample(double now, double wall);
 extern const struct rpc_method power_methods[];
+
+/* ---- sampler.c: every sensor read on one worker thread ---- */
+/*
+ * The worker's reader (sensor_read_in; tests put one that waits on a gate).
+ * Called on the worker only, on its own copies.
+ */
+extern void (*sampler_reader)(const char *top, struct sensor *, double now);
+/*
+ * Starts a worker that reads a copy of every sensor at monotonic now; its
+ * readings replace power.sensors' and finish the sample (power_sample_done)
+ * on the loop. 0, or -1 with errno (EBUSY: the last one has not answered).
+ */
+int	sampler_start(double now);
+/* The last sample is still being read. */
+int	sampler_busy(void);
+/* The last sample missed its time: its answer, when it comes, finishes nothing. */
+void	sampler_stall(void);
+/* Waits up to ms for the worker's answer and takes it (powerd's first sample). */
+void	sampler_wait(int ms);
+/* A worker's pipe to the loop: fd[0] non-blocking, watched by w with cb. 0 or -1. */
+int	worker_pipe(int fd[2], ev_io *w, void (*cb)(struct ev_loop *, ev_io *, int));
+/* A detached thread running fn(arg), a malloc'd block: 0, or -1 with errno (arg freed). */
+int	worker_start(void *(*fn)(void *), void *arg);
 
 /* ---- sg.c: the disks' seam; called only on diskio.c's workers ---- */
 struct drive_ops {

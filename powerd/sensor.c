@@ -289,6 +289,19 @@ sensor_find(struct sensor_set *set, const char *name)
 }
 
 void
+sensor_take_reading(struct sensor *to, const struct sensor *from)
+{
+	to->status = from->status;
+	to->value = from->value;
+	to->watts = from->watts;
+	to->have_watts = from->have_watts;
+	to->count = from->count;
+	to->count_at = from->count_at;
+	to->joules = from->joules;
+	to->slow_until = from->slow_until;
+}
+
+void
 sensor_scan(struct sensor_set *set)
 {
 	struct sensor *old;
@@ -303,15 +316,8 @@ sensor_scan(struct sensor_set *set)
 		if ((old = sensor_find(set, s->name)) == NULL ||
 		    strcmp(old->path, s->path) != 0)
 			continue;
-		s->count = old->count;
-		s->count_at = old->count_at;
-		s->joules = old->joules;
-		s->slow_until = old->slow_until;
+		sensor_take_reading(s, old);
 		s->alarm = old->alarm;
-		s->status = old->status;
-		s->value = old->value;
-		s->watts = old->watts;
-		s->have_watts = old->have_watts;
 		if (s->max_range == 0)
 			s->max_range = old->max_range;
 	}
@@ -365,14 +371,14 @@ read_counter(struct sensor *s, const char *p, double now, double *took)
 }
 
 static enum rd_status
-read_vi(struct sensor *s, const char *p, double *took)
+read_vi(const char *top, struct sensor *s, const char *p, double *took)
 {
 	char p2[PATH_MAX];
 	long long mv, ma;
 	enum rd_status st;
 	double t2 = 0;
 
-	full_path(s->path2, p2, sizeof(p2));
+	pathf(p2, sizeof(p2), "%s/%s", top, s->path2);
 	if ((st = sysread_int(p, -1000000, 1000000, &mv, took)) != RD_OK ||
 	    (st = sysread_int(p2, -1000000, 1000000, &ma, &t2)) != RD_OK) {
 		*took += t2;
@@ -409,6 +415,16 @@ read_plain(struct sensor *s, const char *p, double *took)
 void
 sensor_read(struct sensor *s, double now)
 {
+	sensor_read_in(root, s, now);
+}
+
+/*
+ * The sampler's worker reads here: top is its own copy of the root, and
+ * s its own copy of the sensor (sampler.c); nothing the loop changes.
+ */
+void
+sensor_read_in(const char *top, struct sensor *s, double now)
+{
 	char p[PATH_MAX];
 	double took = 0;
 
@@ -418,7 +434,7 @@ sensor_read(struct sensor *s, double now)
 		s->have_watts = 0;
 		return;
 	}
-	full_path(s->path, p, sizeof(p));
+	pathf(p, sizeof(p), "%s/%s", top, s->path);
 	s->value = NAN;
 	s->have_watts = 0;
 	switch (s->kind) {
@@ -427,7 +443,7 @@ sensor_read(struct sensor *s, double now)
 		s->status = read_counter(s, p, now, &took);
 		break;
 	case SK_VI:
-		s->status = read_vi(s, p, &took);
+		s->status = read_vi(top, s, p, &took);
 		break;
 	default:
 		s->status = read_plain(s, p, &took);

@@ -1,9 +1,10 @@
 /*
  * One value from sysfs or /proc, read with a bound. A sysfs read of an
  * I2C or SMBus sensor runs the driver's bus transfer in our thread and
- * cannot be interrupted; what powerd can do is notice that a read took
- * longer than the bound and stop asking that sensor for a while
- * (sensor.c), so one slow chip cannot make every sample late.
+ * cannot be interrupted: the sensors are read on the sampler's worker
+ * (sampler.c), and a read that took longer than the bound stops that
+ * sensor being asked for a while (sensor.c), so one slow chip cannot
+ * stall every sample. Called from the loop and from that worker.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,7 @@ const char *
 rd_status_name(enum rd_status s)
 {
 	static const char *const names[] = {
-		"ok", "vanished", "garbage", "denied", "slow", "error"
+		"ok", "vanished", "garbage", "denied", "slow", "error", "stalled"
 	};
 
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "error";
@@ -31,13 +32,14 @@ rd_status_name(enum rd_status s)
 void
 sysread_set_bound(int ms)
 {
-	bound_ms = ms;
+	/* Read by the sampler's worker too (sampler.c). */
+	__atomic_store_n(&bound_ms, ms, __ATOMIC_RELAXED);
 }
 
 int
 sysread_bound(void)
 {
-	return bound_ms;
+	return __atomic_load_n(&bound_ms, __ATOMIC_RELAXED);
 }
 
 static double
@@ -103,7 +105,7 @@ sysread_int(const char *path, long long min, long long max, long long *out,
 
 	if ((st = read_small(path, buf, sizeof(buf), took_ms)) != RD_OK)
 		return st;
-	if (took_ms != NULL && *took_ms > bound_ms)
+	if (took_ms != NULL && *took_ms > sysread_bound())
 		return RD_SLOW;
 	/* One integer, optionally followed by one newline: nothing else. */
 	if (buf[0] == '\0' || buf[0] == ' ' || buf[0] == '\n')

@@ -116,14 +116,16 @@ if command -v promtool > /dev/null; then
 else
 	bad "promtool is not installed (Debian package prometheus)"
 fi
+# A sample whose reads are not back by the next (200 ms, a loaded machine)
+# is stalled: no watts in that one; the file is rewritten at each sample.
 check "powerd.prom has the watts, the energy per state and the temperature" \
-	sh -c "grep -q '^nas_power_watts{source=\"sensor:hwmon:ina219/power1_input\"} 12.5$' \
+	sh -c "for i in \$(seq 50); do sleep 0.1; grep -q '^nas_power_watts{source=\"sensor:hwmon:ina219/power1_input\"} 12.5$' \
 		'$tmp/metrics/powerd.prom' &&
 	grep -q '^nas_energy_joules_total{state=\"idle\"} ' '$tmp/metrics/powerd.prom' &&
 	grep -q '^nas_disk_power_state{bay=\"1\",disk=\"sda\",state=\"idle\"} 1$' \
 		'$tmp/metrics/powerd.prom' &&
 	grep -qF 'nas_temperature_celsius{sensor=\"hwmon:nct6775/temp1_input\",label=\"CPU \\\"core\\\"\"} 41' \
-		'$tmp/metrics/powerd.prom'"
+		'$tmp/metrics/powerd.prom' && exit 0; done; exit 1"
 rm "$sys/class/hwmon/hwmon0/power1_input"
 check "a sensor that vanished is null with its reason, never 0 W" \
 	eventually '.result.watts == null and .result.error == "vanished"'

@@ -582,6 +582,25 @@ power_start(const char *board_text)
 	free(p);
 }
 
+/*
+ * Waits for the sampler's worker and takes its answer (sampler.c), and
+ * nothing else: the disks' workers are answered by settle() alone.
+ */
+static void
+settle_sampler(void)
+{
+	while (sampler_busy())
+		sampler_wait(-1);
+}
+
+/* One whole sample, its sensors read on the worker. */
+static void
+sample(double now, double wall)
+{
+	power_sample(now, wall);
+	settle_sampler();
+}
+
 #define ONE_BAY	"[board]\nbays = 1\n[bay1]\npath = /sys/devices/none\n"
 
 START_TEST(sample_model_board)
@@ -592,12 +611,12 @@ START_TEST(sample_model_board)
 	put("class/net/lan1/carrier", "1\n");
 	put("class/net/lan2/carrier", "0\n");
 	power_start(board_ini);
-	power_sample(1, 1001);
+	sample(1, 1001);
 	ck_assert_str_eq(power.source, "model");
 	ck_assert_int_eq(power.state, BS_IDLE);
 	ck_assert_double_eq_tol(power.watts, (8.0 + 2 * 3.4 + 0.4) / 0.87, 1e-9);
 	fixture_proc(9);
-	power_sample(2, 1002);
+	sample(2, 1002);
 	ck_assert_int_eq(power.state, BS_READING);
 	ck_assert_double_eq_tol(power.watts, (8.0 + 5.7 + 3.4 + 0.4) / 0.87, 1e-9);
 	ck_assert_double_eq_tol(power.energy.by_j[BS_READING],
@@ -614,32 +633,32 @@ START_TEST(sample_sensor_that_vanishes)
 	put("class/hwmon/hwmon0/name", "ina219\n");
 	put("class/hwmon/hwmon0/power1_input", "12000000\n");
 	power_start(ONE_BAY "[power]\nsensor = hwmon:ina219/power1_input\n");
-	power_sample(1, 1001);
-	power_sample(2, 1002);
+	sample(1, 1001);
+	sample(2, 1002);
 	ck_assert_str_eq(power.source, "sensor:hwmon:ina219/power1_input");
 	ck_assert_double_eq_tol(power.watts, 12.0, 1e-9);
 	ck_assert_double_eq_tol(power.energy.joules, 12.0, 1e-9);
 	gone("class/hwmon/hwmon0/power1_input");
-	power_sample(3, 1003);
+	sample(3, 1003);
 	ck_assert(isnan(power.watts));	/* never 0 W */
 	ck_assert_str_eq(power.watts_error, "vanished");
 	j = power.energy.joules;
 	ck_assert_double_eq_tol(j, 12.0, 1e-9);	/* no energy for what nobody measured */
 	put("class/hwmon/hwmon0/power1_input", "garbage\n");
-	power_sample(4, 1004);
+	sample(4, 1004);
 	ck_assert(isnan(power.watts));
 	ck_assert_str_eq(power.watts_error, "garbage");
 	put("class/hwmon/hwmon0/power1_input", "10000000\n");
-	power_sample(5, 1005);
+	sample(5, 1005);
 	ck_assert_double_eq_tol(power.watts, 10.0, 1e-9);
 	ck_assert_double_eq_tol(power.energy.joules, j, 1e-9);	/* one end was a gap */
-	power_sample(6, 1006);
+	sample(6, 1006);
 	ck_assert_double_eq_tol(power.energy.joules, j + 10.0, 1e-9);
 	/* The whole chip gone (rescan): the sensor is unknown, still not 0 W. */
 	unit_rmtree(tmp);
 	mkdir(tmp, 0700);
 	power.last_scan = 0;
-	power_sample(7, 1007);
+	sample(7, 1007);
 	ck_assert(isnan(power.watts));
 	ck_assert_str_eq(power.watts_error, "vanished");
 }
@@ -651,11 +670,11 @@ START_TEST(sample_energy_counter_source)
 	put("class/powercap/intel-rapl:0/max_energy_range_uj", "1000000000\n");
 	put("class/powercap/intel-rapl:0/energy_uj", "999000000\n");
 	power_start(ONE_BAY "[power]\nsensor = powercap:intel-rapl:0\n");
-	power_sample(10, 1010);
+	sample(10, 1010);
 	ck_assert(isnan(power.watts));
 	ck_assert_str_eq(power.watts_error, "first count");
 	put("class/powercap/intel-rapl:0/energy_uj", "3000000\n");	/* wrapped */
-	power_sample(12, 1012);
+	sample(12, 1012);
 	ck_assert_double_eq_tol(power.watts, 2.0, 1e-9);
 	ck_assert_double_eq_tol(power.energy.joules, 4.0, 1e-9);
 }
@@ -945,20 +964,20 @@ START_TEST(standby_timer_per_bay)
 	drive_set_timers(1, per_bay);
 	ck_assert_int_eq(drive_minutes(1), 1);
 	ck_assert_int_eq(drive_minutes(2), 0);
-	power_sample(1, 1001);		/* idle since 1 */
+	sample(1, 1001);		/* idle since 1 */
 	drive_set_syncing((const char *const[]){ NULL }, 0, 59);
-	power_sample(60, 1060);
+	sample(60, 1060);
 	ck_assert_int_eq(sim_standbys[1], 0);
-	power_sample(61, 1061);
+	sample(61, 1061);
 	settle();
 	ck_assert_int_eq(sim_standbys[1], 1);
 	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
 	ck_assert_int_eq(sim_standbys[2], 0);
-	power_sample(62, 1062);
+	sample(62, 1062);
 	ck_assert_int_eq(sim_standbys[1], 1);	/* once */
 	/* A read of sda wakes it and starts its timer again. */
 	fixture_proc(5);
-	power_sample(63, 1063);
+	sample(63, 1063);
 	ck_assert_int_eq(power.act.disk[0].power, DP_ACTIVE);
 	ck_assert_int_eq(power.act.disk[0].spinups, 1);
 	ck_assert_double_eq(power.act.disk[0].idle_since, 63);
@@ -968,18 +987,18 @@ END_TEST
 START_TEST(standby_waits_for_raidd)
 {
 	drive_set_timers(1, no_override);
-	power_sample(1, 1001);
+	sample(1, 1001);
 	/* raidd never answered: whether a volume syncs is unknown. */
 	drive_set_syncing(NULL, 0, 0);
-	power_sample(120, 1120);
+	sample(120, 1120);
 	ck_assert_int_eq(sim_standbys[1] + sim_standbys[2], 0);
 	/* An answer 31 s old is no answer. */
 	drive_set_syncing((const char *const[]){ NULL }, 0, 89);
-	power_sample(121, 1121);
+	sample(121, 1121);
 	ck_assert_int_eq(sim_standbys[1] + sim_standbys[2], 0);
 	/* sdb's volume resyncs: only sda sleeps. */
 	drive_set_syncing((const char *const[]){ "sdb" }, 1, 121);
-	power_sample(122, 1122);
+	sample(122, 1122);
 	settle();
 	ck_assert_int_eq(sim_standbys[1], 1);
 	ck_assert_int_eq(sim_standbys[2], 0);
@@ -997,9 +1016,9 @@ START_TEST(raidd_volume_list_read)
 	    "  \"members\":[{\"disk\":7}]}]}, 5, \"x\"]");
 
 	drive_set_timers(1, no_override);
-	power_sample(1, 1001);
+	sample(1, 1001);
 	ck_assert_int_eq(sync_apply(v, 100), 0);
-	power_sample(100, 1100);
+	sample(100, 1100);
 	settle();
 	ck_assert_int_eq(sim_standbys[1], 1);	/* sda: its volume is idle */
 	ck_assert_int_eq(sim_standbys[2], 0);	/* sdb: rebuilding */
@@ -1023,7 +1042,7 @@ START_TEST(drive_methods_answer)
 	put("class/hwmon/hwmon0/temp1_input", "36000\n");
 	link_to("../../../devices/pci0000:00/host0/target0:0:2/0:0:2:0",
 	    "class/hwmon/hwmon0/device");
-	power_sample(1, 1001);
+	sample(1, 1001);
 	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
 	a = unit_call(srv, &root, "drive.list", NULL);
 	ck_assert_int_eq(unit_err_code(a), 0);
@@ -1086,7 +1105,7 @@ START_TEST(drive_set_is_kept)
 	memcpy(per_bay, no_override, sizeof(per_bay));
 	per_bay[1] = 7;			/* powerd.ini: bay2 = 7 */
 	drive_set_timers(20, per_bay);
-	power_sample(1, 1001);
+	sample(1, 1001);
 	a = unit_call(srv, &root, "drive.set", "{\"disk\":\"bay2\",\"standby_minutes\":0}");
 	ck_assert_int_eq(unit_err_code(a), 0);
 	json_object_put(a);
@@ -1165,7 +1184,7 @@ gated_start(void)
 	ck_assert_int_eq(pipe(gate), 0);
 	sim_hook = gated;
 	drive_set_timers(20, no_override);
-	power_sample(1, 1001);
+	sample(1, 1001);
 	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
 	return srv;
 }
@@ -1186,7 +1205,7 @@ START_TEST(no_question_during_standby)
 	a = unit_call(srv, &root_peer, "drive.standby", "{\"disk\":\"bay1\"}");
 	ck_assert_int_eq(unit_err_code(a), 0);
 	json_object_put(a);
-	power_sample(11, 1011);
+	sample(11, 1011);
 	a = unit_call(srv, &root_peer, "drive.list", NULL);
 	ck_assert_int_eq(unit_err_code(a), 0);
 	json_object_put(a);
@@ -1224,7 +1243,7 @@ START_TEST(hung_disk_does_not_hold_the_loop)
 	ck_assert_int_eq(dio_inflight(), 2);
 	/* Both disks hang. Everything else answers, many times over. */
 	for (int t = 2; t < 40; t++) {
-		power_sample(t, 1000 + t);
+		sample(t, 1000 + t);
 		a = unit_call(srv, &root_peer, "power.status", NULL);
 		ck_assert_int_eq(unit_err_code(a), 0);
 		json_object_put(a);
@@ -1265,6 +1284,189 @@ START_TEST(hung_disk_does_not_hold_the_loop)
 }
 END_TEST
 
+/* A sensor on a bus that hangs: the worker's read of it waits on sgate. */
+static int sgate[2], sgated_reads;
+static const char *sgated_name;
+
+static void
+gated_reader(const char *top, struct sensor *s, double now)
+{
+	char c;
+
+	if (sgated_name != NULL && strcmp(s->name, sgated_name) == 0) {
+		__atomic_add_fetch(&sgated_reads, 1, __ATOMIC_SEQ_CST);
+		if (read(sgate[0], &c, 1) != 1)
+			return;
+	}
+	sensor_read_in(top, s, now);
+}
+
+/* sensor.list's answer a: the sensor named name. */
+static struct json_object *
+listed(struct json_object *a, const char *name)
+{
+	struct json_object *arr = json_object_object_get(json_object_object_get(a, "result"),
+	    "sensors");
+
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		struct json_object *o = json_object_array_get_idx(arr, i);
+
+		if (strcmp(json_object_get_string(json_object_object_get(o, "name")), name) == 0)
+			return o;
+	}
+	ck_abort_msg("%s not listed", name);
+	return NULL;
+}
+
+static const char *
+listed_status(struct rpc_server *srv, const char *name, int *has_value)
+{
+	static char st[32];
+	struct json_object *a = unit_call(srv, &root_peer, "sensor.list", NULL), *o;
+
+	ck_assert_int_eq(unit_err_code(a), 0);
+	o = listed(a, name);
+	snprintf(st, sizeof(st), "%s", json_object_get_string(json_object_object_get(o,
+	    "status")));
+	*has_value = json_object_object_get(o, "value") != NULL;
+	json_object_put(a);
+	return st;
+}
+
+#define INA	"hwmon:ina219/power1_input"
+#define NCT	"hwmon:nct6775/temp1_input"
+
+/*
+ * The board's power sensor hangs in its driver: the sample that reads it
+ * waits on the sampler's worker while power.status, sensor.list and
+ * drive.list answer; the next samples start no other read, show the
+ * sensors "stalled" (no value, never 0 W) and count no joules; the late
+ * answer is shown, and the samples after it read the sensor again.
+ */
+START_TEST(hung_sensor_does_not_hold_the_loop)
+{
+	struct rpc_server *srv = rpc_server_new("powerd", "test");
+	struct json_object *a, *r;
+	int has;
+
+	rpc_server_add_methods(srv, power_methods);
+	rpc_server_add_methods(srv, drive_methods);
+	drive_set_timers(20, no_override);
+	put("class/hwmon/hwmon0/name", "ina219\n");
+	put("class/hwmon/hwmon0/power1_input", "12000000\n");
+	put("class/hwmon/hwmon1/name", "nct6775\n");
+	put("class/hwmon/hwmon1/temp1_input", "41000\n");
+	power_start("[board]\nbays = 2\n"
+	    "[bay1]\npath = /sys/devices/pci0000:00/host*/target*:0:1/*:0:1:0\n"
+	    "[bay2]\npath = /sys/devices/pci0000:00/host*/target*:0:2/*:0:2:0\n"
+	    "[power]\nsensor = " INA "\n");
+	ck_assert_int_eq(pipe(sgate), 0);
+	sgated_name = INA;
+	sampler_reader = gated_reader;
+	ck_assert_int_eq(write(sgate[1], "xx", 2), 2);	/* the first two go through */
+	sample(1, 1001);
+	sample(2, 1002);
+	ck_assert_double_eq_tol(power.watts, 12.0, 1e-9);
+	ck_assert_double_eq_tol(power.energy.joules, 12.0, 1e-9);
+	/* The third read hangs. */
+	power_sample(3, 1003);
+	ck_assert(sampler_busy());
+	a = unit_call(srv, &root_peer, "power.status", NULL);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	ck_assert_str_eq(listed_status(srv, INA, &has), "ok");	/* the last reading */
+	a = unit_call(srv, &root_peer, "drive.list", NULL);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	/* Its time is up: stalled, no second read, no watts, no joules. */
+	for (int t = 4; t < 8; t++) {
+		power_sample(t, 1000 + t);
+		ck_assert(isnan(power.watts));
+		ck_assert_str_eq(power.watts_error, "stalled");
+		a = unit_call(srv, &root_peer, "power.status", NULL);
+		ck_assert_int_eq(unit_err_code(a), 0);
+		r = json_object_object_get(a, "result");
+		ck_assert_ptr_null(json_object_object_get(r, "watts"));
+		ck_assert_str_eq(json_object_get_string(json_object_object_get(r, "error")),
+		    "stalled");
+		ck_assert_double_eq(json_object_get_double(json_object_object_get(r,
+		    "sampled_at")), 1000 + t);
+		json_object_put(a);
+		ck_assert_str_eq(listed_status(srv, INA, &has), "stalled");
+		ck_assert(!has);
+		/* Read by the same worker: stalled with it. */
+		ck_assert_str_eq(listed_status(srv, NCT, &has), "stalled");
+		ck_assert(!has);
+		a = unit_call(srv, &root_peer, "drive.list", NULL);
+		ck_assert_int_eq(unit_err_code(a), 0);
+		json_object_put(a);
+	}
+	ck_assert_double_eq_tol(power.energy.joules, 12.0, 1e-9);
+	/* Seconds go on being counted, to the state the board was in. */
+	ck_assert_double_eq_tol(power.energy.by_s[BS_IDLE], 6.0, 1e-9);
+	/* The bus comes back: the late answer is shown, and finishes no sample. */
+	put("class/hwmon/hwmon0/power1_input", "10000000\n");
+	ck_assert_int_eq(write(sgate[1], "xxx", 3), 3);
+	settle_sampler();
+	ck_assert_int_eq(sgated_reads, 3);	/* the hung read was the only one */
+	ck_assert_str_eq(listed_status(srv, INA, &has), "ok");
+	ck_assert(has);
+	ck_assert(isnan(power.watts));
+	ck_assert_double_eq(power.sampled_mono, 7);
+	/* Read again from the next sample on. */
+	sample(8, 1008);
+	ck_assert_int_eq(sgated_reads, 4);
+	ck_assert_double_eq_tol(power.watts, 10.0, 1e-9);
+	ck_assert_double_eq_tol(power.energy.joules, 12.0, 1e-9);	/* one end was a gap */
+	sample(9, 1009);
+	ck_assert_double_eq_tol(power.energy.joules, 22.0, 1e-9);
+	ck_assert_str_eq(listed_status(srv, NCT, &has), "ok");
+	close(sgate[0]);
+	close(sgate[1]);
+	rpc_server_free(srv);
+}
+END_TEST
+
+/*
+ * An energy counter read late: the count it got spans the stall, so its
+ * rate is not taken; the counter starts over and the board's joules
+ * resume with two counts after the stall.
+ */
+START_TEST(hung_counter_starts_over)
+{
+	ck_assert_int_eq(pipe(sgate), 0);
+	sgated_name = "powercap:intel-rapl:0";
+	sampler_reader = gated_reader;
+	put("class/powercap/intel-rapl:0/max_energy_range_uj", "1000000000\n");
+	put("class/powercap/intel-rapl:0/energy_uj", "1000000\n");
+	power_start(ONE_BAY "[power]\nsensor = powercap:intel-rapl:0\n");
+	ck_assert_int_eq(write(sgate[1], "xx", 2), 2);
+	sample(10, 1010);
+	put("class/powercap/intel-rapl:0/energy_uj", "3000000\n");
+	sample(11, 1011);
+	ck_assert_double_eq_tol(power.watts, 2.0, 1e-9);
+	ck_assert_double_eq_tol(power.energy.joules, 2.0, 1e-9);
+	power_sample(12, 1012);		/* hangs */
+	power_sample(13, 1013);		/* stalled */
+	ck_assert(isnan(power.watts));
+	put("class/powercap/intel-rapl:0/energy_uj", "50000000\n");
+	ck_assert_int_eq(write(sgate[1], "xxx", 3), 3);
+	settle_sampler();
+	ck_assert_double_eq_tol(power.energy.joules, 2.0, 1e-9);
+	put("class/powercap/intel-rapl:0/energy_uj", "53000000\n");
+	sample(14, 1014);
+	/* 47 J over the stall are not charged; the count starts over. */
+	ck_assert(isnan(power.watts));
+	ck_assert_str_eq(power.watts_error, "first count");
+	put("class/powercap/intel-rapl:0/energy_uj", "56000000\n");
+	sample(15, 1015);
+	ck_assert_double_eq_tol(power.watts, 3.0, 1e-9);
+	ck_assert_double_eq_tol(power.energy.joules, 5.0, 1e-9);
+	close(sgate[0]);
+	close(sgate[1]);
+}
+END_TEST
+
 /*
  * Between the timer and its command, another disk is put in under the
  * same name (and the same 8:0): the worker proves the disk on the
@@ -1279,12 +1481,12 @@ START_TEST(swapped_disk_gets_no_standby)
 
 	rpc_server_add_methods(srv, drive_methods);
 	drive_set_timers(1, no_override);
-	power_sample(1, 1001);		/* sda (A) idle since 1 */
+	sample(1, 1001);		/* sda (A) idle since 1 */
 	drive_set_syncing((const char *const[]){ NULL }, 0, 59);
 	gen = power.act.disk[0].gen;
 	/* Disk C is now behind /dev/sda; the rescan (30 s) has not seen it yet. */
 	behind[0] = 2;
-	power_sample(61, 1061);
+	sample(61, 1061);
 	settle();
 	ck_assert_int_eq(sim_standbys[1], 0);	/* A is gone: nothing for it */
 	ck_assert_int_eq(sim_standbys[3], 0);	/* C got nothing meant for A */
@@ -1293,11 +1495,11 @@ START_TEST(swapped_disk_gets_no_standby)
 	/* The kernel's copy of C's pages: the rescan takes C as a new disk. */
 	put_bytes("devices/pci0000:00/host0/target0:0:1/0:0:1:0/vpd_pg80", pg80_c, 12);
 	put_bytes("devices/pci0000:00/host0/target0:0:1/0:0:1:0/vpd_pg83", pg83_c, 12);
-	power_sample(62, 1062);
+	sample(62, 1062);
 	ck_assert_uint_ne(power.act.disk[0].gen, gen);
 	ck_assert_double_eq(power.act.disk[0].idle_since, 62);
 	drive_set_syncing((const char *const[]){ NULL }, 0, 121);
-	power_sample(122, 1122);
+	sample(122, 1122);
 	settle();
 	ck_assert_int_eq(sim_standbys[3], 1);	/* C, after its own minute */
 	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
@@ -1305,9 +1507,9 @@ START_TEST(swapped_disk_gets_no_standby)
 	n = s2 = sim_standbys[2];
 	gone("devices/pci0000:00/host0/target0:0:2/0:0:2:0/vpd_pg83");
 	power.last_scan = 0;
-	power_sample(123, 1123);
+	sample(123, 1123);
 	drive_set_syncing((const char *const[]){ NULL }, 0, 189);
-	power_sample(190, 1190);
+	sample(190, 1190);
 	settle();
 	ck_assert_int_eq(sim_standbys[2], n);
 	ck_assert_int_eq(power.act.disk[1].power, DP_IDLE);
@@ -1315,10 +1517,10 @@ START_TEST(swapped_disk_gets_no_standby)
 	put("block/sdb/dev", "garbage\n");
 	power.last_scan = 0;
 	n = sim_queries[1];
-	power_sample(191, 1191);
+	sample(191, 1191);
 	power.act.disk[1].idle_since = 0;
 	drive_set_syncing((const char *const[]){ NULL }, 0, 191);
-	power_sample(192, 1192);	/* its timer is long past */
+	sample(192, 1192);	/* its timer is long past */
 	settle();
 	json_object_put(unit_call(srv, &root_peer, "drive.list", NULL));
 	settle();
@@ -1332,7 +1534,7 @@ START_TEST(swapped_disk_gets_no_standby)
 	power.act.disk[0].power = DP_IDLE;	/* C, awake again */
 	n = sim_standbys[3];
 	drive_set_syncing((const char *const[]){ NULL }, 0, 299);
-	power_sample(300, 1300);
+	sample(300, 1300);
 	settle();
 	ck_assert_int_eq(sim_standbys[3], n);
 	ck_assert_int_eq(power.act.disk[0].power, DP_IDLE);
@@ -1356,7 +1558,7 @@ START_TEST(standby_off_the_loop)
 	a = unit_call(srv, &root_peer, "power.status", NULL);
 	ck_assert_int_eq(unit_err_code(a), 0);
 	json_object_put(a);
-	power_sample(2, 1002);
+	sample(2, 1002);
 	a = unit_call(srv, &root_peer, "drive.list", NULL);
 	ck_assert_int_eq(unit_err_code(a), 0);
 	d = drive_at(a, 0);
@@ -1514,7 +1716,7 @@ START_TEST(smart_only_when_awake)
 	drive_smart = sim_smart;
 	smart_reads = smart_wrong = 0;
 	sim_said = DP_STANDBY;		/* spun down by its own timer */
-	power_sample(1, 1001);
+	sample(1, 1001);
 	settle();
 	ck_assert(power.act.disk[0].ata);
 	ck_assert(!power.act.disk[1].ata);
@@ -1523,11 +1725,11 @@ START_TEST(smart_only_when_awake)
 	ck_assert_int_eq(power.act.disk[0].power, DP_STANDBY);
 	sim_said = DP_IDLE;
 	fixture_proc(5);		/* a read wakes it */
-	power_sample(2, 1002);
+	sample(2, 1002);
 	settle();
 	ck_assert_int_eq(power.act.disk[0].power, DP_ACTIVE);
 	ck_assert_int_eq(smart_reads, 0);	/* asked at 1: not before 601 */
-	power_sample(601, 1601);
+	sample(601, 1601);
 	settle();
 	ck_assert_int_eq(smart_reads, 1);
 	ck_assert(!smart_wrong);
@@ -1535,7 +1737,7 @@ START_TEST(smart_only_when_awake)
 	ck_assert_int_eq(power.act.disk[0].power_cycles, 1234);
 	/* In standby by powerd's own command: SMART is not even asked for. */
 	power.act.disk[0].power = DP_STANDBY;
-	power_sample(1300, 2300);
+	sample(1300, 2300);
 	settle();
 	ck_assert_int_eq(smart_reads, 1);
 	drive_smart = NULL;
@@ -1621,6 +1823,8 @@ powerd_suite(void)
 	tcase_add_test(tc, standby_off_the_loop);
 	tcase_add_test(tc, no_question_during_standby);
 	tcase_add_test(tc, hung_disk_does_not_hold_the_loop);
+	tcase_add_test(tc, hung_sensor_does_not_hold_the_loop);
+	tcase_add_test(tc, hung_counter_starts_over);
 	tcase_add_test(tc, swapped_disk_gets_no_standby);
 	tcase_add_test(tc, drive_set_is_kept);
 	tcase_add_test(tc, timers_file_is_strict);
