@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "job.h"
@@ -758,6 +760,30 @@ START_TEST(vpd_answers_checked)
 	ck_assert_int_eq(disk_id_read("sdz", &b), -1);
 	put("block/sda/dev", "8:0x\n");
 	ck_assert_int_eq(disk_id_read("sda", &b), -1);
+}
+END_TEST
+
+/*
+ * A character device under a disk's name is judged before it is opened:
+ * its driver's open never runs (inotify sees no open; O_PATH makes none),
+ * even when its number is the one recorded.
+ */
+START_TEST(char_device_under_the_name_not_opened)
+{
+	char buf[4096];
+	struct stat st;
+	int in;
+
+	ck_assert_int_eq(stat("/dev/full", &st), 0);
+	ck_assert(S_ISCHR(st.st_mode));
+	ck_assert_int_ge(in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), 0);
+	ck_assert_int_ge(inotify_add_watch(in, "/dev/full", IN_OPEN), 0);
+	errno = 0;
+	ck_assert_int_eq(drive_linux.open("full", major(st.st_rdev), minor(st.st_rdev)), -1);
+	ck_assert_int_eq(errno, ESTALE);
+	ck_assert_int_eq(read(in, buf, sizeof(buf)), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	close(in);
 }
 END_TEST
 
@@ -1815,6 +1841,7 @@ powerd_suite(void)
 	tcase_add_test(tc, sg_commands_encoded);
 	tcase_add_test(tc, sense_power_states);
 	tcase_add_test(tc, vpd_answers_checked);
+	tcase_add_test(tc, char_device_under_the_name_not_opened);
 	tcase_add_test(tc, sg_statuses);
 	tcase_add_test(tc, standby_timer_per_bay);
 	tcase_add_test(tc, standby_waits_for_raidd);
