@@ -892,11 +892,12 @@ fake_vpd(int fd, uint8_t page, uint8_t *buf, size_t len)
 static int
 sim_standby(int fd, int ata)
 {
+	int (*hook)(int) = __atomic_load_n(&sim_hook, __ATOMIC_SEQ_CST);
 	int disk = enter(fd), rc = 0;
 
 	(void)ata;
-	if (sim_hook != NULL)
-		rc = sim_hook(disk);
+	if (hook != NULL)
+		rc = hook(disk);
 	if (sim_fail || rc == -1) {
 		leave(disk);
 		errno = EIO;
@@ -910,12 +911,14 @@ sim_standby(int fd, int ata)
 static int
 sim_power_mode(int fd, int ata)
 {
+	int (*hook)(int);
 	int disk = enter(fd), said;
 
 	(void)ata;
 	__atomic_add_fetch(&sim_queries[disk], 1, __ATOMIC_SEQ_CST);
 	/* What the disk says once it answers. */
-	said = sim_hook != NULL && sim_hook(disk) == -1 ? -1 : sim_said;
+	hook = __atomic_load_n(&sim_hook, __ATOMIC_SEQ_CST);
+	said = hook != NULL && hook(disk) == -1 ? -1 : sim_said;
 	leave(disk);
 	return said;
 }
@@ -971,7 +974,7 @@ standby_setup(void)
 	memset((void *)sim_queries, 0, sizeof(sim_queries));
 	sim_fail = sim_overlap = 0;
 	sim_said = -1;
-	sim_hook = NULL;
+	__atomic_store_n(&sim_hook, NULL, __ATOMIC_SEQ_CST);
 	behind[0] = 0;
 	behind[1] = 1;
 	fixture_disks();
@@ -1208,7 +1211,7 @@ gated_start(void)
 	rpc_server_add_methods(srv, drive_methods);
 	rpc_server_add_methods(srv, power_methods);
 	ck_assert_int_eq(pipe(gate), 0);
-	sim_hook = gated;
+	__atomic_store_n(&sim_hook, gated, __ATOMIC_SEQ_CST);
 	drive_set_timers(20, no_override);
 	sample(1, 1001);
 	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
@@ -1236,7 +1239,7 @@ START_TEST(no_question_during_standby)
 	ck_assert_int_eq(unit_err_code(a), 0);
 	json_object_put(a);
 	/* bay1's STANDBY and bay2's question hold the gate: release both. */
-	sim_hook = NULL;
+	__atomic_store_n(&sim_hook, NULL, __ATOMIC_SEQ_CST);
 	ck_assert_int_eq(write(gate[1], "xx", 2), 2);
 	settle();
 	/* No question to bay1 while its STANDBY was in flight (one disk, one command). */
@@ -1289,7 +1292,7 @@ START_TEST(hung_disk_does_not_hold_the_loop)
 	ck_assert_int_eq(job_state(j), JOB_RUNNING);
 	/* The disks answer at last (the questions, then bay1's STANDBY). */
 	sim_said = DP_IDLE;
-	sim_hook = NULL;
+	__atomic_store_n(&sim_hook, NULL, __ATOMIC_SEQ_CST);
 	ck_assert_int_eq(write(gate[1], "xx", 2), 2);
 	settle();
 	/* bay1: the hung question, then one after its STANDBY (the job's answer). */
@@ -1598,7 +1601,7 @@ START_TEST(standby_off_the_loop)
 	ck_assert_int_eq(unit_err_code(a), NAS_ERR_BUSY);
 	json_object_put(a);
 	/* bay1's STANDBY and bay2's question (drive.list's) hold the gate. */
-	sim_hook = NULL;
+	__atomic_store_n(&sim_hook, NULL, __ATOMIC_SEQ_CST);
 	ck_assert_int_eq(write(gate[1], "xx", 2), 2);
 	settle();
 	ck_assert_int_eq(job_state(j), JOB_DONE);
