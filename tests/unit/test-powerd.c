@@ -1725,16 +1725,28 @@ START_TEST(fan_set_writes_pwm)
 }
 END_TEST
 
-static int smart_reads, smart_wrong;
+static int smart_reads, smart_wrong, smart_disk = -1;
 
+/* SMART of the disk on the descriptor (fake_open's), as libatasmart reads it. */
 static int
-sim_smart(const char *name, double *temp_c, long long *cycles)
+sim_smart(int fd, double *temp_c, long long *cycles)
 {
-	if (strcmp(name, "sda") != 0)
+	if (fd < 100 || fd > 102)
 		smart_wrong = 1;
+	else
+		__atomic_store_n(&smart_disk, fd - 100, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&smart_reads, 1, __ATOMIC_SEQ_CST);
 	*temp_c = 38;
 	*cycles = 1234;
+	return 0;
+}
+
+/* Disk C is put behind sda once the disk there has answered its question. */
+static int
+swap_behind_sda(int disk)
+{
+	(void)disk;
+	__atomic_store_n(&behind[0], 2, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -1764,11 +1776,24 @@ START_TEST(smart_only_when_awake)
 	ck_assert(!smart_wrong);
 	ck_assert_double_eq(power.act.disk[0].smart_temp, 38);
 	ck_assert_int_eq(power.act.disk[0].power_cycles, 1234);
+	ck_assert_int_eq(smart_disk, 0);
+	/*
+	 * Another disk under the name between the question and the SMART
+	 * read: SMART still reads the disk proven, on its descriptor.
+	 */
+	__atomic_store_n(&sim_hook, swap_behind_sda, __ATOMIC_SEQ_CST);
+	sample(1201, 2201);
+	settle();
+	__atomic_store_n(&sim_hook, NULL, __ATOMIC_SEQ_CST);
+	ck_assert_int_eq(behind[0], 2);
+	ck_assert_int_eq(smart_reads, 2);
+	ck_assert_int_eq(smart_disk, 0);
+	behind[0] = 0;
 	/* In standby by powerd's own command: SMART is not even asked for. */
 	power.act.disk[0].power = DP_STANDBY;
 	sample(1300, 2300);
 	settle();
-	ck_assert_int_eq(smart_reads, 1);
+	ck_assert_int_eq(smart_reads, 2);
 	drive_smart = NULL;
 }
 END_TEST
