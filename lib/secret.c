@@ -35,11 +35,13 @@
 #endif
 
 /*
- * A sanitizer brings its own allocator, which these must not bypass;
+ * A sanitizer brings its own allocator, which these must not bypass
+ * (ThreadSanitizer's dies at start when free is not its own);
  * there the sanitizer's free_fill option does the wiping (the unit test
  * that searches the memory sets it).
  */
-#if !defined(__SANITIZE_ADDRESS__) && !__has_feature(address_sanitizer)
+#if !defined(__SANITIZE_ADDRESS__) && !__has_feature(address_sanitizer) && \
+    !defined(__SANITIZE_THREAD__) && !__has_feature(thread_sanitizer)
 void	*__libc_malloc(size_t);
 void	 __libc_free(void *);
 

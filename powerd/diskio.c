@@ -164,7 +164,7 @@ work(struct dio_req *r)
 		/* Only a disk that says it spins: SMART would wake it. */
 		if (res->smart && drive_smart != NULL &&
 		    (res->said == DP_ACTIVE || res->said == DP_IDLE))
-			res->smart = drive_smart(res->name, &res->temp, &res->cycles) == 0;
+			res->smart = drive_smart(fd, &res->temp, &res->cycles) == 0;
 		else
 			res->smart = 0;
 	}

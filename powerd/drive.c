@@ -16,7 +16,7 @@
 #define SMART_EVERY	600.0
 
 const struct drive_ops *drive_ops = &drive_linux;
-int (*drive_smart)(const char *, double *, long long *);
+int (*drive_smart)(int, double *, long long *);
 
 static int default_minutes;
 static int bay_minutes[BOARD_MAX_BAYS];	/* -1: the default */

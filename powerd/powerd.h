@@ -332,10 +332,11 @@ void	drive_tick(double now);
 /*
  * SMART of awake ATA disks, every 10 min: temp_c (-1000: none) and power
  * cycles (-1: none); 0, or -1 when it could not be read. NULL: not built.
- * Called on a worker (diskio.c) only.
+ * Called on a worker (diskio.c) only, with the descriptor the disk was
+ * proven on (drive_ops->open): read through it, never through the name.
  */
-extern int (*drive_smart)(const char *name, double *temp_c, long long *cycles);
-extern int (*const smart_linux)(const char *, double *, long long *);	/* smart.c */
+extern int (*drive_smart)(int fd, double *temp_c, long long *cycles);
+extern int (*const smart_linux)(int, double *, long long *);	/* smart.c */
 void	drive_smart_tick(double now);
 /* A standby command for the bay is in flight or waits for the bay's query. */
 int	drive_standby_pending(int bay);

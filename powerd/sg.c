@@ -190,23 +190,48 @@ sg_io_status(unsigned host_status, unsigned driver_status, unsigned status)
 
 /* ---- Linux ---- */
 
+/* fd is a block device with the recorded number. */
+static int
+is_disk(int fd, unsigned maj, unsigned min)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && major(st.st_rdev) == maj &&
+	    minor(st.st_rdev) == min;
+}
+
 static int
 linux_open(const char *name, unsigned maj, unsigned min)
 {
-	char dev[PATH_MAX];
-	struct stat st;
-	int fd;
+	char dev[PATH_MAX], self[64];
+	int pfd, fd;
 
 	if (pathf(dev, sizeof(dev), "/dev/%s", name) == -1 || strchr(name, '/') != NULL) {
 		errno = EINVAL;
 		return -1;
 	}
+	/*
+	 * O_PATH first: opening a node for real runs its driver's open (a
+	 * character device swapped in under the name: a tape rewinds, a tty
+	 * becomes our terminal), so the node is judged before, then reopened
+	 * through the descriptor's own /proc link, which cannot lead elsewhere
+	 * (as raidd's lnx_dev_open and cryptd's node_open).
+	 */
+	if ((pfd = open(dev, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	if (!is_disk(pfd, maj, min)) {
+		close(pfd);
+		errno = ESTALE;
+		return -1;
+	}
+	pathf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 	/* O_NONBLOCK: no wait for a medium; the commands themselves still wait. */
-	if ((fd = open(dev, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)) == -1)
+	fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	close(pfd);
+	if (fd == -1)
 		return -1;
 	/* Every command goes to this descriptor: it is the disk the kernel named. */
-	if (fstat(fd, &st) == -1 || !S_ISBLK(st.st_mode) || major(st.st_rdev) != maj ||
-	    minor(st.st_rdev) != min) {
+	if (!is_disk(fd, maj, min)) {
 		close(fd);
 		errno = ESTALE;
 		return -1;

@@ -3,6 +3,7 @@
  * power cycles. drive.c calls it only for a disk that is awake by its own
  * report (CHECK POWER MODE), so reading SMART never spins a disk up; the
  * disk is asked once more here, by libatasmart, just before the read.
+ * It is read through the descriptor the worker proved the disk on.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +14,7 @@
 #include "powerd.h"
 
 static int
-linux_smart(const char *name, double *temp_c, long long *cycles)
+linux_smart(int fd, double *temp_c, long long *cycles)
 {
 	char dev[PATH_MAX];
 	SkBool awake = 0, avail = 0;
@@ -21,7 +22,11 @@ linux_smart(const char *name, double *temp_c, long long *cycles)
 	SkDisk *d;
 	int rc = -1;
 
-	if (pathf(dev, sizeof(dev), "/dev/%s", name) == -1 || sk_disk_open(dev, &d) < 0)
+	/*
+	 * libatasmart opens a path itself: the proven descriptor's own /proc
+	 * link, which is the disk proven, not whatever is under its name now.
+	 */
+	if (pathf(dev, sizeof(dev), "/proc/self/fd/%d", fd) == -1 || sk_disk_open(dev, &d) < 0)
 		return -1;
 	if (sk_disk_check_sleep_mode(d, &awake) == 0 && awake &&
 	    sk_disk_smart_is_available(d, &avail) == 0 && avail &&
@@ -36,4 +41,4 @@ linux_smart(const char *name, double *temp_c, long long *cycles)
 	return rc;
 }
 
-int (*const smart_linux)(const char *, double *, long long *) = linux_smart;
+int (*const smart_linux)(int, double *, long long *) = linux_smart;

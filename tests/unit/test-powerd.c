@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "job.h"
@@ -761,6 +763,30 @@ START_TEST(vpd_answers_checked)
 }
 END_TEST
 
+/*
+ * A character device under a disk's name is judged before it is opened:
+ * its driver's open never runs (inotify sees no open; O_PATH makes none),
+ * even when its number is the one recorded.
+ */
+START_TEST(char_device_under_the_name_not_opened)
+{
+	char buf[4096];
+	struct stat st;
+	int in;
+
+	ck_assert_int_eq(stat("/dev/full", &st), 0);
+	ck_assert(S_ISCHR(st.st_mode));
+	ck_assert_int_ge(in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), 0);
+	ck_assert_int_ge(inotify_add_watch(in, "/dev/full", IN_OPEN), 0);
+	errno = 0;
+	ck_assert_int_eq(drive_linux.open("full", major(st.st_rdev), minor(st.st_rdev)), -1);
+	ck_assert_int_eq(errno, ESTALE);
+	ck_assert_int_eq(read(in, buf, sizeof(buf)), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	close(in);
+}
+END_TEST
+
 START_TEST(sense_power_states)
 {
 	/* Descriptor format with an ATA Status Return descriptor (09h). */
@@ -866,11 +892,12 @@ fake_vpd(int fd, uint8_t page, uint8_t *buf, size_t len)
 static int
 sim_standby(int fd, int ata)
 {
+	int (*hook)(int) = __atomic_load_n(&sim_hook, __ATOMIC_SEQ_CST);
 	int disk = enter(fd), rc = 0;
 
 	(void)ata;
-	if (sim_hook != NULL)
-		rc = sim_hook(disk);
+	if (hook != NULL)
+		rc = hook(disk);
 	if (sim_fail || rc == -1) {
 		leave(disk);
 		errno = EIO;
@@ -884,12 +911,14 @@ sim_standby(int fd, int ata)
 static int
 sim_power_mode(int fd, int ata)
 {
+	int (*hook)(int);
 	int disk = enter(fd), said;
 
 	(void)ata;
 	__atomic_add_fetch(&sim_queries[disk], 1, __ATOMIC_SEQ_CST);
 	/* What the disk says once it answers. */
-	said = sim_hook != NULL && sim_hook(disk) == -1 ? -1 : sim_said;
+	hook = __atomic_load_n(&sim_hook, __ATOMIC_SEQ_CST);
+	said = hook != NULL && hook(disk) == -1 ? -1 : sim_said;
 	leave(disk);
 	return said;
 }
@@ -945,7 +974,7 @@ standby_setup(void)
 	memset((void *)sim_queries, 0, sizeof(sim_queries));
 	sim_fail = sim_overlap = 0;
 	sim_said = -1;
-	sim_hook = NULL;
+	__atomic_store_n(&sim_hook, NULL, __ATOMIC_SEQ_CST);
 	behind[0] = 0;
 	behind[1] = 1;
 	fixture_disks();
@@ -1182,7 +1211,7 @@ gated_start(void)
 	rpc_server_add_methods(srv, drive_methods);
 	rpc_server_add_methods(srv, power_methods);
 	ck_assert_int_eq(pipe(gate), 0);
-	sim_hook = gated;
+	__atomic_store_n(&sim_hook, gated, __ATOMIC_SEQ_CST);
 	drive_set_timers(20, no_override);
 	sample(1, 1001);
 	drive_set_syncing((const char *const[]){ NULL }, 0, 1);
@@ -1210,7 +1239,7 @@ START_TEST(no_question_during_standby)
 	ck_assert_int_eq(unit_err_code(a), 0);
 	json_object_put(a);
 	/* bay1's STANDBY and bay2's question hold the gate: release both. */
-	sim_hook = NULL;
+	__atomic_store_n(&sim_hook, NULL, __ATOMIC_SEQ_CST);
 	ck_assert_int_eq(write(gate[1], "xx", 2), 2);
 	settle();
 	/* No question to bay1 while its STANDBY was in flight (one disk, one command). */
@@ -1263,7 +1292,7 @@ START_TEST(hung_disk_does_not_hold_the_loop)
 	ck_assert_int_eq(job_state(j), JOB_RUNNING);
 	/* The disks answer at last (the questions, then bay1's STANDBY). */
 	sim_said = DP_IDLE;
-	sim_hook = NULL;
+	__atomic_store_n(&sim_hook, NULL, __ATOMIC_SEQ_CST);
 	ck_assert_int_eq(write(gate[1], "xx", 2), 2);
 	settle();
 	/* bay1: the hung question, then one after its STANDBY (the job's answer). */
@@ -1572,7 +1601,7 @@ START_TEST(standby_off_the_loop)
 	ck_assert_int_eq(unit_err_code(a), NAS_ERR_BUSY);
 	json_object_put(a);
 	/* bay1's STANDBY and bay2's question (drive.list's) hold the gate. */
-	sim_hook = NULL;
+	__atomic_store_n(&sim_hook, NULL, __ATOMIC_SEQ_CST);
 	ck_assert_int_eq(write(gate[1], "xx", 2), 2);
 	settle();
 	ck_assert_int_eq(job_state(j), JOB_DONE);
@@ -1696,16 +1725,28 @@ START_TEST(fan_set_writes_pwm)
 }
 END_TEST
 
-static int smart_reads, smart_wrong;
+static int smart_reads, smart_wrong, smart_disk = -1;
 
+/* SMART of the disk on the descriptor (fake_open's), as libatasmart reads it. */
 static int
-sim_smart(const char *name, double *temp_c, long long *cycles)
+sim_smart(int fd, double *temp_c, long long *cycles)
 {
-	if (strcmp(name, "sda") != 0)
+	if (fd < 100 || fd > 102)
 		smart_wrong = 1;
+	else
+		__atomic_store_n(&smart_disk, fd - 100, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&smart_reads, 1, __ATOMIC_SEQ_CST);
 	*temp_c = 38;
 	*cycles = 1234;
+	return 0;
+}
+
+/* Disk C is put behind sda once the disk there has answered its question. */
+static int
+swap_behind_sda(int disk)
+{
+	(void)disk;
+	__atomic_store_n(&behind[0], 2, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -1735,11 +1776,24 @@ START_TEST(smart_only_when_awake)
 	ck_assert(!smart_wrong);
 	ck_assert_double_eq(power.act.disk[0].smart_temp, 38);
 	ck_assert_int_eq(power.act.disk[0].power_cycles, 1234);
+	ck_assert_int_eq(smart_disk, 0);
+	/*
+	 * Another disk under the name between the question and the SMART
+	 * read: SMART still reads the disk proven, on its descriptor.
+	 */
+	__atomic_store_n(&sim_hook, swap_behind_sda, __ATOMIC_SEQ_CST);
+	sample(1201, 2201);
+	settle();
+	__atomic_store_n(&sim_hook, NULL, __ATOMIC_SEQ_CST);
+	ck_assert_int_eq(behind[0], 2);
+	ck_assert_int_eq(smart_reads, 2);
+	ck_assert_int_eq(smart_disk, 0);
+	behind[0] = 0;
 	/* In standby by powerd's own command: SMART is not even asked for. */
 	power.act.disk[0].power = DP_STANDBY;
 	sample(1300, 2300);
 	settle();
-	ck_assert_int_eq(smart_reads, 1);
+	ck_assert_int_eq(smart_reads, 2);
 	drive_smart = NULL;
 }
 END_TEST
@@ -1815,6 +1869,7 @@ powerd_suite(void)
 	tcase_add_test(tc, sg_commands_encoded);
 	tcase_add_test(tc, sense_power_states);
 	tcase_add_test(tc, vpd_answers_checked);
+	tcase_add_test(tc, char_device_under_the_name_not_opened);
 	tcase_add_test(tc, sg_statuses);
 	tcase_add_test(tc, standby_timer_per_bay);
 	tcase_add_test(tc, standby_waits_for_raidd);
