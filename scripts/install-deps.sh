@@ -8,7 +8,7 @@ tier=${1:-build}
 build="make gcc pkg-config kconfig-frontends-nox libev-dev libjson-c-dev \
 libiniparser-dev libnl-3-dev libnl-route-3-dev libblkid-dev libfdisk-dev \
 liburing-dev libssl-dev libargon2-dev libatasmart-dev"
-check="check socat jq clang libclang-rt-14-dev python3 mandoc cryptsetup-bin"
+check="check socat jq clang libclang-rt-14-dev python3 mandoc cryptsetup-bin iputils-ping"
 # promtool (tests/host/powerd-fixture.sh checks the .prom files) comes only
 # with the whole server: ~96 MB, no smaller Debian package has it.
 check="$check prometheus"
