@@ -5,8 +5,9 @@
  * is there (a USB stick mounted there, say).  Only the path goes to
  * cryptd, which reads the file; raidd first checks that nobody but root
  * could have written or read it: the directory and the file are root's,
- * neither group nor world writable, the file is a regular file neither
- * group nor world readable, and no symlink is followed.  Each volume is
+ * neither group nor world writable, the file is a regular file of 1 to
+ * 8192 bytes (cryptd's limit) neither group nor world readable, no
+ * symlink is followed, and the file is never opened by raidd.  Each volume is
  * tried once per start (a wrong key counts against cryptd's back-off
  * like a wrong passphrase); the tries go on for a minute after the
  * start, since cryptd may come up after raidd.
@@ -39,29 +40,40 @@ owner_ok(const struct stat *st)
 }
 
 /*
- * 0 when path may be handed to cryptd; -1 with why.  ENOENT: not there
- * (the stick is not in), not a refusal.
+ * 0 when dir/file may be handed to cryptd; -1 with why.  ENOENT: not
+ * there (the stick is not in), not a refusal.  Nothing under dir is
+ * opened for reading: raidd is root, and opening a device node (a stick
+ * mounted without nodev whose NAME.key is /dev/watchdog's node, say) or
+ * a FIFO acts before any fstat could refuse it.  The file is looked at
+ * through the directory's descriptor, so the directory checked is the
+ * one it is in.
  */
 int
-crypt_keyfile_check(const char *dir, const char *path, char *why, size_t len)
+crypt_keyfile_check(const char *dir, const char *file, char *why, size_t len)
 {
 	struct stat st;
-	int fd;
+	int dfd, rc;
 
-	if (lstat(dir, &st) == -1)
-		return snprintf(why, len, "%s: %s", dir, strerror(errno)), -1;
-	if (!S_ISDIR(st.st_mode) || !owner_ok(&st) || (st.st_mode & 022))
+	if ((dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return snprintf(why, len, "%s: %s", dir, errno == ENOTDIR ?
+		    "not a directory (or a symlink)" : strerror(errno)), -1;
+	if (fstat(dfd, &st) == -1 || !owner_ok(&st) || (st.st_mode & 022)) {
+		close(dfd);
 		return errno = EPERM, snprintf(why, len, "%s: not a directory only root "
 		    "may write to", dir), -1;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1)
-		return snprintf(why, len, "%s: %s", path, strerror(errno)), -1;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || !owner_ok(&st) ||
-	    (st.st_mode & 077)) {
-		close(fd);
-		return errno = EPERM, snprintf(why, len, "%s: refused: not a regular file of "
-		    "root's that only root may read and write (chmod 600)", path), -1;
 	}
-	close(fd);
+	rc = fstatat(dfd, file, &st, AT_SYMLINK_NOFOLLOW);
+	close(dfd);
+	if (rc == -1)
+		return snprintf(why, len, "%s/%s: %s", dir, file, strerror(errno)), -1;
+	if (!S_ISREG(st.st_mode) || !owner_ok(&st) || (st.st_mode & 077))
+		return errno = EPERM, snprintf(why, len, "%s/%s: refused: not a regular "
+		    "file of root's that only root may read and write (chmod 600)", dir,
+		    file), -1;
+	if (st.st_size < 1 || st.st_size > CRYPT_KEYFILE_MAX)
+		return errno = EPERM, snprintf(why, len, "%s/%s: refused: %lld bytes, a key "
+		    "file has 1 to %d", dir, file, (long long)st.st_size,
+		    CRYPT_KEYFILE_MAX), -1;
 	return 0;
 }
 
@@ -85,10 +97,11 @@ note_tried(const struct volume *v)
 static int
 try_volume(struct volume *v)
 {
-	char path[300], why[400];
+	char file[LABEL_NAME_MAX + 8], path[300], why[400];
 
-	snprintf(path, sizeof(path), "%s/%s.key", keyfile_dir, v->name);
-	if (crypt_keyfile_check(keyfile_dir, path, why, sizeof(why)) == -1) {
+	snprintf(file, sizeof(file), "%s.key", v->name);
+	snprintf(path, sizeof(path), "%s/%s", keyfile_dir, file);
+	if (crypt_keyfile_check(keyfile_dir, file, why, sizeof(why)) == -1) {
 		if (errno == ENOENT)
 			return 0;	/* the stick may come */
 		log_warnx("volume %s: no auto-unlock: %s", v->name, why);

@@ -8,6 +8,8 @@
  * is on the disks and outlive sim_power_cut().  Answers come from the
  * loop, one turn later, as cryptd's do.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -182,21 +184,39 @@ sim_open(const char *dev, const char *name, const struct secret *pass,
 	return answer(code, cb, arg, msg);
 }
 
-/* As cryptd: the file's bytes, whole, are the key. */
+/*
+ * As cryptd: the file's bytes, whole, are the key; only a regular file
+ * of 1 to 8192 bytes is opened for reading (a FIFO would hang the suite
+ * where cryptd refuses it).
+ */
 static int
 sim_open_keyfile(const char *dev, const char *name, const char *path,
     crypt_done_cb cb, void *arg)
 {
-	struct secret *s = secret_new(8192);
+	struct secret *s;
+	struct stat st;
+	char self[64];
 	ssize_t n = -1;
-	int fd, rc;
+	int pfd, fd, rc;
 
-	if (s == NULL)
+	if ((pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    fstat(pfd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_size < 1 ||
+	    st.st_size > CRYPT_KEYFILE_MAX) {
+		if (pfd != -1)
+			close(pfd);
+		return answer(NAS_ERR_FAILED, cb, arg, "key file: not a regular file of "
+		    "1-8192 bytes");
+	}
+	if ((s = secret_new(CRYPT_KEYFILE_MAX)) == NULL) {
+		close(pfd);
 		return -1;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	if ((fd = open(self, O_RDONLY | O_CLOEXEC)) != -1) {
 		n = read(fd, s->buf, s->cap);
 		close(fd);
 	}
+	close(pfd);
 	if (n <= 0) {
 		secret_free(s);
 		return answer(NAS_ERR_FAILED, cb, arg, "key file: cannot read it");

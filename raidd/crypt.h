@@ -73,7 +73,9 @@ struct job *crypt_unlock_start(struct volume *, struct secret *pass, const char 
 /* crypt-auto.c: auto-unlock from <dir>/<name>.key (Decision 63); "" off. */
 void	crypt_auto_start(const char *dir);
 void	crypt_auto_tick(void);
-int	crypt_keyfile_check(const char *dir, const char *path, char *why, size_t len);
+/* A key file's size limit, cryptd's (KEYFILE_MAX in cryptd/api-crypt.c). */
+#define CRYPT_KEYFILE_MAX	8192
+int	crypt_keyfile_check(const char *dir, const char *file, char *why, size_t len);
 
 extern const struct rpc_method crypt_methods[];
 /* api-volume.c: the volume params name, with no job running; or answered. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -400,6 +401,46 @@ START_TEST(auto_unlock_refuses_a_key_file_others_can_reach)
 }
 END_TEST
 
+/*
+ * A FIFO (or a device node, on a stick mounted without nodev) named
+ * NAME.key is refused without raidd ever opening it: an open of
+ * /dev/watchdog's node arms the watchdog before any fstat.  A file
+ * larger than cryptd takes is refused before it is named to cryptd.
+ */
+START_TEST(auto_unlock_never_opens_what_it_refuses)
+{
+	char *dir = unit_tmpdir(), path[512], big[CRYPT_KEYFILE_MAX + 2];
+	struct inotify_event ev;
+	int in;
+
+	ck_assert_int_eq(run_job(create_encrypted("sec")), JOB_DONE);
+	reboot();
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sec.key", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_ge(in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), 0);
+	ck_assert_int_ge(inotify_add_watch(in, path, IN_OPEN), 0);
+	crypt_auto_start(dir);
+	crypt_auto_tick();
+	ck_assert_ptr_null(volume_find("sec")->job);
+	ck_assert_msg(read(in, &ev, sizeof(ev)) == -1 && errno == EAGAIN,
+	    "raidd opened the FIFO it was checking");
+	close(in);
+	ck_assert_int_eq(unlink(path), 0);
+	/* 8193 bytes: cryptd would refuse it, so it is never named. */
+	memset(big, 'k', sizeof(big));
+	big[sizeof(big) - 1] = '\0';
+	free(key_file(dir, big, 0600));
+	crypt_auto_start(dir);
+	crypt_auto_tick();
+	ck_assert_ptr_null(volume_find("sec")->job);
+	assert_shown("sec", 1);
+	crypt_auto_start("");
+	unit_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 /* Power cut after k mutating steps of an encrypted create, for every k. */
 START_TEST(power_cut_during_encrypted_create)
 {
@@ -447,6 +488,7 @@ crypt_suite(void)
 	tcase_add_test(tc, name_of_another_volume_is_not_a_mapping);
 	tcase_add_test(tc, auto_unlock_from_a_key_file);
 	tcase_add_test(tc, auto_unlock_refuses_a_key_file_others_can_reach);
+	tcase_add_test(tc, auto_unlock_never_opens_what_it_refuses);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_create, 0, CUT_POINTS);
 	suite_add_tcase(s, tc);
 	return s;
