@@ -19,7 +19,11 @@
  *
  * A client that dies is started again after a pause (5 s, doubled up to
  * 60 s until a lease binds; stopped when its link is gone); `leasefail` (no
- * answer) applies the link's fallback address until a lease binds.
+ * answer) applies the link's fallback address until a lease binds. A
+ * lease netd holds past its end (udhcpc's own floor of 122 s, then 10 s
+ * more) without a renewal or a deconfig is dropped by netd itself and
+ * the client, hung or its report lost, is killed and started again: an
+ * address is never kept past its lease on the word of a silent child.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,6 +48,8 @@
 #define REPORT_FD	9
 #define RESTART_S	5.0	/* pause before a client that died runs again, */
 #define RESTART_MAX	60.0	/* doubled each time up to this until a lease binds */
+#define LEASE_FLOOR	122.0	/* udhcpc holds a shorter lease this long (2 * 61 s) */
+#define LEASE_GRACE	10.0	/* then waits this long for its deconfig */
 
 struct lease {
 	char		link[NET_NAME_MAX];
@@ -52,6 +58,7 @@ struct lease {
 	int		fd;		/* the script's pipe; -1 none */
 	ev_io		io;
 	ev_timer	restart;
+	ev_timer	expiry;		/* the lease's end, when udhcpc said nothing */
 	double		pause;		/* before the next restart */
 	char		buf[RECORD_MAX];
 	size_t		len;
@@ -72,6 +79,7 @@ struct lease {
 
 static struct lease leases[DHCP_LINKS];
 static char client_path[256], script_path[256];
+static double lease_floor = LEASE_FLOOR, lease_grace = LEASE_GRACE;
 /* The name servers the last lease wrote to resolv.conf. */
 static char lease_dns[3][46];
 static int nlease_dns = -1;
@@ -95,6 +103,13 @@ dhcp_set_client(const char *client, const char *script)
 {
 	snprintf(client_path, sizeof(client_path), "%s", client);
 	snprintf(script_path, sizeof(script_path), "%s", script);
+}
+
+void
+dhcp_set_lease_floor(double floor_s, double grace_s)
+{
+	lease_floor = floor_s;
+	lease_grace = grace_s;
 }
 
 static time_t
@@ -216,6 +231,7 @@ drop_lease(struct lease *l)
 {
 	int others = 0;
 
+	ev_timer_stop(nas_loop(), &l->expiry);
 	drop_route(l);
 	drop_addr(l);
 	for (int i = 0; i < DHCP_LINKS; i++)
@@ -431,6 +447,12 @@ apply_lease(struct lease *l, const char *rec, int renew)
 	apply_router(l, &o);
 	apply_dns(&o);
 	l->lease_s = o.lease_s;
+	ev_timer_stop(nas_loop(), &l->expiry);
+	if (o.lease_s > 0) {
+		ev_timer_set(&l->expiry, (o.lease_s > lease_floor ? (double)o.lease_s :
+		    lease_floor) + lease_grace, 0.);
+		ev_timer_start(nas_loop(), &l->expiry);
+	}
 	memcpy(l->server, o.server, 16);
 	l->bound_at = mono();
 	l->error[0] = '\0';
@@ -544,6 +566,28 @@ pipe_cb(struct ev_loop *loop, ev_io *w, int revents)
 		l->buf[0] = l->buf[l->len - 1];
 		l->len = 1;
 	}
+}
+
+/*
+ * The lease ran out and udhcpc, which deconfigures at that moment, said
+ * nothing: hung, or its report lost. The address goes now; the client
+ * is killed, and exit_cb starts it again.
+ */
+static void
+expiry_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct lease *l = w->data;
+
+	(void)loop;
+	(void)revents;
+	log_warnx("dhcp %s: the lease ran out with no word from udhcpc: dropped, client "
+	    "started again", l->link);
+	drop_lease(l);
+	snprintf(l->error, sizeof(l->error), "the lease ran out with no word from udhcpc");
+	snprintf(l->state, sizeof(l->state), "requesting");
+	apply_fallback(l);
+	if (l->child)
+		kill(nas_child_pid(l->child), SIGKILL);
 }
 
 static void
@@ -679,6 +723,8 @@ dhcp_start(const char *link, const struct net_addr *fallback)
 	}
 	ev_timer_init(&l->restart, restart_cb, RESTART_S, 0.);
 	l->restart.data = l;
+	ev_timer_init(&l->expiry, expiry_cb, LEASE_FLOOR, 0.);
+	l->expiry.data = l;
 	spawn_client(l);
 	log_info("dhcp %s: client started", link);
 	return 0;

@@ -21,6 +21,11 @@ extern const struct rpc_method dhcp_methods[];
  */
 void	dhcp_set_client(const char *client, const char *script);
 /*
+ * A lease silent past max(lease, floor_s) + grace_s is dropped (122 s
+ * and 10 s: udhcpc's floor; the unit suites set shorter ones).
+ */
+void	dhcp_set_lease_floor(double floor_s, double grace_s);
+/*
  * Starts a client on link (fallback: an IPv4 address applied while no
  * lease is had, or NULL). 0, or -1 with errno (EBUSY: already running,
  * ENOSPC: DHCP_LINKS clients run).

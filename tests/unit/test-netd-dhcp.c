@@ -9,7 +9,8 @@
  * goes when a lease binds; the diff engine starts and stops clients and
  * undoes it; and the script's pipe frames records, dropping one that is
  * too long whole (a real child: /bin/sh standing in for udhcpc), and a
- * client whose link is deleted is stopped.
+ * client whose link is deleted is stopped, and a lease whose client hangs
+ * is dropped by netd when it runs out.
  */
 #include <check.h>
 #include <errno.h>
@@ -69,6 +70,7 @@ static void
 teardown(void)
 {
 	dhcp_reset();
+	dhcp_set_lease_floor(122., 10.);
 	rpc_server_free(srv);
 	unit_rmtree(dir);
 	free(dir);
@@ -348,6 +350,22 @@ give_up(struct ev_loop *l, ev_timer *w, int revents)
 	ev_break(l, EVBREAK_ALL);
 }
 
+/* Runs the loop until cb (every 50 ms, with data) breaks it, or 20 s. */
+static void
+run_until(void (*cb)(struct ev_loop *, ev_timer *, int), void *data)
+{
+	ev_timer poll, limit;
+
+	ev_timer_init(&poll, cb, 0.05, 0.05);
+	poll.data = data;
+	ev_timer_init(&limit, give_up, 20., 0.);
+	ev_timer_start(nas_loop(), &poll);
+	ev_timer_start(nas_loop(), &limit);
+	ev_run(nas_loop(), 0);
+	ev_timer_stop(nas_loop(), &poll);
+	ev_timer_stop(nas_loop(), &limit);
+}
+
 static void
 poll_cb(struct ev_loop *l, ev_timer *w, int revents)
 {
@@ -369,7 +387,6 @@ poll_cb(struct ev_loop *l, ev_timer *w, int revents)
 START_TEST(pipe_drops_an_overlong_record)
 {
 	char *client, script[1024];
-	ev_timer poll, limit;
 	int n;
 
 	n = snprintf(script, sizeof(script), "#!/bin/sh\n"
@@ -382,13 +399,7 @@ START_TEST(pipe_drops_an_overlong_record)
 	ck_assert_int_eq(chmod(client, 0755), 0);
 	dhcp_set_client(client, "/nonexistent");
 	ck_assert_int_eq(dhcp_start("lan1", NULL), 0);
-	ev_timer_init(&poll, poll_cb, 0.05, 0.05);
-	ev_timer_init(&limit, give_up, 20., 0.);
-	ev_timer_start(nas_loop(), &poll);
-	ev_timer_start(nas_loop(), &limit);
-	ev_run(nas_loop(), 0);
-	ev_timer_stop(nas_loop(), &poll);
-	ev_timer_stop(nas_loop(), &limit);
+	run_until(poll_cb, NULL);
 	ck_assert_ptr_nonnull(strstr(kernel(), "lan1 10.1.0.5/24"));
 	ck_assert_ptr_null(strstr(kernel(), "10.6.6.6"));
 	ck_assert_ptr_null(strstr(kernel(), "192.0.2.66"));
@@ -415,7 +426,6 @@ gone_cb(struct ev_loop *l, ev_timer *w, int revents)
 START_TEST(client_of_a_deleted_link_stops)
 {
 	char *client;
-	ev_timer poll, limit;
 
 	ck_assert_int_eq(sim_add_veth("v0", "v1"), 0);
 	client = unit_write(dir, "fake-udhcpc", "#!/bin/sh\nexit 0\n");
@@ -423,14 +433,54 @@ START_TEST(client_of_a_deleted_link_stops)
 	dhcp_set_client(client, "/nonexistent");
 	ck_assert_int_eq(dhcp_start("v0", NULL), 0);
 	ck_assert_int_eq(net->link_del("v0"), 0);
-	ev_timer_init(&poll, gone_cb, 0.05, 0.05);
-	ev_timer_init(&limit, give_up, 20., 0.);
-	ev_timer_start(nas_loop(), &poll);
-	ev_timer_start(nas_loop(), &limit);
-	ev_run(nas_loop(), 0);
-	ev_timer_stop(nas_loop(), &poll);
-	ev_timer_stop(nas_loop(), &limit);
+	run_until(gone_cb, NULL);
 	ck_assert_ptr_null(dhcp_describe("v0"));
+	free(client);
+}
+END_TEST
+
+/* Bound once, then the lease gone and the client reaped (killed). */
+static void
+expired_cb(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct json_object *d = dhcp_describe("lan1"), *cl;
+	int *seen = w->data;
+
+	(void)revents;
+	if (strstr(kernel(), "lan1 10.1.0.5/24"))
+		*seen = 1;
+	else if (*seen && d && json_object_object_get_ex(d, "client", &cl) &&
+	    !json_object_get_boolean(cl))
+		ev_break(l, EVBREAK_ALL);
+	json_object_put(d);
+}
+
+/*
+ * A udhcpc that hangs after a lease (no renewal, no deconfig at its
+ * end): netd drops the address itself when the lease has run out and
+ * kills the client, which is then started again.
+ */
+START_TEST(lease_of_a_hung_client_runs_out)
+{
+	char *client;
+	struct json_object *d, *e;
+	int seen = 0;
+
+	client = unit_write(dir, "fake-udhcpc", "#!/bin/sh\n"
+	    "printf 'event=bound\\nip=10.1.0.5\\nsubnet=255.255.255.0\\nlease=1\\n\\n' >&9\n"
+	    "exec sleep 30\n");
+	ck_assert_int_eq(chmod(client, 0755), 0);
+	dhcp_set_client(client, "/nonexistent");
+	dhcp_set_lease_floor(0., 0.2);
+	ck_assert_int_eq(dhcp_start("lan1", NULL), 0);
+	run_until(expired_cb, &seen);
+	ck_assert_int_eq(seen, 1);
+	ck_assert_ptr_null(strstr(kernel(), "10.1.0.5"));
+	ck_assert_ptr_nonnull(d = dhcp_describe("lan1"));
+	ck_assert(json_object_object_get_ex(d, "error", &e));
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(e), "ran out"));
+	json_object_put(d);
+	dhcp_reset();
 	free(client);
 }
 END_TEST
@@ -452,6 +502,7 @@ suite(void)
 	tcase_add_test(t, diff_starts_and_stops_clients);
 	tcase_add_test(t, pipe_drops_an_overlong_record);
 	tcase_add_test(t, client_of_a_deleted_link_stops);
+	tcase_add_test(t, lease_of_a_hung_client_runs_out);
 	suite_add_tcase(s, t);
 	return s;
 }
