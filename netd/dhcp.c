@@ -527,13 +527,46 @@ close_pipe(struct lease *l)
 	l->skipping = 0;
 }
 
-/* Each record ends with an empty line; one that does not fit is dropped whole. */
+/*
+ * The records in l->buf: each ends with an empty line; one that does not
+ * fit is dropped whole. fd is the pipe the bytes came from (-1: fed by
+ * dhcp_feed). -1 when a report stopped the client meanwhile.
+ */
+static int
+frame(struct lease *l, int fd)
+{
+	char *end;
+
+	while ((end = memmem(l->buf, l->len, "\n\n", 2)) != NULL) {
+		char link[NET_NAME_MAX];
+		size_t used = (size_t)(end - l->buf) + 2;
+
+		*end = '\0';
+		snprintf(link, sizeof(link), "%s", l->link);
+		/* A NUL byte cuts a record short: it is not udhcpc's, dropped. */
+		if (!l->skipping && memchr(l->buf, '\0', (size_t)(end - l->buf)) == NULL)
+			(void)dhcp_report(link, l->buf);
+		l->skipping = 0;
+		if (lease_of(link) != l || l->fd != fd)
+			return -1;	/* stopped by what the report did */
+		memmove(l->buf, l->buf + used, l->len - used + 1);
+		l->len -= used;
+	}
+	if (l->len == sizeof(l->buf) - 1) {
+		log_warnx("dhcp %s: a report longer than %d bytes: dropped", l->link, RECORD_MAX);
+		l->skipping = 1;
+		/* Keep the last byte: it may be the first newline of the end. */
+		l->buf[0] = l->buf[l->len - 1];
+		l->len = 1;
+	}
+	return 0;
+}
+
 static void
 pipe_cb(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct lease *l = w->data;
 	ssize_t n;
-	char *end;
 
 	(void)loop;
 	(void)revents;
@@ -545,27 +578,30 @@ pipe_cb(struct ev_loop *loop, ev_io *w, int revents)
 	}
 	l->len += (size_t)n;
 	l->buf[l->len] = '\0';
-	while ((end = strstr(l->buf, "\n\n")) != NULL) {
-		char link[NET_NAME_MAX];
-		size_t used = (size_t)(end - l->buf) + 2;
+	(void)frame(l, l->fd);
+}
 
-		*end = '\0';
-		snprintf(link, sizeof(link), "%s", l->link);
-		if (!l->skipping)
-			(void)dhcp_report(link, l->buf);
-		l->skipping = 0;
-		if (lease_of(link) != l || l->fd == -1)
-			return;	/* stopped by what the report did */
-		memmove(l->buf, l->buf + used, l->len - used + 1);
-		l->len -= used;
+int
+dhcp_feed(const char *link, const void *data, size_t n)
+{
+	struct lease *l = lease_of(link);
+	const char *p = data;
+
+	if (l == NULL || l->fd != -1)
+		return errno = l ? EBUSY : ESRCH, -1;
+	while (n > 0) {
+		size_t k = sizeof(l->buf) - 1 - l->len;
+
+		k = k < n ? k : n;
+		memcpy(l->buf + l->len, p, k);
+		l->len += k;
+		l->buf[l->len] = '\0';
+		p += k;
+		n -= k;
+		if (frame(l, -1) == -1)
+			return 0;
 	}
-	if (l->len == sizeof(l->buf) - 1) {
-		log_warnx("dhcp %s: a report longer than %d bytes: dropped", l->link, RECORD_MAX);
-		l->skipping = 1;
-		/* Keep the last byte: it may be the first newline of the end. */
-		l->buf[0] = l->buf[l->len - 1];
-		l->len = 1;
-	}
+	return 0;
 }
 
 /*

@@ -49,6 +49,12 @@ void	dhcp_reset(void);
  * out: dhcp_describe's "error" says why).
  */
 int	dhcp_report(const char *link, const char *record);
+/*
+ * Bytes as if read from the script's pipe of link's client (framed into
+ * records as pipe_cb does); for a link with no child (the fuzz target,
+ * the unit suites). 0, or -1 (ESRCH: no client, EBUSY: a child runs).
+ */
+int	dhcp_feed(const char *link, const void *data, size_t n);
 
 /* For the running state (netconf_running): a client runs on link; *fallback filled. */
 int	dhcp_running(const char *link, struct net_addr *fallback, int *has_fallback);

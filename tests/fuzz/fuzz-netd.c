@@ -8,6 +8,13 @@
  *   1  netd.ini, loaded as at start (netconf_load)
  *   2  net.apply's config as JSON (netconf_from_json)
  *   3  resolv.conf as dns_read reads it
+ *   4  (the first byte's low three bits 100) the bytes of udhcpc's script
+ *      on netd's pipe (dhcp_feed: framing, then each record as a lease
+ *      on lan1 of the simulated seam, with lan2 the management link):
+ *      whatever they say, lan2 keeps its address, lan1 holds only
+ *      unicast host addresses of prefix 8-30 clear of lan2's subnet, a
+ *      default route is via a host of lan1's subnet, and resolv.conf
+ *      holds at most three name servers
  * A configuration that loads must print, and what it prints must load to
  * the same configuration: the file netd writes is the file it reads back
  * at the next start.
@@ -15,6 +22,7 @@
 #include <sys/mman.h>
 
 #include <linux/rtnetlink.h>
+#include <sys/socket.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +31,11 @@
 
 #include "log.h"
 #include "netd/bond-nl.h"
+#include "netd/dhcp.h"
 #include "netd/lacp.h"
 #include "netd/netconf.h"
 #include "netd/netd.h"
+#include "netd/system-sim.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -195,6 +205,99 @@ resolv(const uint8_t *data, size_t size)
 	close(fd);
 }
 
+/* What a lease left on lan1 and lan2: the invariants of mode 4. */
+static void
+lease_checked(const char *path)
+{
+	struct net_addr *as, lan2;
+	struct net_route *rs;
+	char why[64], line[128];
+	int n, lan2_there = 0, ok, servers = 0;
+	FILE *f;
+
+	if (cidr_parse("192.0.2.2/24", &lan2, why, sizeof(why)) == -1 ||
+	    net->addr_list(&as, &n) == -1)
+		abort();
+	for (int i = 0; i < n; i++) {
+		uint32_t a = (uint32_t)as[i].addr[0] << 24 | (uint32_t)as[i].addr[1] << 16 |
+		    (uint32_t)as[i].addr[2] << 8 | as[i].addr[3];
+
+		if (strcmp(as[i].link, "lan2") == 0) {
+			lan2_there |= as[i].prefix == 24 && memcmp(as[i].addr, lan2.addr, 4) == 0;
+			continue;
+		}
+		if (as[i].family != AF_INET)
+			continue;
+		ok = as[i].prefix >= 8 && as[i].prefix <= 30 && as[i].addr[0] != 0 &&
+		    as[i].addr[0] != 127 && as[i].addr[0] < 224 &&
+		    (a & ~(0xffffffffu << (32 - as[i].prefix))) != 0 &&
+		    (a >> 8) != (192u << 16 | 2) &&
+		    !(as[i].prefix <= 24 && (a >> (32 - as[i].prefix)) ==
+		    ((192u << 24 | 2 << 8) >> (32 - as[i].prefix)));
+		if (!ok)
+			abort();
+	}
+	free(as);
+	if (!lan2_there || net->route_list(&rs, &n) == -1)
+		abort();
+	for (int i = 0; i < n; i++)
+		if (rs[i].family == AF_INET && rs[i].dst_len == 0 &&
+		    (!rs[i].has_gw || rs[i].gw[0] == 0 || rs[i].gw[0] >= 224))
+			abort();
+	free(rs);
+	/* Each line netd's own, each name server one netd formatted. */
+	if ((f = fopen(path, "r")) == NULL)
+		abort();
+	while (fgets(line, sizeof(line), f) != NULL) {
+		unsigned char b[16];
+		char *nl = strchr(line, '\n');
+
+		if (nl == NULL)
+			abort();
+		*nl = '\0';
+		if (line[0] == '#')
+			continue;
+		if (strncmp(line, "nameserver ", 11) != 0 || ip_parse(line + 11, b) != AF_INET ||
+		    ++servers > 3)
+			abort();
+	}
+	fclose(f);
+}
+
+static void
+lease(const uint8_t *data, size_t size)
+{
+	static const unsigned char mac1[6] = { 0x52, 0x54, 0, 0x4e, 0x41, 1 };
+	static const unsigned char mac2[6] = { 0x52, 0x54, 0, 0x4e, 0x41, 2 };
+	static char dir[] = "/tmp/fuzz-netd-XXXXXX", path[64];
+	struct net_addr a, fallback;
+	char why[64];
+	FILE *f;
+
+	if (path[0] == '\0') {
+		if (mkdtemp(dir) == NULL)
+			abort();
+		snprintf(path, sizeof(path), "%s/resolv.conf", dir);
+		net = &net_sim;
+		dhcp_set_client("", "");
+	}
+	if ((f = fopen(path, "w")) == NULL || fclose(f) != 0)
+		abort();
+	addr_set_resolv(path);
+	sim_reset();
+	if (sim_add_port("lan1", mac1, 1000) == -1 || sim_add_port("lan2", mac2, 1000) == -1 ||
+	    cidr_parse("192.0.2.2/24", &a, why, sizeof(why)) == -1 ||
+	    cidr_parse("10.9.0.2/24", &fallback, why, sizeof(why)) == -1)
+		abort();
+	snprintf(a.link, sizeof(a.link), "lan2");
+	if (net->addr_add(&a) == -1 || dhcp_start("lan1", &fallback) == -1 ||
+	    dhcp_feed("lan1", data, size) == -1)
+		abort();
+	lease_checked(path);
+	json_object_put(dhcp_describe("lan1"));
+	dhcp_reset();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -207,6 +310,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size < 1 || size > 65536)
 		return 0;
+	if ((data[0] & 7) == 4) {
+		lease(data + 1, size - 1);
+		return 0;
+	}
 	switch (data[0] & 3) {
 	case 0:
 		dump(data + 1, size - 1);

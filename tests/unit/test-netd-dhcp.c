@@ -410,6 +410,30 @@ START_TEST(pipe_drops_an_overlong_record)
 }
 END_TEST
 
+/*
+ * A record with a NUL byte in it is dropped, and the records after it
+ * are still taken: netd's framing once searched for the end of a record
+ * as a C string, so one NUL hid every later report until 2 KiB piled up.
+ */
+START_TEST(pipe_takes_the_record_after_a_nul)
+{
+	char *client;
+
+	client = unit_write(dir, "fake-udhcpc", "#!/bin/sh\n"
+	    "printf 'event=bound\\nip=10.6.6.6\\000\\nsubnet=255.255.255.0\\n\\n' >&9\n"
+	    "printf 'event=bound\\nip=10.1.0.5\\nsubnet=255.255.255.0\\n\\n' >&9\n"
+	    "exec sleep 30\n");
+	ck_assert_int_eq(chmod(client, 0755), 0);
+	dhcp_set_client(client, "/nonexistent");
+	ck_assert_int_eq(dhcp_start("lan1", NULL), 0);
+	run_until(poll_cb, NULL);
+	ck_assert_ptr_nonnull(strstr(kernel(), "lan1 10.1.0.5/24"));
+	ck_assert_ptr_null(strstr(kernel(), "10.6.6.6"));
+	dhcp_reset();
+	free(client);
+}
+END_TEST
+
 static void
 gone_cb(struct ev_loop *l, ev_timer *w, int revents)
 {
@@ -503,6 +527,7 @@ suite(void)
 	tcase_add_test(t, pipe_drops_an_overlong_record);
 	tcase_add_test(t, client_of_a_deleted_link_stops);
 	tcase_add_test(t, lease_of_a_hung_client_runs_out);
+	tcase_add_test(t, pipe_takes_the_record_after_a_nul);
 	suite_add_tcase(s, t);
 	return s;
 }
