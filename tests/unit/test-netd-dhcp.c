@@ -350,6 +350,18 @@ give_up(struct ev_loop *l, ev_timer *w, int revents)
 	ev_break(l, EVBREAK_ALL);
 }
 
+/* A shell script in place of udhcpc, started on link (the caller frees the path). */
+static char *
+fake_client(const char *link, const char *script)
+{
+	char *client = unit_write(dir, "fake-udhcpc", script);
+
+	ck_assert_int_eq(chmod(client, 0755), 0);
+	dhcp_set_client(client, "/nonexistent");
+	ck_assert_int_eq(dhcp_start(link, NULL), 0);
+	return client;
+}
+
 /* Runs the loop until cb (every 50 ms, with data) breaks it, or 20 s. */
 static void
 run_until(void (*cb)(struct ev_loop *, ev_timer *, int), void *data)
@@ -395,10 +407,7 @@ START_TEST(pipe_drops_an_overlong_record)
 	    "  printf '\\n\\nevent=bound\\nip=10.1.0.5\\nsubnet=255.255.255.0\\n\\n'; } >&9\n"
 	    "exec sleep 30\n");
 	ck_assert_int_lt(n, (int)sizeof(script));
-	client = unit_write(dir, "fake-udhcpc", script);
-	ck_assert_int_eq(chmod(client, 0755), 0);
-	dhcp_set_client(client, "/nonexistent");
-	ck_assert_int_eq(dhcp_start("lan1", NULL), 0);
+	client = fake_client("lan1", script);
 	run_until(poll_cb, NULL);
 	ck_assert_ptr_nonnull(strstr(kernel(), "lan1 10.1.0.5/24"));
 	ck_assert_ptr_null(strstr(kernel(), "10.6.6.6"));
@@ -419,13 +428,10 @@ START_TEST(pipe_takes_the_record_after_a_nul)
 {
 	char *client;
 
-	client = unit_write(dir, "fake-udhcpc", "#!/bin/sh\n"
+	client = fake_client("lan1", "#!/bin/sh\n"
 	    "printf 'event=bound\\nip=10.6.6.6\\000\\nsubnet=255.255.255.0\\n\\n' >&9\n"
 	    "printf 'event=bound\\nip=10.1.0.5\\nsubnet=255.255.255.0\\n\\n' >&9\n"
 	    "exec sleep 30\n");
-	ck_assert_int_eq(chmod(client, 0755), 0);
-	dhcp_set_client(client, "/nonexistent");
-	ck_assert_int_eq(dhcp_start("lan1", NULL), 0);
 	run_until(poll_cb, NULL);
 	ck_assert_ptr_nonnull(strstr(kernel(), "lan1 10.1.0.5/24"));
 	ck_assert_ptr_null(strstr(kernel(), "10.6.6.6"));
@@ -490,13 +496,10 @@ START_TEST(lease_of_a_hung_client_runs_out)
 	struct json_object *d, *e;
 	int seen = 0;
 
-	client = unit_write(dir, "fake-udhcpc", "#!/bin/sh\n"
+	dhcp_set_lease_floor(0., 0.2);
+	client = fake_client("lan1", "#!/bin/sh\n"
 	    "printf 'event=bound\\nip=10.1.0.5\\nsubnet=255.255.255.0\\nlease=1\\n\\n' >&9\n"
 	    "exec sleep 30\n");
-	ck_assert_int_eq(chmod(client, 0755), 0);
-	dhcp_set_client(client, "/nonexistent");
-	dhcp_set_lease_floor(0., 0.2);
-	ck_assert_int_eq(dhcp_start("lan1", NULL), 0);
 	run_until(expired_cb, &seen);
 	ck_assert_int_eq(seen, 1);
 	ck_assert_ptr_null(strstr(kernel(), "10.1.0.5"));
