@@ -29,14 +29,44 @@ if [ -f "$dir/.unpacked" ]; then
 	exit 0
 fi
 
-deb=$(find "$dl" -maxdepth 1 -name "${name}_$(echo "$ver" | sed 's/:/%3a/')_*.deb" | head -n 1)
-if [ -z "$deb" ]; then
+# The .deb is used only while it matches the SHA256 of the signed index
+# (apt's own check covers a download, not a file already in DLDIR): a
+# truncated, swapped or planted file is fetched again, and dpkg-deb must
+# agree on its name and version.
+info=$(apt-cache show "$pkg=$ver" 2>/dev/null |
+	awk '/^Filename:/ { f = $2 } /^SHA256:/ { s = $2 } /^$/ { exit } END { print f, s }')
+file=${info%% *} sha=${info#* }
+file=${file##*/}
+case $file in
+"${name}_"*.deb) ;;
+*) echo "fetch-kernel.sh: the index names no file and SHA256 for $pkg $ver" >&2; exit 1 ;;
+esac
+[ -n "$sha" ] || { echo "fetch-kernel.sh: no SHA256 for $pkg $ver in the index" >&2; exit 1; }
+deb=$dl/$file
+sum() { sha256sum <"$1" | cut -d' ' -f1; }
+if [ -f "$deb" ] && [ "$(sum "$deb")" != "$sha" ]; then
+	echo "fetch-kernel.sh: $deb does not match the index's SHA256: fetched again" >&2
+	rm -f "$deb"
+fi
+if [ ! -f "$deb" ]; then
 	echo "fetch-kernel.sh: downloading $pkg $ver" >&2
-	(cd "$dl" && apt-get download -q "$pkg=$ver" >/dev/null 2>&1) || {
+	tmp=$(mktemp -d "$dl/dl.XXXXXX")
+	(cd "$tmp" && apt-get download -q "$pkg=$ver" >/dev/null 2>&1) && [ -f "$tmp/$file" ] || {
+		rm -rf "$tmp"
 		echo "fetch-kernel.sh: apt-get download $pkg=$ver failed" >&2
 		exit 1
 	}
-	deb=$(find "$dl" -maxdepth 1 -name "${name}_*.deb" | head -n 1)
+	mv "$tmp/$file" "$deb"
+	rm -rf "$tmp"
+fi
+if [ "$(sum "$deb")" != "$sha" ]; then
+	rm -f "$deb"
+	echo "fetch-kernel.sh: $file does not match the index's SHA256" >&2
+	exit 1
+fi
+if [ "$(dpkg-deb -f "$deb" Package Version | tr '\n' ' ')" != "Package: $name Version: $ver " ]; then
+	echo "fetch-kernel.sh: $deb is not $name $ver" >&2
+	exit 1
 fi
 rm -rf "$dir.tmp"
 dpkg-deb -x "$deb" "$dir.tmp"

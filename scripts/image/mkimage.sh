@@ -11,6 +11,8 @@
 # The test variant adds the cross-check tools listed in TEST_TOOLS below,
 # copied from the build host's Debian packages with their libraries.
 set -euo pipefail
+# Modes in the image never depend on the builder's umask (see the end).
+umask 022
 
 TEST_TOOLS="/usr/sbin/mdadm /usr/sbin/cryptsetup /usr/sbin/dmsetup /usr/bin/fio \
 /usr/bin/iperf3 /usr/bin/jq /usr/bin/socat /usr/sbin/blkid /usr/sbin/wipefs \
@@ -154,6 +156,16 @@ if [ -n "$(find "$stage/lib" -name 'libc.so.6' 2>/dev/null)" ]; then
 fi
 echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
 printf "root:x:0:\nnas:x:100:\nnasadmin:x:101:\n" >"$stage/etc/group"
+
+# ---- modes: only root writes, nothing is setuid (Decision 100) ----
+# Files came from the checkout and the build host with whatever umask made
+# them (0002 makes a checkout group-writable, 0000 world-writable), and
+# the board has non-root users (the API's read and admin groups): a file
+# they could write and root runs (udhcpc's script, a daemon, an init
+# script) would be root for them.  Every program runs as who starts it.
+find "$stage" ! -type l -perm /6000 -print | sed "s,^$stage,mkimage.sh: setuid/setgid dropped: ," >&2
+find "$stage" ! -type l \( -perm /022 -o -perm /6000 \) -exec chmod go-w,ug-s {} +
+chmod 1777 "$stage/tmp"
 
 # ---- pack ----
 img=$out/$name-$variant.cpio.zst
