@@ -13,7 +13,8 @@
  *   - the router must lie in the subnet; it becomes the default route
  *     only when there is none, or it was this lease's;
  *   - at most three name servers, written only when resolv.conf has
- *     none or a lease's;
+ *     none or this link's lease's: the lease that wrote them keeps
+ *     them while bound, a second link's server does not take over;
  *   - every other option (static routes, MTU, host and domain names) is
  *     ignored: the script passes only what udhcpc formats from binary.
  *
@@ -72,6 +73,8 @@ struct lease {
 	unsigned char	router[16];
 	unsigned char	server[16];
 	long long	lease_s;	/* -1: not said */
+	int		ndns;		/* the lease's name servers */
+	char		dns[3][46];
 	time_t		bound_at;
 	unsigned	renewals, restarts;
 	char		error[160];	/* the last lease refused, and why */
@@ -80,9 +83,10 @@ struct lease {
 static struct lease leases[DHCP_LINKS];
 static char client_path[256], script_path[256];
 static double lease_floor = LEASE_FLOOR, lease_grace = LEASE_GRACE;
-/* The name servers the last lease wrote to resolv.conf. */
+/* The name servers a lease wrote to resolv.conf, and its link. */
 static char lease_dns[3][46];
 static int nlease_dns = -1;
+static char dns_link[NET_NAME_MAX];
 
 static void	spawn_client(struct lease *);
 
@@ -226,18 +230,56 @@ drop_dns(void)
 	nlease_dns = -1;
 }
 
+/*
+ * resolv.conf's name servers become link's n servers ip, unless they
+ * were set by hand (dns.set, netd.ini): those stay, and no lease owns
+ * resolv.conf until they are emptied.
+ */
+static void
+write_lease_dns(const char *link, const char (*ip)[46], int n)
+{
+	char now[3][46];
+	int have = dns_read(now, 3);
+
+	if (have > 0 && !lease_dns_is((const char (*)[46])now, have)) {
+		nlease_dns = -1;
+		return;
+	}
+	if (dns_write(ip, n) == -1) {
+		log_warn("dhcp: writing resolv.conf");
+		return;
+	}
+	memcpy(lease_dns, ip, sizeof(lease_dns));
+	nlease_dns = n;
+	snprintf(dns_link, sizeof(dns_link), "%s", link);
+}
+
+/*
+ * The name servers of l's lease go with it; another bound lease's take
+ * their place (the first that has some), or resolv.conf is emptied.
+ */
+static void
+drop_lease_dns(struct lease *l)
+{
+	l->ndns = 0;
+	if (nlease_dns <= 0 || strcmp(dns_link, l->link) != 0)
+		return;
+	for (int i = 0; i < DHCP_LINKS; i++)
+		if (&leases[i] != l && leases[i].used && leases[i].bound && leases[i].ndns > 0) {
+			write_lease_dns(leases[i].link, (const char (*)[46])leases[i].dns,
+			    leases[i].ndns);
+			return;
+		}
+	drop_dns();
+}
+
 static void
 drop_lease(struct lease *l)
 {
-	int others = 0;
-
 	ev_timer_stop(nas_loop(), &l->expiry);
 	drop_route(l);
 	drop_addr(l);
-	for (int i = 0; i < DHCP_LINKS; i++)
-		others |= &leases[i] != l && leases[i].used && leases[i].bound;
-	if (!others)
-		drop_dns();
+	drop_lease_dns(l);
 	l->lease_s = -1;
 }
 
@@ -397,23 +439,20 @@ apply_router(struct lease *l, const struct offer *o)
 	l->route_owned = 1;
 }
 
+/*
+ * The lease's name servers are written when resolv.conf has none or this
+ * link's lease's. Another link's lease keeps them while it is bound: a
+ * server on a second port does not take name resolution over (at each
+ * of its renewals, as it did) from the lease that has it.
+ */
 static void
-apply_dns(const struct offer *o)
+apply_dns(struct lease *l, const struct offer *o)
 {
-	char now[3][46];
-	int n = dns_read(now, 3);
-
-	if (o->ndns == 0)
+	memcpy(l->dns, o->dns, sizeof(l->dns));
+	l->ndns = o->ndns;
+	if (o->ndns == 0 || (nlease_dns > 0 && strcmp(dns_link, l->link) != 0))
 		return;
-	/* Name servers set by hand (dns.set, netd.ini) stay. */
-	if (n > 0 && !lease_dns_is((const char (*)[46])now, n))
-		return;
-	if (dns_write((const char (*)[46])o->dns, o->ndns) == -1) {
-		log_warn("dhcp: writing resolv.conf");
-		return;
-	}
-	memcpy(lease_dns, o->dns, sizeof(lease_dns));
-	nlease_dns = o->ndns;
+	write_lease_dns(l->link, (const char (*)[46])l->dns, l->ndns);
 }
 
 static int
@@ -445,7 +484,7 @@ apply_lease(struct lease *l, const char *rec, int renew)
 		l->bound = 1;
 	}
 	apply_router(l, &o);
-	apply_dns(&o);
+	apply_dns(l, &o);
 	l->lease_s = o.lease_s;
 	ev_timer_stop(nas_loop(), &l->expiry);
 	if (o.lease_s > 0) {
@@ -917,8 +956,8 @@ dhcp_describe(const char *link)
 		json_object_object_add(o, "expires_in_s", l->lease_s >= 0 ?
 		    json_object_new_int64(l->lease_s - (mono() - l->bound_at)) : NULL);
 		dns = json_object_new_array();
-		for (int i = 0; i < nlease_dns; i++)
-			json_object_array_add(dns, json_object_new_string(lease_dns[i]));
+		for (int i = 0; i < l->ndns; i++)
+			json_object_array_add(dns, json_object_new_string(l->dns[i]));
 		json_object_object_add(o, "dns", dns);
 	}
 	json_object_object_add(o, "renewals", json_object_new_int64(l->renewals));

@@ -228,6 +228,34 @@ START_TEST(name_servers_set_by_hand_stay)
 }
 END_TEST
 
+/*
+ * Two links with leases: the first lease's name servers stay while it is
+ * bound (a server on the second port does not take name resolution
+ * over, at its bind nor at its renewals); when it goes, the second's
+ * take their place, and go with it.
+ */
+START_TEST(name_servers_of_a_second_link_wait)
+{
+	static const unsigned char mac3[6] = { 0x52, 0x54, 0, 0x4e, 0x41, 3 };
+	const char *rogue = "event=bound\nip=10.3.0.5\nsubnet=255.255.255.0\nrouter=10.3.0.1\n"
+	    "dns=203.0.113.66\nlease=600\nserverid=10.3.0.1\n";
+
+	ck_assert_int_eq(sim_add_port("lan3", mac3, 1000), 0);
+	ck_assert_int_eq(dhcp_start("lan1", NULL), 0);
+	ck_assert_int_eq(dhcp_start("lan3", NULL), 0);
+	ck_assert_int_eq(dhcp_report("lan1", LEASE("10.1.0.5", "255.255.255.0", "10.1.0.1")), 0);
+	ck_assert_int_eq(dhcp_report("lan3", rogue), 0);
+	ck_assert_int_eq(dhcp_report("lan3", rogue), 0);	/* a renewal */
+	ck_assert_ptr_nonnull(strstr(slurp(resolv), "nameserver 198.51.100.53"));
+	ck_assert_ptr_null(strstr(slurp(resolv), "203.0.113.66"));
+	ck_assert_int_eq(dhcp_report("lan1", "event=deconfig\n"), 0);
+	ck_assert_ptr_nonnull(strstr(slurp(resolv), "nameserver 203.0.113.66"));
+	ck_assert_ptr_null(strstr(slurp(resolv), "198.51.100.53"));
+	ck_assert_int_eq(dhcp_report("lan3", "event=deconfig\n"), 0);
+	ck_assert_ptr_null(strstr(slurp(resolv), "nameserver"));
+}
+END_TEST
+
 START_TEST(fallback_until_a_lease)
 {
 	struct net_addr fb;
@@ -524,6 +552,7 @@ suite(void)
 	tcase_add_test(t, rogue_leases_change_nothing);
 	tcase_add_test(t, router_and_default_route_guarded);
 	tcase_add_test(t, name_servers_set_by_hand_stay);
+	tcase_add_test(t, name_servers_of_a_second_link_wait);
 	tcase_add_test(t, fallback_until_a_lease);
 	tcase_add_test(t, api_refusals);
 	tcase_add_test(t, diff_starts_and_stops_clients);
