@@ -10,6 +10,10 @@ set -eu
 dl=${1:?usage: fetch-kernel.sh DLDIR [META]}
 meta=${2:-linux-image-amd64}
 mkdir -p "$dl"
+# The prod and test images are built at once (make -j2): one fetch and
+# one unpack at a time, or both unpack into the same $dir.tmp.
+exec 9>"$dl/.fetch-kernel.lock"
+flock 9
 
 pkg=$(apt-cache depends "$meta" 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
 if [ -z "$pkg" ]; then

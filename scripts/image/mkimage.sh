@@ -163,7 +163,9 @@ printf "root:x:0:\nnas:x:100:\nnasadmin:x:101:\n" >"$stage/etc/group"
 # the board has non-root users (the API's read and admin groups): a file
 # they could write and root runs (udhcpc's script, a daemon, an init
 # script) would be root for them.  Every program runs as who starts it.
-find "$stage" ! -type l -perm /6000 -print | sed "s,^$stage,mkimage.sh: setuid/setgid dropped: ," >&2
+find "$stage" ! -type l -perm /6000 | while read -r f; do
+	echo "mkimage.sh: setuid/setgid dropped: ${f#"$stage"}" >&2
+done
 find "$stage" ! -type l \( -perm /022 -o -perm /6000 \) -exec chmod go-w,ug-s {} +
 chmod 1777 "$stage/tmp"
 

@@ -3,7 +3,8 @@
 # build path and on the board would use it: a kernel .deb planted in the
 # download cache is never unpacked (fetch-kernel.sh checks it against the
 # SHA256 of apt's signed index; apt-get is replaced by one that fails, so
-# nothing is downloaded), and an image built under umask 000 from a
+# nothing is downloaded), two fetches at once on an empty cache (the prod
+# and test images under make -j2) give one complete tree, and an image built under umask 000 from a
 # rootfs holding a world-writable file and a setuid program has nothing
 # but /tmp (1777) writable by group or world and nothing setuid or setgid.
 # Parts whose tools or apt metadata are missing are skipped. Ends with
@@ -37,6 +38,32 @@ else
 			[ -z "$(find "$tmp/dl" -name planted)" ]
 	}
 	check "a planted kernel .deb in the download cache is refused, not unpacked" planted
+fi
+
+# ---- two image builds at once (make -j2 builds prod and test) ----
+# apt-get replaced by one that takes a second and copies the real package
+# from the cache: both runs must give the same complete tree.
+if [ -n "$pkg" ] && [ -f "$src/dl/${file##*/}" ]; then
+	mkdir -p "$tmp/dl2" "$tmp/path2"
+	printf '#!/bin/sh\nsleep 1\ncp "%s" .\n' "$src/dl/${file##*/}" >"$tmp/path2/apt-get"
+	chmod 755 "$tmp/path2/apt-get"
+	PATH="$tmp/path2:$PATH" sh "$src/scripts/image/fetch-kernel.sh" "$tmp/dl2" >"$tmp/a" 2>&1 &
+	a=$!
+	PATH="$tmp/path2:$PATH" sh "$src/scripts/image/fetch-kernel.sh" "$tmp/dl2" >"$tmp/b" 2>&1 &
+	b=$!
+	both() {
+		_ra=0 _rb=0
+		wait "$a" || _ra=$?
+		wait "$b" || _rb=$?
+		cat "$tmp/a" "$tmp/b"
+		_d=$(tail -n 1 "$tmp/a")
+		[ "$_ra" -eq 0 ] && [ "$_rb" -eq 0 ] && [ "$_d" = "$(tail -n 1 "$tmp/b")" ] &&
+			[ -f "$_d/.unpacked" ] && ls "$_d"/boot/vmlinuz-* >/dev/null
+	}
+	check "two fetch-kernel.sh at once on an empty cache: one complete tree" both
+	rm -rf "$tmp/dl2"
+else
+	echo "skip concurrent fetch: no kernel package in $src/dl"
 fi
 
 # ---- modes in the image ----
