@@ -4,8 +4,10 @@
 # own script (rootfs-overlay/usr/libexec/netd/udhcpc-script), and
 # iproute2 judges what netd applied. Then a rogue server's leases (a
 # prefix that takes the management subnet over, a /32, a router outside
-# the subnet) must change nothing they should not. Needs root, `ip netns`
-# and busybox; says so and passes nothing when they are missing.
+# the subnet) must change nothing they should not, and a crowded one (two
+# routers, six name servers, shell in its strings) gives only what netd
+# takes. Needs root, `ip netns` and busybox; says so and passes nothing
+# when they are missing.
 # Ends with "netd-dhcp: N passed, N failed".
 # Usage: netd-dhcp.sh BINDIR
 set -u
@@ -99,6 +101,18 @@ check "dhcp.start v0" n dhcp start v0
 check "a router outside the subnet: bound, no default route" until_ok 20 \
 	dhcp_state '.dhcp.state == "bound" and .dhcp.router == null and .dhcp.default_route == false'
 check "iproute2: no default route" sh -c "[ -z \"\$(ip -n $ns route show default)\" ]"
+n dhcp stop v0 --force > /dev/null 2>&1
+# Options as a hostile server fills them: two routers, six name servers,
+# a domain and a host name with shell in them. The first router, the
+# first three servers, nothing of the strings.
+server "subnet 255.255.255.0" "router 10.77.0.1 10.77.0.2" \
+	"dns 10.77.0.51 10.77.0.52 10.77.0.53 10.77.0.54 10.77.0.55 10.77.0.56" \
+	"domain evil.example;touch $tmp/pwned" "hostname \$(touch $tmp/pwned)" "lease 120"
+check "dhcp.start v0" n dhcp start v0
+check "a crowded lease binds: the first router, the first three name servers" until_ok 20 \
+	dhcp_state '.dhcp.state == "bound" and .dhcp.router == "10.77.0.1" and .dhcp.dns == ["10.77.0.51", "10.77.0.52", "10.77.0.53"]'
+check "resolv.conf: three name servers, no search or domain line, nothing run" sh -c \
+	"[ \"\$(grep -c '^nameserver ' '$tmp/resolv.conf')\" = 3 ] && ! grep -Eq '^(search|domain)' '$tmp/resolv.conf' && [ ! -e '$tmp/pwned' ]"
 n dhcp stop v0 --force > /dev/null 2>&1
 
 # No server: the fallback address comes, and goes when a lease binds.
