@@ -40,6 +40,36 @@ owner_ok(const struct stat *st)
 }
 
 /*
+ * Every directory above dir (dir must be absolute): root's, and not
+ * writable by others unless sticky, as OpenSSH's StrictModes wants.
+ * cryptd opens dir/file by its path after this check: whoever may
+ * rename an entry on the way (dir on a share users write, say) could
+ * swap dir for one of theirs in between.  0, or -1 with why.
+ */
+static int
+parents_ok(const char *dir, char *why, size_t len)
+{
+	char p[sizeof(keyfile_dir)], *slash;
+	struct stat st;
+
+	if (dir[0] != '/')
+		return errno = EPERM, snprintf(why, len, "%s: not an absolute path", dir), -1;
+	snprintf(p, sizeof(p), "%s", dir);
+	while ((slash = strrchr(p, '/')) != NULL) {
+		slash[slash == p] = '\0';	/* "/a/b" -> "/a" -> "/" */
+		if (lstat(p, &st) == -1)
+			return snprintf(why, len, "%s: %s", p, strerror(errno)), -1;
+		if (!S_ISDIR(st.st_mode) || !owner_ok(&st) ||
+		    ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)))
+			return errno = EPERM, snprintf(why, len, "%s (above %s): not a directory "
+			    "of root's that only root may write to", p, dir), -1;
+		if (slash == p)
+			break;
+	}
+	return 0;
+}
+
+/*
  * 0 when dir/file may be handed to cryptd; -1 with why.  ENOENT: not
  * there (the stick is not in), not a refusal.  Nothing under dir is
  * opened for reading: raidd is root, and opening a device node (a stick
@@ -54,6 +84,8 @@ crypt_keyfile_check(const char *dir, const char *file, char *why, size_t len)
 	struct stat st;
 	int dfd, rc;
 
+	if (parents_ok(dir, why, len) == -1)
+		return -1;
 	if ((dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return snprintf(why, len, "%s: %s", dir, errno == ENOTDIR ?
 		    "not a directory (or a symlink)" : strerror(errno)), -1;

@@ -441,6 +441,39 @@ START_TEST(auto_unlock_never_opens_what_it_refuses)
 }
 END_TEST
 
+/*
+ * keyfile_dir under a directory others may write (a share, say): they
+ * could rename it away and put theirs in its place between raidd's check
+ * and cryptd's open, so it is refused; sticky (as /tmp), it is not.
+ */
+START_TEST(auto_unlock_refuses_a_directory_others_could_swap)
+{
+	char *top = unit_tmpdir(), share[512], keys[600];
+
+	ck_assert_int_eq(run_job(create_encrypted("sec")), JOB_DONE);
+	reboot();
+	snprintf(share, sizeof(share), "%s/share", top);
+	snprintf(keys, sizeof(keys), "%s/keys", share);
+	ck_assert_int_eq(mkdir(share, 0777), 0);
+	ck_assert_int_eq(chmod(share, 0777), 0);
+	ck_assert_int_eq(mkdir(keys, 0700), 0);
+	free(key_file(keys, PASS, 0600));
+	crypt_auto_start(keys);
+	crypt_auto_tick();
+	ck_assert_ptr_null(volume_find("sec")->job);
+	assert_shown("sec", 1);
+	ck_assert_int_eq(chmod(share, 01777), 0);
+	crypt_auto_start(keys);
+	crypt_auto_tick();
+	ck_assert_ptr_nonnull(volume_find("sec")->job);
+	run_volume_job("sec");
+	assert_shown("sec", 0);
+	crypt_auto_start("");
+	unit_rmtree(top);
+	free(top);
+}
+END_TEST
+
 /* Power cut after k mutating steps of an encrypted create, for every k. */
 START_TEST(power_cut_during_encrypted_create)
 {
@@ -489,6 +522,7 @@ crypt_suite(void)
 	tcase_add_test(tc, auto_unlock_from_a_key_file);
 	tcase_add_test(tc, auto_unlock_refuses_a_key_file_others_can_reach);
 	tcase_add_test(tc, auto_unlock_never_opens_what_it_refuses);
+	tcase_add_test(tc, auto_unlock_refuses_a_directory_others_could_swap);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_create, 0, CUT_POINTS);
 	suite_add_tcase(s, tc);
 	return s;
