@@ -401,6 +401,15 @@ START_TEST(auto_unlock_refuses_a_key_file_others_can_reach)
 }
 END_TEST
 
+/* Auto-unlock from dir after a (re)start: the job it started on "sec", or NULL. */
+static struct job *
+auto_try(const char *dir)
+{
+	crypt_auto_start(dir);
+	crypt_auto_tick();
+	return volume_find("sec")->job;
+}
+
 /*
  * A FIFO (or a device node, on a stick mounted without nodev) named
  * NAME.key is refused without raidd ever opening it: an open of
@@ -420,9 +429,7 @@ START_TEST(auto_unlock_never_opens_what_it_refuses)
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
 	ck_assert_int_ge(in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), 0);
 	ck_assert_int_ge(inotify_add_watch(in, path, IN_OPEN), 0);
-	crypt_auto_start(dir);
-	crypt_auto_tick();
-	ck_assert_ptr_null(volume_find("sec")->job);
+	ck_assert_ptr_null(auto_try(dir));
 	ck_assert_msg(read(in, &ev, sizeof(ev)) == -1 && errno == EAGAIN,
 	    "raidd opened the FIFO it was checking");
 	close(in);
@@ -431,9 +438,7 @@ START_TEST(auto_unlock_never_opens_what_it_refuses)
 	memset(big, 'k', sizeof(big));
 	big[sizeof(big) - 1] = '\0';
 	free(key_file(dir, big, 0600));
-	crypt_auto_start(dir);
-	crypt_auto_tick();
-	ck_assert_ptr_null(volume_find("sec")->job);
+	ck_assert_ptr_null(auto_try(dir));
 	assert_shown("sec", 1);
 	crypt_auto_start("");
 	unit_rmtree(dir);
@@ -458,14 +463,10 @@ START_TEST(auto_unlock_refuses_a_directory_others_could_swap)
 	ck_assert_int_eq(chmod(share, 0777), 0);
 	ck_assert_int_eq(mkdir(keys, 0700), 0);
 	free(key_file(keys, PASS, 0600));
-	crypt_auto_start(keys);
-	crypt_auto_tick();
-	ck_assert_ptr_null(volume_find("sec")->job);
+	ck_assert_ptr_null(auto_try(keys));
 	assert_shown("sec", 1);
 	ck_assert_int_eq(chmod(share, 01777), 0);
-	crypt_auto_start(keys);
-	crypt_auto_tick();
-	ck_assert_ptr_nonnull(volume_find("sec")->job);
+	ck_assert_ptr_nonnull(auto_try(keys));
 	run_volume_job("sec");
 	assert_shown("sec", 0);
 	crypt_auto_start("");
