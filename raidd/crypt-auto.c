@@ -52,8 +52,9 @@ parents_ok(const char *dir, char *why, size_t len)
 	char p[sizeof(keyfile_dir)], *slash;
 	struct stat st;
 
-	if (dir[0] != '/')
-		return errno = EPERM, snprintf(why, len, "%s: not an absolute path", dir), -1;
+	if (dir[0] != '/' || strlen(dir) >= sizeof(p))
+		return errno = EPERM, snprintf(why, len, "%s: not an absolute path of at most "
+		    "%zu bytes", dir, sizeof(p) - 1), -1;
 	snprintf(p, sizeof(p), "%s", dir);
 	while ((slash = strrchr(p, '/')) != NULL) {
 		slash[slash == p] = '\0';	/* "/a/b" -> "/a" -> "/" */
