@@ -114,6 +114,16 @@ m_net_apply(struct rpc_call *c, struct json_object *params)
 		rpc_error(c, RPC_INVALID_PARAMS, "config: %s", why);
 		return;
 	}
+	/* Without a way back (confirm_s) a change that may lock the user out needs force. */
+	if (confirm == 0 && !rpc_param_bool(params, "force", 0) &&
+	    (n = netconf_cuts(&want, why, sizeof(why))) != 0) {
+		if (n == -1)
+			net_fail(c, "reading the running state");
+		else
+			rpc_error(c, NAS_ERR_REFUSED, "%s: give confirm_s (rolled back unless "
+			    "confirmed) or force", why);
+		goto out;
+	}
 	if (netconf_running(&pending.prev) == -1) {
 		net_fail(c, "reading the running state");
 		goto out;
@@ -198,6 +208,8 @@ static const struct rpc_param p_net_apply[] = {
 	  "the whole configuration: {\"SECTION\": {\"KEY\": value}} as in netd.conf(5)" },
 	{ "confirm_s", RPC_INT, 0, 0, 3600, NULL,
 	  "roll back unless net.confirm comes within this many seconds (0: keep at once)" },
+	{ "force", RPC_BOOL, 0, 0, 0, NULL,
+	  "without confirm_s: apply a change that may cut the caller's connection" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 

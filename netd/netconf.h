@@ -145,6 +145,15 @@ int	netconf_apply(const struct netconf *want, char *why, size_t len);
  */
 int	netconf_apply_best(const struct netconf *want, char *why, size_t len);
 
+/* guard.c */
+/*
+ * Whether turning the running state into want may cut the caller off
+ * (an address deleted, a link carrying addresses or the default route
+ * taken down, deleted, re-MTU'd or made a bond's port, the default route
+ * deleted): 1 with the first such step in why, 0, or -1 (errno).
+ */
+int	netconf_cuts(const struct netconf *want, char *why, size_t len);
+
 /* apply.c: the configuration file, net.apply and net.confirm */
 extern const struct rpc_method netconf_methods[];
 void	netconf_set_path(const char *);

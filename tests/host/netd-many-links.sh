@@ -22,11 +22,8 @@ in_ns ip link set m49b up
 printf '[port1]\nlabel = LAN 1\nname = v0\npath = /sys/devices/none\n' > "$tmp/board.ini"
 printf '[netd]\nboard = %s/board.ini\nresolv_conf = %s/resolv.conf\nmetrics_dir = %s/metrics\n' \
 	"$tmp" "$tmp" "$tmp" > "$tmp/netd.ini"
-mkdir "$tmp/run" "$tmp/metrics"
-in_ns "$bin/netd" -f -S "$tmp/run" -c "$tmp/netd.ini" > "$tmp/netd.log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do [ -S "$tmp/run/netd.sock" ] && break; sleep 0.1; done
-n() { "$bin/nasctl" -S "$tmp/run" "$@"; }
+mkdir "$tmp/metrics"
+netd_start
 
 check "iproute2: more than 100 links in the namespace" sh -c \
 	"[ \$(ip -n $ns -j link show | jq length) -gt 100 ]"

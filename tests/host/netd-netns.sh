@@ -27,11 +27,7 @@ name = lan2
 path = /sys/devices/none
 EOB
 printf '[netd]\nboard = %s/board.ini\nresolv_conf = %s/resolv.conf\nmetrics_dir = %s/metrics\n' "$tmp" "$tmp" "$tmp" > "$tmp/netd.ini"
-mkdir "$tmp/run"
-in_ns "$bin/netd" -f -S "$tmp/run" -c "$tmp/netd.ini" > "$tmp/netd.log" 2>&1 &
-pid=$!
-for _ in $(seq 50); do [ -S "$tmp/run/netd.sock" ] && break; sleep 0.1; done
-n() { "$bin/nasctl" -S "$tmp/run" "$@"; }
+netd_start
 # refused WHAT WORDS COMMAND...: the command fails and says WORDS.
 refused() {
 	_what=$1 _words=$2
@@ -125,8 +121,10 @@ check "netd.prom from the real kernel's dump passes promtool" sh -c \
 	"test -f '$tmp/metrics/netd.prom' && { ! command -v promtool > /dev/null ||
 		promtool check metrics < '$tmp/metrics/netd.prom'; }"
 
-check "link down: the default route goes with it" sh -c \
-	"'$bin/nasctl' -S '$tmp/run' call netd link.set '{\"link\":\"v0\",\"up\":false}' > /dev/null &&
+refused "link down on the link with the default route, without force" "force" \
+	n call netd link.set '{"link":"v0","up":false}'
+check "link down with force: the default route goes with it" sh -c \
+	"'$bin/nasctl' -S '$tmp/run' call netd link.set '{\"link\":\"v0\",\"up\":false,\"force\":true}' > /dev/null &&
 	 [ -z \"\$(ip -n $ns route show default)\" ]"
 
 echo "netd-netns: $pass passed, $fail failed"

@@ -558,7 +558,7 @@ START_TEST(api_changes_written_back)
 	call0("dns.set", "{\"servers\":[\"192.0.2.53\"]}", 0);
 	call0("link.set", "{\"link\":\"v0\",\"mtu\":1400}", 0);
 	call0("addr.add", "{\"link\":\"v0\",\"address\":\"198.51.100.1/24\"}", 0);
-	call0("addr.del", "{\"link\":\"v0\",\"address\":\"198.51.100.1/24\"}", 0);
+	call0("addr.del", "{\"link\":\"v0\",\"address\":\"198.51.100.1/24\",\"force\":true}", 0);
 	call0("vlan.create", "{\"link\":\"bond0\",\"id\":20}", 0);
 	ck_assert_ptr_nonnull(strstr(slurp(ini), "; the daemon's own\n[netd]\nboard = /etc/board.ini\n"));
 	ck_assert_ptr_nonnull(strstr(slurp(ini), "[bond bond0]\nmode = 802.3ad\nports = lan1, lan2\n"));
@@ -802,7 +802,8 @@ START_TEST(autoconf_is_not_configuration)
 	ck_assert_int_eq(c.has_gw[1], 0);
 	ck_assert_str_eq(c.link[0].name, "lan1");
 	ck_assert_int_eq(c.link[0].naddr, 1);
-	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":\"192.0.2.9/24\"}}}", 0);
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":\"192.0.2.9/24\"}},"
+	    "\"force\":true}", 0);
 	ck_assert(running_has("lan1", "192.0.2.9/24"));
 	ck_assert(running_has("lan1", "2001:db8::1/64"));
 	ck_assert_int_eq(net->route_list(&rs, &n), 0);
@@ -890,6 +891,52 @@ START_TEST(links_past_the_bound_are_refused)
 }
 END_TEST
 
+/*
+ * Issue 11: a change that may cut the caller off (the link it comes
+ * through re-addressed, taken down, re-MTU'd, made a bond's port, the
+ * default route deleted) is refused unless it comes with a way back
+ * (confirm_s) or force; a refusal changes nothing, file included.
+ */
+START_TEST(apply_that_cuts_needs_a_window_or_force)
+{
+	static const char *const cuts[] = {
+		"{\"config\":{\"port lan1\":{\"address\":\"192.0.2.9/24\"}}}",
+		"{\"config\":{\"port lan1\":{\"address\":\"192.0.2.2/24\",\"mtu\":9000}}}",
+		"{\"config\":{\"port lan1\":{\"address\":\"192.0.2.2/24\",\"up\":false}}}",
+		"{\"config\":{\"bond bond0\":{\"mode\":\"active-backup\",\"ports\":[\"lan1\","
+		    "\"lan2\"],\"address\":\"192.0.2.2/24\"},\"port lan1\":{}}}",
+		"{\"config\":{\"route\":{\"gateway\":\"192.0.2.254\"}}}",
+	};
+	struct netconf before NETCONF_AUTO = { 0 };
+	char *file;
+
+	call0("link.set", "{\"link\":\"lan1\",\"up\":true}", 0);
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.2/24\"}", 0);
+	call0("route.set_default", "{\"gateway\":\"192.0.2.1\"}", 0);
+	ck_assert_int_eq(netconf_running(&before), 0);
+	file = strdup(slurp(ini));
+	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		call0("net.apply", cuts[i], NAS_ERR_REFUSED);
+		ck_assert_int_eq(distance(&before), 0);
+		ck_assert_str_eq(slurp(ini), file);
+	}
+	/* What cannot cut goes through: another link, lan1 as it is, a link-local address. */
+	call0("net.apply", "{\"config\":{\"port lan2\":{\"address\":\"198.51.100.2/24\"},"
+	    "\"port lan1\":{\"address\":\"192.0.2.2/24\",\"mtu\":1500}}}", 0);
+	ck_assert(running_has("lan2", "198.51.100.2/24"));
+	/* With a way back, or with force. */
+	call0("net.apply", cuts[0] , NAS_ERR_REFUSED);
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":\"192.0.2.9/24\"}},"
+	    "\"confirm_s\":30}", 0);
+	call0("net.confirm", NULL, 0);
+	ck_assert(running_has("lan1", "192.0.2.9/24"));
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":\"192.0.2.2/24\"}},"
+	    "\"force\":true}", 0);
+	ck_assert(running_has("lan1", "192.0.2.2/24") && !running_has("lan1", "192.0.2.9/24"));
+	free(file);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -917,6 +964,7 @@ suite(void)
 	tcase_add_test(t, running_state_too_big_is_refused);
 	tcase_add_test(t, many_links_are_read_and_applied);
 	tcase_add_test(t, links_past_the_bound_are_refused);
+	tcase_add_test(t, apply_that_cuts_needs_a_window_or_force);
 	tcase_add_test(t, start_keeps_what_the_kernel_takes);
 	tcase_add_test(t, start_applies_a_big_file_whole);
 	tcase_add_test(t, rollback_keeps_what_the_kernel_takes);
