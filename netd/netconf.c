@@ -40,8 +40,7 @@ void
 netconf_free(struct netconf *c)
 {
 	free(c->link);
-	c->link = NULL;
-	c->nlinks = c->cap = 0;
+	memset(c, 0, sizeof(*c));
 }
 
 struct nc_link *
@@ -487,7 +486,6 @@ netconf_load(const char *path, struct netconf *c, int *found)
 	int missing, nsec;
 
 	netconf_free(c);
-	memset(c, 0, sizeof(*c));
 	*found = 0;
 	if ((d = conf_load_ini(path, 1, &missing, err, sizeof(err))) == NULL) {
 		if (missing)
@@ -595,7 +593,6 @@ int
 netconf_from_json(struct json_object *o, struct netconf *c, char *why, size_t len)
 {
 	netconf_free(c);
-	memset(c, 0, sizeof(*c));
 	if (from_json(o, c, why, len) == 0)
 		return 0;
 	netconf_free(c);
@@ -822,7 +819,6 @@ netconf_running(struct netconf *c)
 	int nl, na, nr, rc = -1;
 
 	netconf_free(c);
-	memset(c, 0, sizeof(*c));
 	if (net->link_list(&ls, &nl) == -1 || net->addr_list(&as, &na) == -1 ||
 	    net->route_list(&rs, &nr) == -1)
 		goto out;

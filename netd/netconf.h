@@ -58,7 +58,7 @@ struct netconf {
  * A netconf's links are allocated: a netconf starts zeroed ({ 0 }); the
  * functions that fill one (netconf_load, netconf_from_json,
  * netconf_running) free what it held first, and netconf_free gives the
- * memory back, leaving it empty (safe to fill or free again).
+ * memory back, leaving it zeroed (safe to fill or free again).
  */
 void	netconf_free(struct netconf *);
 /* A netconf freed when it goes out of scope: struct netconf c NETCONF_AUTO = { 0 }; */
