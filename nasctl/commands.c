@@ -250,6 +250,7 @@ static const struct arg dhcp_stop_args[] = {
 
 static const struct arg route_default_args[] = {
 	{ "GATEWAY", "gateway", ARG_STRING, 0, NULL },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
 	END_ARGS
 };
 
@@ -432,7 +433,7 @@ const struct command nasctl_commands[] = {
 	{ "route", "list", N, "route.list", no_args, route_cols, "routes", NULL,
 	  "routes of the main table" },
 	{ "route", "default", N, "route.set_default", route_default_args, NULL, NULL, NULL,
-	  "make or replace the default route" },
+	  "make or replace the default route (--force: replace another gateway's)" },
 	{ "dns", "set", N, "dns.set", dns_set_args, NULL, NULL, NULL,
 	  "replace the name servers" },
 	{ "dhcp", "start", N, "dhcp.start", dhcp_start_args, NULL, NULL, NULL,

@@ -209,6 +209,22 @@ m_route_list(struct rpc_call *c, struct json_object *params)
 	rpc_result(c, r);
 }
 
+/* Whether the main table has a default route of family through another gateway. */
+static int
+other_default(int family, const unsigned char *gw)
+{
+	struct net_route *rs;
+	int n, found = 0;
+
+	if (net->route_list(&rs, &n) == -1)
+		return 1;	/* unknown: guarded */
+	for (int i = 0; i < n; i++)
+		found |= rs[i].family == family && rs[i].dst_len == 0 &&
+		    (!rs[i].has_gw || memcmp(rs[i].gw, gw, family == AF_INET ? 4 : 16) != 0);
+	free(rs);
+	return found;
+}
+
 static void
 m_route_set_default(struct rpc_call *c, struct json_object *params)
 {
@@ -217,6 +233,13 @@ m_route_set_default(struct rpc_call *c, struct json_object *params)
 
 	if ((family = ip_parse(rpc_param_str(params, "gateway", ""), gw)) == -1) {
 		rpc_error(c, RPC_INVALID_PARAMS, "gateway is not an IPv4 or IPv6 address");
+		return;
+	}
+	/* Another gateway may no longer reach a caller from another network (Decision 81). */
+	if (!rpc_param_bool(params, "force", 0) && other_default(family, gw)) {
+		rpc_error(c, NAS_ERR_REFUSED, "a default route through another gateway is in use "
+		    "and may be how the caller reaches this unit; say force, or use net.apply "
+		    "with confirm_s");
 		return;
 	}
 	if (net->route_set_default(family, gw) == -1) {
@@ -344,6 +367,7 @@ static const struct rpc_param p_addr_del[] = {
 
 static const struct rpc_param p_route_default[] = {
 	{ "gateway", RPC_STRING, RPC_REQUIRED, 2, 45, NULL, "the gateway's IPv4 or IPv6 address" },
+	{ "force", RPC_BOOL, 0, 0, 0, NULL, "replace a default route through another gateway" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 

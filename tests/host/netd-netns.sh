@@ -71,7 +71,8 @@ check "addr list shows both" sh -c "'$bin/nasctl' -S '$tmp/run' --json addr list
 refused "a gateway no link reaches" "unreachable" n route default 10.78.0.1
 check "route default 10.77.0.254" n route default 10.77.0.254
 check "iproute2 sees the default route" sh -c "ip -n $ns -j route show default | jq -e '.[0].gateway == \"10.77.0.254\" and .[0].dev == \"v0\"'"
-check "route default again replaces it" n route default 10.77.0.253
+refused "another gateway without --force" "force" n route default 10.77.0.253
+check "route default again with --force replaces it" n route default 10.77.0.253 --force
 check "one default route, the new one" sh -c "ip -n $ns -j route show default | jq -e 'length == 1 and .[0].gateway == \"10.77.0.253\"'"
 
 # Counters move with traffic through the pair.

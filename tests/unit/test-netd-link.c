@@ -249,7 +249,9 @@ START_TEST(default_route)
 	ck_assert_ptr_nonnull(strstr(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN), "\"gateway\":\"192.168.1.1\""));
 	json_object_put(a);
 	/* Replaced, not added. */
-	call0("route.set_default", "{\"gateway\":\"192.168.1.2\"}", 0);
+	call0("route.set_default", "{\"gateway\":\"192.168.1.2\"}", NAS_ERR_REFUSED);
+	call0("route.set_default", "{\"gateway\":\"192.168.1.1\"}", 0);	/* the same: cuts nothing */
+	call0("route.set_default", "{\"gateway\":\"192.168.1.2\",\"force\":true}", 0);
 	a = call("route.list", NULL, 0);
 	ck_assert_ptr_null(strstr(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN), "192.168.1.1\""));
 	json_object_put(a);
