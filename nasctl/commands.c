@@ -211,6 +211,13 @@ static const struct arg addr_args[] = {
 	END_ARGS
 };
 
+static const struct arg addr_del_args[] = {
+	{ "LINK", "link", ARG_STRING, 0, NULL },
+	{ "ADDRESS/PREFIX", "address", ARG_STRING, 0, NULL },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	END_ARGS
+};
+
 static const struct arg addr_list_args[] = {
 	{ "LINK", "link", ARG_STRING, ARG_OPTIONAL, NULL },
 	END_ARGS
@@ -225,6 +232,7 @@ static const struct arg vlan_create_args[] = {
 
 static const struct arg vlan_delete_args[] = {
 	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
 	END_ARGS
 };
 
@@ -242,6 +250,7 @@ static const struct arg dhcp_stop_args[] = {
 
 static const struct arg route_default_args[] = {
 	{ "GATEWAY", "gateway", ARG_STRING, 0, NULL },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
 	END_ARGS
 };
 
@@ -278,6 +287,7 @@ static const struct arg bond_delete_args[] = {
 static const struct arg net_apply_args[] = {
 	{ "FILE", "file", ARG_STRING, ARG_LOCAL, NULL },
 	{ "--confirm-within", "confirm_s", ARG_INT, 0, "S" },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
 	END_ARGS
 };
 
@@ -418,12 +428,12 @@ const struct command nasctl_commands[] = {
 	  "addresses of every link, or of LINK" },
 	{ "addr", "add", N, "addr.add", addr_args, NULL, NULL, NULL,
 	  "add an address (CIDR: 192.168.1.10/24) to a link" },
-	{ "addr", "del", N, "addr.del", addr_args, NULL, NULL, NULL,
-	  "delete an address from a link" },
+	{ "addr", "del", N, "addr.del", addr_del_args, NULL, NULL, NULL,
+	  "delete an address from a link (--force: it may be how you reach the unit)" },
 	{ "route", "list", N, "route.list", no_args, route_cols, "routes", NULL,
 	  "routes of the main table" },
 	{ "route", "default", N, "route.set_default", route_default_args, NULL, NULL, NULL,
-	  "make or replace the default route" },
+	  "make or replace the default route (--force: replace another gateway's)" },
 	{ "dns", "set", N, "dns.set", dns_set_args, NULL, NULL, NULL,
 	  "replace the name servers" },
 	{ "dhcp", "start", N, "dhcp.start", dhcp_start_args, NULL, NULL, NULL,

@@ -129,6 +129,22 @@ m_addr_add(struct rpc_call *c, struct json_object *params)
 	rpc_result(c, addr_describe(&a));
 }
 
+/* Whether the kernel has a on its link (a missing one gets the kernel's own answer). */
+static int
+addr_present(const struct net_addr *a)
+{
+	struct net_addr *as;
+	int n, found = 0;
+
+	if (net->addr_list(&as, &n) == -1)
+		return 1;	/* unknown: guarded */
+	for (int i = 0; i < n; i++)
+		found |= !strcmp(as[i].link, a->link) && as[i].family == a->family &&
+		    as[i].prefix == a->prefix && !memcmp(as[i].addr, a->addr, 16);
+	free(as);
+	return found;
+}
+
 static void
 m_addr_del(struct rpc_call *c, struct json_object *params)
 {
@@ -136,6 +152,13 @@ m_addr_del(struct rpc_call *c, struct json_object *params)
 
 	if (get_addr(c, params, &a) == -1)
 		return;
+	/* Any address but IPv6 link-local may be the one the caller reaches us at. */
+	if (!(a.family == AF_INET6 && a.addr[0] == 0xfe && (a.addr[1] & 0xc0) == 0x80) &&
+	    !rpc_param_bool(params, "force", 0) && addr_present(&a)) {
+		rpc_error(c, NAS_ERR_REFUSED, "the address may be how the caller reaches this "
+		    "unit; say force, or use net.apply with confirm_s");
+		return;
+	}
 	if (net->addr_del(&a) == -1) {
 		net_fail(c, "deleting the address");
 		return;
@@ -186,6 +209,22 @@ m_route_list(struct rpc_call *c, struct json_object *params)
 	rpc_result(c, r);
 }
 
+/* Whether the main table has a default route of family through another gateway. */
+static int
+other_default(int family, const unsigned char *gw)
+{
+	struct net_route *rs;
+	int n, found = 0;
+
+	if (net->route_list(&rs, &n) == -1)
+		return 1;	/* unknown: guarded */
+	for (int i = 0; i < n; i++)
+		found |= rs[i].family == family && rs[i].dst_len == 0 &&
+		    (!rs[i].has_gw || memcmp(rs[i].gw, gw, family == AF_INET ? 4 : 16) != 0);
+	free(rs);
+	return found;
+}
+
 static void
 m_route_set_default(struct rpc_call *c, struct json_object *params)
 {
@@ -194,6 +233,13 @@ m_route_set_default(struct rpc_call *c, struct json_object *params)
 
 	if ((family = ip_parse(rpc_param_str(params, "gateway", ""), gw)) == -1) {
 		rpc_error(c, RPC_INVALID_PARAMS, "gateway is not an IPv4 or IPv6 address");
+		return;
+	}
+	/* Another gateway may no longer reach a caller from another network (Decision 81). */
+	if (!rpc_param_bool(params, "force", 0) && other_default(family, gw)) {
+		rpc_error(c, NAS_ERR_REFUSED, "a default route through another gateway is in use "
+		    "and may be how the caller reaches this unit; say force, or use net.apply "
+		    "with confirm_s");
 		return;
 	}
 	if (net->route_set_default(family, gw) == -1) {
@@ -312,8 +358,16 @@ static const struct rpc_param p_addr[] = {
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 
+static const struct rpc_param p_addr_del[] = {
+	{ "link", RPC_STRING, RPC_REQUIRED, 1, 15, NULL, "interface name" },
+	{ "address", RPC_STRING, RPC_REQUIRED, 3, 49, NULL, "ADDRESS/PREFIX, IPv4 or IPv6" },
+	{ "force", RPC_BOOL, 0, 0, 0, NULL, "delete an address other than IPv6 link-local" },
+	{ NULL, 0, 0, 0, 0, NULL, NULL }
+};
+
 static const struct rpc_param p_route_default[] = {
 	{ "gateway", RPC_STRING, RPC_REQUIRED, 2, 45, NULL, "the gateway's IPv4 or IPv6 address" },
+	{ "force", RPC_BOOL, 0, 0, 0, NULL, "replace a default route through another gateway" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 
@@ -326,7 +380,7 @@ static const struct rpc_param p_dns[] = {
 const struct rpc_method addr_methods[] = {
 	{ "addr.list", m_addr_list, p_addr_list, 0, "addresses of every link, or of one" },
 	{ "addr.add", m_addr_add, p_addr, RPC_MUTATES, "add an address (CIDR) to a link" },
-	{ "addr.del", m_addr_del, p_addr, RPC_MUTATES, "delete an address (CIDR) from a link" },
+	{ "addr.del", m_addr_del, p_addr_del, RPC_MUTATES, "delete an address (CIDR) from a link" },
 	{ "route.list", m_route_list, NULL, 0, "routes of the main table" },
 	{ "route.set_default", m_route_set_default, p_route_default, RPC_MUTATES,
 	  "make or replace the default route of the gateway's family" },

@@ -34,18 +34,18 @@ netconf_set_path(const char *p)
 static int
 save_running(void)
 {
-	struct netconf *c = malloc(sizeof(*c));
+	struct netconf c = { 0 };
 	int rc = -1;
 
 	if (*path == '\0')
-		rc = 0;	/* no file (a simulation) */
-	else if (c == NULL)
-		log_warnx("%s: out of memory", path);
-	else if (netconf_running(c) == -1)
+		return 0;	/* no file (a simulation) */
+	if (netconf_running(&c) == -1) {
 		log_warn("%s: reading the running state", path);
-	else if ((rc = netconf_save(path, c)) == -1)
+		return -1;
+	}
+	if ((rc = netconf_save(path, &c)) == -1)
 		log_warn("%s: writing", path);
-	free(c);
+	netconf_free(&c);
 	return rc;
 }
 
@@ -60,23 +60,21 @@ netconf_changed(void)
 void
 netconf_start(void)
 {
-	struct netconf *c = malloc(sizeof(*c));
+	struct netconf c = { 0 };
 	char why[300];
 	int found, n;
 
-	if (c == NULL)
-		fatalx("out of memory");
 	if (*path == '\0')
 		;	/* a simulation: no file */
-	else if (netconf_load(path, c, &found) == -1)
+	else if (netconf_load(path, &c, &found) == -1)
 		log_warnx("%s: the network is left as it is", path);
-	else if (!found || c->nlinks + c->has_gw[0] + c->has_gw[1] + c->has_dns == 0)
+	else if (!found || c.nlinks + c.has_gw[0] + c.has_gw[1] + c.has_dns == 0)
 		log_info("%s: no network sections: the network is left as it is", path);
-	else if ((n = netconf_apply_best(c, why, sizeof(why))) == -1)
+	else if ((n = netconf_apply_best(&c, why, sizeof(why))) == -1)
 		log_warnx("%s: applied without the steps the kernel refused (first: %s)", path, why);
 	else
 		log_info("%s: applied (%d changes)", path, n);
-	free(c);
+	netconf_free(&c);
 }
 
 static void
@@ -94,13 +92,14 @@ rollback_cb(struct ev_loop *l, ev_timer *w, int revents)
 		    "refused (first: %s)", why);
 	else
 		log_warnx("net.apply not confirmed in time: rolled back (%d changes)", n);
+	netconf_free(&pending.prev);
 	nas_event("net.rollback", NULL);
 }
 
 static void
 m_net_apply(struct rpc_call *c, struct json_object *params)
 {
-	struct netconf *want = NULL;
+	struct netconf want = { 0 };
 	struct json_object *cfg, *r;
 	int confirm = (int)rpc_param_int(params, "confirm_s", 0), n;
 	char why[300];
@@ -111,19 +110,25 @@ m_net_apply(struct rpc_call *c, struct json_object *params)
 		return;
 	}
 	json_object_object_get_ex(params, "config", &cfg);
-	if ((want = malloc(sizeof(*want))) == NULL) {
-		rpc_error(c, NAS_ERR_FAILED, "out of memory");
+	if (netconf_from_json(cfg, &want, why, sizeof(why)) == -1) {
+		rpc_error(c, RPC_INVALID_PARAMS, "config: %s", why);
 		return;
 	}
-	if (netconf_from_json(cfg, want, why, sizeof(why)) == -1) {
-		rpc_error(c, RPC_INVALID_PARAMS, "config: %s", why);
+	/* Without a way back (confirm_s) a change that may lock the user out needs force. */
+	if (confirm == 0 && !rpc_param_bool(params, "force", 0) &&
+	    (n = netconf_cuts(&want, why, sizeof(why))) != 0) {
+		if (n == -1)
+			net_fail(c, "reading the running state");
+		else
+			rpc_error(c, NAS_ERR_REFUSED, "%s: give confirm_s (rolled back unless "
+			    "confirmed) or force", why);
 		goto out;
 	}
 	if (netconf_running(&pending.prev) == -1) {
 		net_fail(c, "reading the running state");
 		goto out;
 	}
-	if ((n = netconf_apply(want, why, sizeof(why))) == -1) {
+	if ((n = netconf_apply(&want, why, sizeof(why))) == -1) {
 		rpc_error(c, NAS_ERR_FAILED, "%s", why);
 		goto out;
 	}
@@ -142,7 +147,9 @@ m_net_apply(struct rpc_call *c, struct json_object *params)
 	json_object_object_add(r, "confirm_within_s", confirm > 0 ? json_object_new_int(confirm) : NULL);
 	rpc_result(c, r);
 out:
-	free(want);
+	if (!pending.active)
+		netconf_free(&pending.prev);
+	netconf_free(&want);
 }
 
 static void
@@ -155,6 +162,7 @@ m_net_confirm(struct rpc_call *c, struct json_object *params)
 	}
 	ev_timer_stop(nas_loop(), &pending.timer);
 	pending.active = 0;
+	netconf_free(&pending.prev);
 	if (save_running() == -1) {
 		rpc_error(c, NAS_ERR_FAILED, "confirmed, but %s could not be written: %s", path,
 		    strerror(errno));
@@ -167,7 +175,7 @@ m_net_confirm(struct rpc_call *c, struct json_object *params)
 static void
 m_net_config(struct rpc_call *c, struct json_object *params)
 {
-	struct netconf *cur = malloc(sizeof(*cur));
+	struct netconf cur = { 0 };
 	struct json_object *r;
 	char *text = NULL;
 	size_t len = 0;
@@ -175,13 +183,16 @@ m_net_config(struct rpc_call *c, struct json_object *params)
 	int found;
 
 	(void)params;
-	if (cur == NULL || netconf_load(path, cur, &found) == -1 ||
-	    (f = open_memstream(&text, &len)) == NULL) {
+	if (netconf_load(path, &cur, &found) == -1) {
 		rpc_error(c, NAS_ERR_FAILED, "reading %s", path);
-		free(cur);
 		return;
 	}
-	netconf_print(cur, f);
+	if ((f = open_memstream(&text, &len)) == NULL) {
+		rpc_error(c, NAS_ERR_FAILED, "reading %s", path);
+		netconf_free(&cur);
+		return;
+	}
+	netconf_print(&cur, f);
 	fclose(f);
 	r = json_object_new_object();
 	json_object_object_add(r, "path", json_object_new_string(path));
@@ -189,7 +200,7 @@ m_net_config(struct rpc_call *c, struct json_object *params)
 	json_object_object_add(r, "pending", json_object_new_boolean(pending.active));
 	rpc_result(c, r);
 	free(text);
-	free(cur);
+	netconf_free(&cur);
 }
 
 static const struct rpc_param p_net_apply[] = {
@@ -197,6 +208,8 @@ static const struct rpc_param p_net_apply[] = {
 	  "the whole configuration: {\"SECTION\": {\"KEY\": value}} as in netd.conf(5)" },
 	{ "confirm_s", RPC_INT, 0, 0, 3600, NULL,
 	  "roll back unless net.confirm comes within this many seconds (0: keep at once)" },
+	{ "force", RPC_BOOL, 0, 0, 0, NULL,
+	  "without confirm_s: apply a change that may cut the caller's connection" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 

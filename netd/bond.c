@@ -288,7 +288,7 @@ management_link_itself(const char *name)
  * through: an address other than IPv6 link-local, or the default route,
  * on the link itself or on a VLAN of it.
  */
-static int
+int
 management_link(const char *name)
 {
 	struct net_link *ls;

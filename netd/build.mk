@@ -11,7 +11,7 @@ CFLAGS_netd := $(NL_CFLAGS)
 # The logic above the kernel seam (system.h), and the simulated seam.
 NETD_LOGIC := netd/seam.c netd/util.c netd/link.c netd/addr.c netd/bond.c netd/lacp.c \
 	netd/bond-nl.c netd/system-sim.c netd/netconf.c netd/diff.c netd/apply.c \
-	netd/dhcp.c netd/dhcp-api.c
+	netd/dhcp.c netd/dhcp-api.c netd/guard.c
 NETD_LINUX := netd/system-linux.c netd/system-linux-link.c netd/system-linux-addr.c \
 	netd/system-linux-bond.c
 netd_SRCS := netd/main.c netd/api.c netd/metrics.c $(NETD_LOGIC) $(NETD_LINUX)

@@ -340,7 +340,20 @@ netconf_diff(const struct netconf *want, const struct netconf *have, struct nc_s
 		add(&p, &op, &undo);
 	}
 	diff_dhcp(&p, want, have, 1);
-	return p.n > max ? -1 : p.n;
+	return p.n;
+}
+
+struct nc_step *
+netconf_plan(const struct netconf *want, const struct netconf *have, int *n)
+{
+	struct nc_step *s;
+
+	/* Counted first: a state of many links has as many steps as it needs. */
+	*n = netconf_diff(want, have, NULL, 0);
+	if ((s = calloc((size_t)*n + 1, sizeof(*s))) == NULL)
+		return NULL;
+	netconf_diff(want, have, s, *n);
+	return s;
 }
 
 void
@@ -510,21 +523,17 @@ run_best(const struct nc_step *s, int n, char *why, size_t len)
 static int
 apply(const struct netconf *want, int best, char *why, size_t len)
 {
-	struct netconf *have = malloc(sizeof(*have));
-	struct nc_step *s = calloc(NC_STEPS, sizeof(*s));
+	struct netconf have = { 0 };
+	struct nc_step *s = NULL;
 	char what[128];
 	int n, failed, rc = -1;
 
-	if (have == NULL || s == NULL) {
-		snprintf(why, len, "out of memory");
-		goto out;
-	}
-	if (netconf_running(have) == -1) {
+	if (netconf_running(&have) == -1) {
 		snprintf(why, len, "reading the running state: %s", strerror(errno));
 		goto out;
 	}
-	if ((n = netconf_diff(want, have, s, NC_STEPS)) == -1) {
-		snprintf(why, len, "more than %d changes at once", NC_STEPS);
+	if ((s = netconf_plan(want, &have, &n)) == NULL) {
+		snprintf(why, len, "out of memory");
 		goto out;
 	}
 	if (best) {
@@ -543,7 +552,7 @@ apply(const struct netconf *want, int best, char *why, size_t len)
 	}
 	rc = n;
 out:
-	free(have);
+	netconf_free(&have);
 	free(s);
 	return rc;
 }

@@ -185,6 +185,19 @@ m_link_set(struct rpc_call *c, struct json_object *params)
 		rpc_error(c, RPC_INVALID_PARAMS, "nothing to change: give up or mtu");
 		return;
 	}
+	/*
+	 * Down, or another MTU (a peer that keeps the old one drops the
+	 * larger frames), on the link the caller may be reaching us
+	 * through, or on a port of such a bond: refused without force
+	 * (net.apply with confirm_s is the way that comes back by itself).
+	 */
+	if ((up == 0 || (mtu && mtu != l.mtu)) && !rpc_param_bool(params, "force", 0) &&
+	    (management_link(l.name) || (*l.master && management_link(l.master)))) {
+		rpc_error(c, NAS_ERR_REFUSED, "%s carries addresses or the default route (%s): "
+		    "reaching this unit through it would lose it; say force, or use net.apply "
+		    "with confirm_s", l.name, *l.master ? l.master : "itself");
+		return;
+	}
 	if (net->link_set(l.name, up, mtu) == -1) {
 		net_fail(c, "changing the link");
 		return;
@@ -245,6 +258,12 @@ m_vlan_delete(struct rpc_call *c, struct json_object *params)
 		return;
 	if (l.vlan_id < 0) {
 		rpc_error(c, NAS_ERR_INVALID, "%s is not a VLAN", l.name);
+		return;
+	}
+	if (!rpc_param_bool(params, "force", 0) && management_link(l.name)) {
+		rpc_error(c, NAS_ERR_REFUSED, "%s carries addresses or the default route: reaching "
+		    "this unit through it would lose it; say force, or use net.apply with confirm_s",
+		    l.name);
 		return;
 	}
 	if (net->link_del(l.name) == -1) {
@@ -327,6 +346,8 @@ static const struct rpc_param p_link_set[] = {
 	{ "link", RPC_STRING, RPC_REQUIRED, 1, 15, NULL, "interface name" },
 	{ "up", RPC_BOOL, 0, 0, 0, NULL, "bring the link up (true) or down (false)" },
 	{ "mtu", RPC_INT, 0, 68, 65535, NULL, "MTU in bytes; the driver may allow less" },
+	{ "force", RPC_BOOL, 0, 0, 0, NULL,
+	  "take down or change the MTU of a link that carries addresses or the default route" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 
@@ -339,6 +360,7 @@ static const struct rpc_param p_vlan_create[] = {
 
 static const struct rpc_param p_vlan_delete[] = {
 	{ "name", RPC_STRING, RPC_REQUIRED, 1, 15, NULL, "the VLAN link" },
+	{ "force", RPC_BOOL, 0, 0, 0, NULL, "delete a VLAN that carries addresses or the default route" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
 };
 

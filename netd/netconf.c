@@ -36,6 +36,37 @@ fam_slot(int family)
 	return family == AF_INET6;
 }
 
+void
+netconf_free(struct netconf *c)
+{
+	free(c->link);
+	memset(c, 0, sizeof(*c));
+}
+
+struct nc_link *
+netconf_grow(struct netconf *c)
+{
+	struct nc_link *l;
+
+	if (c->nlinks == NC_LINKS) {
+		errno = E2BIG;
+		return NULL;
+	}
+	if (c->nlinks == c->cap) {
+		int cap = c->cap ? 2 * c->cap : 16;
+
+		if (cap > NC_LINKS)
+			cap = NC_LINKS;
+		if ((l = reallocarray(c->link, (size_t)cap, sizeof(*l))) == NULL)
+			return NULL;
+		c->link = l;
+		c->cap = cap;
+	}
+	l = &c->link[c->nlinks++];
+	memset(l, 0, sizeof(*l));
+	return l;
+}
+
 /* The link of section "KIND NAME", made when new; NULL with why. */
 static struct nc_link *
 section_link(struct netconf *c, const char *section, char *why, size_t len)
@@ -70,12 +101,11 @@ section_link(struct netconf *c, const char *section, char *why, size_t len)
 			}
 			return &c->link[i];
 		}
-	if (c->nlinks == NC_LINKS) {
-		snprintf(why, len, "more than %d links", NC_LINKS);
+	if ((l = netconf_grow(c)) == NULL) {
+		snprintf(why, len, errno == E2BIG ? "more than %d links" : "out of memory",
+		    NC_LINKS);
 		return NULL;
 	}
-	l = &c->link[c->nlinks++];
-	memset(l, 0, sizeof(*l));
 	snprintf(l->name, sizeof(l->name), "%s", name);
 	l->kind = k;
 	l->up = -1;
@@ -455,7 +485,7 @@ netconf_load(const char *path, struct netconf *c, int *found)
 	dictionary *d;
 	int missing, nsec;
 
-	memset(c, 0, sizeof(*c));
+	netconf_free(c);
 	*found = 0;
 	if ((d = conf_load_ini(path, 1, &missing, err, sizeof(err))) == NULL) {
 		if (missing)
@@ -527,12 +557,11 @@ json_text(struct json_object *v, char *buf, size_t len)
 	}
 }
 
-int
-netconf_from_json(struct json_object *o, struct netconf *c, char *why, size_t len)
+static int
+from_json(struct json_object *o, struct netconf *c, char *why, size_t len)
 {
 	char buf[1024], w[160];
 
-	memset(c, 0, sizeof(*c));
 	if (!json_object_is_type(o, json_type_object)) {
 		snprintf(why, len, "config must be an object of sections");
 		return -1;
@@ -558,6 +587,16 @@ netconf_from_json(struct json_object *o, struct netconf *c, char *why, size_t le
 		}
 	}
 	return finish(c, 0, why, len);
+}
+
+int
+netconf_from_json(struct json_object *o, struct netconf *c, char *why, size_t len)
+{
+	netconf_free(c);
+	if (from_json(o, c, why, len) == 0)
+		return 0;
+	netconf_free(c);
+	return -1;
 }
 
 static void
@@ -776,22 +815,18 @@ netconf_running(struct netconf *c)
 	struct net_link *ls = NULL;
 	struct net_addr *as = NULL;
 	struct net_route *rs = NULL;
+	struct nc_link *k;
 	int nl, na, nr, rc = -1;
 
-	memset(c, 0, sizeof(*c));
+	netconf_free(c);
 	if (net->link_list(&ls, &nl) == -1 || net->addr_list(&as, &na) == -1 ||
 	    net->route_list(&rs, &nr) == -1)
 		goto out;
 	for (int i = 0; i < nl; i++) {
 		if (strcmp(ls[i].name, "lo") == 0)
 			continue;
-		if (c->nlinks == NC_LINKS) {
-			errno = E2BIG;
+		if ((k = netconf_grow(c)) == NULL || running_link(&ls[i], k) == -1)
 			goto out;
-		}
-		if (running_link(&ls[i], &c->link[c->nlinks]) == -1)
-			goto out;
-		c->nlinks++;
 	}
 	for (int i = 0; i < na; i++) {
 		struct nc_link *l = find(c, as[i].link);
@@ -831,6 +866,12 @@ netconf_running(struct netconf *c)
 		c->ndns = 0;
 	rc = 0;
 out:
+	if (rc == -1) {
+		int e = errno;
+
+		netconf_free(c);
+		errno = e;
+	}
 	free(ls);
 	free(as);
 	free(rs);

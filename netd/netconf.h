@@ -12,7 +12,12 @@
 #include "rpc.h"
 #include "system.h"
 
-#define NC_LINKS	64
+/*
+ * Links a netconf holds, grown as they come: a NAS with many VLANs or
+ * containers' veths has hundreds. The bound only stops a file or a
+ * client from making netd allocate without end; past it a clear error.
+ */
+#define NC_LINKS	4096
 #define NC_ADDRS	8
 #define NC_DNS		3
 #define NC_IPLEN	46	/* INET6_ADDRSTRLEN */
@@ -37,8 +42,8 @@ struct nc_link {
 };
 
 struct netconf {
-	int		nlinks;
-	struct nc_link	link[NC_LINKS];
+	int		nlinks, cap;
+	struct nc_link	*link;		/* nlinks of cap (netconf_grow); netconf_free */
 	int		has_gw[2];	/* [0] IPv4, [1] IPv6 */
 	unsigned char	gw[2][16];
 	char		gw_link[2][NET_NAME_MAX];	/* running state: the route's link */
@@ -49,6 +54,17 @@ struct netconf {
 };
 
 /* netconf.c: reading and writing the configuration */
+/*
+ * A netconf's links are allocated: a netconf starts zeroed ({ 0 }); the
+ * functions that fill one (netconf_load, netconf_from_json,
+ * netconf_running) free what it held first, and netconf_free gives the
+ * memory back, leaving it zeroed (safe to fill or free again).
+ */
+void	netconf_free(struct netconf *);
+/* A netconf freed when it goes out of scope: struct netconf c NETCONF_AUTO = { 0 }; */
+#define NETCONF_AUTO	__attribute__((cleanup(netconf_free)))
+/* A new link at the end, zeroed; NULL with errno (E2BIG past NC_LINKS, ENOMEM). */
+struct nc_link *netconf_grow(struct netconf *);
 /* Whether an ini section (lower case) is one of netconf's, not the daemon's own. */
 int	netconf_section(const char *);
 /* One "section", "key" = "value"; 0, or -1 with why (nothing changed). */
@@ -74,8 +90,9 @@ void	netconf_print(const struct netconf *, FILE *);
 int	netconf_save(const char *path, const struct netconf *);
 /*
  * The running state in the configuration's shape; 0 or -1 (errno; E2BIG
- * when it has more links or addresses on a link than a netconf holds: a
- * state cut short would be written back, or rolled back to, without them).
+ * when it has more links (NC_LINKS) or addresses on a link than a
+ * netconf holds: a state cut short would be written back, or rolled back
+ * to, without them).
  */
 int	netconf_running(struct netconf *);
 
@@ -97,25 +114,17 @@ struct nc_step {
 };
 
 /*
- * The most steps a diff of two netconfs can take: default routes (2 + 2),
- * every address going and coming (2 * links * addresses), links going,
- * set, and made (a bond's ports put back counted once: a port is in one
- * bond), and the name servers. A state that fits a netconf always gets
- * all its steps: at start and in a rollback nothing is left undone for
- * want of room.
- */
-#define NC_STEPS	(2 * NC_LINKS * NC_ADDRS + 4 * NC_LINKS + 5)
-
-/*
  * The steps that turn have (the running state) into want. Bonds and
  * VLANs not in want are deleted; the addresses of a link want names are
  * exactly want's; links want does not name, the default route of a
  * family want gives no gateway and the name servers when want gives none
- * are left as they are. Returns the number of steps, or -1 when there
- * are more than max.
+ * are left as they are. Returns the number of steps; the first max of
+ * them are written to steps (NULL and 0: only counted).
  */
 int	netconf_diff(const struct netconf *want, const struct netconf *have,
 	    struct nc_step *steps, int max);
+/* The steps of netconf_diff, allocated (free them); NULL with errno. */
+struct nc_step *netconf_plan(const struct netconf *want, const struct netconf *have, int *n);
 /* A step in words, for the log and the unit tests. */
 void	nc_op_format(const struct nc_op *, char *buf, size_t len);
 /* Runs one operation through the seam: 0, or -1 (errno, net_errmsg()). */
@@ -135,6 +144,15 @@ int	netconf_apply(const struct netconf *want, char *why, size_t len);
  * why when any step was refused.
  */
 int	netconf_apply_best(const struct netconf *want, char *why, size_t len);
+
+/* guard.c */
+/*
+ * Whether turning the running state into want may cut the caller off
+ * (an address deleted, a link carrying addresses or the default route
+ * taken down, deleted, re-MTU'd or made a bond's port, the default route
+ * deleted): 1 with the first such step in why, 0, or -1 (errno).
+ */
+int	netconf_cuts(const struct netconf *want, char *why, size_t len);
 
 /* apply.c: the configuration file, net.apply and net.confirm */
 extern const struct rpc_method netconf_methods[];

@@ -54,6 +54,12 @@ int	bond_make(const struct net_bond_opts *, char (*ports)[NET_NAME_MAX], int n,
 	    const char **step);
 /* Deletes a bond, its ports up again. */
 int	bond_unmake(const struct net_bond *);
+/*
+ * Whether the link carries what the caller is likely reaching the unit
+ * through (an address other than IPv6 link-local, or the default route,
+ * on it or on a VLAN of it): changes that would cut it need force.
+ */
+int	management_link(const char *name);
 
 /* addr.c */
 extern const struct rpc_method addr_methods[];

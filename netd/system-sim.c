@@ -23,7 +23,7 @@
 
 #include "system-sim.h"
 
-#define SIM_LINKS	64
+#define SIM_LINKS	1024	/* the kernel has no bound; a test needs no more */
 #define SIM_ADDRS	256
 
 enum { K_LOOPBACK, K_PORT, K_VETH, K_VLAN, K_BOND };

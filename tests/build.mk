@@ -115,6 +115,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	sh $(SRC)/tests/host/luks2.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/cryptd-nasctl.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/netd-config.sh $(O)/bin || rc=1; \
+	sh $(SRC)/tests/host/netd-many-links.sh $(O)/bin || rc=1; \
+	sh $(SRC)/tests/host/netd-guard.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/netd-dhcp.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/image-builder.sh $(SRC) || rc=1; \
 	sh $(SRC)/tests/host/metrics-daemons.sh $(O)/bin || rc=1; \

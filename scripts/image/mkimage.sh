@@ -17,7 +17,7 @@ umask 022
 TEST_TOOLS="/usr/sbin/mdadm /usr/sbin/cryptsetup /usr/sbin/dmsetup /usr/bin/fio \
 /usr/bin/iperf3 /usr/bin/jq /usr/bin/socat /usr/sbin/blkid /usr/sbin/wipefs \
 /usr/sbin/mkfs.ext4 /usr/sbin/e2fsck /usr/bin/lsblk /usr/sbin/ip /usr/bin/strace \
-/usr/sbin/sgdisk /usr/sbin/tc"
+/usr/sbin/sgdisk /usr/sbin/tc /usr/bin/ping"
 
 # What the firmware itself runs (raidd makes and grows filesystems): in both
 # variants, as /usr/sbin/<name>, copied from the build host's Debian packages.

@@ -27,11 +27,7 @@ name = lan2
 path = /sys/devices/none
 EOB
 printf '[netd]\nboard = %s/board.ini\nresolv_conf = %s/resolv.conf\nmetrics_dir = %s/metrics\n' "$tmp" "$tmp" "$tmp" > "$tmp/netd.ini"
-mkdir "$tmp/run"
-in_ns "$bin/netd" -f -S "$tmp/run" -c "$tmp/netd.ini" > "$tmp/netd.log" 2>&1 &
-pid=$!
-for _ in $(seq 50); do [ -S "$tmp/run/netd.sock" ] && break; sleep 0.1; done
-n() { "$bin/nasctl" -S "$tmp/run" "$@"; }
+netd_start
 # refused WHAT WORDS COMMAND...: the command fails and says WORDS.
 refused() {
 	_what=$1 _words=$2
@@ -75,7 +71,8 @@ check "addr list shows both" sh -c "'$bin/nasctl' -S '$tmp/run' --json addr list
 refused "a gateway no link reaches" "unreachable" n route default 10.78.0.1
 check "route default 10.77.0.254" n route default 10.77.0.254
 check "iproute2 sees the default route" sh -c "ip -n $ns -j route show default | jq -e '.[0].gateway == \"10.77.0.254\" and .[0].dev == \"v0\"'"
-check "route default again replaces it" n route default 10.77.0.253
+refused "another gateway without --force" "force" n route default 10.77.0.253
+check "route default again with --force replaces it" n route default 10.77.0.253 --force
 check "one default route, the new one" sh -c "ip -n $ns -j route show default | jq -e 'length == 1 and .[0].gateway == \"10.77.0.253\"'"
 
 # Counters move with traffic through the pair.
@@ -125,8 +122,10 @@ check "netd.prom from the real kernel's dump passes promtool" sh -c \
 	"test -f '$tmp/metrics/netd.prom' && { ! command -v promtool > /dev/null ||
 		promtool check metrics < '$tmp/metrics/netd.prom'; }"
 
-check "link down: the default route goes with it" sh -c \
-	"'$bin/nasctl' -S '$tmp/run' call netd link.set '{\"link\":\"v0\",\"up\":false}' > /dev/null &&
+refused "link down on the link with the default route, without force" "force" \
+	n call netd link.set '{"link":"v0","up":false}'
+check "link down with force: the default route goes with it" sh -c \
+	"'$bin/nasctl' -S '$tmp/run' call netd link.set '{\"link\":\"v0\",\"up\":false,\"force\":true}' > /dev/null &&
 	 [ -z \"\$(ip -n $ns route show default)\" ]"
 
 echo "netd-netns: $pass passed, $fail failed"

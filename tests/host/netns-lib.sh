@@ -24,3 +24,11 @@ fi
 ip netns add "$peer"
 in_ns() { ip netns exec "$ns" "$@"; }
 in_ns ip link add v0 type veth peer name v1 netns "$peer"
+# netd_start: netd in $ns on $tmp/netd.ini, its socket in $tmp/run; n runs nasctl on it.
+netd_start() {
+	mkdir -p "$tmp/run"
+	in_ns "$bin/netd" -f -S "$tmp/run" -c "$tmp/netd.ini" > "$tmp/netd.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do [ -S "$tmp/run/netd.sock" ] && break; sleep 0.1; done
+}
+n() { "$bin/nasctl" -S "$tmp/run" "$@"; }

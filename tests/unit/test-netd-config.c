@@ -88,16 +88,20 @@ set(struct netconf *c, const char *sec, const char *key, const char *v)
 static void
 refused(const char *sec, const char *key, const char *v)
 {
-	struct netconf c, before;
+	struct netconf c NETCONF_AUTO = { 0 };
+	struct netconf before;
+	struct nc_link link0;
 	char why[160] = "";
 
-	memset(&c, 0, sizeof(c));
 	set(&c, "port lan1", "mtu", "1500");
 	before = c;
+	link0 = c.link[0];
 	ck_assert_msg(netconf_set(&c, sec, key, v, why, sizeof(why)) == -1, "[%s] %s = %s taken",
 	    sec, key, v);
 	ck_assert_msg(*why, "no reason given");
-	ck_assert_msg(memcmp(&c, &before, sizeof(c)) == 0, "[%s] %s = %s changed the config",
+	/* The links are the netconf's memory: compared as well as the rest. */
+	ck_assert_msg(memcmp(&c, &before, sizeof(c)) == 0 &&
+	    memcmp(&c.link[0], &link0, sizeof(link0)) == 0, "[%s] %s = %s changed the config",
 	    sec, key, v);
 }
 
@@ -105,19 +109,19 @@ refused(const char *sec, const char *key, const char *v)
 static int
 distance(const struct netconf *c)
 {
-	static struct nc_step s[NC_STEPS];
-	struct netconf have;
+	struct netconf have NETCONF_AUTO = { 0 };
+	struct nc_step *s;
 	int n;
 
 	ck_assert_int_eq(netconf_running(&have), 0);
-	n = netconf_diff(c, &have, s, NC_STEPS);
-	ck_assert_int_ge(n, 0);
+	ck_assert_ptr_nonnull(s = netconf_plan(c, &have, &n));
 	for (int i = 0; i < n; i++) {
 		char what[128];
 
 		nc_op_format(&s[i].op, what, sizeof(what));
 		fprintf(stderr, "  left: %s\n", what);
 	}
+	free(s);
 	return n;
 }
 
@@ -129,14 +133,14 @@ distance(const struct netconf *c)
 static int
 roundtrip(struct netconf *want)
 {
-	static struct nc_step s[NC_STEPS];
-	struct netconf before;
+	struct netconf before NETCONF_AUTO = { 0 };
+	struct nc_step *s;
 	char why[160];
 	int n, failed = -1;
 
 	ck_assert_msg(netconf_check(want, why, sizeof(why)) == 0, "%s", why);
 	ck_assert_int_eq(netconf_running(&before), 0);
-	n = netconf_diff(want, &before, s, NC_STEPS);
+	ck_assert_ptr_nonnull(s = netconf_plan(want, &before, &n));
 	ck_assert_int_gt(n, 0);
 	ck_assert_int_eq(netconf_run(s, n, &failed), 0);
 	ck_assert_int_eq(distance(want), 0);
@@ -147,18 +151,19 @@ roundtrip(struct netconf *want)
 		ck_assert_msg(nc_op_run(&s[i].undo) == 0, "undo %s: %s", what, strerror(errno));
 	}
 	ck_assert_int_eq(distance(&before), 0);
+	free(s);
 	return n;
 }
 
 static void
 empty(struct netconf *c)
 {
-	memset(c, 0, sizeof(*c));
+	netconf_free(c);
 }
 
 START_TEST(parse_every_key)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	char why[160];
 
 	empty(&c);
@@ -233,7 +238,7 @@ END_TEST
 
 START_TEST(check_refuses_what_one_key_cannot_see)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	char why[160];
 
 	empty(&c);
@@ -265,7 +270,7 @@ END_TEST
 /* A file with bad lines: each is left out, the rest is read; a broken file is not applied. */
 START_TEST(load_keeps_the_rest)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	char *p;
 	int found;
 
@@ -317,7 +322,7 @@ END_TEST
 
 START_TEST(diff_link_mtu_and_up)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 
 	empty(&c);
 	set(&c, "port lan1", "mtu", "9000");
@@ -328,7 +333,7 @@ END_TEST
 
 START_TEST(diff_addresses_come_and_go)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 
 	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.9/24\"}", 0);
 	call0("addr.add", "{\"link\":\"lan2\",\"address\":\"198.51.100.9/24\"}", 0);
@@ -342,7 +347,7 @@ END_TEST
 /* As the kernel does, an IPv4 primary takes its secondaries: they go first. */
 START_TEST(diff_secondaries_go_first)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	struct net_addr a;
 	char why[64];
 
@@ -364,7 +369,7 @@ END_TEST
 
 START_TEST(diff_bond_made_and_deleted)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 
 	empty(&c);
 	set(&c, "bond bond0", "mode", "802.3ad");
@@ -383,7 +388,7 @@ END_TEST
 
 START_TEST(diff_bond_changed_is_made_again)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 
 	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\",\"lan2\"],\"mode\":\"802.3ad\"}", 0);
 	call0("vlan.create", "{\"link\":\"bond0\",\"id\":10}", 0);
@@ -410,7 +415,7 @@ static char	*slurp(const char *);
 /* ad_select and primary: checked against the mode and ports, made, written, compared. */
 START_TEST(bond_ad_select_and_primary)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	char why[160];
 
 	empty(&c);
@@ -455,7 +460,7 @@ END_TEST
 
 START_TEST(diff_vlan_made_and_moved)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 
 	empty(&c);
 	set(&c, "vlan lan1.5", "link", "lan1");
@@ -471,7 +476,8 @@ END_TEST
 
 START_TEST(diff_route_and_dns)
 {
-	struct netconf c, have;
+	struct netconf c NETCONF_AUTO = { 0 };
+	struct netconf have NETCONF_AUTO = { 0 };
 
 	call0("link.set", "{\"link\":\"lan1\",\"up\":true}", 0);
 	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.2/24\"}", 0);
@@ -492,7 +498,8 @@ END_TEST
 /* The kernel refusing any step: what was done before it is undone. */
 START_TEST(failure_mid_apply_undoes_everything)
 {
-	struct netconf c, before;
+	struct netconf c NETCONF_AUTO = { 0 };
+	struct netconf before NETCONF_AUTO = { 0 };
 	char why[300];
 	int n, failures = 0;
 
@@ -540,7 +547,7 @@ slurp(const char *p)
 
 START_TEST(api_changes_written_back)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	int found;
 
 	call0("bond.create", "{\"name\":\"bond0\",\"ports\":[\"lan1\",\"lan2\"],\"mode\":\"802.3ad\","
@@ -550,7 +557,7 @@ START_TEST(api_changes_written_back)
 	call0("dns.set", "{\"servers\":[\"192.0.2.53\"]}", 0);
 	call0("link.set", "{\"link\":\"v0\",\"mtu\":1400}", 0);
 	call0("addr.add", "{\"link\":\"v0\",\"address\":\"198.51.100.1/24\"}", 0);
-	call0("addr.del", "{\"link\":\"v0\",\"address\":\"198.51.100.1/24\"}", 0);
+	call0("addr.del", "{\"link\":\"v0\",\"address\":\"198.51.100.1/24\",\"force\":true}", 0);
 	call0("vlan.create", "{\"link\":\"bond0\",\"id\":20}", 0);
 	ck_assert_ptr_nonnull(strstr(slurp(ini), "; the daemon's own\n[netd]\nboard = /etc/board.ini\n"));
 	ck_assert_ptr_nonnull(strstr(slurp(ini), "[bond bond0]\nmode = 802.3ad\nports = lan1, lan2\n"));
@@ -579,7 +586,7 @@ static const char *cfg_bond =
 
 START_TEST(apply_unconfirmed_rolls_back)
 {
-	struct netconf before;
+	struct netconf before NETCONF_AUTO = { 0 };
 	char *file;
 
 	ck_assert_int_eq(netconf_running(&before), 0);
@@ -600,7 +607,7 @@ END_TEST
 
 START_TEST(apply_confirmed_is_kept)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	int found;
 
 	call0("net.apply", cfg_bond, 0);
@@ -615,7 +622,7 @@ END_TEST
 
 START_TEST(apply_refusals_change_nothing)
 {
-	struct netconf before;
+	struct netconf before NETCONF_AUTO = { 0 };
 
 	ck_assert_int_eq(netconf_running(&before), 0);
 	call0("net.apply", "{\"config\":{\"bond bond0\":{\"mode\":\"802.3ad\"}}}", RPC_INVALID_PARAMS);
@@ -638,7 +645,7 @@ END_TEST
  */
 START_TEST(names_the_file_cannot_hold)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	int found;
 
 	call0("bond.create", "{\"name\":\"Bond0\",\"ports\":[\"lan1\"],\"mode\":\"balance-rr\"}",
@@ -779,7 +786,7 @@ START_TEST(autoconf_is_not_configuration)
 	unsigned char a[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
 	unsigned char router[16] = { 0xfe, 0x80, [15] = 1 };
 	struct net_route *rs;
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	int n, ra = 0;
 
 	for (int i = 1; i <= NC_ADDRS + 1; i++) {
@@ -794,7 +801,8 @@ START_TEST(autoconf_is_not_configuration)
 	ck_assert_int_eq(c.has_gw[1], 0);
 	ck_assert_str_eq(c.link[0].name, "lan1");
 	ck_assert_int_eq(c.link[0].naddr, 1);
-	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":\"192.0.2.9/24\"}}}", 0);
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":\"192.0.2.9/24\"}},"
+	    "\"force\":true}", 0);
 	ck_assert(running_has("lan1", "192.0.2.9/24"));
 	ck_assert(running_has("lan1", "2001:db8::1/64"));
 	ck_assert_int_eq(net->route_list(&rs, &n), 0);
@@ -808,7 +816,7 @@ END_TEST
 /* More than a netconf holds is refused, never cut short (a rollback would delete the rest). */
 START_TEST(running_state_too_big_is_refused)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	char p[96];
 
 	struct net_addr a;
@@ -828,6 +836,103 @@ START_TEST(running_state_too_big_is_refused)
 	ck_assert_int_eq(errno, E2BIG);
 	call0("net.apply", cfg_bond, NAS_ERR_FAILED);
 	ck_assert_ptr_null(strstr(slurp(ini), "192.0.9.1"));
+}
+END_TEST
+
+/*
+ * Issue 11: a NAS with many VLANs or containers' veths has more links
+ * than the 64 a netconf once held; the running state then could not be
+ * read, so net.apply and every write-back failed. 60 veth pairs (120
+ * links): read whole, applied, rolled back, written back.
+ */
+START_TEST(many_links_are_read_and_applied)
+{
+	struct netconf c NETCONF_AUTO = { 0 };
+	struct net_link l;
+	char a[NET_NAME_MAX], b[NET_NAME_MAX];
+
+	for (int i = 0; i < 60; i++) {
+		snprintf(a, sizeof(a), "ve%da", i);
+		snprintf(b, sizeof(b), "ve%db", i);
+		ck_assert_int_eq(sim_add_veth(a, b), 0);
+	}
+	ck_assert_int_eq(netconf_running(&c), 0);
+	ck_assert_int_eq(c.nlinks, 2 + 2 + 120);	/* lan1, lan2, v0, v1 and the pairs */
+	ck_assert_str_eq(c.link[c.nlinks - 1].name, "ve59b");
+	call0("addr.add", "{\"link\":\"ve59b\",\"address\":\"192.0.2.7/24\"}", 0);
+	ck_assert_ptr_nonnull(strstr(slurp(ini), "[port ve59b]"));
+	call0("net.apply", "{\"config\":{\"port ve59b\":{\"mtu\":1400},\"vlan ve59b.5\":"
+	    "{\"link\":\"ve59b\",\"id\":5}},\"confirm_s\":1}", 0);
+	ck_assert(running_has("ve59b", "192.0.2.7/24") == 0);
+	ck_assert_int_eq(net->link_get("ve59b.5", &l), 0);
+	/* Nothing else runs on the loop: it ends when the rollback has run. */
+	ev_run(EV_DEFAULT, 0);
+	ck_assert(running_has("ve59b", "192.0.2.7/24"));
+	ck_assert_int_eq(net->link_get("ve59b.5", &l), 1);
+	ck_assert_int_eq(netconf_running(&c), 0);
+	ck_assert_int_eq(c.nlinks, 124);
+}
+END_TEST
+
+/* A file or a client cannot make netd allocate without end: a clear error past NC_LINKS. */
+START_TEST(links_past_the_bound_are_refused)
+{
+	struct netconf c NETCONF_AUTO = { 0 };
+	char sec[32], why[160];
+
+	for (int i = 0; i < NC_LINKS; i++) {
+		snprintf(sec, sizeof(sec), "port p%d", i);
+		set(&c, sec, "mtu", "1500");
+	}
+	ck_assert_int_eq(netconf_set(&c, "port one.more", "mtu", "1500", why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "more than 4096 links"));
+	ck_assert_int_eq(c.nlinks, NC_LINKS);
+}
+END_TEST
+
+/*
+ * Issue 11: a change that may cut the caller off (the link it comes
+ * through re-addressed, taken down, re-MTU'd, made a bond's port, the
+ * default route deleted) is refused unless it comes with a way back
+ * (confirm_s) or force; a refusal changes nothing, file included.
+ */
+START_TEST(apply_that_cuts_needs_a_window_or_force)
+{
+	static const char *const cuts[] = {
+		"{\"config\":{\"port lan1\":{\"address\":\"192.0.2.9/24\"}}}",
+		"{\"config\":{\"port lan1\":{\"address\":\"192.0.2.2/24\",\"mtu\":9000}}}",
+		"{\"config\":{\"port lan1\":{\"address\":\"192.0.2.2/24\",\"up\":false}}}",
+		"{\"config\":{\"bond bond0\":{\"mode\":\"active-backup\",\"ports\":[\"lan1\","
+		    "\"lan2\"],\"address\":\"192.0.2.2/24\"},\"port lan1\":{}}}",
+		"{\"config\":{\"route\":{\"gateway\":\"192.0.2.254\"}}}",
+	};
+	struct netconf before NETCONF_AUTO = { 0 };
+	char *file;
+
+	call0("link.set", "{\"link\":\"lan1\",\"up\":true}", 0);
+	call0("addr.add", "{\"link\":\"lan1\",\"address\":\"192.0.2.2/24\"}", 0);
+	call0("route.set_default", "{\"gateway\":\"192.0.2.1\"}", 0);
+	ck_assert_int_eq(netconf_running(&before), 0);
+	file = strdup(slurp(ini));
+	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		call0("net.apply", cuts[i], NAS_ERR_REFUSED);
+		ck_assert_int_eq(distance(&before), 0);
+		ck_assert_str_eq(slurp(ini), file);
+	}
+	/* What cannot cut goes through: another link, lan1 as it is, a link-local address. */
+	call0("net.apply", "{\"config\":{\"port lan2\":{\"address\":\"198.51.100.2/24\"},"
+	    "\"port lan1\":{\"address\":\"192.0.2.2/24\",\"mtu\":1500}}}", 0);
+	ck_assert(running_has("lan2", "198.51.100.2/24"));
+	/* With a way back, or with force. */
+	call0("net.apply", cuts[0] , NAS_ERR_REFUSED);
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":\"192.0.2.9/24\"}},"
+	    "\"confirm_s\":30}", 0);
+	call0("net.confirm", NULL, 0);
+	ck_assert(running_has("lan1", "192.0.2.9/24"));
+	call0("net.apply", "{\"config\":{\"port lan1\":{\"address\":\"192.0.2.2/24\"}},"
+	    "\"force\":true}", 0);
+	ck_assert(running_has("lan1", "192.0.2.2/24") && !running_has("lan1", "192.0.2.9/24"));
+	free(file);
 }
 END_TEST
 
@@ -856,6 +961,9 @@ suite(void)
 	tcase_add_test(t, apply_confirmed_is_kept);
 	tcase_add_test(t, apply_refusals_change_nothing);
 	tcase_add_test(t, running_state_too_big_is_refused);
+	tcase_add_test(t, many_links_are_read_and_applied);
+	tcase_add_test(t, links_past_the_bound_are_refused);
+	tcase_add_test(t, apply_that_cuts_needs_a_window_or_force);
 	tcase_add_test(t, start_keeps_what_the_kernel_takes);
 	tcase_add_test(t, start_applies_a_big_file_whole);
 	tcase_add_test(t, rollback_keeps_what_the_kernel_takes);

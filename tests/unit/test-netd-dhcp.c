@@ -122,7 +122,7 @@ slurp(const char *p)
 
 START_TEST(lease_applied_and_kept_out_of_the_config)
 {
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	char k[2048];
 
 	ck_assert_int_eq(dhcp_start("lan1", NULL), 0);
@@ -259,7 +259,7 @@ END_TEST
 START_TEST(fallback_until_a_lease)
 {
 	struct net_addr fb;
-	struct netconf c;
+	struct netconf c NETCONF_AUTO = { 0 };
 	char why[160];
 
 	ck_assert_int_eq(dhcp_fallback_parse("192.168.250.2/24", &fb, why, sizeof(why)), 0);
@@ -312,29 +312,31 @@ END_TEST
 
 START_TEST(diff_starts_and_stops_clients)
 {
-	static struct nc_step s[NC_STEPS];
-	struct netconf want, have, back;
+	static struct nc_step s[8];
+	struct netconf want NETCONF_AUTO = { 0 };
+	struct netconf have NETCONF_AUTO = { 0 };
+	struct netconf back NETCONF_AUTO = { 0 };
 	char why[160], what[128];
 	int n, failed;
 
-	memset(&want, 0, sizeof(want));
+	netconf_free(&want);
 	ck_assert_int_eq(netconf_set(&want, "port lan1", "dhcp", "yes", why, sizeof(why)), 0);
 	ck_assert_int_eq(netconf_set(&want, "port lan1", "dhcp_fallback", "192.168.250.2/24",
 	    why, sizeof(why)), 0);
 	ck_assert_int_eq(netconf_check(&want, why, sizeof(why)), 0);
 	ck_assert_int_eq(netconf_running(&have), 0);
-	ck_assert_int_eq(n = netconf_diff(&want, &have, s, NC_STEPS), 1);
+	ck_assert_int_eq(n = netconf_diff(&want, &have, s, 8), 1);
 	nc_op_format(&s[0].op, what, sizeof(what));
 	ck_assert_str_eq(what, "dhcp-start lan1");
 	ck_assert_int_eq(netconf_run(s, n, &failed), 0);
 	ck_assert_int_eq(netconf_running(&back), 0);
-	ck_assert_int_eq(netconf_diff(&want, &back, s, NC_STEPS), 0);
+	ck_assert_int_eq(netconf_diff(&want, &back, s, 8), 0);
 	/* Another fallback: stopped and started again. */
 	ck_assert_int_eq(netconf_set(&want, "port lan1", "dhcp_fallback", "192.168.251.2/24",
 	    why, sizeof(why)), 0);
-	ck_assert_int_eq(netconf_diff(&want, &back, s, NC_STEPS), 2);
+	ck_assert_int_eq(netconf_diff(&want, &back, s, 8), 2);
 	/* Back to the state before: the client stops. */
-	ck_assert_int_eq(n = netconf_diff(&have, &back, s, NC_STEPS), 1);
+	ck_assert_int_eq(n = netconf_diff(&have, &back, s, 8), 1);
 	ck_assert_int_eq(netconf_run(s, n, &failed), 0);
 	ck_assert_ptr_null(dhcp_describe("lan1"));
 	/*
@@ -345,11 +347,11 @@ START_TEST(diff_starts_and_stops_clients)
 	json_object_put(unit_call_expect(srv, &root, "bond.create",
 	    "{\"name\":\"bond0\",\"ports\":[\"lan1\"],\"mode\":\"802.3ad\"}", NAS_ERR_BUSY));
 	ck_assert_int_eq(netconf_running(&back), 0);
-	memset(&want, 0, sizeof(want));
+	netconf_free(&want);
 	ck_assert_int_eq(netconf_set(&want, "bond bond0", "mode", "802.3ad", why, sizeof(why)), 0);
 	ck_assert_int_eq(netconf_set(&want, "bond bond0", "ports", "lan1", why, sizeof(why)), 0);
 	ck_assert_int_eq(netconf_check(&want, why, sizeof(why)), 0);
-	ck_assert_int_ge(n = netconf_diff(&want, &back, s, NC_STEPS), 2);
+	ck_assert_int_ge(n = netconf_diff(&want, &back, s, 8), 2);
 	nc_op_format(&s[0].op, what, sizeof(what));
 	ck_assert_str_eq(what, "dhcp-stop lan1");
 	ck_assert_int_eq(netconf_run(s, n, &failed), 0);
@@ -358,11 +360,11 @@ START_TEST(diff_starts_and_stops_clients)
 	for (int i = 0; i < back.nlinks; i++)
 		ck_assert_int_eq(back.link[i].dhcp, 0);
 	/* dhcp_fallback without dhcp, and a bond port with DHCP, are refused. */
-	memset(&want, 0, sizeof(want));
+	netconf_free(&want);
 	ck_assert_int_eq(netconf_set(&want, "port lan1", "dhcp_fallback", "192.168.250.2/24",
 	    why, sizeof(why)), 0);
 	ck_assert_int_eq(netconf_check(&want, why, sizeof(why)), -1);
-	memset(&want, 0, sizeof(want));
+	netconf_free(&want);
 	ck_assert_int_eq(netconf_set(&want, "port lan1", "dhcp", "yes", why, sizeof(why)), 0);
 	ck_assert_int_eq(netconf_set(&want, "bond bond0", "mode", "802.3ad", why, sizeof(why)), 0);
 	ck_assert_int_eq(netconf_set(&want, "bond bond0", "ports", "lan1", why, sizeof(why)), 0);

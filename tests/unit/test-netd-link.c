@@ -173,7 +173,10 @@ START_TEST(vlans)
 	/* Only a VLAN is deleted by vlan.delete. */
 	call0("vlan.delete", "{\"name\":\"v0\"}", NAS_ERR_INVALID);
 	call0("vlan.delete", "{\"name\":\"lan1\"}", NAS_ERR_INVALID);
-	call0("vlan.delete", "{\"name\":\"lan1.100\"}", 0);
+	/* A VLAN with an address may be how the caller comes in: force (issue 11). */
+	call0("addr.add", "{\"link\":\"lan1.100\",\"address\":\"192.0.2.5/24\"}", 0);
+	call0("vlan.delete", "{\"name\":\"lan1.100\"}", NAS_ERR_REFUSED);
+	call0("vlan.delete", "{\"name\":\"lan1.100\",\"force\":true}", 0);
 	call0("link.show", "{\"link\":\"lan1.100\"}", NAS_ERR_NOT_FOUND);
 }
 END_TEST
@@ -208,7 +211,7 @@ START_TEST(addresses_cidr)
 	call0("addr.add", "{\"link\":\"nope\",\"address\":\"192.168.1.10/24\"}", NAS_ERR_NOT_FOUND);
 	ck_assert_int_eq(naddrs(), 2);
 	call0("addr.del", "{\"link\":\"lan2\",\"address\":\"192.168.1.10/24\"}", NAS_ERR_NOT_FOUND);
-	call0("addr.del", "{\"link\":\"lan1\",\"address\":\"192.168.1.10/24\"}", 0);
+	call0("addr.del", "{\"link\":\"lan1\",\"address\":\"192.168.1.10/24\",\"force\":true}", 0);
 	ck_assert_int_eq(naddrs(), 1);
 	call0("addr.del", "{\"link\":\"lan1\",\"address\":\"192.168.1.10/24\"}", NAS_ERR_NOT_FOUND);
 }
@@ -231,6 +234,7 @@ has_default(void)
 START_TEST(default_route)
 {
 	struct json_object *a;
+	struct net_link l;
 
 	call0("route.set_default", "{\"gateway\":\"192.168.1.1/24\"}", RPC_INVALID_PARAMS);
 	call0("route.set_default", "{\"gateway\":\"192.168.1.1\"}", NAS_ERR_INVALID);
@@ -245,13 +249,29 @@ START_TEST(default_route)
 	ck_assert_ptr_nonnull(strstr(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN), "\"gateway\":\"192.168.1.1\""));
 	json_object_put(a);
 	/* Replaced, not added. */
-	call0("route.set_default", "{\"gateway\":\"192.168.1.2\"}", 0);
+	call0("route.set_default", "{\"gateway\":\"192.168.1.2\"}", NAS_ERR_REFUSED);
+	call0("route.set_default", "{\"gateway\":\"192.168.1.1\"}", 0);	/* the same: cuts nothing */
+	call0("route.set_default", "{\"gateway\":\"192.168.1.2\",\"force\":true}", 0);
 	a = call("route.list", NULL, 0);
 	ck_assert_ptr_null(strstr(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN), "192.168.1.1\""));
 	json_object_put(a);
+	/*
+	 * lan1 carries the default route and an address: what would cut the
+	 * caller off (down, another MTU, the address deleted) needs force
+	 * (issue 11), and a refusal changes nothing.
+	 */
+	call0("link.set", "{\"link\":\"lan1\",\"up\":false}", NAS_ERR_REFUSED);
+	call0("link.set", "{\"link\":\"lan1\",\"mtu\":9000}", NAS_ERR_REFUSED);
+	call0("addr.del", "{\"link\":\"lan1\",\"address\":\"192.168.1.10/24\"}", NAS_ERR_REFUSED);
+	ck_assert_int_eq(has_default(), 1);
+	ck_assert_int_eq(net->link_get("lan1", &l), 0);
+	ck_assert(l.up && l.mtu == 1500);
+	/* The same MTU, or up, cuts nothing. */
+	call0("link.set", "{\"link\":\"lan1\",\"up\":true,\"mtu\":1500}", 0);
 	/* The link going down takes its routes, as the fib does. */
-	call0("link.set", "{\"link\":\"lan1\",\"up\":false}", 0);
+	call0("link.set", "{\"link\":\"lan1\",\"up\":false,\"force\":true}", 0);
 	ck_assert_int_eq(has_default(), 0);
+	call0("addr.del", "{\"link\":\"lan1\",\"address\":\"192.168.1.10/24\",\"force\":true}", 0);
 }
 END_TEST
 
