@@ -13,7 +13,7 @@ check="check socat jq clang libclang-rt-14-dev python3 mandoc cryptsetup-bin ipu
 # with the whole server: ~96 MB, no smaller Debian package has it.
 check="$check prometheus"
 image="qemu-system-x86 busybox-static cpio xz-utils zstd kmod python3 e2fsprogs \
-mdadm cryptsetup-bin dmsetup fio iperf3 jq socat util-linux iproute2 strace btrfs-progs"
+mdadm cryptsetup-bin dmsetup fio iperf3 jq socat util-linux iproute2 strace btrfs-progs iputils-ping"
 # BOARD=qemu-aarch64: the cross compiler, the :arm64 libraries it links,
 # qemu-user for the unit suites and qemu-system-arm for the board.
 arm64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \
