@@ -31,6 +31,7 @@
 #include "volume.h"
 #include "crypt.h"
 
+/* intent.step records these (docs/on-disk-format.md): never renumbered. */
 enum add_step {
 	AS_WIPE, AS_INTENT, AS_LABEL, AS_PARTITION, AS_START, AS_ADD, AS_RESHAPE,
 	AS_OPEN, AS_WAIT, AS_SIZE, AS_MAP, AS_FS, AS_COMMIT, AS_DONE

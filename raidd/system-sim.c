@@ -1429,6 +1429,15 @@ sim_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 	return 0;
 }
 
+/* action_store(): no check or repair while the reshape thread runs. */
+static int
+sim_md_sync_now(const char *name, const struct sys_md_sync *req)
+{
+	if (reshaping(name) && strcmp(req->action, "idle") != 0)
+		return errno = EBUSY, -1;
+	return sim_md_sync(name, req);
+}
+
 /*
  * md's reshape moves on by sectors of each member; at the end every
  * member's data starts at the new offset and the array has its new size.
@@ -2038,7 +2047,7 @@ const struct sys_ops sys_sim = {
 	.watch_open = sim_watch_open,
 	.watch_arrays = sim_watch_arrays,
 	.watch_read = sim_watch_read,
-	.md_sync = sim_md_sync,
+	.md_sync = sim_md_sync_now,
 	.led_set = sim_led_set,
 	.md_reshape = sim_md_reshape,
 };

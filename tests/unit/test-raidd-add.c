@@ -276,6 +276,9 @@ START_TEST(power_cut_mid_reshape)
 	md_of("r", md, sizeof(md));
 	ck_assert_int_eq(sys->md_status(md, &st), 0);
 	ck_assert_str_eq(st.sync_action, "reshape");
+	/* md starts no check while it reshapes. */
+	ck_assert_int_eq(sys->md_sync(md, &(struct sys_md_sync){ .action = "check" }), -1);
+	ck_assert_int_eq(errno, EBUSY);
 	sim_md_reshape_step(md, st.sync_total / 3);
 	sim_power_cut();
 	volume_reset();
