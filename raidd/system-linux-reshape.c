@@ -1,8 +1,8 @@
 /*
  * A raid5 array grows by members (volume.add_disk) through md's sysfs,
  * in mdadm --grow --raid-devices's order for a data offset change:
- * recovery frozen, each member's new_offset set below its data offset,
- * raid_disks, then sync_action "reshape".  With every member's data
+ * the stripe cache big enough, recovery frozen, each member's new_offset
+ * set below its data offset, raid_disks, then sync_action "reshape".  With every member's data
  * moving down, md reshapes forwards into room no stripe still being
  * read occupies, so it needs no backup file and can resume from any
  * reshape_position it checkpointed (raid5 run(): min_offset_diff < 0).
@@ -72,6 +72,34 @@ set_offsets(const char *name, uint64_t off)
 	return rc;
 }
 
+/*
+ * check_stripe_cache(): md reshapes only with four stripes per page of
+ * a chunk in its stripe cache (512 for 512 KiB chunks; 256 by default):
+ * raised as mdadm raises it, never lowered.
+ */
+static int
+stripe_cache(const char *name)
+{
+	char buf[32];
+	unsigned long long chunk, need, have;
+
+	if (attr_read(name, "chunk_size", buf, sizeof(buf)) == -1)
+		return -1;
+	chunk = strtoull(buf, NULL, 10);
+	need = chunk / 4096 * 4 + 16;
+	if (attr_read(name, "stripe_cache_size", buf, sizeof(buf)) == -1)
+		return -1;
+	have = strtoull(buf, NULL, 10);
+	if (have >= need)
+		return 0;
+	snprintf(buf, sizeof(buf), "%llu", need);
+	if (attr_write(name, "stripe_cache_size", buf) == -1) {
+		log_warn("md %s: stripe_cache_size %s", name, buf);
+		return -1;
+	}
+	return 0;
+}
+
 int
 lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 {
@@ -93,6 +121,8 @@ lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 		errno = EBUSY;
 		return -1;
 	}
+	if (stripe_cache(name) == -1)
+		return -1;
 	/* new_offset_store() refuses while a sync thread runs. */
 	if (attr_write(name, "sync_action", "frozen") == -1)
 		log_warn("md %s: freezing recovery", name);

@@ -248,6 +248,34 @@ START_TEST(md_refuses_unsafe_reshapes)
 }
 END_TEST
 
+/*
+ * md refuses to reshape while it checks: the add stops with its intent,
+ * the volume clean meanwhile (the labels count the new member before
+ * md does: no member is missing); asked again, it is carried on.
+ */
+START_TEST(add_stopped_by_a_check_carried_on)
+{
+	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
+	uint64_t was = make();
+	char md[SYS_NAME_MAX];
+	struct volume *v;
+
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_sync(md, &check), 0);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(v->label.ndisks, 4);
+	volume_refresh_state(v);
+	ck_assert_msg(v->state == VOL_CLEAN, "state %s: %s", volume_state_name(v->state),
+	    v->problem);
+	refused("{\"name\":\"r\",\"disk\":\"bay1\"}", NAS_ERR_REFUSED, "adding another disk");
+	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_DONE);
+	check_added(was);
+}
+END_TEST
+
 /* A job still waiting for md: the loop turns without md moving. */
 static void
 turn(int n)
@@ -355,6 +383,7 @@ add_suite(void)
 	tcase_add_test(tc, small_disk_refused);
 	tcase_add_test(tc, md_refuses_unsafe_reshapes);
 	tcase_add_test(tc, power_cut_mid_reshape);
+	tcase_add_test(tc, add_stopped_by_a_check_carried_on);
 	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);
 	suite_add_tcase(s, tc);
 	return s;
