@@ -80,18 +80,35 @@ add_disk_busy(const char *disk)
 
 /* ---- the plan ---- */
 
-/* What plan-grow.c plans and this file carries out: a raid5 tier's reshape. */
+/*
+ * What plan-grow.c plans and this file carries out: a raid5 tier's
+ * reshape, or a jbod's new bare tier.
+ */
 static int
 steps_known(const struct plan_change *c, char *err, size_t errlen)
 {
-	if (c->before.level != LEVEL_RAID5 || c->after.level != LEVEL_RAID5)
+	unsigned want = c->before.level == LEVEL_RAID5 ? PLAN_CH_MEMBERS : PLAN_CH_NEW;
+
+	if ((c->before.level != LEVEL_RAID5 && c->before.level != LEVEL_JBOD) ||
+	    c->after.level != c->before.level)
 		return plan_err(err, errlen, "adding a disk to a %s volume is not done by this "
 		    "raidd yet", plan_level_name(c->before.level));
 	for (int t = 0; t < c->after.ntiers; t++)
-		if (c->what[t] != PLAN_CH_MEMBERS)
-			return plan_err(err, errlen, "tier %d would need more than a reshape, "
-			    "which this raidd does not do yet", t + 1);
+		if (c->what[t] != (t < c->before.ntiers && want == PLAN_CH_NEW ? 0 : want))
+			return plan_err(err, errlen, "tier %d would need more than this raidd "
+			    "does yet", t + 1);
 	return 0;
+}
+
+/*
+ * A jbod's new tier is usable as soon as its partition exists: its
+ * labels hold the layout after from the first step.  A raid5's hold the
+ * old size until md has reshaped.
+ */
+static int
+sized_at_once(const struct label *l)
+{
+	return l->level == LEVEL_JBOD;
 }
 
 /* Where md moves tier t's data: half its offset now, clear of the metadata. */
@@ -123,8 +140,8 @@ replan(const struct volume *v, struct plan *after, char *err, size_t errlen)
 	if (n != v->label.ndisks - 1 || n < 1)
 		return plan_err(err, errlen, "the intent names member %d of %d", n + 1,
 		    v->label.ndisks);
-	/* The labels took the new sizes once md had finished: they are the plan. */
-	if (v->label.intent.step >= AS_SIZE)
+	/* The labels took the new sizes (once md had finished): they are the plan. */
+	if (v->label.intent.step >= AS_SIZE || sized_at_once(&v->label))
 		return volume_plan(v, after, err, errlen);
 	if ((w = malloc(sizeof(*w))) == NULL || (c = malloc(sizeof(*c))) == NULL) {
 		free(w);
@@ -261,6 +278,26 @@ as_intent(struct add *a, char *err, size_t errlen)
 			v->label.tier[t].member[r] = (uint8_t)pt->part[r].disk;
 		v->label.tier[t].nmembers = (uint8_t)pt->nmembers;
 	}
+	if (sized_at_once(&v->label)) {
+		for (int t = was.ntiers; t < a->after.ntiers; t++) {
+			struct label_tier *lt = &v->label.tier[t];
+
+			memset(lt, 0, sizeof(*lt));
+			lt->kind = (uint8_t)a->after.tier[t].kind;
+			lt->chunk = a->after.tier[t].chunk;
+			lt->role = LABEL_NO_ROLE;
+			lt->nmembers = (uint8_t)a->after.tier[t].nmembers;
+			for (int r = 0; r < lt->nmembers; r++)
+				lt->member[r] = (uint8_t)a->after.tier[t].part[r].disk;
+			/* the old members' own view of it: not theirs */
+			for (int m = 0; m < n; m++) {
+				memset(&v->mlabel[m].tier[t], 0, sizeof(v->mlabel[m].tier[t]));
+				v->mlabel[m].tier[t].role = LABEL_NO_ROLE;
+			}
+		}
+		v->label.ntiers = (uint8_t)a->after.ntiers;
+		grow_label_from(v, &a->after);
+	}
 	v->label.intent.op = LABEL_OP_ADDING;
 	v->label.intent.step = AS_INTENT;
 	v->label.intent.disk = (uint8_t)n;
@@ -273,6 +310,31 @@ as_intent(struct add *a, char *err, size_t errlen)
 	return 0;
 }
 
+/* The label the new disk carries: the volume's, with its own partitions from the plan. */
+static int
+new_member_label(const struct add *a, struct label *l, char *err, size_t errlen)
+{
+	*l = a->vol->label;
+	l->position = (uint8_t)a->member;
+	for (int t = 0; t < l->ntiers; t++) {
+		const struct plan_tier *pt = &a->after.tier[t];
+		struct label_tier *lt = &l->tier[t];
+
+		lt->role = LABEL_NO_ROLE;
+		lt->start = lt->size = 0;
+		/* the volume's GUIDs are another disk's partitions': new ones below */
+		memset(lt->part_guid, 0, sizeof(lt->part_guid));
+		memset(lt->part_type, 0, sizeof(lt->part_type));
+		for (int r = 0; t < a->after.ntiers && r < pt->nmembers; r++)
+			if (pt->part[r].disk == a->member) {
+				lt->role = (uint8_t)r;
+				lt->start = pt->part[r].start;
+				lt->size = pt->part[r].size;
+			}
+	}
+	return label_check(l, err, errlen);
+}
+
 /* The new disk's first label, through a descriptor proven blank (Decision 21). */
 static int
 as_label(struct add *a, char *err, size_t errlen)
@@ -283,8 +345,7 @@ as_label(struct add *a, char *err, size_t errlen)
 
 	if (v->disk[a->member][0])
 		return 0;	/* carried on: it has it */
-	if ((d = job_disk(a, err, errlen)) == NULL ||
-	    repair_member_label(v, a->member, &l, err, errlen) == -1)
+	if ((d = job_disk(a, err, errlen)) == NULL || new_member_label(a, &l, err, errlen) == -1)
 		return -1;
 	if (label_new_guids(&l) == -1)
 		return plan_err(err, errlen, "no random numbers: %s", strerror(errno));
@@ -655,6 +716,15 @@ roll_back(struct volume *v)
 		while (lt->nmembers > 0 && lt->member[lt->nmembers - 1] == n)
 			lt->member[--lt->nmembers] = 0;
 	}
+	/* A jbod's tier on the new disk goes, and with it its bytes of the map. */
+	while (v->label.ntiers > 1 && v->label.tier[v->label.ntiers - 1].nmembers == 0) {
+		int t = --v->label.ntiers;
+
+		v->label.size -= v->label.tier[t].tier_size;
+		memset(&v->label.tier[t], 0, sizeof(v->label.tier[t]));
+		while (v->label.nsegs > 0 && v->label.seg[v->label.nsegs - 1].tier == t)
+			memset(&v->label.seg[--v->label.nsegs], 0, sizeof(v->label.seg[0]));
+	}
 	memset(&v->label.member[n], 0, sizeof(v->label.member[n]));
 	v->label.joined[n] = 0;
 	v->label.ndisks = (uint8_t)n;
@@ -680,9 +750,12 @@ add_decide(struct volume *v)
 
 	if (n >= v->label.ndisks || n < 1)
 		return 0;	/* add_resume reports it */
-	if (v->disk[n][0] || v->label.intent.step >= AS_RESHAPE)
+	if (v->disk[n][0])
 		return 0;
-	if (md_reshaped(v))
+	/* A jbod's filesystem grows onto the new disk only after step 9. */
+	if (sized_at_once(&v->label))
+		return v->label.intent.step >= AS_SIZE ? 0 : roll_back(v);
+	if (v->label.intent.step >= AS_RESHAPE || md_reshaped(v))
 		return 0;
 	return roll_back(v);
 }

@@ -466,15 +466,20 @@ roles_kept(const struct label_tier *x, const struct label_tier *y, int olddisks)
  * older member's in them was not written by raidd to this volume: a
  * copy from elsewhere, widened or reshaped, is never obeyed. Sizes alone
  * may grow (volume.grow: disks, tiers), the map only append (map_kept),
- * and disks only join at the end, into new roles (volume.add_disk).
+ * and disks only join at the end, into new roles or new tiers of their
+ * own (volume.add_disk).
  */
 int
 label_same_members(const struct label *a, const struct label *b)
 {
-	if (a->level != b->level || a->ndisks > b->ndisks || a->ntiers != b->ntiers ||
-	    a->size > b->size || b->ndisks > PLAN_MAX_DISKS || a->ntiers > PLAN_MAX_TIERS ||
-	    !members_added(a, b))
+	if (a->level != b->level || a->ndisks > b->ndisks || a->ntiers > b->ntiers ||
+	    a->size > b->size || b->ndisks > PLAN_MAX_DISKS || b->ntiers > PLAN_MAX_TIERS ||
+	    !members_added(a, b) || (b->ntiers > a->ntiers && b->ndisks == a->ndisks))
 		return 0;
+	/* A tier of its own for each added disk (jbod): on added disks only. */
+	for (int t = a->ntiers; t < b->ntiers; t++)
+		if (!roles_kept(&(struct label_tier){ .nmembers = 0 }, &b->tier[t], a->ndisks))
+			return 0;
 	for (int m = 0; m < a->ndisks; m++)
 		if (!same_member(a, b, m))
 			return 0;

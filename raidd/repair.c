@@ -1037,12 +1037,6 @@ as_repair(struct volume *v, int m, enum repair_step at, struct repair *rp, char 
 	return 0;
 }
 
-int
-repair_member_label(const struct volume *v, int m, struct label *l, char *err, size_t errlen)
-{
-	return member_label(v, m, l, err, errlen);
-}
-
 /* Member m's partitions, as its label says (skipped when they are there). */
 int
 repair_member_partitions(struct volume *v, int m, char *err, size_t errlen)

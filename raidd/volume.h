@@ -163,8 +163,6 @@ struct job *repair_start(struct volume *, const char *disk, int force,
 int	 repair_decide(struct volume *);
 void	 repair_resume(struct volume *);
 void	 repair_set_poll(double seconds);
-int	 repair_member_label(const struct volume *, int m, struct label *, char *err,
-	    size_t errlen);
 int	 repair_member_partitions(struct volume *, int m, char *err, size_t errlen);
 int	 repair_member_join(struct volume *, int m, int t, int role, char *err, size_t errlen);
 void	 repair_set_auto(int on);

@@ -33,11 +33,11 @@ static uint64_t reshape_speed;
 static void
 setup(void)
 {
-	static const uint64_t sizes[4] = { GIB, GIB, GIB, GIB };
+	static const uint64_t sizes[4] = { 256 * MIB, 256 * MIB, 256 * MIB, 256 * MIB };
 
 	srv = unit_raidd_setup(unit_a, sizes, 4);
 	add_set_poll(0);
-	reshape_speed = 1 << 19;
+	reshape_speed = 1 << 17;
 }
 
 static void
@@ -111,16 +111,22 @@ reboot(void)
 
 
 static uint64_t
-make(void)
+make_as(const char *params)
 {
 	char dm[SYS_NAME_MAX];
 	uint64_t size;
 
-	ck_assert_int_eq(run("volume.create", RAID5_3), JOB_DONE);
+	ck_assert_int_eq(run("volume.create", params), JOB_DONE);
 	size = volume_find("r")->label.size;
 	volume_dm_name("r", dm, sizeof(dm));
 	unit_raidd_pattern(dm, size, 1);
 	return size;
+}
+
+static uint64_t
+make(void)
+{
+	return make_as(RAID5_3);
 }
 
 /* Four members, one more data disk's worth, md done, every layer that size, data there. */
@@ -208,7 +214,7 @@ END_TEST
 START_TEST(small_disk_refused)
 {
 	sim_remove_disk("sdd");
-	unit_raidd_disk(4, "sdd", GIB / 2);
+	unit_raidd_disk(4, "sdd", 128 * MIB);
 	disk_refresh(0);
 	make();
 	refused(ADD_SDD, NAS_ERR_INVALID, "smaller than the members");
@@ -323,26 +329,35 @@ START_TEST(power_cut_mid_reshape)
 	ck_assert_uint_eq(unit_raidd_dm_size("r"), was);
 	volume_dm_name("r", dm, sizeof(dm));
 	unit_raidd_pattern(dm, was, 0);
-	reshape_speed = 1 << 19;
+	reshape_speed = 1 << 17;
 	run_all();
 	check_added(was);
 }
 END_TEST
 
+/* One kind of add to cut short: the volume before, the disk, the check after. */
+struct add_case {
+	uint64_t	(*make)(void);
+	const char	*add, *forced, *disk;
+	int		 ndisks;
+	void		(*check)(uint64_t was);
+};
+
 /*
- * The power goes after each mutating step of an add: at the next start
- * the volume is as it was (the disk left out; adding it again works) or
- * the add is finished, with its data.
+ * The power goes after the k-th mutating step of an add: at the next
+ * start the volume is as it was (the disk left out; adding it again
+ * works) or the add is finished, with its data.
  */
-START_TEST(power_cut_during_add)
+static void
+cut_at(int k, const struct add_case *ac)
 {
-	int total, k = _i, start;
+	int total, start;
 	uint64_t was;
 	struct volume *v;
 
-	was = make();
+	ac->make();
 	start = sim_ops();
-	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_DONE);
+	ck_assert_int_eq(run("volume.add_disk", ac->add), JOB_DONE);
 	total = sim_ops() - start;
 	ck_assert_int_lt(total, CUT_POINTS);
 	ck_assert_int_gt(total, 4);
@@ -350,23 +365,83 @@ START_TEST(power_cut_during_add)
 		return;
 	teardown();
 	setup();
-	was = make();
+	was = ac->make();
 	sim_fail_after(k);
-	run("volume.add_disk", ADD_SDD);
+	run("volume.add_disk", ac->add);
 	sim_fail_after(-1);
 	reboot();
 	v = volume_find("r");
 	ck_assert_ptr_nonnull(v);
 	if (v->label.size == was && v->label.intent.op == LABEL_OP_NONE) {
-		ck_assert_int_eq(v->label.ndisks, 3);
+		ck_assert_int_eq(v->label.ndisks, ac->ndisks);
 		ck_assert_uint_eq(unit_raidd_dm_size("r"), was);
-		ck_assert_ptr_null(volume_of_disk("sdd"));
-		ck_assert_int_eq(run("volume.add_disk", "{\"name\":\"r\",\"disk\":\"bay4\","
-		    "\"force\":true}"), JOB_DONE);
+		ck_assert_ptr_null(volume_of_disk(ac->disk));
+		ck_assert_int_eq(run("volume.add_disk", ac->forced), JOB_DONE);
 	}
-	check_added(was);
+	ac->check(was);
 	reboot();
-	check_added(was);
+	ac->check(was);
+}
+
+START_TEST(power_cut_during_add)
+{
+	static const struct add_case raid5 = { make, ADD_SDD,
+		"{\"name\":\"r\",\"disk\":\"bay4\",\"force\":true}", "sdd", 3, check_added };
+
+	cut_at(_i, &raid5);
+}
+END_TEST
+
+#define JBOD_2		"{\"name\":\"r\",\"level\":\"jbod\",\"disks\":[\"bay1\",\"bay2\"]}"
+#define ADD_SDC		"{\"name\":\"r\",\"disk\":\"bay3\"}"
+
+/* A jbod of two: every byte of a third disk's area joins at the end, data in place. */
+static void
+check_jbod_added(uint64_t was)
+{
+	struct volume *v = volume_find("r");
+	char dm[SYS_NAME_MAX];
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->state == VOL_CLEAN, "state %s: %s", volume_state_name(v->state),
+	    v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	ck_assert_int_eq(v->label.ntiers, 3);
+	ck_assert_uint_eq(v->label.size, was / 2 * 3);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+	volume_dm_name("r", dm, sizeof(dm));
+	ck_assert_uint_eq(sim_fs_size(dm), v->label.size);
+	unit_raidd_pattern(dm, was, 0);
+	ck_assert_str_eq(v->disk[2], "sdc");
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+}
+
+static uint64_t
+make_jbod(void)
+{
+	return make_as(JBOD_2);
+}
+
+START_TEST(jbod_takes_a_disk)
+{
+	uint64_t was = make_jbod();
+
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDC), JOB_DONE);
+	check_jbod_added(was);
+	reboot();
+	check_jbod_added(was);
+}
+END_TEST
+
+/* As power_cut_during_add, for a jbod: the new tier is the volume's from the first step. */
+START_TEST(power_cut_during_jbod_add)
+{
+	static const struct add_case jbod = { make_jbod, ADD_SDC,
+		"{\"name\":\"r\",\"disk\":\"bay3\",\"force\":true}", "sdc", 2, check_jbod_added };
+
+	cut_at(_i, &jbod);
 }
 END_TEST
 
@@ -384,7 +459,9 @@ add_suite(void)
 	tcase_add_test(tc, md_refuses_unsafe_reshapes);
 	tcase_add_test(tc, power_cut_mid_reshape);
 	tcase_add_test(tc, add_stopped_by_a_check_carried_on);
+	tcase_add_test(tc, jbod_takes_a_disk);
 	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);
+	tcase_add_loop_test(tc, power_cut_during_jbod_add, 0, CUT_POINTS);
 	suite_add_tcase(s, tc);
 	return s;
 }
