@@ -210,6 +210,41 @@ START_TEST(refusals)
 }
 END_TEST
 
+/*
+ * Between generations disks may only be appended, each joined after
+ * the older label, into new roles or tiers of their own: a label that
+ * adds a disk any other way describes another volume.
+ */
+START_TEST(labels_gain_disks_only_by_an_add)
+{
+	struct label before, after, l;
+
+	make();
+	before = volume_find("r")->label;
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_DONE);
+	after = volume_find("r")->label;
+	ck_assert(label_same_members(&before, &after));
+	ck_assert(!label_same_members(&after, &before));
+	l = after;
+	l.joined[3] = before.generation;	/* "joined" before the older label */
+	ck_assert(!label_same_members(&before, &l));
+	l = after;
+	l.tier[0].member[3] = 1;		/* an old disk in the new role */
+	ck_assert(!label_same_members(&before, &l));
+	l = after;
+	l.tier[0].member[2] = 3;		/* the new disk in an old role */
+	ck_assert(!label_same_members(&before, &l));
+	l = after;
+	l.ntiers = 2;				/* a new tier on an old disk */
+	l.tier[1] = l.tier[0];
+	l.tier[1].nmembers = 1;
+	l.tier[1].member[0] = 0;
+	ck_assert(!label_same_members(&before, &l));
+	l.tier[1].member[0] = 3;		/* on the added disk alone: an add's */
+	ck_assert(label_same_members(&before, &l));
+}
+END_TEST
+
 /* A disk too small for the tier's partitions changes nothing. */
 START_TEST(small_disk_refused)
 {
@@ -455,6 +490,7 @@ add_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, raid5_takes_a_fourth_disk);
 	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, labels_gain_disks_only_by_an_add);
 	tcase_add_test(tc, small_disk_refused);
 	tcase_add_test(tc, md_refuses_unsafe_reshapes);
 	tcase_add_test(tc, power_cut_mid_reshape);
