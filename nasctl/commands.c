@@ -96,6 +96,15 @@ static const struct arg volume_repair_args[] = {
 	END_ARGS
 };
 
+static const struct arg volume_add_disk_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--disk", "disk", ARG_STRING, ARG_REQUIRED, "D" },
+	{ "--level", "level", ARG_STRING, 0, "L" },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	{ "--no-wait", "no_wait", ARG_BOOL, ARG_LOCAL, NULL },
+	END_ARGS
+};
+
 static const struct arg volume_spare_args[] = {
 	{ "ACTION", "action", ARG_STRING, ARG_LOCAL, NULL },
 	{ "NAME", "name", ARG_STRING, 0, NULL },
@@ -512,6 +521,8 @@ const struct command nasctl_commands[] = {
 	  run_started_job, "take the room of bigger disks and wait for the job" },
 	{ "volume", "repair", R, "volume.repair", volume_repair_args, NULL, NULL,
 	  run_started_job, "rebuild the missing or failed member on disk D and wait" },
+	{ "volume", "add-disk", R, "volume.add_disk", volume_add_disk_args, NULL, NULL,
+	  run_started_job, "disk D joins the volume (raid5: md reshapes onto it) and wait" },
 	{ "volume", "spare", R, "volume.spare_add", volume_spare_args, NULL, NULL, run_spare,
 	  "add or remove a hot spare of volume NAME: spare add|remove NAME --disk D" },
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,

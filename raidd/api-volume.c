@@ -374,6 +374,60 @@ volume_repair(struct rpc_call *c, struct json_object *params)
 	rpc_result(c, o);
 }
 
+/*
+ * volume.add_disk: checked in full, then a job (add.c) that ends when
+ * md's reshape has and the volume has grown; an interrupted one is
+ * carried on (the disk given must then be the one the labels name).
+ */
+static void
+volume_add_disk(struct rpc_call *c, struct json_object *params)
+{
+	const char *disk = rpc_param_str(params, "disk", ""), *level;
+	int force = rpc_param_bool(params, "force", 0), code, resume;
+	struct json_object *o;
+	struct volume *v;
+	struct plan after;
+	struct job *j;
+	char err[256];
+
+	disk_refresh(1);
+	if ((v = find_or_fail(c, params)) == NULL)
+		return;
+	level = json_object_object_get_ex(params, "level", NULL) ?
+	    rpc_param_str(params, "level", "") : NULL;
+	if ((resume = v->label.intent.op == LABEL_OP_ADDING)) {
+		const struct disk *d = disk_find(disk);
+		int n = v->label.intent.disk;
+
+		if (n >= v->label.ndisks || d == NULL || strncmp(d->sys.serial,
+		    v->label.member[n].serial, LABEL_SERIAL_MAX - 1) != 0) {
+			rpc_error(c, NAS_ERR_REFUSED, "volume %s is adding another disk: name "
+			    "that one to carry it on; nothing was changed", v->name);
+			return;
+		}
+		j = add_carry_on(v, err, sizeof(err));
+	} else {
+		if (add_check(v, disk, level, force, &after, &code, err, sizeof(err)) == -1) {
+			rpc_error(c, code, "%s: nothing was changed", err);
+			return;
+		}
+		if (kernel_lacks(c, &after))
+			return;
+		j = add_start(v, disk, force, &after, err, sizeof(err));
+	}
+	if (j == NULL) {
+		rpc_error(c, NAS_ERR_LIMIT, "%s", err);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "job", json_object_new_int((int)job_id(j)));
+	json_object_object_add(o, "name", json_object_new_string(v->name));
+	if (!resume)
+		json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)after.size));
+	json_object_object_add(o, "was_bytes", json_object_new_int64((int64_t)v->label.size));
+	rpc_result(c, o);
+}
+
 #define NAME_PARAM { "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "volume name" }
 #define END_PARAM { NULL, 0, 0, 0, 0, NULL, NULL }
 
@@ -393,6 +447,14 @@ static const struct rpc_param repair_params[] = {
 	NAME_PARAM,
 	{ "disk", RPC_STRING, RPC_REQUIRED, 1, 64, NULL,
 	  "the replacement: bay (bay1), kernel name (sda) or serial" },
+	{ "force", RPC_BOOL, 0, 0, 0, NULL, "erase the disk even if it holds data" },
+	END_PARAM
+};
+static const struct rpc_param add_disk_params[] = {
+	NAME_PARAM,
+	{ "disk", RPC_STRING, RPC_REQUIRED, 1, 64, NULL,
+	  "the new disk: bay (bay4), kernel name (sdd) or serial" },
+	{ "level", RPC_STRING, 0, 0, 0, levels, "the level after (raid1 to raid5 only)" },
 	{ "force", RPC_BOOL, 0, 0, 0, NULL, "erase the disk even if it holds data" },
 	END_PARAM
 };
@@ -419,5 +481,7 @@ const struct rpc_method volume_methods[] = {
 	  "take the room of bigger disks; returns a job id" },
 	{ "volume.repair", volume_repair, repair_params, RPC_MUTATES,
 	  "rebuild the missing or failed member on a disk; returns a job id" },
+	{ "volume.add_disk", volume_add_disk, add_disk_params, RPC_MUTATES,
+	  "one more disk joins the volume (raid5: md reshapes); returns a job id" },
 	{ NULL, NULL, NULL, 0, NULL }
 };

@@ -211,7 +211,8 @@ replacement_unseen(struct volume *v, int m)
 static int
 replacements_seen(struct volume *v, const struct label *l)
 {
-	for (int j = 0; j < v->label.ndisks && j < l->ndisks; j++)
+	/* A disk added since l (past l->ndisks) needs a witness too. */
+	for (int j = 0; j < v->label.ndisks; j++)
 		if (v->label.joined[j] > l->generation &&
 		    memcmp(l->member[j].uuid, v->label.member[j].uuid, 16) != 0 &&
 		    !replacement_seen(v, j))
@@ -346,6 +347,7 @@ decide(struct volume *v)
 	for (int m = 0; m < v->label.ndisks; m++)
 		if ((v->left_out & (1U << m)) && !replacement_seen(v, m))
 			return replacement_unseen(v, m), 0;
+	add_left_out(v);
 	if (members_disagree(v))
 		return 0;
 	switch (v->label.intent.op) {
@@ -357,6 +359,8 @@ decide(struct volume *v)
 		return 0;	/* carried on by volume_scan: grow_resume() */
 	case LABEL_OP_REPLACING:
 		return repair_decide(v);
+	case LABEL_OP_ADDING:
+		return add_decide(v);
 	case LABEL_OP_NONE:
 		if (unit_deleted(v->label.volume_uuid))
 			return set_inconsistent(v, "deleted on this unit while this member was "
@@ -676,6 +680,10 @@ volume_scan(void)
 		repair_labels(v);
 		if (v->label.intent.op == LABEL_OP_EXPANDING) {
 			grow_resume(v);
+			continue;
+		}
+		if (v->label.intent.op == LABEL_OP_ADDING) {
+			add_resume(v);
 			continue;
 		}
 		if (volume_assemble(v, err, sizeof(err)) == -1 ||

@@ -10,7 +10,7 @@ raidd_LIBS :=
 # The logic above the kernel seam (system.h).
 RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/label-io.c raidd/assemble.c raidd/teardown.c raidd/create.c \
-	raidd/delete.c raidd/grow.c raidd/api-volume.c raidd/plan.c raidd/plan-grow.c \
+	raidd/delete.c raidd/grow.c raidd/add.c raidd/api-volume.c raidd/plan.c raidd/plan-grow.c \
 	raidd/mdsb.c raidd/label.c raidd/proof.c raidd/unit.c raidd/diskfd.c \
 	raidd/features.c raidd/health.c raidd/watch.c raidd/led.c \
 	raidd/scrub.c raidd/scrub-schedule.c raidd/repair.c raidd/spare.c \
@@ -38,6 +38,10 @@ UNIT_TESTS += test-raidd-grow
 test-raidd-grow_SRCS := tests/unit/test-raidd-grow.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
 	tests/unit/unit-util.c tests/unit/unit-raidd.c
 test-raidd-grow_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-raidd-add
+test-raidd-add_SRCS := tests/unit/test-raidd-add.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
+	tests/unit/unit-util.c tests/unit/unit-raidd.c
+test-raidd-add_LIBS = $(CHECK_LIBS)
 UNIT_TESTS += test-raidd-health
 test-raidd-health_SRCS := tests/unit/test-raidd-health.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
 	tests/unit/unit-util.c tests/unit/raidd-util.c
@@ -65,7 +69,8 @@ RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c raidd/system-linux
 	raidd/system-linux-part.c raidd/system-linux-md.c \
 	raidd/system-linux-mdstat.c raidd/system-linux-fs.c \
 	raidd/system-linux-watch.c raidd/system-linux-mdsync.c \
-	raidd/system-linux-led.c raidd/system-linux-grow.c
+	raidd/system-linux-led.c raidd/system-linux-grow.c \
+	raidd/system-linux-reshape.c
 raidd_SRCS += $(RAIDD_LINUX)
 raidd_LIBS += -lblkid -lfdisk
 # raidd-sysdrv: drives sys_linux from the shell, for tests/host/raidd-sys-loop.sh

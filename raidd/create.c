@@ -85,6 +85,9 @@ disk_check_free(int force, const struct disk *d, int *code, char *err, size_t er
 	if (repair_disk_busy(d->sys.name))
 		return fail_check(code, NAS_ERR_BUSY, err, errlen,
 		    "%s is being made a member of volume %s", name, repair_disk_busy(d->sys.name));
+	if (add_disk_busy(d->sys.name))
+		return fail_check(code, NAS_ERR_BUSY, err, errlen,
+		    "%s is being added to volume %s", name, add_disk_busy(d->sys.name));
 	if (force)
 		return 0;
 	for (int i = 0; i < d->sys.nsigs; i++) {

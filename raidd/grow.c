@@ -89,7 +89,7 @@ data_disks(enum tier_kind k, int n)
  * The volume's layout as its labels describe it, every member present:
  * what plan-grow.c starts from.  Checked like any plan (plan_check_layout).
  */
-static int
+int
 volume_plan(const struct volume *v, struct plan *p, char *err, size_t errlen)
 {
 	static const uint32_t layouts[TIER_KIND_COUNT] = {
@@ -209,9 +209,9 @@ grow_check(const struct volume *v, struct plan *after, int *code, char *err, siz
 
 /* ---- the steps ---- */
 
-/* v's label and each member's own part of it, as after describes them. */
-static void
-label_from_after(struct volume *v, const struct plan *after)
+/* v's label and each member's own part of it, as after describes them (add.c too). */
+void
+grow_label_from(struct volume *v, const struct plan *after)
 {
 	struct label *l = &v->label;
 
@@ -235,7 +235,7 @@ gs_label(struct grow *g, char *err, size_t errlen)
 	struct label was = v->label, mwas[PLAN_MAX_DISKS];
 
 	memcpy(mwas, v->mlabel, sizeof(mwas));
-	label_from_after(v, &g->after);
+	grow_label_from(v, &g->after);
 	v->label.intent.op = LABEL_OP_EXPANDING;
 	v->label.intent.step = 0;
 	v->label.intent.disk = LABEL_NO_DISK;
@@ -328,7 +328,13 @@ gs_arrays(struct grow *g, char *err, size_t errlen)
 static int
 gs_map(struct grow *g, char *err, size_t errlen)
 {
-	struct volume *v = g->vol;
+	return volume_map_reload(g->vol, err, errlen);
+}
+
+/* The live map takes the label's table; no map yet: the volume is assembled. */
+int
+volume_map_reload(struct volume *v, char *err, size_t errlen)
+{
 	struct sys_seg segs[PLAN_MAX_SEGS];
 	char dm[SYS_NAME_MAX];
 	int n;

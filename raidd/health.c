@@ -161,7 +161,7 @@ enum vol_state
 volume_tier_state(const struct volume *v, int t, struct sys_md_status *st)
 {
 	const struct label_tier *lt = &v->label.tier[t];
-	int ok[PLAN_MAX_DISKS] = { 0 }, lacking = 0;
+	int ok[PLAN_MAX_DISKS] = { 0 }, lacking = 0, roles = lt->nmembers;
 	char md[SYS_NAME_MAX];
 
 	memset(st, 0, sizeof(*st));
@@ -170,6 +170,9 @@ volume_tier_state(const struct volume *v, int t, struct sys_md_status *st)
 	volume_md_name(v, t, md, sizeof(md));
 	if (sys->md_status(md, st) == -1 || array_dead(st->array_state))
 		return VOL_FAILED;
+	/* volume.add_disk: the labels count the new member before md's reshape does. */
+	if (v->label.intent.op == LABEL_OP_ADDING && st->raid_disks > 0 && st->raid_disks < roles)
+		roles = st->raid_disks;
 	for (int i = 0; i < st->nmembers; i++) {
 		int r = st->member[i].slot;
 
@@ -177,9 +180,9 @@ volume_tier_state(const struct volume *v, int t, struct sys_md_status *st)
 		    strstr(st->member[i].state, "in_sync") && !strstr(st->member[i].state, "faulty"))
 			ok[r] = 1;
 	}
-	for (int r = 0; r < lt->nmembers && r < PLAN_MAX_DISKS; r++)
+	for (int r = 0; r < roles && r < PLAN_MAX_DISKS; r++)
 		lacking += !ok[r];
-	if (!roles_enough(lt->kind, ok, lt->nmembers))
+	if (!roles_enough(lt->kind, ok, roles))
 		return VOL_FAILED;
 	if (lacking > 0 || st->degraded > 0)
 		return roles_rebuilding(v, t, ok, st) ? VOL_REBUILDING : VOL_DEGRADED;

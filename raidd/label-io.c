@@ -430,28 +430,65 @@ map_kept(const struct label *a, const struct label *b)
 }
 
 /*
+ * Disks b has past a's: each joined (volume.add_disk) after a was
+ * written, so b must be the newer label.
+ */
+static int
+members_added(const struct label *a, const struct label *b)
+{
+	if (b->ndisks == a->ndisks)
+		return 1;
+	if (a->generation >= b->generation)
+		return 0;
+	for (int m = a->ndisks; m < b->ndisks; m++)
+		if (b->joined[m] <= a->generation)
+			return 0;
+	return 1;
+}
+
+/* A tier keeps its roles; the roles it gained are held by disks that joined (above). */
+static int
+roles_kept(const struct label_tier *x, const struct label_tier *y, int olddisks)
+{
+	if (x->nmembers > y->nmembers || x->nmembers > PLAN_MAX_DISKS ||
+	    y->nmembers > PLAN_MAX_DISKS || memcmp(x->member, y->member, x->nmembers) != 0)
+		return 0;
+	for (int r = x->nmembers; r < y->nmembers; r++)
+		if (y->member[r] < olddisks)
+			return 0;
+	return 1;
+}
+
+/*
  * b (the newer) describes the disks and arrays a (the older) does. No
  * operation here but a repair (one member's disk, after the older label)
  * changes these between generations, so a label that differs from an
  * older member's in them was not written by raidd to this volume: a
  * copy from elsewhere, widened or reshaped, is never obeyed. Sizes alone
- * may grow (volume.grow: disks, tiers), and the map only append (map_kept).
+ * may grow (volume.grow: disks, tiers), the map only append (map_kept),
+ * and disks only join at the end, into new roles or new tiers of their
+ * own (volume.add_disk).
  */
 int
 label_same_members(const struct label *a, const struct label *b)
 {
-	if (a->level != b->level || a->ndisks != b->ndisks || a->ntiers != b->ntiers ||
-	    a->size > b->size || a->ndisks > PLAN_MAX_DISKS || a->ntiers > PLAN_MAX_TIERS)
+	if (a->level != b->level || a->ndisks > b->ndisks || a->ntiers > b->ntiers ||
+	    a->size > b->size || b->ndisks > PLAN_MAX_DISKS || b->ntiers > PLAN_MAX_TIERS ||
+	    !members_added(a, b) || (b->ntiers > a->ntiers && b->ndisks == a->ndisks))
 		return 0;
+	/* A tier of its own for each added disk (jbod): on added disks only. */
+	for (int t = a->ntiers; t < b->ntiers; t++)
+		if (!roles_kept(&(struct label_tier){ .nmembers = 0 }, &b->tier[t], a->ndisks))
+			return 0;
 	for (int m = 0; m < a->ndisks; m++)
 		if (!same_member(a, b, m))
 			return 0;
 	for (int t = 0; t < a->ntiers; t++) {
 		const struct label_tier *x = &a->tier[t], *y = &b->tier[t];
 
-		if (x->kind != y->kind || x->nmembers != y->nmembers || x->chunk != y->chunk ||
+		if (x->kind != y->kind || x->chunk != y->chunk ||
 		    x->tier_size > y->tier_size || memcmp(x->array_uuid, y->array_uuid, 16) != 0 ||
-		    memcmp(x->member, y->member, sizeof(x->member)) != 0)
+		    !roles_kept(x, y, a->ndisks))
 			return 0;
 	}
 	return map_kept(a, b);

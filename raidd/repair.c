@@ -194,9 +194,11 @@ repair_check(struct volume *v, const char *spec, int force, int *code, char *err
 		    v->inconsistent ? "inconsistent" : "held");
 	/* One intent at a time: a repair's commit would clear a stopped grow's,
 	   and the labels would keep a map md never grew to (no start maps it). */
-	if (v->label.intent.op == LABEL_OP_EXPANDING)
-		return plan_err(err, errlen, "volume %s has a grow to finish first: volume.grow "
-		    "carries it on (every member present)", v->name);
+	if (v->label.intent.op == LABEL_OP_EXPANDING || v->label.intent.op == LABEL_OP_ADDING)
+		return plan_err(err, errlen, "volume %s has a %s to finish first: volume.%s "
+		    "carries it on (every member present)", v->name,
+		    v->label.intent.op == LABEL_OP_ADDING ? "disk to add" : "grow",
+		    v->label.intent.op == LABEL_OP_ADDING ? "add_disk" : "grow");
 	if (!v->assembled) {
 		*code = NAS_ERR_FAILED;
 		return plan_err(err, errlen, "volume %s is not running: %s", v->name,
@@ -1012,4 +1014,53 @@ repair_auto(char (*names)[SYS_NAME_MAX], int n)
 		if (start_at(v, m, d, RSTEP_WIPE, NULL, err, sizeof(err)) == NULL)
 			log_warnx("volume %s: %s", v->name, err);
 	}
+}
+
+/* ---- for volume.add_disk (add.c): a new member's label, partitions, arrays ---- */
+
+/* As a repair in flight on member m's disk (v->disk[m]), from step `at`. */
+static int
+as_repair(struct volume *v, int m, enum repair_step at, struct repair *rp, char *err,
+    size_t errlen)
+{
+	const struct disk *d = disk_find(v->disk[m]);
+
+	memset(rp, 0, sizeof(*rp));
+	if (d == NULL)
+		return plan_err(err, errlen, "member %d's disk is missing", m + 1);
+	rp->vol = v;
+	rp->member = m;
+	rp->step = at;
+	snprintf(rp->disk, sizeof(rp->disk), "%s", d->sys.name);
+	snprintf(rp->serial, sizeof(rp->serial), "%s", d->sys.serial);
+	rp->size = d->sys.size;
+	return 0;
+}
+
+/* Member m's partitions, as its label says (skipped when they are there). */
+int
+repair_member_partitions(struct volume *v, int m, char *err, size_t errlen)
+{
+	struct repair rp;
+
+	if (as_repair(v, m, RSTEP_PARTITION, &rp, err, errlen) == -1)
+		return -1;
+	return step_partition(&rp, err, errlen);
+}
+
+/* Member m's partition of tier t joins the running array in role r (-1: a spare). */
+int
+repair_member_join(struct volume *v, int m, int t, int r, char *err, size_t errlen)
+{
+	struct new_member *nm;
+	struct repair rp;
+	int rc;
+
+	if (as_repair(v, m, RSTEP_ADD, &rp, err, errlen) == -1)
+		return -1;
+	if ((nm = calloc(1, sizeof(*nm))) == NULL)
+		return plan_err(err, errlen, "out of memory");
+	rc = add_to_tier(&rp, t, r, nm, err, errlen);
+	free(nm);
+	return rc;
 }

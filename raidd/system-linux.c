@@ -325,4 +325,5 @@ const struct sys_ops sys_linux = {
 	.watch_read = lnx_watch_read,
 	.md_sync = lnx_md_sync,
 	.led_set = lnx_led_set,
+	.md_reshape = lnx_md_reshape,
 };

@@ -91,4 +91,7 @@ int	lnx_part_resize(const char *, int, uint64_t, uint64_t);
 int	lnx_md_grow(const char *, uint64_t);
 int	lnx_fs_grow(const char *, const char *, const char *, sys_done_cb, void *);
 
+/* system-linux-reshape.c */
+int	lnx_md_reshape(const char *, int, uint64_t);
+
 #endif

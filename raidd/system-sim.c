@@ -69,6 +69,10 @@ static void (*before_step)(void);
 static struct {
 	char		 name[SYS_NAME_MAX];
 	struct chunk	*chunks;
+	/* A reshape md records in the members' superblocks (reshape_position,
+	   delta_disks, new_offset), kept here with the data: from_disks 0 if none. */
+	int		 from_disks;
+	uint64_t	 reshape_pos, new_offset;	/* sectors of each member */
 } stores[MAX_DEVS];
 
 static void
@@ -80,6 +84,15 @@ free_list(struct chunk **list)
 		*list = c->next;
 		free(c);
 	}
+}
+
+static int
+store_index(const char *name)
+{
+	for (int i = 0; i < MAX_DEVS; i++)
+		if (stores[i].name[0] && strcmp(stores[i].name, name) == 0)
+			return i;
+	return -1;
 }
 
 static struct chunk **
@@ -392,6 +405,7 @@ sim_reset(void)
 	for (int i = 0; i < MAX_DEVS; i++) {
 		free_list(&stores[i].chunks);
 		stores[i].name[0] = '\0';
+		stores[i].from_disks = 0;
 	}
 	ndevs = 0;
 	nops = 0;
@@ -1077,6 +1091,8 @@ md_start(const struct sys_md *md, int create)
 	if ((a = new_dev(DEV_MD, md->name)) == NULL)
 		return errno = ENOSPC, -1;
 	a->md = use;
+	/* md's geometry is the superblocks', whatever the caller counted. */
+	a->md.raid_disks = (int)first.raid_disks;
 	a->events = events;
 	a->level = first.level;
 	a->layout = first.layout;
@@ -1091,8 +1107,12 @@ md_start(const struct sys_md *md, int create)
 		return errno = EIO, -1;
 	}
 	a->store = md_store(md->name);
-	/* Size: the superblock's component size times the data members, as md. */
+	/* Size: the superblock's component size times the data members, as md;
+	   while a reshape is under way, the old geometry's until it ends. */
 	a->size = md_bytes(a->level, first.raid_disks, first.size);
+	if (store_index(md->name) >= 0 && stores[store_index(md->name)].from_disks)
+		a->size = md_bytes(a->level, (uint32_t)stores[store_index(md->name)].from_disks,
+		    first.size);
 	/* Roles nobody fills are recorded as missing, as md does. */
 	if (!create) {
 		take_spares(a);
@@ -1289,6 +1309,164 @@ sim_fail_member(const char *md, const char *dev)
 		}
 }
 
+/* ---- reshape: a raid5 array grows by members (volume.add_disk) ---- */
+
+static int
+reshaping(const char *name)
+{
+	int i = store_index(name);
+
+	return i >= 0 && stores[i].from_disks != 0;
+}
+
+/* md shows a reshape as sync_action "reshape", its place in sync_completed. */
+static void
+sim_reshape_status(const struct dev *a, struct sys_md_status *st)
+{
+	int i = store_index(a->name);
+
+	if (i < 0 || stores[i].from_disks == 0)
+		return;
+	snprintf(st->sync_action, sizeof(st->sync_action), "reshape");
+	st->sync_done = stores[i].reshape_pos;
+	st->sync_total = a->member_sectors;
+	st->sync_speed = 10000;
+}
+
+/* Pages of the array's internal bitmap (md keeps one, from a member that has it). */
+static uint64_t
+bitmap_pages(struct dev *a)
+{
+	uint8_t buf[MDSB_BITMAP_SB];
+	struct mdsb_bitmap b;
+	char err[MDSB_ERRLEN];
+	struct mdsb sb;
+	struct dev *m;
+
+	for (int i = 0; i < a->md.nmembers; i++)
+		if (!a->faulty[i] && (m = find(a->md.member[i].dev)) && sb_read(m, &sb) == 0 &&
+		    sb.bitmap_offset > 0 && dev_io(m, SB_AT + (uint64_t)sb.bitmap_offset * 512,
+		    buf, NULL, sizeof(buf)) == 0 &&
+		    mdsb_bitmap_decode(buf, sizeof(buf), &b, err, sizeof(err)) == 0)
+			return (mdsb_bitmap_bytes(&b) + 4095) / 4096;
+	return 0;
+}
+
+/*
+ * super_1_allow_new_offset(): the data may move down only clear of the
+ * superblock (36 KiB past its start) and of the array's internal bitmap.
+ */
+static int
+offset_room(const struct mdsb *sb, uint64_t pages, uint64_t new_offset)
+{
+	if (MDSB_SUPER_OFFSET + (32 + 4) * 2 > new_offset)
+		return 0;
+	return sb->bitmap_offset <= 0 ||
+	    MDSB_SUPER_OFFSET + (uint64_t)sb->bitmap_offset + pages * 8 <= new_offset;
+}
+
+/*
+ * As md takes new_offset, raid_disks and "reshape" in turn, refusing
+ * what it refuses: a level that has no such reshape, fewer disks (raidd
+ * never shrinks), a sync thread running or a resync owed (EBUSY), an
+ * offset that does not move down or steps on the metadata (EINVAL,
+ * E2BIG), too few spares for the members the array lacks (EINVAL).
+ * md itself takes an unchanged offset when mdadm backs up the critical
+ * section in a file; raidd has no such file, so the simulator refuses
+ * it: a raidd that forgot the room fails its tests, not a user's data.
+ */
+static int
+sim_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
+{
+	struct dev *a = find(name), *m;
+	struct mdsb sb;
+	int spares = 0, lacking = 0, delta, si, role;
+
+	if (a == NULL || a->kind != DEV_MD)
+		return errno = ENODEV, -1;
+	if (a->md.raid_disks == raid_disks)
+		return 0;
+	if (step() == -1)
+		return -1;
+	delta = raid_disks - a->md.raid_disks;
+	if (a->level != 5 || delta < 1 || raid_disks > SYS_MAX_MEMBERS)
+		return errno = EINVAL, -1;
+	if (sim_md_syncing(name) || reshaping(name))
+		return errno = EBUSY, -1;
+	for (int i = 0; i < a->md.nmembers; i++) {
+		if (a->faulty[i] || (m = find(a->md.member[i].dev)) == NULL)
+			continue;
+		if (a->rebuilding[i])
+			return errno = EBUSY, -1;
+		if (sb_read(m, &sb) == -1 || new_offset >= sb.data_offset)
+			return errno = EINVAL, -1;
+		if (!offset_room(&sb, bitmap_pages(a), new_offset))
+			return errno = E2BIG, -1;
+		spares += a->md.member[i].role < 0;
+	}
+	for (int r = 0; r < a->md.raid_disks; r++)
+		lacking += !role_held(a, r);
+	if (spares - lacking < delta - 1 || spares < 1)
+		return errno = EINVAL, -1;
+	if (md_store(name) == NULL || (si = store_index(name)) < 0)
+		return errno = ENOSPC, -1;
+	/* raid5_start_reshape(): spares take the new roles, in sync. */
+	role = a->md.raid_disks;
+	for (int i = 0; i < a->md.nmembers && role < raid_disks; i++)
+		if (!a->faulty[i] && a->md.member[i].role < 0 && find(a->md.member[i].dev))
+			a->md.member[i].role = role++;
+	stores[si].from_disks = a->md.raid_disks;
+	stores[si].reshape_pos = 0;
+	stores[si].new_offset = new_offset;
+	a->md.raid_disks = raid_disks;
+	for (int i = 0; i < a->md.nmembers; i++)
+		if (!a->faulty[i] && (m = find(a->md.member[i].dev)) && sb_read(m, &sb) == 0) {
+			sb.raid_disks = (uint32_t)raid_disks;
+			sb_write(m, &sb);
+		}
+	sb_sync(a);
+	sim_md_event(a->name);
+	return 0;
+}
+
+/* action_store(): no check or repair while the reshape thread runs. */
+static int
+sim_md_sync_now(const char *name, const struct sys_md_sync *req)
+{
+	if (reshaping(name) && strcmp(req->action, "idle") != 0)
+		return errno = EBUSY, -1;
+	return sim_md_sync(name, req);
+}
+
+/*
+ * md's reshape moves on by sectors of each member; at the end every
+ * member's data starts at the new offset and the array has its new size.
+ */
+void
+sim_md_reshape_step(const char *name, uint64_t sectors)
+{
+	struct dev *a = find(name), *m;
+	struct mdsb sb;
+	int si = store_index(name);
+
+	if (a == NULL || a->kind != DEV_MD || si < 0 || stores[si].from_disks == 0)
+		return;
+	stores[si].reshape_pos = a->member_sectors - stores[si].reshape_pos > sectors ?
+	    stores[si].reshape_pos + sectors : a->member_sectors;
+	if (stores[si].reshape_pos < a->member_sectors)
+		return;
+	for (int i = 0; i < a->md.nmembers; i++)
+		if (!a->faulty[i] && (m = find(a->md.member[i].dev)) && sb_read(m, &sb) == 0) {
+			sb.data_offset = stores[si].new_offset;
+			sb.data_size = m->size / 512 - sb.data_offset;
+			sb_write(m, &sb);
+		}
+	stores[si].from_disks = 0;
+	a->size = md_bytes(a->level, (uint32_t)a->md.raid_disks, a->member_sectors);
+	sb_sync(a);
+	sim_md_event(a->name);
+}
+
 /* md's own view: a pulled member it has not failed yet is in sync. */
 static int
 sim_md_status(const char *name, struct sys_md_status *st)
@@ -1323,6 +1501,7 @@ sim_md_status(const char *name, struct sys_md_status *st)
 			st->degraded -= in_sync;
 	}
 	sim_sync_status(name, st);
+	sim_reshape_status(d, st);
 	return 0;
 }
 
@@ -1762,7 +1941,7 @@ sim_md_grow(const char *name, uint64_t sectors)
 	if (step() == -1)
 		return -1;
 	/* update_size(): not while a sync thread runs. */
-	if (sim_md_syncing(name))
+	if (sim_md_syncing(name) || reshaping(name))
 		return errno = EBUSY, -1;
 	for (int i = 0; i < a->md.nmembers; i++) {
 		if (a->faulty[i] || (m = find(a->md.member[i].dev)) == NULL)
@@ -1868,6 +2047,7 @@ const struct sys_ops sys_sim = {
 	.watch_open = sim_watch_open,
 	.watch_arrays = sim_watch_arrays,
 	.watch_read = sim_watch_read,
-	.md_sync = sim_md_sync,
+	.md_sync = sim_md_sync_now,
 	.led_set = sim_led_set,
+	.md_reshape = sim_md_reshape,
 };

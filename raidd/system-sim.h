@@ -21,6 +21,9 @@ void	sim_fail_member(const char *md, const char *dev);
 /* md's recovery moves on by this many sectors on every member it rebuilds;
    one recovered in full is in sync. */
 void	sim_md_recover(const char *md, uint64_t sectors);
+/* md's reshape (volume.add_disk) moves on by this many sectors of each
+   member; at the end the data sits at the new offset, the array is bigger. */
+void	sim_md_reshape_step(const char *md, uint64_t sectors);
 /* Moves two disks' contents (and serials) into each other's place. */
 void	sim_swap_disks(const char *a, const char *b);
 /* Makes /dev/a lead to disk b and /dev/b to disk a (a hostile udev, a

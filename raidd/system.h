@@ -214,6 +214,16 @@ struct sys_ops {
 	int	(*md_sync)(const char *name, const struct sys_md_sync *);
 	/* A bay's LED (a sysfs LED directory, board.ini): off, on, blinking. */
 	int	(*led_set)(const char *dir, enum sys_led);
+	/*
+	 * volume.add_disk: a raid5 array grows to raid_disks, its spares
+	 * taking the new roles, as mdadm --grow --raid-devices does with a
+	 * data offset change: every member's data moves down to new_offset
+	 * (sectors, below its data offset), so md reshapes forwards into
+	 * that room and needs no backup file; md checkpoints reshape_position
+	 * in the superblocks and resumes by itself after a power cut.  0 at
+	 * once when the array has raid_disks already (reshaping or done).
+	 */
+	int	(*md_reshape)(const char *name, int raid_disks, uint64_t new_offset);
 };
 
 extern const struct sys_ops sys_linux;

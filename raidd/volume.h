@@ -163,6 +163,8 @@ struct job *repair_start(struct volume *, const char *disk, int force,
 int	 repair_decide(struct volume *);
 void	 repair_resume(struct volume *);
 void	 repair_set_poll(double seconds);
+int	 repair_member_partitions(struct volume *, int m, char *err, size_t errlen);
+int	 repair_member_join(struct volume *, int m, int t, int role, char *err, size_t errlen);
 void	 repair_set_auto(int on);
 const char *repair_disk_busy(const char *disk);
 void	 repair_note_resume(const struct volume *, const char *md, const char *dev);
@@ -200,6 +202,21 @@ int	 grow_check(const struct volume *, struct plan *after, int *code,
 	    char *err, size_t errlen);
 struct job *grow_start(struct volume *, const struct plan *after, char *err, size_t errlen);
 void	 grow_resume(struct volume *);
+int	 volume_plan(const struct volume *, struct plan *, char *err, size_t errlen);
+void	 grow_label_from(struct volume *, const struct plan *after);
+int	 volume_map_reload(struct volume *, char *err, size_t errlen);
+
+/* add.c */
+int	 add_check(struct volume *, const char *disk, const char *level, int force,
+	    struct plan *after, int *code, char *err, size_t errlen);
+struct job *add_start(struct volume *, const char *disk, int force, const struct plan *after,
+	    char *err, size_t errlen);
+struct job *add_carry_on(struct volume *, char *err, size_t errlen);
+int	 add_decide(struct volume *);
+void	 add_left_out(struct volume *);
+void	 add_resume(struct volume *);
+void	 add_set_poll(double seconds);
+const char *add_disk_busy(const char *disk);
 
 /* delete.c */
 int	 delete_volume(struct volume *, char *err, size_t errlen);

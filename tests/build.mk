@@ -128,7 +128,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # creates and deletes on the board (a copy of the scenario whose name
 # gives it the run count); the figures of both go to docs/benchmarks.md.
 # Then raidd's RAID 10 superblocks and bitmap on 4 x 6 TiB sparse disks
-# against mdadm --create's (tests/system/long/, 2-4 min).
+# against mdadm --create's (tests/system/long/, 2-4 min), and a power cut in
+# the middle of volume.add_disk's RAID 5 reshape (raidd-add-disk-powercut).
 SOAK_CLIENTS ?= 64
 SOAK_CALLS ?= 10000
 KILL_RUNS ?= 20
@@ -148,4 +149,7 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 		$(SRC)/tests/system/long/raidd-raid10-large-bitmap || rc=1; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 128M --timeout 480 \
 		$(SRC)/tests/system/tools/raidd-grow-raid5 || rc=1; \
+	cp $(SRC)/tests/system/scenarios/raidd-add-disk $(O)/raidd-add-disk-powercut; \
+	$(RUN_SCENARIO) --bays 4 --disk-size 128M --timeout 900 \
+		$(O)/raidd-add-disk-powercut || rc=1; \
 	exit $$rc

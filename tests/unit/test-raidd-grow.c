@@ -85,35 +85,6 @@ reboot(void)
 	run_all();
 }
 
-/* A pattern over the whole volume past the filesystem's superblock, 4 KiB per 8 MiB. */
-static void
-pattern(const char *dm, uint64_t size, int write)
-{
-	uint8_t buf[4096], want[4096];
-
-	for (uint64_t off = MIB; off + sizeof(buf) <= size; off += 8 * MIB) {
-		for (size_t i = 0; i < sizeof(want); i += 8)
-			memcpy(want + i, &off, 8);
-		if (write) {
-			ck_assert_int_eq(sys->write_at(dm, off, want, sizeof(want)), 0);
-			continue;
-		}
-		ck_assert_int_eq(sys->read_at(dm, off, buf, sizeof(buf)), 0);
-		ck_assert_msg(memcmp(buf, want, sizeof(buf)) == 0, "block at %llu moved",
-		    (unsigned long long)off);
-	}
-}
-
-static uint64_t
-dm_size(const char *vol)
-{
-	char dm[SYS_NAME_MAX];
-	uint64_t size = 0;
-
-	volume_dm_name(vol, dm, sizeof(dm));
-	ck_assert_int_eq(sys->dev_size(dm, &size), 0);
-	return size;
-}
 
 /* The grown volume as a user sees it: clean, every layer its new size, data there. */
 static void
@@ -127,10 +98,10 @@ check_grown(const char *name, uint64_t was, uint64_t want)
 	    v->problem);
 	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
 	ck_assert_uint_eq(v->label.size, want);
-	ck_assert_uint_eq(dm_size(name), want);
+	ck_assert_uint_eq(unit_raidd_dm_size(name), want);
 	volume_dm_name(name, dm, sizeof(dm));
 	ck_assert_uint_eq(sim_fs_size(dm), want);
-	pattern(dm, was, 0);
+	unit_raidd_pattern(dm, was, 0);
 	for (int m = 0; m < v->label.ndisks; m++)
 		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
 }
@@ -144,7 +115,7 @@ make(const char *params, const char *name)
 	ck_assert_int_eq(run("volume.create", params), JOB_DONE);
 	size = volume_find(name)->label.size;
 	volume_dm_name(name, dm, sizeof(dm));
-	pattern(dm, size, 1);
+	unit_raidd_pattern(dm, size, 1);
 	return size;
 }
 
@@ -213,7 +184,7 @@ START_TEST(refusals)
 	disk_refresh(0);
 	volume_scan();
 	refused("{\"name\":\"m\"}", NAS_ERR_REFUSED, "grows only when clean");
-	ck_assert_uint_eq(volume_find("m")->label.size, dm_size("m"));
+	ck_assert_uint_eq(volume_find("m")->label.size, unit_raidd_dm_size("m"));
 }
 END_TEST
 
@@ -247,7 +218,7 @@ START_TEST(power_cut_during_grow)
 	reboot();
 	if (volume_find("p")->label.size == was) {
 		ck_assert_int_eq(volume_find("p")->label.intent.op, LABEL_OP_NONE);
-		ck_assert_uint_eq(dm_size("p"), was);
+		ck_assert_uint_eq(unit_raidd_dm_size("p"), was);
 		ck_assert_int_eq(run("volume.grow", "{\"name\":\"p\"}"), JOB_DONE);
 	}
 	check_grown("p", was, want);
@@ -409,7 +380,7 @@ START_TEST(repair_keeps_a_stopped_grow)
 	volume_check_states();
 	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
 	ck_assert_int_eq(v->assembled, 1);
-	ck_assert_uint_gt(dm_size("c"), GIB);
+	ck_assert_uint_gt(unit_raidd_dm_size("c"), GIB);
 }
 END_TEST
 

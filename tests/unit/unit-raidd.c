@@ -1,6 +1,8 @@
 /* The simulated board of the raidd suites. */
+#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
@@ -43,4 +45,33 @@ unit_raidd_setup(const uint8_t unit[16], const uint64_t *sizes, int n)
 	rpc_server_add_methods(srv, disk_methods);
 	rpc_server_add_methods(srv, volume_methods);
 	return srv;
+}
+
+void
+unit_raidd_pattern(const char *dev, uint64_t size, int write)
+{
+	uint8_t buf[4096], want[4096];
+
+	for (uint64_t off = MIB; off + sizeof(buf) <= size; off += 8 * MIB) {
+		for (size_t i = 0; i < sizeof(want); i += 8)
+			memcpy(want + i, &off, 8);
+		if (write) {
+			ck_assert_int_eq(sys->write_at(dev, off, want, sizeof(want)), 0);
+			continue;
+		}
+		ck_assert_int_eq(sys->read_at(dev, off, buf, sizeof(buf)), 0);
+		ck_assert_msg(memcmp(buf, want, sizeof(buf)) == 0, "block at %llu moved",
+		    (unsigned long long)off);
+	}
+}
+
+uint64_t
+unit_raidd_dm_size(const char *vol)
+{
+	char dm[SYS_NAME_MAX];
+	uint64_t size = 0;
+
+	volume_dm_name(vol, dm, sizeof(dm));
+	ck_assert_int_eq(sys->dev_size(dm, &size), 0);
+	return size;
 }

@@ -15,4 +15,9 @@ void	 unit_raidd_disk(int bay, const char *name, uint64_t size);
  */
 struct rpc_server *unit_raidd_setup(const uint8_t unit[16], const uint64_t *sizes, int n);
 
+/* 4 KiB every 8 MiB of dev past 1 MiB, each saying where it is: written, or checked. */
+void	 unit_raidd_pattern(const char *dev, uint64_t size, int write);
+/* Bytes of volume vol's dm map. */
+uint64_t unit_raidd_dm_size(const char *vol);
+
 #endif

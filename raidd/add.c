@@ -1,0 +1,805 @@
+/*
+ * volume.add_disk: one more disk joins a volume (Decisions 86-89).  A
+ * raid5 grows by a member: the disk gets the volume's label and the
+ * tier's partition, joins the array as a spare, and md reshapes the
+ * array onto it, moving every member's data down into the room below
+ * its data offset (plan_data_offset's headroom), so no stripe is ever
+ * written where one not yet read lies and no backup file is needed.
+ *
+ * Crash safety, as grow.c: the first step writes every old member's
+ * label with the new disk in it (joined at this generation: the
+ * witness assembly asks for, Decision 26) and the intent "adding", the
+ * volume's size still the old one, which the arrays hold at every
+ * point of the reshape.  Every later step is idempotent.  At the next
+ * start (add_decide) the add is carried on when the new disk carries
+ * its label, or once md has begun reshaping (md resumes from its
+ * reshape_position by itself; a missing new member is then a degraded
+ * array's, repaired like any); otherwise it is rolled back, the new
+ * disk forgotten.  Only once md has finished do the labels take the
+ * bigger size, the map and the filesystem grow, and the intent clear.
+ */
+#include <sys/random.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "mdsb.h"
+#include "plan-grow.h"
+#include "volume.h"
+#include "crypt.h"
+
+/* intent.step records these (docs/on-disk-format.md): never renumbered. */
+enum add_step {
+	AS_WIPE, AS_INTENT, AS_LABEL, AS_PARTITION, AS_START, AS_ADD, AS_RESHAPE,
+	AS_OPEN, AS_WAIT, AS_SIZE, AS_MAP, AS_FS, AS_COMMIT, AS_DONE
+};
+
+static const char *const as_names[] = {
+	"erasing the new disk", "writing the intent", "labelling the new disk",
+	"partitioning", "starting arrays", "adding to the array", "starting the reshape",
+	"opening the volume", "reshaping", "recording the new size", "extending the map",
+	"growing the filesystem", "committing labels", "done",
+};
+
+/* The data moves down to half its offset; never into md's metadata and bitmap. */
+#define OFFSET_FLOOR	(MDSB_SUPER_OFFSET + MDSB_BITMAP_OFFSET + MDSB_BITMAP_ROOM)
+
+struct add {
+	struct volume	*vol;
+	struct job	*job;
+	enum add_step	 step;
+	struct plan	 after;		/* the layout once the disk is in */
+	int		 member;	/* the new disk's index */
+	char		 disk[SYS_NAME_MAX];
+	char		 serial[64];
+	uint64_t	 size;
+	uint64_t	 was_size;
+	ev_timer	 timer;
+};
+
+static struct add *active[MAX_VOLUMES];
+static double poll_seconds = 1.0;
+
+void
+add_set_poll(double seconds)
+{
+	poll_seconds = seconds;
+}
+
+const char *
+add_disk_busy(const char *disk)
+{
+	for (int i = 0; i < MAX_VOLUMES; i++)
+		if (active[i] && active[i]->step < AS_DONE && strcmp(active[i]->disk, disk) == 0)
+			return active[i]->vol->name;
+	return NULL;
+}
+
+/* ---- the plan ---- */
+
+/*
+ * What plan-grow.c plans and this file carries out: a raid5 tier's
+ * reshape, or a jbod's new bare tier.
+ */
+static int
+steps_known(const struct plan_change *c, char *err, size_t errlen)
+{
+	unsigned want = c->before.level == LEVEL_RAID5 ? PLAN_CH_MEMBERS : PLAN_CH_NEW;
+
+	if ((c->before.level != LEVEL_RAID5 && c->before.level != LEVEL_JBOD) ||
+	    c->after.level != c->before.level)
+		return plan_err(err, errlen, "adding a disk to a %s volume is not done by this "
+		    "raidd yet", plan_level_name(c->before.level));
+	for (int t = 0; t < c->after.ntiers; t++)
+		if (c->what[t] != (t < c->before.ntiers && want == PLAN_CH_NEW ? 0 : want))
+			return plan_err(err, errlen, "tier %d would need more than this raidd "
+			    "does yet", t + 1);
+	return 0;
+}
+
+/*
+ * A jbod's new tier is usable as soon as its partition exists: its
+ * labels hold the layout after from the first step.  A raid5's hold the
+ * old size until md has reshaped.
+ */
+static int
+sized_at_once(const struct label *l)
+{
+	return l->level == LEVEL_JBOD;
+}
+
+/* Where md moves tier t's data: half its offset now, clear of the metadata. */
+static int
+new_offset(const struct plan_tier *pt, int t, uint64_t *off, char *err, size_t errlen)
+{
+	*off = pt->data_offset / 2 / 8 * 8;
+	if (*off < OFFSET_FLOOR)
+		return plan_err(err, errlen, "tier %d: no room below its data (offset %llu "
+		    "sectors) for md to reshape into: the array has been reshaped too often",
+		    t + 1, (unsigned long long)pt->data_offset);
+	return 0;
+}
+
+/*
+ * The layout with the new disk, from labels that already hold it
+ * (intent "adding"): the plan before it, less the new member, then
+ * plan_add_disk() again, which is pure.
+ */
+static int
+replan(const struct volume *v, struct plan *after, char *err, size_t errlen)
+{
+	static struct plan w_plan;
+	struct volume *w;
+	struct plan_change *c;
+	struct plan_disk pd;
+	int n = v->label.intent.disk, rc = -1;
+
+	if (n != v->label.ndisks - 1 || n < 1)
+		return plan_err(err, errlen, "the intent names member %d of %d", n + 1,
+		    v->label.ndisks);
+	/* The labels took the new sizes (once md had finished): they are the plan. */
+	if (v->label.intent.step >= AS_SIZE || sized_at_once(&v->label))
+		return volume_plan(v, after, err, errlen);
+	if ((w = malloc(sizeof(*w))) == NULL || (c = malloc(sizeof(*c))) == NULL) {
+		free(w);
+		return plan_err(err, errlen, "out of memory");
+	}
+	*w = *v;
+	w->label.ndisks = (uint8_t)n;
+	for (int t = 0; t < w->label.ntiers; t++) {
+		struct label_tier *lt = &w->label.tier[t];
+
+		while (lt->nmembers > 0 && lt->member[lt->nmembers - 1] == n)
+			lt->nmembers--;
+	}
+	memset(&pd, 0, sizeof(pd));
+	snprintf(pd.id, sizeof(pd.id), "%s", v->disk[n][0] ? v->disk[n] :
+	    v->label.member[n].serial);
+	pd.size = v->label.member[n].size;
+	/* plan_add_disk() fills all of c, before included: its input lives apart. */
+	if (volume_plan(w, &w_plan, err, errlen) == 0 &&
+	    plan_add_disk(&w_plan, &pd, (enum vol_level)v->label.level, c, err,
+	    errlen) == 0 && steps_known(c, err, errlen) == 0) {
+		*after = c->after;
+		rc = 0;
+	}
+	free(c);
+	free(w);
+	return rc;
+}
+
+int
+add_check(struct volume *v, const char *spec, const char *level, int force,
+    struct plan *after, int *code, char *err, size_t errlen)
+{
+	static struct plan before;
+	struct plan_change *c;
+	struct plan_disk pd;
+	const struct disk *d;
+	enum vol_level want;
+	uint64_t off;
+	int rc = -1;
+
+	*code = NAS_ERR_REFUSED;
+	if (v->held || v->inconsistent || v->foreign)
+		return plan_err(err, errlen, "volume %s is not in use here: %s", v->name,
+		    v->problem);
+	if (v->job)
+		return plan_err(err, errlen, "volume %s is busy with another job", v->name);
+	if (v->label.intent.op != LABEL_OP_NONE || !v->assembled)
+		return plan_err(err, errlen, "volume %s is not running%s", v->name,
+		    v->label.intent.op ? " or has an operation to finish" : "");
+	if (crypt_encrypted(v))
+		return plan_err(err, errlen, "volume %s is encrypted: volume.add_disk does "
+		    "not grow an encrypted volume yet", v->name);
+	if (volume_state_now(v) != VOL_CLEAN)
+		return plan_err(err, errlen, "volume %s is %s: a disk joins only a clean "
+		    "volume (md reshapes no degraded or syncing array safely)", v->name,
+		    volume_state_name(volume_state_now(v)));
+	want = (enum vol_level)v->label.level;
+	if (level && plan_level_parse(level, &want) == -1) {
+		*code = NAS_ERR_INVALID;
+		return plan_err(err, errlen, "unknown level %s", level);
+	}
+	if ((d = disk_find(spec)) == NULL) {
+		*code = NAS_ERR_NOT_FOUND;
+		return plan_err(err, errlen, "no disk %s", spec);
+	}
+	if (disk_check_free(force, d, code, err, errlen) == -1)
+		return -1;
+	if ((c = malloc(sizeof(*c))) == NULL)
+		return plan_err(err, errlen, "out of memory");
+	memset(&pd, 0, sizeof(pd));
+	snprintf(pd.id, sizeof(pd.id), "%s", d->sys.name);
+	pd.size = d->sys.size;
+	*code = NAS_ERR_INVALID;
+	if (volume_plan(v, &before, err, errlen) == -1 ||
+	    plan_add_disk(&before, &pd, want, c, err, errlen) == -1 ||
+	    steps_known(c, err, errlen) == -1)
+		goto out;
+	for (int t = 0; t < c->after.ntiers; t++)
+		if (c->after.tier[t].kind != TIER_NONE &&
+		    new_offset(&c->before.tier[t], t, &off, err, errlen) == -1)
+			goto out;
+	*after = c->after;
+	rc = 0;
+out:
+	free(c);
+	return rc;
+}
+
+/* ---- the steps ---- */
+
+static const struct disk *
+job_disk(const struct add *a, char *err, size_t errlen)
+{
+	const struct disk *d = disk_find(a->disk);
+
+	if (d == NULL || strcmp(d->sys.serial, a->serial) != 0 || d->sys.size != a->size) {
+		snprintf(err, errlen, "disk %s (serial %s) went away", a->disk, a->serial);
+		return NULL;
+	}
+	return d;
+}
+
+static int
+as_wipe(struct add *a, char *err, size_t errlen)
+{
+	const struct disk *d = job_disk(a, err, errlen);
+
+	return d == NULL ? -1 : wipe_disk(d, err, errlen);
+}
+
+/* The old members learn the new disk, in the roles the plan gives it. */
+static int
+as_intent(struct add *a, char *err, size_t errlen)
+{
+	struct volume *v = a->vol;
+	struct label was = v->label;
+	struct label_member *me = &v->label.member[a->member];
+	int n = a->member;
+
+	if (job_disk(a, err, errlen) == NULL)
+		return -1;
+	memset(me, 0, sizeof(*me));
+	if (getrandom(me->uuid, sizeof(me->uuid), 0) != sizeof(me->uuid))
+		return plan_err(err, errlen, "no random numbers: %s", strerror(errno));
+	snprintf(me->serial, sizeof(me->serial), "%.*s", LABEL_SERIAL_MAX - 1, a->serial);
+	me->size = a->size;
+	v->label.ndisks = (uint8_t)(n + 1);
+	v->label.joined[n] = was.generation + 1;
+	for (int t = 0; t < a->after.ntiers; t++) {
+		const struct plan_tier *pt = &a->after.tier[t];
+
+		for (int r = 0; r < pt->nmembers; r++)
+			v->label.tier[t].member[r] = (uint8_t)pt->part[r].disk;
+		v->label.tier[t].nmembers = (uint8_t)pt->nmembers;
+	}
+	if (sized_at_once(&v->label)) {
+		for (int t = was.ntiers; t < a->after.ntiers; t++) {
+			struct label_tier *lt = &v->label.tier[t];
+
+			memset(lt, 0, sizeof(*lt));
+			lt->kind = (uint8_t)a->after.tier[t].kind;
+			lt->chunk = a->after.tier[t].chunk;
+			lt->role = LABEL_NO_ROLE;
+			lt->nmembers = (uint8_t)a->after.tier[t].nmembers;
+			for (int r = 0; r < lt->nmembers; r++)
+				lt->member[r] = (uint8_t)a->after.tier[t].part[r].disk;
+			/* the old members' own view of it: not theirs */
+			for (int m = 0; m < n; m++) {
+				memset(&v->mlabel[m].tier[t], 0, sizeof(v->mlabel[m].tier[t]));
+				v->mlabel[m].tier[t].role = LABEL_NO_ROLE;
+			}
+		}
+		v->label.ntiers = (uint8_t)a->after.ntiers;
+		grow_label_from(v, &a->after);
+	}
+	v->label.intent.op = LABEL_OP_ADDING;
+	v->label.intent.step = AS_INTENT;
+	v->label.intent.disk = (uint8_t)n;
+	v->label.intent.target = was.generation + 2;
+	if (label_change(v, ~(1U << n), &was, err, errlen) == -1) {
+		if (v->label.generation == was.generation)
+			v->label = was;
+		return -1;
+	}
+	return 0;
+}
+
+/* The label the new disk carries: the volume's, with its own partitions from the plan. */
+static int
+new_member_label(const struct add *a, struct label *l, char *err, size_t errlen)
+{
+	*l = a->vol->label;
+	l->position = (uint8_t)a->member;
+	for (int t = 0; t < l->ntiers; t++) {
+		const struct plan_tier *pt = &a->after.tier[t];
+		struct label_tier *lt = &l->tier[t];
+
+		lt->role = LABEL_NO_ROLE;
+		lt->start = lt->size = 0;
+		/* the volume's GUIDs are another disk's partitions': new ones below */
+		memset(lt->part_guid, 0, sizeof(lt->part_guid));
+		memset(lt->part_type, 0, sizeof(lt->part_type));
+		for (int r = 0; t < a->after.ntiers && r < pt->nmembers; r++)
+			if (pt->part[r].disk == a->member) {
+				lt->role = (uint8_t)r;
+				lt->start = pt->part[r].start;
+				lt->size = pt->part[r].size;
+			}
+	}
+	return label_check(l, err, errlen);
+}
+
+/* The new disk's first label, through a descriptor proven blank (Decision 21). */
+static int
+as_label(struct add *a, char *err, size_t errlen)
+{
+	struct volume *v = a->vol;
+	const struct disk *d;
+	struct label l;
+
+	if (v->disk[a->member][0])
+		return 0;	/* carried on: it has it */
+	if ((d = job_disk(a, err, errlen)) == NULL || new_member_label(a, &l, err, errlen) == -1)
+		return -1;
+	if (label_new_guids(&l) == -1)
+		return plan_err(err, errlen, "no random numbers: %s", strerror(errno));
+	if (label_write_blank(&d->sys, &l, err, errlen) == -1)
+		return -1;
+	snprintf(v->disk[a->member], sizeof(v->disk[0]), "%s", a->disk);
+	v->mlabel[a->member] = l;
+	v->next_slot[a->member] = 1;
+	return 0;
+}
+
+/* Steps on the new disk are skipped when it went missing after md began (degraded). */
+static int
+new_disk_gone(const struct add *a)
+{
+	return a->vol->disk[a->member][0] == '\0';
+}
+
+static int
+as_partition(struct add *a, char *err, size_t errlen)
+{
+	if (new_disk_gone(a))
+		return 0;
+	return repair_member_partitions(a->vol, a->member, err, errlen);
+}
+
+static int
+as_start(struct add *a, char *err, size_t errlen)
+{
+	return volume_start_arrays(a->vol, err, errlen);
+}
+
+/* The new partition joins each array it will be a member of, as a spare. */
+static int
+as_add(struct add *a, char *err, size_t errlen)
+{
+	const struct label *l = &a->vol->mlabel[a->member];
+
+	if (new_disk_gone(a))
+		return 0;
+	for (int t = 0; t < l->ntiers; t++)
+		if (l->tier[t].role != LABEL_NO_ROLE && l->tier[t].kind != TIER_NONE &&
+		    repair_member_join(a->vol, a->member, t, -1, err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
+/* The labels say the reshape has begun before md is asked (add_decide reads it). */
+static int
+as_reshape(struct add *a, char *err, size_t errlen)
+{
+	struct volume *v = a->vol;
+	struct label was = v->label;
+	char md[SYS_NAME_MAX];
+	uint64_t off;
+
+	if (v->label.intent.step < AS_RESHAPE) {
+		v->label.intent.step = AS_RESHAPE;
+		v->label.intent.target = was.generation + 2;
+		if (label_change(v, ~0U, &was, err, errlen) == -1)
+			return -1;
+	}
+	for (int t = 0; t < a->after.ntiers; t++) {
+		const struct plan_tier *pt = &a->after.tier[t];
+
+		if (pt->kind == TIER_NONE)
+			continue;
+		volume_md_name(v, t, md, sizeof(md));
+		if (new_offset(pt, t, &off, err, errlen) == -1)
+			off = OFFSET_FLOOR;	/* md has it already: md_reshape asks nothing */
+		if (sys->md_reshape(md, pt->nmembers, off) == -1)
+			return plan_err(err, errlen, "reshaping %s to %d members: %s", md,
+			    pt->nmembers, strerror(errno));
+		log_info("volume %s: %s reshapes to %d members", v->name, md, pt->nmembers);
+	}
+	return 0;
+}
+
+/* Usable while md reshapes: the map at the old size, mounted. */
+static int
+as_open(struct add *a, char *err, size_t errlen)
+{
+	if (volume_map_reload(a->vol, err, errlen) == -1)
+		return -1;
+	return volume_mount(a->vol, err, errlen);
+}
+
+static void add_advance(struct add *, double after);
+
+/* 1: md has finished every tier's reshape; 0: going on (the job waits). */
+static int
+reshaped(struct add *a, char *err, size_t errlen)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+	uint64_t done = 0, total = 0;
+	int busy = 0;
+
+	for (int t = 0; t < a->after.ntiers; t++) {
+		if (a->after.tier[t].kind == TIER_NONE)
+			continue;
+		volume_md_name(a->vol, t, md, sizeof(md));
+		if (sys->md_status(md, &st) == -1)
+			return plan_err(err, errlen, "%s is not running", md);
+		if (st.raid_disks != a->after.tier[t].nmembers)
+			return plan_err(err, errlen, "%s has %d members, not %d: md stopped the "
+			    "reshape", md, st.raid_disks, a->after.tier[t].nmembers);
+		if (strcmp(st.sync_action, "reshape") == 0) {
+			busy = 1;
+			done += st.sync_done;
+			total += st.sync_total;
+		}
+	}
+	if (busy && total)
+		job_progress(a->job, 100.0 * AS_WAIT / AS_DONE + (100.0 / AS_DONE) *
+		    (double)done / (double)total, "reshaping");
+	return !busy;
+}
+
+static int
+as_wait(struct add *a, char *err, size_t errlen)
+{
+	return reshaped(a, err, errlen) == -1 ? -1 : 0;
+}
+
+static int
+as_size(struct add *a, char *err, size_t errlen)
+{
+	struct volume *v = a->vol;
+	struct label was = v->label;
+
+	grow_label_from(v, &a->after);
+	v->label.intent.step = AS_SIZE;
+	v->label.intent.target = was.generation + 2;
+	return label_change(v, ~0U, &was, err, errlen);
+}
+
+static int
+as_map(struct add *a, char *err, size_t errlen)
+{
+	return as_open(a, err, errlen);
+}
+
+static void add_failed(struct add *, const char *);
+
+static void
+fs_done(int status, const char *output, void *arg)
+{
+	struct add *a = arg;
+	char why[256];
+
+	if (status != 0) {
+		snprintf(why, sizeof(why), "growing the filesystem failed: %.200s", output);
+		add_failed(a, why);
+		return;
+	}
+	a->step++;
+	add_advance(a, 0);
+}
+
+static int
+as_fs(struct add *a, char *err, size_t errlen)
+{
+	static const char *const fs[] = { "none", "ext4", "btrfs" };
+	char dm[SYS_NAME_MAX], mp[256];
+
+	volume_dm_name(a->vol->name, dm, sizeof(dm));
+	volume_mountpoint(a->vol->name, mp, sizeof(mp));
+	if (sys->fs_grow(fs[a->vol->label.fs], dm, mp, fs_done, a) == -1)
+		return plan_err(err, errlen, "growing the filesystem: %s", strerror(errno));
+	return 0;
+}
+
+static int
+as_commit(struct add *a, char *err, size_t errlen)
+{
+	struct volume *v = a->vol;
+	struct label was = v->label;
+
+	v->label.intent.op = LABEL_OP_NONE;
+	v->label.intent.step = 0;
+	v->label.intent.disk = LABEL_NO_DISK;
+	v->label.intent.target = 0;
+	return label_change(v, ~0U, &was, err, errlen);
+}
+
+static int (*const as_steps[])(struct add *, char *, size_t) = {
+	[AS_WIPE] = as_wipe, [AS_INTENT] = as_intent, [AS_LABEL] = as_label,
+	[AS_PARTITION] = as_partition, [AS_START] = as_start, [AS_ADD] = as_add,
+	[AS_RESHAPE] = as_reshape, [AS_OPEN] = as_open, [AS_WAIT] = as_wait,
+	[AS_SIZE] = as_size, [AS_MAP] = as_map, [AS_FS] = as_fs, [AS_COMMIT] = as_commit,
+};
+
+/* A failed step leaves the intent: the next start, or volume.add_disk, carries it on. */
+static void
+add_failed(struct add *a, const char *why)
+{
+	struct volume *v = a->vol;
+
+	v->job = NULL;
+	if (v->label.intent.op == LABEL_OP_ADDING)
+		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped (%.150s): "
+		    "volume.add_disk or the next start carries it on", why);
+	log_warnx("volume %s: add_disk: %s while %s", v->name, why, as_names[a->step]);
+	volume_refresh_state(v);
+	job_fail(a->job, NAS_ERR_FAILED, "%s while %s", why, as_names[a->step]);
+}
+
+static void
+add_finish(struct add *a)
+{
+	struct volume *v = a->vol;
+	struct json_object *ev = json_object_new_object();
+
+	v->job = NULL;
+	v->problem[0] = '\0';
+	volume_refresh_state(v);
+	json_object_object_add(ev, "name", json_object_new_string(v->name));
+	json_object_object_add(ev, "disk", json_object_new_string(a->disk));
+	json_object_object_add(ev, "size_bytes", json_object_new_int64((int64_t)v->label.size));
+	json_object_object_add(ev, "was_bytes", json_object_new_int64((int64_t)a->was_size));
+	nas_event("volume.disk_added", ev);
+	log_info("volume %s: %s added, %llu bytes", v->name, a->disk,
+	    (unsigned long long)v->label.size);
+	job_done(a->job, volume_describe(v));
+}
+
+static void
+add_timer(struct ev_loop *l, ev_timer *w, int revents)
+{
+	struct add *a = w->data;
+	char err[256];
+	int r;
+
+	(void)l;
+	(void)revents;
+	if (a->step == AS_FS && a->vol->label.fs == LABEL_FS_NONE)
+		a->step++;
+	if (a->step == AS_DONE) {
+		add_finish(a);
+		return;
+	}
+	if (a->step == AS_WAIT) {
+		if ((r = reshaped(a, err, sizeof(err))) == -1) {
+			add_failed(a, err);
+			return;
+		}
+		if (r == 0) {
+			add_advance(a, poll_seconds);
+			return;
+		}
+		a->step++;
+		add_advance(a, 0);
+		return;
+	}
+	job_progress(a->job, 100.0 * a->step / AS_DONE, as_names[a->step]);
+	if (as_steps[a->step](a, err, sizeof(err)) == -1) {
+		add_failed(a, err);
+		return;
+	}
+	if (a->step == AS_FS)
+		return;		/* fs_done goes on */
+	a->step++;
+	add_advance(a, 0);
+}
+
+static void
+add_advance(struct add *a, double after)
+{
+	ev_timer_set(&a->timer, after, 0.);
+	ev_timer_start(nas_loop(), &a->timer);
+}
+
+static void
+add_release(void *arg)
+{
+	struct add *a = arg;
+
+	for (int i = 0; i < MAX_VOLUMES; i++)
+		if (active[i] == a)
+			active[i] = NULL;
+	ev_timer_stop(nas_loop(), &a->timer);
+	free(a);
+}
+
+static const struct job_ops add_ops = { .release = add_release };
+
+static struct job *
+start_at(struct volume *v, const char *disk, const char *serial, uint64_t size,
+    const struct plan *after, enum add_step from, char *err, size_t errlen)
+{
+	struct add *a;
+	int slot = 0;
+
+	while (slot < MAX_VOLUMES && active[slot])
+		slot++;
+	if (slot == MAX_VOLUMES || (a = calloc(1, sizeof(*a))) == NULL)
+		return snprintf(err, errlen, "too many jobs"), NULL;
+	a->vol = v;
+	a->after = *after;
+	a->member = after->ndisks - 1;
+	a->step = from;
+	a->was_size = v->label.size;
+	snprintf(a->disk, sizeof(a->disk), "%s", disk);
+	snprintf(a->serial, sizeof(a->serial), "%s", serial);
+	a->size = size;
+	ev_timer_init(&a->timer, add_timer, 0., 0.);
+	a->timer.data = a;
+	if ((a->job = job_start("volume.add_disk", v->name, &add_ops, a)) == NULL) {
+		free(a);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	v->job = a->job;
+	active[slot] = a;
+	add_advance(a, 0);
+	return a->job;
+}
+
+struct job *
+add_start(struct volume *v, const char *spec, int force, const struct plan *after,
+    char *err, size_t errlen)
+{
+	const struct disk *d = disk_find(spec);
+
+	if (d == NULL)
+		return snprintf(err, errlen, "no disk %s", spec), NULL;
+	log_info("volume %s: %s joins as member %d", v->name, d->sys.name, after->ndisks);
+	return start_at(v, d->sys.name, d->sys.serial, d->sys.size, after,
+	    force ? AS_WIPE : AS_INTENT, err, errlen);
+}
+
+/* ---- after a power cut ---- */
+
+/* md has taken the new geometry: a present old member's superblock says so. */
+static int
+md_reshaped(const struct volume *v)
+{
+	const struct label_tier *lt = &v->label.tier[0];
+	char dev[SYS_NAME_MAX];
+	struct mdsb sb;
+
+	for (int r = 0; r < lt->nmembers; r++) {
+		int m = lt->member[r];
+
+		if (m == v->label.intent.disk || v->disk[m][0] == '\0' ||
+		    sys->part_dev(v->disk[m], v->mlabel[m].tier[0].start, dev, sizeof(dev)) == -1 ||
+		    member_read_sb(dev, &sb) == -1)
+			continue;
+		return sb.raid_disks == lt->nmembers;
+	}
+	return 0;
+}
+
+/* The labels forget the new disk: it never got its own, and md never reshaped. */
+static int
+roll_back(struct volume *v)
+{
+	struct label was = v->label;
+	int n = v->label.intent.disk;
+	char err[256];
+
+	log_warnx("volume %s: adding member %d was interrupted before md took it: the "
+	    "disk is left out", v->name, n + 1);
+	for (int t = 0; t < v->label.ntiers; t++) {
+		struct label_tier *lt = &v->label.tier[t];
+
+		while (lt->nmembers > 0 && lt->member[lt->nmembers - 1] == n)
+			lt->member[--lt->nmembers] = 0;
+	}
+	/* A jbod's tier on the new disk goes, and with it its bytes of the map. */
+	while (v->label.ntiers > 1 && v->label.tier[v->label.ntiers - 1].nmembers == 0) {
+		int t = --v->label.ntiers;
+
+		v->label.size -= v->label.tier[t].tier_size;
+		memset(&v->label.tier[t], 0, sizeof(v->label.tier[t]));
+		while (v->label.nsegs > 0 && v->label.seg[v->label.nsegs - 1].tier == t)
+			memset(&v->label.seg[--v->label.nsegs], 0, sizeof(v->label.seg[0]));
+	}
+	memset(&v->label.member[n], 0, sizeof(v->label.member[n]));
+	v->label.joined[n] = 0;
+	v->label.ndisks = (uint8_t)n;
+	v->label.intent.op = LABEL_OP_NONE;
+	v->label.intent.step = 0;
+	v->label.intent.disk = LABEL_NO_DISK;
+	v->label.intent.target = 0;
+	v->disk[n][0] = '\0';
+	if (label_change(v, ~0U, &was, err, sizeof(err)) == -1)
+		log_warnx("volume %s: %s", v->name, err);
+	return 0;
+}
+
+/*
+ * At start-up, before assembly (assemble.c decide()): carried on when
+ * the new disk is here with its label, or md has the new geometry;
+ * else rolled back.
+ */
+int
+add_decide(struct volume *v)
+{
+	int n = v->label.intent.disk;
+
+	if (n >= v->label.ndisks || n < 1)
+		return 0;	/* add_resume reports it */
+	if (v->disk[n][0])
+		return 0;
+	/* A jbod's filesystem grows onto the new disk only after step 9. */
+	if (sized_at_once(&v->label))
+		return v->label.intent.step >= AS_SIZE ? 0 : roll_back(v);
+	if (v->label.intent.step >= AS_RESHAPE || md_reshaped(v))
+		return 0;
+	return roll_back(v);
+}
+
+/* A disk at a place past the volume's disks, with an older label: an add rolled back. */
+void
+add_left_out(struct volume *v)
+{
+	for (int m = v->label.ndisks; m < PLAN_MAX_DISKS; m++)
+		if (v->disk[m][0] && v->mlabel[m].generation < v->label.generation) {
+			log_info("volume %s: %s was being added as member %d when that was rolled "
+			    "back: left out", v->name, v->disk[m], m + 1);
+			v->disk[m][0] = '\0';
+		}
+}
+
+void
+add_resume(struct volume *v)
+{
+	struct plan after;
+	const struct disk *d;
+	char err[256];
+	int n = v->label.intent.disk;
+
+	log_warnx("volume %s: adding a disk was interrupted: carried on", v->name);
+	if (replan(v, &after, err, sizeof(err)) == -1) {
+		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped: %.200s", err);
+		log_warnx("volume %s: %s", v->name, v->problem);
+		return;
+	}
+	d = v->disk[n][0] ? disk_find(v->disk[n]) : NULL;
+	if (start_at(v, d ? d->sys.name : "", d ? d->sys.serial : "", d ? d->sys.size : 0,
+	    &after, AS_PARTITION, err, sizeof(err)) == NULL)
+		log_warnx("volume %s: %s", v->name, err);
+}
+
+/* volume.add_disk on a volume whose add was interrupted: carried on. */
+struct job *
+add_carry_on(struct volume *v, char *err, size_t errlen)
+{
+	if (v->job)
+		return snprintf(err, errlen, "volume %s is busy with another job", v->name), NULL;
+	add_resume(v);
+	if (v->job == NULL)
+		snprintf(err, errlen, "%s", v->problem);
+	return v->job;
+}

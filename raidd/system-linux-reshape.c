@@ -1,0 +1,149 @@
+/*
+ * A raid5 array grows by members (volume.add_disk) through md's sysfs,
+ * in mdadm --grow --raid-devices's order for a data offset change:
+ * the stripe cache big enough, recovery frozen, each member's new_offset
+ * set below its data offset, raid_disks, then sync_action "reshape".  With every member's data
+ * moving down, md reshapes forwards into room no stripe still being
+ * read occupies, so it needs no backup file and can resume from any
+ * reshape_position it checkpointed (raid5 run(): min_offset_diff < 0).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "system-linux.h"
+
+static int
+attr_write(const char *name, const char *rel, const char *val)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/md/%s", name, rel);
+	return lnx_write_file(path, val);
+}
+
+static int
+attr_read(const char *name, const char *rel, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/md/%s", name, rel);
+	return lnx_read_file(path, buf, len);
+}
+
+/*
+ * new_offset of every member that is not faulty: off, or (off == 0)
+ * each member's own data offset back, which md always permits.
+ */
+static int
+set_offsets(const char *name, uint64_t off)
+{
+	char rel[NAME_MAX + 16], val[32], state[64];
+	struct dirent *e;
+	DIR *dir;
+	int rc = 0;
+
+	snprintf(rel, sizeof(rel), "/sys/block/%s/md", name);
+	if ((dir = opendir(rel)) == NULL)
+		return -1;
+	while ((e = readdir(dir)) != NULL && rc == 0) {
+		if (strncmp(e->d_name, "dev-", 4) != 0)
+			continue;
+		snprintf(rel, sizeof(rel), "%s/state", e->d_name);
+		if (attr_read(name, rel, state, sizeof(state)) == 0 && strstr(state, "faulty"))
+			continue;
+		snprintf(rel, sizeof(rel), "%s/offset", e->d_name);
+		if (off == 0 && attr_read(name, rel, val, sizeof(val)) == -1) {
+			rc = -1;
+			break;
+		}
+		if (off != 0)
+			snprintf(val, sizeof(val), "%" PRIu64, off);
+		snprintf(rel, sizeof(rel), "%s/new_offset", e->d_name);
+		if ((rc = attr_write(name, rel, val)) == -1)
+			log_warn("md %s: %s new_offset %s", name, e->d_name + 4, val);
+	}
+	closedir(dir);
+	return rc;
+}
+
+/*
+ * check_stripe_cache(): md reshapes only with four stripes per page of
+ * a chunk in its stripe cache (512 for 512 KiB chunks; 256 by default):
+ * raised as mdadm raises it, never lowered.
+ */
+static int
+stripe_cache(const char *name)
+{
+	char buf[32];
+	unsigned long long chunk, need, have;
+
+	if (attr_read(name, "chunk_size", buf, sizeof(buf)) == -1)
+		return -1;
+	chunk = strtoull(buf, NULL, 10);
+	need = chunk / 4096 * 4 + 16;
+	if (attr_read(name, "stripe_cache_size", buf, sizeof(buf)) == -1)
+		return -1;
+	have = strtoull(buf, NULL, 10);
+	if (have >= need)
+		return 0;
+	snprintf(buf, sizeof(buf), "%llu", need);
+	if (attr_write(name, "stripe_cache_size", buf) == -1) {
+		log_warn("md %s: stripe_cache_size %s", name, buf);
+		return -1;
+	}
+	return 0;
+}
+
+int
+lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
+{
+	char buf[32];
+	int saved;
+
+	if (strchr(name, '/') != NULL || raid_disks < 1 || new_offset == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* "4 (3)" while md reshapes from 3 to 4: atoi reads the new count. */
+	if (attr_read(name, "raid_disks", buf, sizeof(buf)) == -1)
+		return -1;
+	if (atoi(buf) == raid_disks)
+		return 0;
+	if (attr_read(name, "sync_action", buf, sizeof(buf)) == -1)
+		return -1;
+	if (strncmp(buf, "idle", 4) != 0) {
+		errno = EBUSY;
+		return -1;
+	}
+	if (stripe_cache(name) == -1)
+		return -1;
+	/* new_offset_store() refuses while a sync thread runs. */
+	if (attr_write(name, "sync_action", "frozen") == -1)
+		log_warn("md %s: freezing recovery", name);
+	if (set_offsets(name, new_offset) == -1)
+		goto undo;
+	snprintf(buf, sizeof(buf), "%d", raid_disks);
+	if (attr_write(name, "raid_disks", buf) == -1) {
+		log_warn("md %s: raid_disks %d", name, raid_disks);
+		goto undo;
+	}
+	/* The geometry is md's now; "reshape" starts the thread (EBUSY: it runs). */
+	if (attr_write(name, "sync_action", "reshape") == -1 && errno != EBUSY) {
+		log_warn("md %s: starting the reshape", name);
+		attr_write(name, "sync_action", "idle");
+		return -1;
+	}
+	return 0;
+undo:
+	saved = errno;
+	set_offsets(name, 0);
+	attr_write(name, "sync_action", "idle");
+	errno = saved;
+	return -1;
+}

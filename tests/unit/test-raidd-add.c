@@ -1,0 +1,509 @@
+/*
+ * volume.add_disk on the simulated kernel: a raid5 of three takes a
+ * fourth disk through md's reshape (the data moves down into the room
+ * below its offset, no backup file), the volume grows, the data stays;
+ * a power cut after any step, or in the middle of md's reshape, is
+ * finished (or, before md took the disk, rolled back) at the next start.
+ * The simulator refuses a reshape where md does.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "raidd/mdsb.h"
+#include "raidd/raidd.h"
+#include "raidd/system-sim.h"
+#include "raidd/volume.h"
+#include "unit-raidd.h"
+#include "unit-util.h"
+
+#define CUT_POINTS	60
+#define RAID5_3		"{\"name\":\"r\",\"level\":\"raid5\",\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}"
+#define ADD_SDD		"{\"name\":\"r\",\"disk\":\"bay4\"}"
+
+static struct rpc_server *srv;
+static const uint8_t unit_a[16] = { 0xa1, 0xa2, 0xa3 };
+static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+/* md moves its reshape on by this much per turn of the loop; 0: it stalls. */
+static uint64_t reshape_speed;
+
+static void
+setup(void)
+{
+	static const uint64_t sizes[4] = { 256 * MIB, 256 * MIB, 256 * MIB, 256 * MIB };
+
+	srv = unit_raidd_setup(unit_a, sizes, 4);
+	add_set_poll(0);
+	reshape_speed = 1 << 17;
+}
+
+static void
+teardown(void)
+{
+	rpc_server_free(srv);
+	job_reset();
+}
+
+static void
+md_of(const char *vol, char *md, size_t len)
+{
+	struct volume *v = volume_find(vol);
+
+	ck_assert_ptr_nonnull(v);
+	volume_md_name(v, 0, md, len);
+}
+
+/* The loop until no job runs, md's reshape moving on as it would. */
+static void
+run_all(void)
+{
+	char md[SYS_NAME_MAX];
+
+	for (int i = 0; i < 2000 && job_running_count() > 0; i++) {
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		if (reshape_speed && volume_find("r")) {
+			md_of("r", md, sizeof(md));
+			sim_md_reshape_step(md, reshape_speed);
+		}
+	}
+	ck_assert_int_eq(job_running_count(), 0);
+}
+
+static enum job_state
+run(const char *method, const char *params)
+{
+	struct json_object *a = unit_call(srv, &root, method, params), *r, *id;
+	unsigned n;
+
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "job", &id);
+	n = (unsigned)json_object_get_int(id);
+	json_object_put(a);
+	run_all();
+	ck_assert_ptr_nonnull(job_find(n));
+	return job_state(job_find(n));
+}
+
+static void
+refused(const char *params, int code, const char *want)
+{
+	struct json_object *a = unit_call(srv, &root, "volume.add_disk", params);
+
+	ck_assert_msg(unit_err_code(a) == code, "%s", json_object_to_json_string(a));
+	ck_assert_msg(strstr(unit_err_msg(a), want), "%s lacks %s", unit_err_msg(a), want);
+	json_object_put(a);
+}
+
+static void
+reboot(void)
+{
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	run_all();
+}
+
+
+static uint64_t
+make_as(const char *params)
+{
+	char dm[SYS_NAME_MAX];
+	uint64_t size;
+
+	ck_assert_int_eq(run("volume.create", params), JOB_DONE);
+	size = volume_find("r")->label.size;
+	volume_dm_name("r", dm, sizeof(dm));
+	unit_raidd_pattern(dm, size, 1);
+	return size;
+}
+
+static uint64_t
+make(void)
+{
+	return make_as(RAID5_3);
+}
+
+/* Four members, one more data disk's worth, md done, every layer that size, data there. */
+static void
+check_added(uint64_t was)
+{
+	struct volume *v = volume_find("r");
+	struct sys_md_status st;
+	char dm[SYS_NAME_MAX], md[SYS_NAME_MAX];
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->state == VOL_CLEAN, "state %s: %s", volume_state_name(v->state),
+	    v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 4);
+	ck_assert_int_eq(v->label.tier[0].nmembers, 4);
+	ck_assert_uint_eq(v->label.size, was / 2 * 3);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+	volume_dm_name("r", dm, sizeof(dm));
+	ck_assert_uint_eq(sim_fs_size(dm), v->label.size);
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.raid_disks, 4);
+	ck_assert_str_eq(st.sync_action, "idle");
+	ck_assert_int_eq(st.degraded, 0);
+	unit_raidd_pattern(dm, was, 0);
+	for (int m = 0; m < 4; m++) {
+		static const char *const disks[] = { "sda", "sdb", "sdc", "sdd" };
+
+		ck_assert_str_eq(v->disk[m], disks[m]);
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	}
+}
+
+START_TEST(raid5_takes_a_fourth_disk)
+{
+	uint64_t was = make();
+	char md[SYS_NAME_MAX];
+	struct mdsb sb;
+	char dev[SYS_NAME_MAX];
+	uint64_t off;
+
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->part_dev("sda", MIB, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(member_read_sb(dev, &sb), 0);
+	off = sb.data_offset;
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_DONE);
+	check_added(was);
+	/* md moved the data down into the room below it. */
+	ck_assert_int_eq(member_read_sb(dev, &sb), 0);
+	ck_assert_uint_eq(sb.data_offset, off / 2);
+	reboot();
+	check_added(was);
+}
+END_TEST
+
+START_TEST(refusals)
+{
+	make();
+	refused("{\"name\":\"r\",\"disk\":\"bay1\"}", NAS_ERR_BUSY, "in use");
+	refused("{\"name\":\"r\",\"disk\":\"bay9\"}", NAS_ERR_NOT_FOUND, "no disk");
+	refused("{\"name\":\"r\",\"disk\":\"bay4\",\"level\":\"raid1\"}", NAS_ERR_INVALID,
+	    "cannot become");
+	refused("{\"name\":\"nope\",\"disk\":\"bay4\"}", NAS_ERR_NOT_FOUND, "no volume");
+	/* Not clean: md reshapes no degraded array safely. */
+	sim_pull_disk("sdb");
+	disk_refresh(0);
+	volume_scan();
+	refused(ADD_SDD, NAS_ERR_REFUSED, "joins only a clean");
+	ck_assert_int_eq(volume_find("r")->label.ndisks, 3);
+	teardown();
+	setup();
+	ck_assert_int_eq(run("volume.create", "{\"name\":\"r\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}"), JOB_DONE);
+	refused("{\"name\":\"r\",\"disk\":\"bay3\"}", NAS_ERR_INVALID, "not done by this raidd");
+	teardown();
+	setup();
+	ck_assert_int_eq(run("volume.create", "{\"name\":\"r\",\"level\":\"raid0\","
+	    "\"disks\":[\"bay1\",\"bay2\"]}"), JOB_DONE);
+	refused("{\"name\":\"r\",\"disk\":\"bay3\"}", NAS_ERR_INVALID, "cannot take a disk");
+}
+END_TEST
+
+/*
+ * Between generations disks may only be appended, each joined after
+ * the older label, into new roles or tiers of their own: a label that
+ * adds a disk any other way describes another volume.
+ */
+START_TEST(labels_gain_disks_only_by_an_add)
+{
+	struct label before, after, l;
+
+	make();
+	before = volume_find("r")->label;
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_DONE);
+	after = volume_find("r")->label;
+	ck_assert(label_same_members(&before, &after));
+	ck_assert(!label_same_members(&after, &before));
+	l = after;
+	l.joined[3] = before.generation;	/* "joined" before the older label */
+	ck_assert(!label_same_members(&before, &l));
+	l = after;
+	l.tier[0].member[3] = 1;		/* an old disk in the new role */
+	ck_assert(!label_same_members(&before, &l));
+	l = after;
+	l.tier[0].member[2] = 3;		/* the new disk in an old role */
+	ck_assert(!label_same_members(&before, &l));
+	l = after;
+	l.ntiers = 2;				/* a new tier on an old disk */
+	l.tier[1] = l.tier[0];
+	l.tier[1].nmembers = 1;
+	l.tier[1].member[0] = 0;
+	ck_assert(!label_same_members(&before, &l));
+	l.tier[1].member[0] = 3;		/* on the added disk alone: an add's */
+	ck_assert(label_same_members(&before, &l));
+}
+END_TEST
+
+/* A disk too small for the tier's partitions changes nothing. */
+START_TEST(small_disk_refused)
+{
+	sim_remove_disk("sdd");
+	unit_raidd_disk(4, "sdd", 128 * MIB);
+	disk_refresh(0);
+	make();
+	refused(ADD_SDD, NAS_ERR_INVALID, "smaller than the members");
+	ck_assert_int_eq(volume_find("r")->label.ndisks, 3);
+	ck_assert_int_eq(volume_find("r")->label.intent.op, LABEL_OP_NONE);
+}
+END_TEST
+
+/* The simulator refuses a reshape where md does (raid5_start_reshape, new_offset_store). */
+START_TEST(md_refuses_unsafe_reshapes)
+{
+	struct sys_md_sync req = { .action = "check" };
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	struct mdsb sb;
+
+	make();
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->part_dev("sda", MIB, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(member_read_sb(dev, &sb), 0);
+	/* No spare to take the new role. */
+	ck_assert_int_eq(sys->md_reshape(md, 4, sb.data_offset / 2), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* The data must move down (no backup file) ... */
+	ck_assert_int_eq(sys->md_reshape(md, 4, sb.data_offset), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* ... but not onto the superblock or the bitmap. */
+	ck_assert_int_eq(sys->md_reshape(md, 4, 40), -1);
+	ck_assert_int_eq(errno, E2BIG);
+	/* Not while a sync thread runs. */
+	ck_assert_int_eq(sys->md_sync(md, &req), 0);
+	ck_assert_int_eq(sys->md_reshape(md, 4, sb.data_offset / 2), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	/* Fewer disks is no reshape raidd asks for. */
+	ck_assert_int_eq(sys->md_reshape(md, 2, sb.data_offset / 2), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), volume_find("r")->label.size);
+}
+END_TEST
+
+/*
+ * md refuses to reshape while it checks: the add stops with its intent,
+ * the volume clean meanwhile (the labels count the new member before
+ * md does: no member is missing); asked again, it is carried on.
+ */
+START_TEST(add_stopped_by_a_check_carried_on)
+{
+	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
+	uint64_t was = make();
+	char md[SYS_NAME_MAX];
+	struct volume *v;
+
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_sync(md, &check), 0);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(v->label.ndisks, 4);
+	volume_refresh_state(v);
+	ck_assert_msg(v->state == VOL_CLEAN, "state %s: %s", volume_state_name(v->state),
+	    v->problem);
+	refused("{\"name\":\"r\",\"disk\":\"bay1\"}", NAS_ERR_REFUSED, "adding another disk");
+	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_DONE);
+	check_added(was);
+}
+END_TEST
+
+/* A job still waiting for md: the loop turns without md moving. */
+static void
+turn(int n)
+{
+	for (int i = 0; i < n; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE | EVRUN_NOWAIT);
+}
+
+/*
+ * The power goes in the middle of md's reshape: the volume is back at
+ * its old size, usable, while md carries the reshape on from where it
+ * was; then it grows.
+ */
+START_TEST(power_cut_mid_reshape)
+{
+	uint64_t was = make();
+	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct json_object *a;
+
+	reshape_speed = 0;
+	a = unit_call(srv, &root, "volume.add_disk", ADD_SDD);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	turn(100);
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	/* md starts no check while it reshapes. */
+	ck_assert_int_eq(sys->md_sync(md, &(struct sys_md_sync){ .action = "check" }), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	sim_md_reshape_step(md, st.sync_total / 3);
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	turn(100);
+	ck_assert_int_eq(job_running_count(), 1);
+	ck_assert_int_eq(volume_find("r")->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	ck_assert_uint_eq(st.sync_done, st.sync_total / 3);
+	/* Usable meanwhile, at the old size, data there. */
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), was);
+	volume_dm_name("r", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+	reshape_speed = 1 << 17;
+	run_all();
+	check_added(was);
+}
+END_TEST
+
+/* One kind of add to cut short: the volume before, the disk, the check after. */
+struct add_case {
+	uint64_t	(*make)(void);
+	const char	*add, *forced, *disk;
+	int		 ndisks;
+	void		(*check)(uint64_t was);
+};
+
+/*
+ * The power goes after the k-th mutating step of an add: at the next
+ * start the volume is as it was (the disk left out; adding it again
+ * works) or the add is finished, with its data.
+ */
+static void
+cut_at(int k, const struct add_case *ac)
+{
+	int total, start;
+	uint64_t was;
+	struct volume *v;
+
+	ac->make();
+	start = sim_ops();
+	ck_assert_int_eq(run("volume.add_disk", ac->add), JOB_DONE);
+	total = sim_ops() - start;
+	ck_assert_int_lt(total, CUT_POINTS);
+	ck_assert_int_gt(total, 4);
+	if (k > total)
+		return;
+	teardown();
+	setup();
+	was = ac->make();
+	sim_fail_after(k);
+	run("volume.add_disk", ac->add);
+	sim_fail_after(-1);
+	reboot();
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	if (v->label.size == was && v->label.intent.op == LABEL_OP_NONE) {
+		ck_assert_int_eq(v->label.ndisks, ac->ndisks);
+		ck_assert_uint_eq(unit_raidd_dm_size("r"), was);
+		ck_assert_ptr_null(volume_of_disk(ac->disk));
+		ck_assert_int_eq(run("volume.add_disk", ac->forced), JOB_DONE);
+	}
+	ac->check(was);
+	reboot();
+	ac->check(was);
+}
+
+START_TEST(power_cut_during_add)
+{
+	static const struct add_case raid5 = { make, ADD_SDD,
+		"{\"name\":\"r\",\"disk\":\"bay4\",\"force\":true}", "sdd", 3, check_added };
+
+	cut_at(_i, &raid5);
+}
+END_TEST
+
+#define JBOD_2		"{\"name\":\"r\",\"level\":\"jbod\",\"disks\":[\"bay1\",\"bay2\"]}"
+#define ADD_SDC		"{\"name\":\"r\",\"disk\":\"bay3\"}"
+
+/* A jbod of two: every byte of a third disk's area joins at the end, data in place. */
+static void
+check_jbod_added(uint64_t was)
+{
+	struct volume *v = volume_find("r");
+	char dm[SYS_NAME_MAX];
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->state == VOL_CLEAN, "state %s: %s", volume_state_name(v->state),
+	    v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	ck_assert_int_eq(v->label.ntiers, 3);
+	ck_assert_uint_eq(v->label.size, was / 2 * 3);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+	volume_dm_name("r", dm, sizeof(dm));
+	ck_assert_uint_eq(sim_fs_size(dm), v->label.size);
+	unit_raidd_pattern(dm, was, 0);
+	ck_assert_str_eq(v->disk[2], "sdc");
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+}
+
+static uint64_t
+make_jbod(void)
+{
+	return make_as(JBOD_2);
+}
+
+START_TEST(jbod_takes_a_disk)
+{
+	uint64_t was = make_jbod();
+
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDC), JOB_DONE);
+	check_jbod_added(was);
+	reboot();
+	check_jbod_added(was);
+}
+END_TEST
+
+/* As power_cut_during_add, for a jbod: the new tier is the volume's from the first step. */
+START_TEST(power_cut_during_jbod_add)
+{
+	static const struct add_case jbod = { make_jbod, ADD_SDC,
+		"{\"name\":\"r\",\"disk\":\"bay3\",\"force\":true}", "sdc", 2, check_jbod_added };
+
+	cut_at(_i, &jbod);
+}
+END_TEST
+
+static Suite *
+add_suite(void)
+{
+	Suite *s = suite_create("raidd-add");
+	TCase *tc = tcase_create("add");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, raid5_takes_a_fourth_disk);
+	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, labels_gain_disks_only_by_an_add);
+	tcase_add_test(tc, small_disk_refused);
+	tcase_add_test(tc, md_refuses_unsafe_reshapes);
+	tcase_add_test(tc, power_cut_mid_reshape);
+	tcase_add_test(tc, add_stopped_by_a_check_carried_on);
+	tcase_add_test(tc, jbod_takes_a_disk);
+	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);
+	tcase_add_loop_test(tc, power_cut_during_jbod_add, 0, CUT_POINTS);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return unit_run(add_suite());
+}
