@@ -311,6 +311,20 @@ START_TEST(limits)
 	st_limits_apply(&lim, &r);
 	ck_assert_int_eq(r.pass, ST_UNAVAILABLE);
 	ck_assert_int_eq(st_exit_code(&r, 1), ST_EXIT_PASS);
+	/* and a floor: below it the sensor or model is broken, or a disk is missing */
+	l = lim;
+	l.idle_max_w = 20;
+	l.idle_min_w = 14;
+	result(&r, "power", OP_IDLE, ST_WATTS, 0, 0, 1);
+	r.has_power = 1;
+	r.watts = 11.7;
+	st_limits_apply(&l, &r);
+	ck_assert_int_eq(r.pass, ST_FAIL);
+	ck_assert(r.has_limit && r.limit == 20 && r.limit_min == 14);
+	r.pass = ST_PASS;
+	r.watts = 17.9;
+	st_limits_apply(&l, &r);
+	ck_assert_int_eq(r.pass, ST_PASS);
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/board.ini", dir);
@@ -327,6 +341,16 @@ START_TEST(limits)
 	ck_assert_ptr_nonnull(strstr(err, "seq_read_min_mbs"));
 	f = fopen(path, "w");
 	fputs("[selftest]\nrand_read_min_iops = 10k\n", f);
+	fclose(f);
+	ck_assert_int_eq(st_limits_load(path, &l, err, sizeof(err)), -1);
+	/* a floor above the ceiling (or without one) would fail every unit */
+	f = fopen(path, "w");
+	fputs("[selftest]\nidle_min_w = 21\nidle_max_w = 20\n", f);
+	fclose(f);
+	ck_assert_int_eq(st_limits_load(path, &l, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "idle_min_w: needs an idle_max_w above it"));
+	f = fopen(path, "w");
+	fputs("[selftest]\nidle_min_w = 14\n", f);
 	fclose(f);
 	ck_assert_int_eq(st_limits_load(path, &l, err, sizeof(err)), -1);
 	unlink(path);
@@ -456,6 +480,152 @@ START_TEST(net_rows)
 END_TEST
 
 /* The column where text starts in line, or -1. */
+static int col(const char *line, const char *text);
+
+/* lacp-4's spread over the bond's ports, from the ports' counters: a run
+ * whose flows all took one port is flagged, carries no ratio to net-1
+ * and is no LACP figure (the table says "1 port"). */
+static void
+port(struct st_result *r, const char *name, unsigned long long tx, unsigned long long rx)
+{
+	struct st_port_bytes *p = &r->ports[r->nports++];
+
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->tx = tx;
+	p->rx = rx;
+}
+
+START_TEST(lacp_spread)
+{
+	struct st_run run = { .preset = "quick", .scale = 1 };
+	struct st_target tg = { .dir = "/x" };
+	struct json_object *rec, *a, *row, *v;
+	struct st_result r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	/* up: what the NAS sent; lan2's ACK-sized tx and big rx do not count */
+	result(&r, "lacp-4", OP_WRITE, ST_MBIT_S, 40000000, 0, 10);
+	port(&r, "lan1", 40500000, 900000);
+	port(&r, "lan2", 600000, 50000000);
+	ck_assert_int_eq(st_ports_used(&r), 1);
+	ck_assert_str_eq(st_busiest_port(&r), "lan1");
+	/* down: what it received; lan1's 0.9 MB of 50.9 is under a tenth */
+	r.op = OP_READ;
+	ck_assert_int_eq(st_ports_used(&r), 1);
+	ck_assert_str_eq(st_busiest_port(&r), "lan2");
+	r.ports[1].rx = 4000000;	/* 0.9 of 4.9 MB: 18 %, both ports */
+	ck_assert_int_eq(st_ports_used(&r), 2);
+	r.ports[0].rx = 300000;		/* 0.3 of 4.3 MB: 7 % */
+	ck_assert_int_eq(st_ports_used(&r), 1);
+	r.nports = 0;
+	ck_assert_int_eq(st_ports_used(&r), 0);
+	ck_assert_str_eq(st_busiest_port(&r), "");
+
+	/* the record and the table of a one-port lacp-4 row */
+	result(&r, "lacp-4", OP_WRITE, ST_MBIT_S, 40000000, 0, 10);
+	port(&r, "lan1", 40500000, 900000);
+	port(&r, "lan2", 600000, 50000000);
+	r.flows = 4;
+	r.tries = 4;
+	r.ports_used = st_ports_used(&r);
+	r.one_port = 1;
+	r.pass = ST_UNAVAILABLE;
+	rec = st_record(&run, &lim, &tg, &r, 1, st_exit_code(&r, 1), 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	json_object_object_get_ex(row, "one_port", &v);
+	ck_assert(json_object_get_boolean(v));
+	json_object_object_get_ex(row, "ports_used", &v);
+	ck_assert_int_eq(json_object_get_int(v), 1);
+	json_object_object_get_ex(row, "tries", &v);
+	ck_assert_int_eq(json_object_get_int(v), 4);
+	ck_assert(json_object_object_get_ex(row, "ratio_to_net1", &v) && v == NULL);
+	json_object_object_get_ex(row, "verdict", &v);
+	ck_assert_str_eq(json_object_get_string(v), "SKIP");
+	json_object_put(rec);
+	f = open_memstream(&buf, &len);
+	st_table(f, &r, 1, st_exit_code(&r, 1));
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "32.0 Mbit/s 1 port"));
+	free(buf);
+	/* one flow: no one_port flag, no tries */
+	result(&r, "net-1", OP_WRITE, ST_MBIT_S, 40000000, 0, 10);
+	port(&r, "lan1", 40500000, 900000);
+	r.flows = 1;
+	r.ports_used = 1;
+	rec = st_record(&run, &lim, &tg, &r, 1, st_exit_code(&r, 1), 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	ck_assert(json_object_object_get_ex(row, "one_port", &v) && v == NULL);
+	json_object_put(rec);
+}
+END_TEST
+
+
+
+/* The power row: its floor and ceiling in the record, the table and the
+ * line's reason; what powerd saw (disk I/O share, CPU) in the record. */
+START_TEST(power_row)
+{
+	struct st_limits l = lim;
+	struct st_result r;
+	struct st_run run = { .preset = "quick", .scale = 1 };
+	struct st_target tg = { .dir = "/x" };
+	struct json_object *rec, *a, *row, *v;
+	char *buf = NULL, why[256];
+	size_t len = 0;
+	FILE *f;
+
+	l.idle_min_w = 14;
+	l.idle_max_w = 20;
+	result(&r, "power", OP_IDLE, ST_WATTS, 0, 0, 3);
+	r.has_power = 1;
+	r.watts = 11.7;
+	r.has_activity = 1;
+	r.busy_share = 0.125;
+	r.cpu_load = 0.2;
+	r.settle_s = 4.5;
+	st_limits_apply(&l, &r);
+	ck_assert_int_eq(r.pass, ST_FAIL);
+	ck_assert_int_eq(st_factory_verdict(&r, 1, "power", "", why, sizeof(why)), ST_EXIT_FAIL);
+	ck_assert_str_eq(why, "power idle: 11.7 W, limit >= 14 W");
+	r.watts = 20.6;
+	r.pass = ST_PASS;
+	st_limits_apply(&l, &r);
+	ck_assert_int_eq(st_factory_verdict(&r, 1, "power", "", why, sizeof(why)), ST_EXIT_FAIL);
+	ck_assert_str_eq(why, "power idle: 20.6 W, limit <= 20 W");
+	f = open_memstream(&buf, &len);
+	st_table(f, &r, 1, st_exit_code(&r, 1));
+	fclose(f);
+	ck_assert_int_eq(col(strchr(buf, '\n') + 1, "14-20 W"), col(buf, "limit"));
+	free(buf);
+	rec = st_record(&run, &l, &tg, &r, 1, st_exit_code(&r, 1), 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	json_object_object_get_ex(row, "limit_min", &v);
+	ck_assert(json_object_get_double(v) == 14);
+	json_object_object_get_ex(row, "limit", &v);
+	ck_assert(json_object_get_double(v) == 20);
+	json_object_object_get_ex(row, "busy_share", &v);
+	ck_assert(json_object_get_double(v) == 0.125);
+	json_object_object_get_ex(row, "cpu_load", &v);
+	ck_assert(json_object_get_double(v) == 0.2);
+	json_object_object_get_ex(row, "settle_s", &v);
+	ck_assert(json_object_get_double(v) == 4.5);
+	json_object_put(rec);
+	/* without what powerd saw: null, not 0 (no disk I/O claimed) */
+	r.has_activity = 0;
+	rec = st_record(&run, &l, &tg, &r, 1, st_exit_code(&r, 1), 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	ck_assert(json_object_object_get_ex(row, "busy_share", &v) && v == NULL);
+	json_object_put(rec);
+}
+END_TEST
+
+
 static int
 col(const char *line, const char *text)
 {
@@ -677,6 +847,8 @@ suite(void)
 	tcase_add_test(t, record_schema);
 	tcase_add_test(t, net_rows);
 	tcase_add_test(t, table_layout);
+	tcase_add_test(t, power_row);
+	tcase_add_test(t, lacp_spread);
 	tcase_add_test(t, html_report);
 	tcase_add_test(t, factory_verdict);
 	tcase_add_test(t, limit_keys);
