@@ -63,10 +63,6 @@ limits_set(const struct st_factory *f, const struct st_limits *l, const char *pa
 	for (p = f->tests; *p; p = *e ? e + 1 : e) {
 		e = p + strcspn(p, ",");
 		snprintf(test, sizeof(test), "%.*s", (int)(e - p), p);
-		if (strcmp(test, "load-curve") == 0) {
-			snprintf(err, errlen, "%s: [factory] tests: load-curve is not in this build", path);
-			return -1;
-		}
 		for (int i = 0; i < 3; i++) {
 			if ((ops[i] == OP_IDLE) != (strcmp(test, "power") == 0))
 				continue;

@@ -64,7 +64,7 @@ st_busiest_port(const struct st_result *r)
 static const char *
 op_name(enum st_op op)
 {
-	return op == OP_WRITE ? "write" : op == OP_READ ? "read" : "idle";
+	return op == OP_WRITE ? "write" : op == OP_READ ? "read" : op == OP_MIXED ? "mixed" : "idle";
 }
 
 static const char *const metric_names[] = {
@@ -104,6 +104,32 @@ net_json(struct json_object *o, const struct st_result *r)
 	json_object_object_add(o, "tries", r->flows > 1 ? json_object_new_int(r->tries) : NULL);
 }
 
+/* load-curve: its steps and the clients at its knee. */
+static void
+load_json(struct json_object *o, const struct st_result *r)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int i = 0; i < r->nsteps; i++) {
+		const struct st_step *s = &r->steps[i];
+		struct json_object *p = json_object_new_object(), *lat = json_object_new_object();
+
+		json_object_object_add(p, "clients", json_object_new_int(s->clients));
+		json_object_object_add(p, "seconds", num(s->seconds));
+		json_object_object_add(p, "mb_s", num(s->mb_s));
+		json_object_object_add(p, "iops", num(s->iops));
+		json_object_object_add(p, "write_share", num(s->write_share));
+		json_object_object_add(lat, "mean", num(s->mean_ms));
+		json_object_object_add(lat, "p50", num(s->p50_ms));
+		json_object_object_add(lat, "p99", num(s->p99_ms));
+		json_object_object_add(p, "lat_ms", lat);
+		json_object_array_add(a, p);
+	}
+	json_object_object_add(o, "steps", a);
+	json_object_object_add(o, "knee_clients", r->knee >= 0 && r->knee < r->nsteps ?
+	    json_object_new_int(r->steps[r->knee].clients) : NULL);
+}
+
 static struct json_object *
 row_json(const struct st_result *r, double origin)
 {
@@ -120,6 +146,8 @@ row_json(const struct st_result *r, double origin)
 	json_object_object_add(o, "iops", measured ? num(st_iops(r)) : NULL);
 	if (r->metric == ST_MBIT_S)
 		net_json(o, r);
+	if (r->op == OP_MIXED)
+		load_json(o, r);
 	if (r->metric == ST_WATTS) {
 		json_object_object_add(o, "limit_min", r->limit_min > 0 ? num(r->limit_min) : NULL);
 		json_object_object_add(o, "busy_share", r->has_activity ? num(r->busy_share) : NULL);
@@ -248,8 +276,30 @@ figure(const struct st_result *r, char *buf, size_t len)
 			snprintf(buf, len, "%.1f Mbit/s", st_mbit_s(r));
 		break;
 	case ST_NONE:
-		snprintf(buf, len, "-");
+		if (r->knee >= 0 && r->knee < r->nsteps)
+			snprintf(buf, len, "knee at %d clients", r->steps[r->knee].clients);
+		else if (r->nsteps > 0)
+			snprintf(buf, len, "no knee, %d steps", r->nsteps);
+		else
+			snprintf(buf, len, "-");
 		break;
+	}
+}
+
+/* The load curve's steps under its row: clients, MB/s, response times. */
+static void
+steps_text(FILE *f, const struct st_result *r)
+{
+	char a[64], b[64];
+
+	for (int i = 0; i < r->nsteps; i++) {
+		const struct st_step *s = &r->steps[i];
+
+		snprintf(a, sizeof(a), "%.1f MB/s %.0f IOPS", s->mb_s, s->iops);
+		snprintf(b, sizeof(b), "%.1f/%.1f ms%s", s->mean_ms, s->p99_ms,
+		    i == r->knee ? " knee" : "");
+		fprintf(f, "  %3d client%-*s%-*s%s\n", s->clients, W_TEST - 12,
+		    s->clients > 1 ? "s" : "", W_VAL, a, b);
 	}
 }
 
@@ -341,8 +391,9 @@ st_table(FILE *f, const struct st_result *res, int n, int exit_code)
 		if (idle) {
 			figure(idle, a, sizeof(a));
 			limit_text(idle, NULL, lim, sizeof(lim));
-			fprintf(f, "%-*s%-*s%-*s%-*s%s\n", W_TEST, idle->test, W_VAL, a, W_VAL, "",
-			    W_LIMIT, lim, verdict(idle, NULL));
+			fprintf(f, "%-*s%-*s%-*s%-*s%s\n", W_TEST, idle->test, W_VAL, a, W_VAL,
+			    idle->nsteps ? "mean/p99 response" : "", W_LIMIT, lim, verdict(idle, NULL));
+			steps_text(f, idle);
 			continue;
 		}
 		figure(w, a, sizeof(a));

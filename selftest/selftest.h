@@ -18,7 +18,7 @@
 #define ST_EXIT_USAGE	2
 #define ST_EXIT_NORUN	3
 
-enum st_op { OP_WRITE, OP_READ, OP_IDLE };
+enum st_op { OP_WRITE, OP_READ, OP_IDLE, OP_MIXED };
 enum st_metric { ST_MB_S, ST_IOPS, ST_WATTS, ST_NONE, ST_MBIT_S };
 /* pass: ST_PASS / ST_FAIL, or ST_UNAVAILABLE when nothing was measured. */
 enum { ST_FAIL = 0, ST_PASS = 1, ST_UNAVAILABLE = -1 };
@@ -29,6 +29,14 @@ struct st_port_bytes {
 	unsigned long long	tx, rx;
 };
 #define ST_MAX_PORTS	4
+
+/* One step of the load curve: clients at once, each one request in flight. */
+#define ST_MAX_STEPS	8
+struct st_step {
+	int	clients;
+	double	seconds, mb_s, iops, write_share;
+	double	mean_ms, p50_ms, p99_ms;	/* response time */
+};
 
 /* One row of the record: one test in one direction. */
 struct st_result {
@@ -63,6 +71,9 @@ struct st_result {
 	double		busy_share;	/* of its readings with disk I/O */
 	double		cpu_load;	/* mean busy cores */
 	double		settle_s;	/* waited for the disks to go quiet */
+	int		nsteps;		/* load-curve: its steps, */
+	struct st_step	steps[ST_MAX_STEPS];
+	int		knee;		/* and the index of its knee, or -1 */
 };
 
 /* The board's [selftest] limits; 0 where the board sets none. */

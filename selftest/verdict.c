@@ -27,7 +27,7 @@ st_verdict_word(int exit_code)
 static const char *
 op_word(enum st_op op)
 {
-	return op == OP_WRITE ? "write" : op == OP_READ ? "read" : "idle";
+	return op == OP_WRITE ? "write" : op == OP_READ ? "read" : op == OP_MIXED ? "mixed" : "idle";
 }
 
 /* Why a row failed, in the words a line operator reads. */

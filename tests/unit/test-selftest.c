@@ -170,6 +170,47 @@ random_read_elsewhere(int qd)
 START_TEST(engine_read_not_replayed) { random_read_elsewhere(1); random_read_elsewhere(16); }
 END_TEST
 
+/* The load curve's clients: a read/write mix on pread/pwrite threads,
+ * every read checked (a write lays down the block's own pattern). */
+START_TEST(engine_mix)
+{
+	char *path = tmpfile_of(1 << 20);
+	struct io_result r;
+	struct io_job j;
+	int fd = open(path, O_RDWR);
+
+	ck_assert_int_ge(fd, 0);
+	job_on(&j, fd, 1, 0);
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	job_on(&j, fd, 0, 1);
+	j.write_pct = 20;
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_int_eq(r.err, 0);
+	ck_assert_uint_eq(r.ops, 256);
+	ck_assert_uint_eq(r.bad_units, 0);
+	/* about a fifth writes (51 expected; 4 sigma is 26) */
+	ck_assert_uint_gt(r.writes, 25);
+	ck_assert_uint_lt(r.writes, 77);
+	ck_assert(lat_mean_us(&r.lat) > 0);
+	/* the file still reads back whole */
+	job_on(&j, fd, 0, 0);
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_uint_eq(r.bad_units, 0);
+	ck_assert_uint_eq(r.writes, 0);
+	/* a mix is for threads at queue depth 1; a share of 100 % is no mix */
+	job_on(&j, fd, 0, 1);
+	j.write_pct = 20;
+	j.qd = 16;
+	ck_assert_int_eq(io_run(&j, &r), -1);
+	j.qd = 1;
+	j.write_pct = 100;
+	ck_assert_int_eq(io_run(&j, &r), -1);
+	close(fd);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 START_TEST(engine_short_file)
 {
 	char *path = tmpfile_of(8192);
@@ -765,6 +806,88 @@ START_TEST(limit_keys)
 }
 END_TEST
 
+/* load-curve's row: its steps and knee in the record, the table and the report. */
+START_TEST(load_curve_row)
+{
+	static const double mbs[] = { 10, 19, 35, 40, 41, 41 };
+	struct st_run run = { .preset = "quick", .scale = 1 };
+	struct st_target tg = { .dir = "/x" };
+	struct json_object *rec, *a, *row, *v, *st;
+	double x[6], y[6];
+	struct st_result r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	result(&r, "load-curve", OP_MIXED, ST_NONE, 0, 0, 6);
+	r.verified = 1;
+	for (int i = 0; i < 6; i++) {
+		struct st_step *s = &r.steps[r.nsteps++];
+
+		s->clients = 1 << i;
+		s->seconds = 1;
+		s->mb_s = mbs[i];
+		s->iops = mbs[i] * 1e6 / 65536;
+		s->write_share = 0.2;
+		s->mean_ms = 1.5 * (i + 1);
+		s->p50_ms = 1.4 * (i + 1);
+		s->p99_ms = 4.0 * (i + 1);
+		x[i] = s->clients;
+		y[i] = s->mb_s;
+		r.bytes += (uint64_t)(mbs[i] * 1e6);
+	}
+	r.knee = knee_index(x, y, 6);
+	ck_assert_int_eq(r.knee, 3);		/* 8 clients */
+	st_limits_apply(&lim, &r);
+	ck_assert_int_eq(r.pass, ST_PASS);
+	ck_assert(!r.has_limit);
+	rec = st_record(&run, &lim, &tg, &r, 1, st_exit_code(&r, 1), 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	json_object_object_get_ex(row, "op", &v);
+	ck_assert_str_eq(json_object_get_string(v), "mixed");
+	json_object_object_get_ex(row, "knee_clients", &v);
+	ck_assert_int_eq(json_object_get_int(v), 8);
+	json_object_object_get_ex(row, "steps", &v);
+	ck_assert_int_eq((int)json_object_array_length(v), 6);
+	st = json_object_array_get_idx(v, 5);
+	json_object_object_get_ex(st, "clients", &v);
+	ck_assert_int_eq(json_object_get_int(v), 32);
+	json_object_object_get_ex(st, "mb_s", &v);
+	ck_assert(json_object_get_double(v) == 41);
+	json_object_object_get_ex(st, "lat_ms", &v);
+	json_object_object_get_ex(v, "p99", &v);
+	ck_assert(json_object_get_double(v) == 24);
+	/* the report draws it with the knee */
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(st_html(f, rec), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "data-chart=\"load-curve\""));
+	ck_assert_ptr_nonnull(strstr(buf, "class=\"knee\""));
+	ck_assert_ptr_nonnull(strstr(buf, "the knee at 8 clients"));
+	free(buf);
+	json_object_put(rec);
+	/* the table: the row, then a line per step with the knee marked */
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	st_table(f, &r, 1, st_exit_code(&r, 1));
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\nload-curve      knee at 8 clients"));
+	ck_assert_ptr_nonnull(strstr(buf, "\n    1 client    10.0 MB/s 153 IOPS"));
+	ck_assert_ptr_nonnull(strstr(buf, "\n    8 clients   40.0 MB/s 610 IOPS      6.0/16.0 ms knee\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "result: PASS"));
+	free(buf);
+	/* no steps (nothing ran): no knee, null */
+	r.nsteps = 0;
+	r.knee = -1;
+	rec = st_record(&run, &lim, &tg, &r, 1, 0, 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	ck_assert(json_object_object_get_ex(row, "knee_clients", &v) && v == NULL);
+	json_object_put(rec);
+}
+END_TEST
+
 START_TEST(html_report)
 {
 	struct st_run run = { .preset = "quick", .scale = 0.5, .seed = 3 };
@@ -849,6 +972,8 @@ suite(void)
 	tcase_add_test(t, table_layout);
 	tcase_add_test(t, power_row);
 	tcase_add_test(t, lacp_spread);
+	tcase_add_test(t, load_curve_row);
+	tcase_add_test(t, engine_mix);
 	tcase_add_test(t, html_report);
 	tcase_add_test(t, factory_verdict);
 	tcase_add_test(t, limit_keys);
