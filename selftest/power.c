@@ -209,6 +209,12 @@ power_activity(double t0, double t1, double *busy_share, double *cpu_load)
 }
 
 int
+power_running(void)
+{
+	return pw.running;
+}
+
+int
 power_quiet(double seconds)
 {
 	double now = now_s(), cpu;

@@ -162,6 +162,8 @@ int	power_phase(double t0, double t1, double *watts, double *joules);
 /* Of the readings from t0 to t1: the share that saw disk I/O (or
  * no state), the mean busy CPU cores; -1 without readings. */
 int	power_activity(double t0, double t1, double *busy_share, double *cpu_load);
+/* 1 when powerd answered at the start and its readings are being taken. */
+int	power_running(void);
 /* 1 when the last seconds of readings saw no disk I/O. */
 int	power_quiet(double seconds);
 /* The readings as [[seconds since origin, watts], ...] (at most max,
