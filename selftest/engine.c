@@ -26,6 +26,7 @@ struct worker {
 	const struct io_job	*job;
 	_Atomic uint64_t	*next;		/* sequential offset / random op count */
 	uint64_t		 rng;
+	uint64_t		 mix;		/* write_pct's own generator */
 	uint64_t		 t_end_ns;
 	struct io_result	 r;
 };
@@ -89,25 +90,42 @@ next_offset(struct worker *w)
 	return (w->rng % nblocks) * j->bs;
 }
 
+/* Whether the next request is a write: the job's direction, or a draw. */
+static int
+next_is_write(struct worker *w)
+{
+	const struct io_job *j = w->job;
+
+	if (j->write_pct <= 0)
+		return j->write;
+	w->mix ^= w->mix << 13;
+	w->mix ^= w->mix >> 7;
+	w->mix ^= w->mix << 17;
+	return (int)(w->mix % 100) < j->write_pct;
+}
+
 /* Counts one finished transfer of len bytes at off taking ns. */
 static void
-account(struct worker *w, const void *buf, ssize_t len, uint64_t off, uint64_t ns)
+account(struct worker *w, int wr, const void *buf, ssize_t len, uint64_t off, uint64_t ns)
 {
 	const struct io_job *j = w->job;
 	int64_t bad;
 
 	if (len < 0) {
-		fail(&w->r, (int)-len, j->write ? "write" : "read");
+		fail(&w->r, (int)-len, wr ? "write" : "read");
 		return;
 	}
 	if ((size_t)len != j->bs) {
-		fail(&w->r, EIO, j->write ? "short write" : "short read");
+		fail(&w->r, EIO, wr ? "short write" : "short read");
 		return;
 	}
 	lat_add(&w->r.lat, ns);
 	w->r.bytes += j->bs;
 	w->r.ops++;
-	if (!j->write && (bad = pattern_check(buf, j->bs, j->seed, j->file, off)) >= 0) {
+	w->r.writes += (uint64_t)wr;
+	/* A write lays down the block's own pattern, so a read racing it on
+	 * another thread gets the same bytes, old or new. */
+	if (!wr && (bad = pattern_check(buf, j->bs, j->seed, j->file, off)) >= 0) {
 		if (w->r.first_bad < 0 || (int64_t)off + bad < w->r.first_bad)
 			w->r.first_bad = (int64_t)off + bad;
 		w->r.bad_units++;
@@ -122,18 +140,19 @@ sync_worker(void *arg)
 	uint64_t off, t0;
 	ssize_t n;
 	void *buf;
+	int wr;
 
 	if (posix_memalign(&buf, 4096, j->bs) != 0) {
 		fail(&w->r, ENOMEM, "buffer");
 		return NULL;
 	}
 	while ((off = next_offset(w)) != END) {
-		if (j->write)
+		if ((wr = next_is_write(w)))
 			pattern_fill(buf, j->bs, j->seed, j->file, off);
 		t0 = now_ns();
-		n = j->write ? pwrite(j->fd, buf, j->bs, (off_t)off) :
+		n = wr ? pwrite(j->fd, buf, j->bs, (off_t)off) :
 		    pread(j->fd, buf, j->bs, (off_t)off);
-		account(w, buf, n < 0 ? -errno : n, off, now_ns() - t0);
+		account(w, wr, buf, n < 0 ? -errno : n, off, now_ns() - t0);
 	}
 	free(buf);
 	return NULL;
@@ -220,7 +239,7 @@ uring_worker(void *arg)
 		while (io_uring_peek_cqe(&ring, &cqe) == 0) {
 			struct slot *s = io_uring_cqe_get_data(cqe);
 
-			account(w, s->buf, cqe->res, s->off, now_ns() - s->t0);
+			account(w, j->write, s->buf, cqe->res, s->off, now_ns() - s->t0);
 			io_uring_cqe_seen(&ring, cqe);
 			inflight--;
 			if (uring_queue(&ring, w, s))
@@ -251,7 +270,8 @@ io_run(const struct io_job *j, struct io_result *res)
 	memset(res, 0, sizeof(*res));
 	res->first_bad = -1;
 	if (n < 1 || n > ENGINE_MAX_THREADS || j->qd > ENGINE_MAX_QD || j->bs == 0 ||
-	    j->bs % PATTERN_UNIT || j->span < j->bs) {
+	    j->bs % PATTERN_UNIT || j->span < j->bs || j->write_pct < 0 || j->write_pct > 99 ||
+	    (j->write_pct > 0 && j->qd > 1)) {
 		fail(res, EINVAL, "job");
 		return -1;
 	}
@@ -270,6 +290,9 @@ io_run(const struct io_job *j, struct io_result *res)
 		    (j->write ? 0 : 0x9e3779b97f4a7c15ULL);
 		if (w[i].rng == 0)
 			w[i].rng = 1;	/* xorshift stays at 0 */
+		w[i].mix = w[i].rng ^ 0xd1b54a32d192ed03ULL;
+		if (w[i].mix == 0)
+			w[i].mix = 1;
 		w[i].t_end_ns = t0 + (uint64_t)(j->seconds * 1e9);
 		w[i].r.first_bad = -1;
 		if (pthread_create(&tid[i], NULL, j->qd > 1 ? uring_worker : sync_worker,
@@ -283,6 +306,7 @@ io_run(const struct io_job *j, struct io_result *res)
 		pthread_join(tid[i], NULL);
 		res->bytes += w[i].r.bytes;
 		res->ops += w[i].r.ops;
+		res->writes += w[i].r.writes;
 		res->bad_units += w[i].r.bad_units;
 		res->submits += w[i].r.submits;
 		lat_merge(&res->lat, &w[i].r.lat);

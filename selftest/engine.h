@@ -20,6 +20,8 @@ struct io_job {
 	uint64_t	 seed;
 	uint64_t	 file;		/* the pattern's file number */
 	int		 write;
+	int		 write_pct;	/* 1..99: each request a write with this chance, else
+					 * a read (threads at queue depth 1 only) */
 	int		 random;	/* random block offsets, else sequential */
 	uint32_t	 bs;		/* a multiple of PATTERN_UNIT */
 	uint64_t	 span;		/* bytes of the file the job covers */
@@ -33,6 +35,7 @@ struct io_job {
 struct io_result {
 	uint64_t	 bytes;
 	uint64_t	 ops;
+	uint64_t	 writes;	/* of the ops */
 	double		 seconds;
 	struct lat_hist	 lat;
 	uint64_t	 bad_units;	/* reads that did not verify */

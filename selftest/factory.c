@@ -35,11 +35,12 @@ static const struct conf_key factory_conf[] = {
 	{ "selftest", "rand_write_min_iops", CONF_STRING, "", 0, 16, NULL, "" },
 	{ "selftest", "net_min_mbits", CONF_STRING, "", 0, 16, NULL, "" },
 	{ "selftest", "idle_max_w", CONF_STRING, "", 0, 16, NULL, "" },
+	{ "selftest", "idle_min_w", CONF_STRING, "", 0, 16, NULL, "" },
 	{ NULL, NULL, 0, NULL, 0, 0, NULL, NULL }
 };
 
 static const char *const limit_keys[] = { "seq_write_min_mbs", "seq_read_min_mbs",
-	"rand_read_min_iops", "rand_write_min_iops", "net_min_mbits", "idle_max_w", NULL };
+	"rand_read_min_iops", "rand_write_min_iops", "net_min_mbits", "idle_max_w", "idle_min_w", NULL };
 
 static int
 volume_name_ok(const char *s)
@@ -62,10 +63,6 @@ limits_set(const struct st_factory *f, const struct st_limits *l, const char *pa
 	for (p = f->tests; *p; p = *e ? e + 1 : e) {
 		e = p + strcspn(p, ",");
 		snprintf(test, sizeof(test), "%.*s", (int)(e - p), p);
-		if (strcmp(test, "load-curve") == 0) {
-			snprintf(err, errlen, "%s: [factory] tests: load-curve is not in this build", path);
-			return -1;
-		}
 		for (int i = 0; i < 3; i++) {
 			if ((ops[i] == OP_IDLE) != (strcmp(test, "power") == 0))
 				continue;
@@ -123,7 +120,7 @@ st_factory_load(const char *path, struct st_factory *f, struct st_limits *l, cha
 		if (*(s = conf_str(cf, "selftest", limit_keys[i])) &&
 		    st_limits_set(l, limit_keys[i], s, path, err, errlen) == -1)
 			goto bad;
-	if (limits_set(f, l, path, err, errlen) == -1)
+	if (st_limits_sane(l, path, err, errlen) == -1 || limits_set(f, l, path, err, errlen) == -1)
 		goto bad;
 	conf_free(cf);
 	return 0;

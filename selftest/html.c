@@ -220,6 +220,74 @@ table(FILE *f, struct json_object *results)
 	fputs("</table>\n", f);
 }
 
+/*
+ * The load curve: MB/s (solid) and mean response time (dashed, its own
+ * scale) over the clients, the knee marked; from load-curve's steps.
+ */
+static void
+load_chart(FILE *f, struct json_object *results)
+{
+	struct json_object *row = NULL, *steps, *st;
+	double xmax = 1, ymax = 0, tmax = 0, c, x, y, knee;
+	const int W = CHART_W - 120, H = 200, X0 = 60, Y0 = 20;
+	size_t n;
+
+	for (size_t i = 0; i < json_object_array_length(results) && row == NULL; i++)
+		if (strcmp(sget(json_object_array_get_idx(results, i), "test"), "load-curve") == 0)
+			row = json_object_array_get_idx(results, i);
+	fputs("<h2>Load curve</h2>\n", f);
+	if (row == NULL || (steps = get(row, "steps")) == NULL ||
+	    !json_object_is_type(steps, json_type_array) ||
+	    (n = json_object_array_length(steps)) == 0) {
+		fputs("<p class=\"na\">load-curve did not run.</p>\n", f);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		st = json_object_array_get_idx(steps, i);
+		xmax = fmax(xmax, nget(st, "clients"));
+		ymax = fmax(ymax, nget(st, "mb_s"));
+		tmax = fmax(tmax, nget(get(st, "lat_ms"), "mean"));
+	}
+	if (!(ymax > 0) || !(tmax > 0) || !isfinite(xmax))
+		return;
+	knee = nget(row, "knee_clients");
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+	    "class=\"chart\" data-chart=\"load-curve\">\n", CHART_W, H + Y0 + 40);
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#000\"/>"
+	    "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#000\"/>\n",
+	    X0, Y0, X0, Y0 + H, X0, Y0 + H, X0 + W, Y0 + H);
+	for (int pass = 0; pass < 2; pass++) {
+		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"",
+		    pass ? "#c60" : "#36c", pass ? " stroke-dasharray=\"5,3\"" : "");
+		for (size_t i = 0; i < n; i++) {
+			st = json_object_array_get_idx(steps, i);
+			c = nget(st, "clients");
+			x = X0 + W * (c - 1) / fmax(xmax - 1, 1);
+			y = Y0 + H - H * (pass ? nget(get(st, "lat_ms"), "mean") / tmax :
+			    nget(st, "mb_s") / ymax);
+			if (isfinite(x) && isfinite(y))
+				fprintf(f, "%.1f,%.1f ", x, y);
+		}
+		fputs("\"/>\n", f);
+	}
+	for (size_t i = 0; i < n; i++) {
+		st = json_object_array_get_idx(steps, i);
+		c = nget(st, "clients");
+		x = X0 + W * (c - 1) / fmax(xmax - 1, 1);
+		y = Y0 + H - H * nget(st, "mb_s") / ymax;
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"%s/>"
+		    "<text x=\"%.1f\" y=\"%d\">%.0f</text>\n", x, y, c == knee ? 6 : 3,
+		    c == knee ? "#c33" : "#36c", c == knee ? " class=\"knee\"" : "", x - 4,
+		    Y0 + H + 16, c);
+	}
+	fprintf(f, "<text x=\"0\" y=\"%d\">%.1f MB/s</text><text x=\"%d\" y=\"%d\">"
+	    "clients (blue: MB/s; dashed: mean response, top %.1f ms)", Y0 + 4, ymax, X0,
+	    Y0 + H + 34, tmax);
+	if (isfinite(knee))
+		fprintf(f, "; red: the knee at %.0f clients", knee);
+	fputs("</text>\n</svg>\n", f);
+}
+
 int
 st_html(FILE *f, struct json_object *rec)
 {
@@ -261,8 +329,7 @@ st_html(FILE *f, struct json_object *rec)
 	bars(f, results, "iops", "IOPS (4 KiB)");
 	bars(f, results, "mbit_s", "Network (Mbit/s)");
 	power_chart(f, rec, results);
-	fputs("<h2>Load curve</h2>\n<p class=\"na\">load-curve is not in this build of "
-	    "nas-selftest.</p>\n", f);
+	load_chart(f, results);
 	table(f, results);
 	fputs("</body></html>\n", f);
 	return ferror(f) ? -1 : 0;

@@ -23,6 +23,7 @@ static const struct {
 	{ "rand_write_min_iops", offsetof(struct st_limits, rand_write_min_iops) },
 	{ "net_min_mbits", offsetof(struct st_limits, net_min_mbits) },
 	{ "idle_max_w", offsetof(struct st_limits, idle_max_w) },
+	{ "idle_min_w", offsetof(struct st_limits, idle_min_w) },
 	{ "file_mb", offsetof(struct st_limits, file_mb) },
 	{ NULL, 0 }
 };
@@ -56,6 +57,18 @@ st_limits_set(struct st_limits *l, const char *key, const char *val, const char 
 }
 
 int
+st_limits_sane(const struct st_limits *l, const char *where, char *err, size_t errlen)
+{
+	/* A floor above the ceiling fails every unit: an error in the file, not a limit. */
+	if (l->idle_min_w > 0 && (l->idle_max_w <= 0 || l->idle_min_w > l->idle_max_w)) {
+		snprintf(err, errlen, "%s: [selftest] idle_min_w: needs an idle_max_w above it",
+		    where);
+		return -1;
+	}
+	return 0;
+}
+
+int
 st_limits_load(const char *path, struct st_limits *l, char *err, size_t errlen)
 {
 	dictionary *d;
@@ -79,7 +92,7 @@ st_limits_load(const char *path, struct st_limits *l, char *err, size_t errlen)
 		}
 	}
 	iniparser_freedict(d);
-	return 0;
+	return st_limits_sane(l, path, err, errlen);
 }
 
 const char *
@@ -136,7 +149,10 @@ st_limits_apply(const struct st_limits *l, struct st_result *r)
 		r->pass = v >= lim ? ST_PASS : ST_FAIL;
 		break;
 	case ST_WATTS:
-		r->pass = r->watts <= lim ? ST_PASS : ST_FAIL;
+		/* A floor too: a draw below what the disks alone take is a broken
+		 * sensor or model, or disks that are not there (Decision 102). */
+		r->limit_min = l->idle_min_w;
+		r->pass = r->watts <= lim && r->watts >= r->limit_min ? ST_PASS : ST_FAIL;
 		break;
 	case ST_NONE:
 		break;

@@ -2,7 +2,9 @@
  * Power while the tests run: powerd's power.status sampled twice a
  * second by a thread of its own (the engine's threads never wait for
  * it), integrated per phase. Without an answer from powerd the phases
- * say "unavailable", never 0 W.
+ * say "unavailable", never 0 W. Each reading also keeps what powerd
+ * saw the board doing (disk I/O, busy CPU cores): the idle phase is
+ * only an idle figure when the disks were quiet (Decision 102).
  */
 #include <math.h>
 #include <pthread.h>
@@ -22,37 +24,63 @@ static struct {
 	pthread_t		 tid;
 	int			 running, quit;
 	struct rpc_client	*client;
-	double			*t, *w;
+	double			*t, *w, *cpu;
+	unsigned char		*busy;		/* powerd saw disk I/O */
 	size_t			 n;
 } pw = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* One reading in watts, or -1. A result without a number "watts" is none. */
-static double
+struct reading {
+	double	w, cpu;
+	int	busy;
+};
+
+static int
+is_number(struct json_object *v)
+{
+	return json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int);
+}
+
+/*
+ * One reading; w is -1 when there is none (a result without a number
+ * "watts"). A state other than idle or standby, or none, counts as busy
+ * disks: an idle figure is never made of readings powerd did not vouch for.
+ */
+static struct reading
 read_watts(struct rpc_client *c)
 {
 	struct rpc_client_error err = { 0 };
 	struct json_object *r = NULL, *v;
-	double w = -1;
+	struct reading x = { -1, 0, 1 };
+	const char *s;
 
 	if (rpc_client_call(c, "power.status", NULL, &r, &err) == 0 &&
-	    json_object_object_get_ex(r, "watts", &v) &&
-	    (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))) {
-		w = json_object_get_double(v);
-		if (!(w >= 0 && w < 100000))
-			w = -1;
+	    json_object_object_get_ex(r, "watts", &v) && is_number(v)) {
+		x.w = json_object_get_double(v);
+		if (!(x.w >= 0 && x.w < 100000))
+			x.w = -1;
+		if (json_object_object_get_ex(r, "cpu_load", &v) && is_number(v)) {
+			x.cpu = json_object_get_double(v);
+			if (!(x.cpu >= 0 && x.cpu < 4096))
+				x.cpu = 0;
+		}
+		if (json_object_object_get_ex(r, "state", &v) &&
+		    (s = json_object_get_string(v)) != NULL)
+			x.busy = strcmp(s, "idle") != 0 && strcmp(s, "standby") != 0;
 	}
 	json_object_put(r);
 	rpc_client_error_clear(&err);
-	return w;
+	return x;
 }
 
 static void
-record(double w)
+record(const struct reading *x)
 {
 	pthread_mutex_lock(&pw.lock);
 	if (pw.n < POWER_MAX_SAMPLES) {
 		pw.t[pw.n] = now_s();
-		pw.w[pw.n] = w;
+		pw.w[pw.n] = x->w;
+		pw.cpu[pw.n] = x->cpu;
+		pw.busy[pw.n] = (unsigned char)x->busy;
 		pw.n++;
 	}
 	pthread_mutex_unlock(&pw.lock);
@@ -61,7 +89,7 @@ record(double w)
 static void *
 sampler(void *arg)
 {
-	double w;
+	struct reading x;
 	int quit;
 
 	(void)arg;
@@ -72,8 +100,8 @@ sampler(void *arg)
 		pthread_mutex_unlock(&pw.lock);
 		if (quit)
 			break;
-		if ((w = read_watts(pw.client)) >= 0)
-			record(w);
+		if ((x = read_watts(pw.client)).w >= 0)
+			record(&x);
 	}
 	return NULL;
 }
@@ -82,7 +110,7 @@ int
 power_start(const char *sockdir)
 {
 	struct rpc_client_error err = { 0 };
-	double w;
+	struct reading x;
 
 	if ((pw.client = rpc_client_open(sockdir, "powerd", &err)) == NULL) {
 		rpc_client_error_clear(&err);
@@ -91,9 +119,12 @@ power_start(const char *sockdir)
 	rpc_client_set_timeout(pw.client, 1000);
 	pw.t = calloc(POWER_MAX_SAMPLES, sizeof(double));
 	pw.w = calloc(POWER_MAX_SAMPLES, sizeof(double));
-	if (pw.t == NULL || pw.w == NULL || (w = read_watts(pw.client)) < 0)
+	pw.cpu = calloc(POWER_MAX_SAMPLES, sizeof(double));
+	pw.busy = calloc(POWER_MAX_SAMPLES, 1);
+	if (pw.t == NULL || pw.w == NULL || pw.cpu == NULL || pw.busy == NULL ||
+	    (x = read_watts(pw.client)).w < 0)
 		goto fail;
-	record(w);
+	record(&x);
 	if (pthread_create(&pw.tid, NULL, sampler, NULL) != 0)
 		goto fail;
 	pw.running = 1;
@@ -103,7 +134,10 @@ fail:
 	pw.client = NULL;
 	free(pw.t);
 	free(pw.w);
-	pw.t = pw.w = NULL;
+	free(pw.cpu);
+	free(pw.busy);
+	pw.t = pw.w = pw.cpu = NULL;
+	pw.busy = NULL;
 	pw.n = 0;
 	return -1;
 }
@@ -139,6 +173,55 @@ power_phase(double t0, double t1, double *watts, double *joules)
 	}
 	pthread_mutex_unlock(&pw.lock);
 	return rc;
+}
+
+/* The readings from t0 to t1: how many, how many saw disk I/O, their CPU load summed. */
+static size_t
+window(double t0, double t1, size_t *busy, double *cpu)
+{
+	size_t k = 0;
+
+	*busy = 0;
+	*cpu = 0;
+	pthread_mutex_lock(&pw.lock);
+	for (size_t i = 0; i < pw.n; i++)
+		if (pw.t[i] >= t0 && pw.t[i] <= t1) {
+			k++;
+			*busy += pw.busy[i];
+			*cpu += pw.cpu[i];
+		}
+	pthread_mutex_unlock(&pw.lock);
+	return k;
+}
+
+int
+power_activity(double t0, double t1, double *busy_share, double *cpu_load)
+{
+	size_t k, busy;
+	double cpu;
+
+	*busy_share = *cpu_load = 0;
+	if ((k = window(t0, t1, &busy, &cpu)) == 0)
+		return -1;
+	*busy_share = (double)busy / (double)k;
+	*cpu_load = cpu / (double)k;
+	return 0;
+}
+
+int
+power_running(void)
+{
+	return pw.running;
+}
+
+int
+power_quiet(double seconds)
+{
+	double now = now_s(), cpu;
+	size_t busy, k = window(now - seconds, now, &busy, &cpu);
+
+	/* Readings come twice a second: most of the window's, none busy. */
+	return busy == 0 && (double)k >= seconds * 1e6 / POWER_PERIOD_US - 1;
 }
 
 struct json_object *

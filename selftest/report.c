@@ -29,10 +29,42 @@ st_iops(const struct st_result *r)
 	return r->seconds > 0 ? (double)r->ops / r->seconds : 0;
 }
 
+/* A port's bytes in the row's direction: what the NAS sent up, received down. */
+static unsigned long long
+port_bytes(const struct st_result *r, int i)
+{
+	return r->op == OP_WRITE ? r->ports[i].tx : r->ports[i].rx;
+}
+
+int
+st_ports_used(const struct st_result *r)
+{
+	double total = 0;
+	int used = 0;
+
+	for (int i = 0; i < r->nports; i++)
+		total += (double)port_bytes(r, i);
+	/* A tenth: the other direction's ACKs and stray frames stay under it. */
+	for (int i = 0; total > 0 && i < r->nports; i++)
+		used += (double)port_bytes(r, i) * 10 >= total;
+	return used;
+}
+
+const char *
+st_busiest_port(const struct st_result *r)
+{
+	int best = -1;
+
+	for (int i = 0; i < r->nports; i++)
+		if (best < 0 || port_bytes(r, i) > port_bytes(r, best))
+			best = i;
+	return best < 0 ? "" : r->ports[best].name;
+}
+
 static const char *
 op_name(enum st_op op)
 {
-	return op == OP_WRITE ? "write" : op == OP_READ ? "read" : "idle";
+	return op == OP_WRITE ? "write" : op == OP_READ ? "read" : op == OP_MIXED ? "mixed" : "idle";
 }
 
 static const char *const metric_names[] = {
@@ -64,6 +96,38 @@ net_json(struct json_object *o, const struct st_result *r)
 		json_object_array_add(a, p);
 	}
 	json_object_object_add(o, "ports", a);
+	json_object_object_add(o, "ports_used", json_object_new_int(r->ports_used));
+	/* Several flows only: whether they all took one port, and the tries. */
+	json_object_object_add(o, "flows", json_object_new_int(r->flows));
+	json_object_object_add(o, "one_port", r->flows > 1 ? json_object_new_boolean(r->one_port) :
+	    NULL);
+	json_object_object_add(o, "tries", r->flows > 1 ? json_object_new_int(r->tries) : NULL);
+}
+
+/* load-curve: its steps and the clients at its knee. */
+static void
+load_json(struct json_object *o, const struct st_result *r)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int i = 0; i < r->nsteps; i++) {
+		const struct st_step *s = &r->steps[i];
+		struct json_object *p = json_object_new_object(), *lat = json_object_new_object();
+
+		json_object_object_add(p, "clients", json_object_new_int(s->clients));
+		json_object_object_add(p, "seconds", num(s->seconds));
+		json_object_object_add(p, "mb_s", num(s->mb_s));
+		json_object_object_add(p, "iops", num(s->iops));
+		json_object_object_add(p, "write_share", num(s->write_share));
+		json_object_object_add(lat, "mean", num(s->mean_ms));
+		json_object_object_add(lat, "p50", num(s->p50_ms));
+		json_object_object_add(lat, "p99", num(s->p99_ms));
+		json_object_object_add(p, "lat_ms", lat);
+		json_object_array_add(a, p);
+	}
+	json_object_object_add(o, "steps", a);
+	json_object_object_add(o, "knee_clients", r->knee >= 0 && r->knee < r->nsteps ?
+	    json_object_new_int(r->steps[r->knee].clients) : NULL);
 }
 
 static struct json_object *
@@ -82,6 +146,14 @@ row_json(const struct st_result *r, double origin)
 	json_object_object_add(o, "iops", measured ? num(st_iops(r)) : NULL);
 	if (r->metric == ST_MBIT_S)
 		net_json(o, r);
+	if (r->op == OP_MIXED)
+		load_json(o, r);
+	if (r->metric == ST_WATTS) {
+		json_object_object_add(o, "limit_min", r->limit_min > 0 ? num(r->limit_min) : NULL);
+		json_object_object_add(o, "busy_share", r->has_activity ? num(r->busy_share) : NULL);
+		json_object_object_add(o, "cpu_load", r->has_activity ? num(r->cpu_load) : NULL);
+		json_object_object_add(o, "settle_s", num(r->settle_s));
+	}
 	if (r->files) {
 		json_object_object_add(o, "files", json_object_new_int64((int64_t)r->files));
 		json_object_object_add(o, "files_s",
@@ -173,7 +245,8 @@ figure(const struct st_result *r, char *buf, size_t len)
 		snprintf(buf, len, "-");
 		return;
 	}
-	if (r->pass == ST_UNAVAILABLE && r->metric != ST_WATTS) {
+	/* measured, but one port's figure: shown as such, never as the bond's */
+	if (r->pass == ST_UNAVAILABLE && r->metric != ST_WATTS && !r->one_port) {
 		snprintf(buf, len, "unavailable");
 		return;
 	}
@@ -195,14 +268,38 @@ figure(const struct st_result *r, char *buf, size_t len)
 			snprintf(buf, len, "%.1f MB/s", st_mb_s(r));
 		break;
 	case ST_MBIT_S:
-		if (r->ratio > 0)
+		if (r->one_port)
+			snprintf(buf, len, "%.1f Mbit/s 1 port", st_mbit_s(r));
+		else if (r->ratio > 0)
 			snprintf(buf, len, "%.1f Mbit/s %.2fx", st_mbit_s(r), r->ratio);
 		else
 			snprintf(buf, len, "%.1f Mbit/s", st_mbit_s(r));
 		break;
 	case ST_NONE:
-		snprintf(buf, len, "-");
+		if (r->knee >= 0 && r->knee < r->nsteps)
+			snprintf(buf, len, "knee at %d clients", r->steps[r->knee].clients);
+		else if (r->nsteps > 0)
+			snprintf(buf, len, "no knee, %d steps", r->nsteps);
+		else
+			snprintf(buf, len, "-");
 		break;
+	}
+}
+
+/* The load curve's steps under its row: clients, MB/s, response times. */
+static void
+steps_text(FILE *f, const struct st_result *r)
+{
+	char a[64], b[64];
+
+	for (int i = 0; i < r->nsteps; i++) {
+		const struct st_step *s = &r->steps[i];
+
+		snprintf(a, sizeof(a), "%.1f MB/s %.0f IOPS", s->mb_s, s->iops);
+		snprintf(b, sizeof(b), "%.1f/%.1f ms%s", s->mean_ms, s->p99_ms,
+		    i == r->knee ? " knee" : "");
+		fprintf(f, "  %3d client%-*s%-*s%s\n", s->clients, W_TEST - 12,
+		    s->clients > 1 ? "s" : "", W_VAL, a, b);
 	}
 }
 
@@ -219,6 +316,8 @@ limit_text(const struct st_result *w, const struct st_result *r, char *buf, size
 
 	if (w && r && w->has_limit && r->has_limit)
 		snprintf(buf, len, "%g / %g %s", w->limit, r->limit, unit_of(w->metric));
+	else if (one && one->has_limit && one->limit_min > 0)
+		snprintf(buf, len, "%g-%g %s", one->limit_min, one->limit, unit_of(one->metric));
 	else if (one && one->has_limit)
 		snprintf(buf, len, "%s %g %s", one->metric == ST_WATTS ? "<=" : ">=", one->limit,
 		    unit_of(one->metric));
@@ -292,8 +391,9 @@ st_table(FILE *f, const struct st_result *res, int n, int exit_code)
 		if (idle) {
 			figure(idle, a, sizeof(a));
 			limit_text(idle, NULL, lim, sizeof(lim));
-			fprintf(f, "%-*s%-*s%-*s%-*s%s\n", W_TEST, idle->test, W_VAL, a, W_VAL, "",
-			    W_LIMIT, lim, verdict(idle, NULL));
+			fprintf(f, "%-*s%-*s%-*s%-*s%s\n", W_TEST, idle->test, W_VAL, a, W_VAL,
+			    idle->nsteps ? "mean/p99 response" : "", W_LIMIT, lim, verdict(idle, NULL));
+			steps_text(f, idle);
 			continue;
 		}
 		figure(w, a, sizeof(a));

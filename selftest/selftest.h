@@ -18,7 +18,7 @@
 #define ST_EXIT_USAGE	2
 #define ST_EXIT_NORUN	3
 
-enum st_op { OP_WRITE, OP_READ, OP_IDLE };
+enum st_op { OP_WRITE, OP_READ, OP_IDLE, OP_MIXED };
 enum st_metric { ST_MB_S, ST_IOPS, ST_WATTS, ST_NONE, ST_MBIT_S };
 /* pass: ST_PASS / ST_FAIL, or ST_UNAVAILABLE when nothing was measured. */
 enum { ST_FAIL = 0, ST_PASS = 1, ST_UNAVAILABLE = -1 };
@@ -29,6 +29,14 @@ struct st_port_bytes {
 	unsigned long long	tx, rx;
 };
 #define ST_MAX_PORTS	4
+
+/* One step of the load curve: clients at once, each one request in flight. */
+#define ST_MAX_STEPS	8
+struct st_step {
+	int	clients;
+	double	seconds, mb_s, iops, write_share;
+	double	mean_ms, p50_ms, p99_ms;	/* response time */
+};
 
 /* One row of the record: one test in one direction. */
 struct st_result {
@@ -49,11 +57,23 @@ struct st_result {
 	enum st_metric	metric;		/* what the limit is compared with */
 	int		has_limit;
 	double		limit;		/* a floor, or a ceiling for watts */
+	double		limit_min;	/* watts: a floor too, or 0 */
 	int		pass;
 	char		note[320];
 	int		nports;		/* net tests: bytes per bond port */
 	struct st_port_bytes ports[ST_MAX_PORTS];
 	double		ratio;		/* lacp-4: to net-1 in the same direction, or 0 */
+	int		flows;		/* net rows: iperf3 flows at once */
+	int		ports_used;	/* ports that carried a tenth of the bytes or more */
+	int		one_port;	/* several flows, several ports, one port used */
+	int		tries;		/* lacp-4: attempts until the flows spread */
+	int		has_activity;	/* power: what powerd saw during the phase */
+	double		busy_share;	/* of its readings with disk I/O */
+	double		cpu_load;	/* mean busy cores */
+	double		settle_s;	/* waited for the disks to go quiet */
+	int		nsteps;		/* load-curve: its steps, */
+	struct st_step	steps[ST_MAX_STEPS];
+	int		knee;		/* and the index of its knee, or -1 */
 };
 
 /* The board's [selftest] limits; 0 where the board sets none. */
@@ -62,7 +82,7 @@ struct st_limits {
 	char	model[128];
 	double	seq_write_min_mbs, seq_read_min_mbs;
 	double	rand_read_min_iops, rand_write_min_iops;
-	double	net_min_mbits, idle_max_w;
+	double	net_min_mbits, idle_max_w, idle_min_w;
 	double	file_mb;
 };
 
@@ -107,6 +127,8 @@ int	st_run_tests(const struct st_run *, const struct st_target *, struct st_resu
 
 /* limits.c */
 int	st_limits_load(const char *path, struct st_limits *, char *err, size_t errlen);
+/* -1 with err when idle_min_w is set without an idle_max_w above it. */
+int	st_limits_sane(const struct st_limits *, const char *where, char *err, size_t errlen);
 /* One [selftest] key from text (where names the file in err); -1 for an
  * unknown key or a value that is not a number >= 0. */
 int	st_limits_set(struct st_limits *, const char *key, const char *val, const char *where,
@@ -126,12 +148,24 @@ struct json_object *st_record(const struct st_run *, const struct st_limits *,
 /* The table, ending "result: " and st_verdict_word(exit_code). */
 void	st_table(FILE *, const struct st_result *, int n, int exit_code);
 int	st_exit_code(const struct st_result *, int n);
+/* Network rows: the ports that carried at least a tenth of the row's
+ * bytes in its direction (sent up, received down), from their counters. */
+int	st_ports_used(const struct st_result *);
+/* The name of the port that carried the most, or "". */
+const char *st_busiest_port(const struct st_result *);
 
 /* power.c: powerd's readings while the tests run. */
 int	power_start(const char *sockdir);	/* 0 when powerd answers power.status */
 void	power_stop(void);
 /* Mean watts and joules from t0 to t1 (now_s() clock); 0 if unavailable. */
 int	power_phase(double t0, double t1, double *watts, double *joules);
+/* Of the readings from t0 to t1: the share that saw disk I/O (or
+ * no state), the mean busy CPU cores; -1 without readings. */
+int	power_activity(double t0, double t1, double *busy_share, double *cpu_load);
+/* 1 when powerd answered at the start and its readings are being taken. */
+int	power_running(void);
+/* 1 when the last seconds of readings saw no disk I/O. */
+int	power_quiet(double seconds);
 /* The readings as [[seconds since origin, watts], ...] (at most max,
  * evenly thinned), or NULL when there are none. */
 struct json_object *power_series(double origin, int max);

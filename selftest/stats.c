@@ -35,6 +35,7 @@ lat_add(struct lat_hist *h, uint64_t ns)
 {
 	h->bucket[bucket_of(ns)]++;
 	h->count++;
+	h->sum_ns += (double)ns;
 	if (ns > h->max_ns)
 		h->max_ns = ns;
 }
@@ -45,8 +46,15 @@ lat_merge(struct lat_hist *into, const struct lat_hist *h)
 	for (unsigned i = 0; i < LAT_BUCKETS; i++)
 		into->bucket[i] += h->bucket[i];
 	into->count += h->count;
+	into->sum_ns += h->sum_ns;
 	if (h->max_ns > into->max_ns)
 		into->max_ns = h->max_ns;
+}
+
+double
+lat_mean_us(const struct lat_hist *h)
+{
+	return h->count ? h->sum_ns / (double)h->count / 1000 : 0;
 }
 
 double

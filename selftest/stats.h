@@ -19,11 +19,14 @@
 struct lat_hist {
 	uint64_t	count;
 	uint64_t	max_ns;
+	double		sum_ns;		/* for the mean */
 	uint64_t	bucket[LAT_BUCKETS];
 };
 
 void	lat_add(struct lat_hist *, uint64_t ns);
 void	lat_merge(struct lat_hist *into, const struct lat_hist *);
+/* The mean in microseconds; 0 for an empty histogram. */
+double	lat_mean_us(const struct lat_hist *);
 /* The p-quantile (0 < p <= 1) in microseconds; 0 for an empty histogram. */
 double	lat_percentile_us(const struct lat_hist *, double p);
 

@@ -27,7 +27,7 @@ st_verdict_word(int exit_code)
 static const char *
 op_word(enum st_op op)
 {
-	return op == OP_WRITE ? "write" : op == OP_READ ? "read" : "idle";
+	return op == OP_WRITE ? "write" : op == OP_READ ? "read" : op == OP_MIXED ? "mixed" : "idle";
 }
 
 /* Why a row failed, in the words a line operator reads. */
@@ -44,6 +44,9 @@ fail_reason(const struct st_result *r, char *why, size_t len)
 		    r->note[0] ? r->note : "a read failed");
 	else if (r->note[0])
 		snprintf(why, len, "%s %s: %s", r->test, op_word(r->op), r->note);
+	else if (r->has_limit && r->metric == ST_WATTS && v < r->limit_min)
+		snprintf(why, len, "%s %s: %.4g W, limit >= %g W", r->test, op_word(r->op), v,
+		    r->limit_min);
 	else if (r->has_limit)
 		snprintf(why, len, "%s %s: %.4g %s, limit %s %g %s", r->test, op_word(r->op), v,
 		    unit, r->metric == ST_WATTS ? "<=" : ">=", r->limit, unit);

@@ -95,7 +95,8 @@ garbage "a negative limit" "[factory]\ndir = $work\n[selftest]\nidle_max_w = -5\
 garbage "a limit set to 0 (no limit)" "[factory]\ndir = $work\ntests = seq-max\n[selftest]\nseq_write_min_mbs = 0\n" \
 	'.*seq-max needs a limit: \[selftest\] seq_write_min_mbs is not set'
 garbage "an unknown test" "[factory]\ndir = $work\ntests = seq-max,fastest\n" '.*unknown test "fastest"'
-garbage "load-curve" "[factory]\ndir = $work\ntests = load-curve\n" '.*load-curve is not in this build'
+garbage "an idle floor above the ceiling" "[factory]\ndir = $work\ntests = power\n[selftest]\nidle_min_w = 1001\n" \
+	'.*idle_min_w: needs an idle_max_w above it'
 garbage "a volume name that is a path" "[factory]\nvolume = ../../etc\n" '.*\[factory\] volume: not a volume name'
 garbage "a relative dir" "[factory]\ndir = tmp\n" '.*\[factory\] dir: an absolute path'
 garbage "a peer that is an option" "[factory]\ndir = $work\npeers = -x\n" '.*\[factory\] peers'

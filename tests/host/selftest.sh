@@ -43,13 +43,13 @@ check "table: a row per test, write and read columns" \
 	sh -c "grep -q '^test  *write (up)  *read (down)  *limit  *result' '$tmp/table' &&
 	    grep -q '^seq-max ' '$tmp/table' && grep -q '^iops-4k-q16 ' '$tmp/table' &&
 	    grep -q '^result: PASS' '$tmp/table'"
-check "progress: one line per step when not on a terminal" grep -q '^\[4/9\] seq-max: reading$' "$tmp/progress"
-check "progress: net-1 says unavailable without --peers" grep -q '^\[8/9\] net-1: unavailable$' "$tmp/progress"
+check "progress: one line per step when not on a terminal" grep -q '^\[4/10\] seq-max: reading$' "$tmp/progress"
+check "progress: net-1 says unavailable without --peers" grep -q '^\[9/10\] net-1: unavailable$' "$tmp/progress"
 check "record: schema nas-selftest/1, board, kernel, preset" jq -e \
 	'.schema == "nas-selftest/1" and .board.name == "host" and (.kernel | length > 0)
 	 and .preset == "quick" and .pass == true and .exit == 0' "$tmp/r.json"
 check "record: every disk row verified, with figures" jq -e \
-	'[.results[] | select(.op != "idle" and .metric != "mbit_s")] | length == 12 and
+	'[.results[] | select(.op != "idle" and .metric != "mbit_s")] | length == 13 and
 	 all(.verified == true and .bytes > 0 and .mb_s > 0 and .cpu_s >= 0 and (.pass == true))' "$tmp/r.json"
 check "record: net-1 and lacp-4 without --peers: four rows, unavailable (pass null)" jq -e \
 	'[.results[] | select(.metric == "mbit_s")] | length == 4 and
@@ -57,6 +57,15 @@ check "record: net-1 and lacp-4 without --peers: four rows, unavailable (pass nu
 check "record: IOPS rows carry p50 <= p99 <= p99.9" jq -e \
 	'[.results[] | select(.test | startswith("iops")) | .lat_us | .p50 <= .p99 and .p99 <= .p999]
 	 | length == 4 and all' "$tmp/r.json"
+check "record: load-curve's steps at 1 to 32 clients, each with MB/s and response times" jq -e \
+	'.results[] | select(.test == "load-curve") | .op == "mixed" and .verified == true and
+	 ([.steps[].clients] == [1, 2, 4, 8, 16, 32]) and
+	 all(.steps[]; .mb_s > 0 and .iops > 0 and .lat_ms.mean > 0 and .lat_ms.p50 <= .lat_ms.p99
+	     and .write_share > 0 and .write_share < 0.5) and
+	 (.knee_clients as $k | $k == null or ([.steps[].clients] | index($k) != null))' "$tmp/r.json"
+check "table and report: the load curve's steps and chart" sh -c \
+	"grep -q '^load-curve ' '$tmp/table' && grep -q '^   32 clients ' '$tmp/table' &&
+	 grep -q 'data-chart=\"load-curve\"' '$tmp/r.html'"
 check "record: the seq read limit from board.ini applies" jq -e \
 	'.results[] | select(.test == "seq-max" and .op == "read") | .limit == 0.001' "$tmp/r.json"
 check "record: power unavailable without powerd (null, not 0 W)" jq -e \

@@ -14,6 +14,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <iniparser.h>
+
 #include "job.h"
 #include "log.h"
 #include "powerd/powerd.h"
@@ -381,6 +383,64 @@ START_TEST(model_refuses_bad_figures)
 	ck_assert_int_eq(model_load(p, &m, err, sizeof(err)), 0);
 	ck_assert_str_eq(m.sensor, "hwmon:ina219/power1_input");
 	free(p);
+}
+END_TEST
+
+/*
+ * The virtual boards' power model against their own [selftest] idle
+ * limits and the reference's two-bay box (12 W with the disks in
+ * standby, 17 W with two spinning): idle (disks spinning, no I/O, a
+ * little CPU) lies between the limits, and each way of getting the
+ * model wrong lands outside them (Decision 102).
+ */
+static double
+watts_with(const struct power_model *m, int active, int idle, int standby, double cpu)
+{
+	struct model_input in = { .cpu_load = cpu, .ports_up = 2 };
+
+	in.disks[DP_ACTIVE] = active;
+	in.disks[DP_IDLE] = idle;
+	in.disks[DP_STANDBY] = standby;
+	return model_watts(m, &in);
+}
+
+START_TEST(board_idle_between_selftest_limits)
+{
+	static const char *const boards[] = { "qemu-x86_64/board.ini", "qemu-aarch64/board.ini",
+		"qemu-x86_64/board-4bay.ini", NULL };
+	char path[1024], err[256];
+	struct power_model m;
+	dictionary *d;
+	double lo, hi;
+	int bays;
+
+	for (int i = 0; boards[i]; i++) {
+		/* __FILE__ is absolute (the build passes $(SRC)/...): the tree's own boards. */
+		snprintf(path, sizeof(path), "%.*s/../../board/%s",
+		    (int)(strrchr(__FILE__, '/') - __FILE__), __FILE__, boards[i]);
+		ck_assert_msg(model_load(path, &m, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_ptr_nonnull(d = iniparser_load(path));
+		bays = iniparser_getint(d, "board:bays", 0);
+		lo = iniparser_getdouble(d, "selftest:idle_min_w", 0);
+		hi = iniparser_getdouble(d, "selftest:idle_max_w", 0);
+		iniparser_freedict(d);
+		ck_assert_msg(bays >= 2 && lo > 0 && hi > lo, "%s: bays, idle_min_w, idle_max_w",
+		    path);
+		/* idle: every disk spinning, no I/O, the daemons' bit of CPU */
+		ck_assert(watts_with(&m, 0, bays, 0, 0) >= lo);
+		ck_assert(watts_with(&m, 0, bays, 0, 0.25) <= hi);
+		/* broken: a spinning disk counted active, a core held busy,
+		 * the disks counted in standby, the disks left out */
+		ck_assert(watts_with(&m, 1, bays - 1, 0, 0) > hi);
+		ck_assert(watts_with(&m, 0, bays, 0, 1) > hi);
+		ck_assert(watts_with(&m, 0, 0, bays, 0) < lo);
+		ck_assert(watts_with(&m, 0, 0, 0, 0) < lo);
+		if (bays != 2)
+			continue;
+		/* the reference's two-bay box, within a watt */
+		ck_assert_double_eq_tol(watts_with(&m, 0, 0, 2, 0), 12.0, 1.0);
+		ck_assert_double_eq_tol(watts_with(&m, 0, 2, 0, 0), 17.0, 1.0);
+	}
 }
 END_TEST
 
@@ -1855,6 +1915,7 @@ powerd_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, model_watts_by_hand);
 	tcase_add_test(tc, model_refuses_bad_figures);
+	tcase_add_test(tc, board_idle_between_selftest_limits);
 	tcase_add_test(tc, state_from_recorded_diskstats);
 	tcase_add_test(tc, cpu_load_from_stat);
 	tcase_add_test(tc, diskstats_cut_line_is_not_read);

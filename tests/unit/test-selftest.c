@@ -170,6 +170,47 @@ random_read_elsewhere(int qd)
 START_TEST(engine_read_not_replayed) { random_read_elsewhere(1); random_read_elsewhere(16); }
 END_TEST
 
+/* The load curve's clients: a read/write mix on pread/pwrite threads,
+ * every read checked (a write lays down the block's own pattern). */
+START_TEST(engine_mix)
+{
+	char *path = tmpfile_of(1 << 20);
+	struct io_result r;
+	struct io_job j;
+	int fd = open(path, O_RDWR);
+
+	ck_assert_int_ge(fd, 0);
+	job_on(&j, fd, 1, 0);
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	job_on(&j, fd, 0, 1);
+	j.write_pct = 20;
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_int_eq(r.err, 0);
+	ck_assert_uint_eq(r.ops, 256);
+	ck_assert_uint_eq(r.bad_units, 0);
+	/* about a fifth writes (51 expected; 4 sigma is 26) */
+	ck_assert_uint_gt(r.writes, 25);
+	ck_assert_uint_lt(r.writes, 77);
+	ck_assert(lat_mean_us(&r.lat) > 0);
+	/* the file still reads back whole */
+	job_on(&j, fd, 0, 0);
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_uint_eq(r.bad_units, 0);
+	ck_assert_uint_eq(r.writes, 0);
+	/* a mix is for threads at queue depth 1; a share of 100 % is no mix */
+	job_on(&j, fd, 0, 1);
+	j.write_pct = 20;
+	j.qd = 16;
+	ck_assert_int_eq(io_run(&j, &r), -1);
+	j.qd = 1;
+	j.write_pct = 100;
+	ck_assert_int_eq(io_run(&j, &r), -1);
+	close(fd);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
 START_TEST(engine_short_file)
 {
 	char *path = tmpfile_of(8192);
@@ -311,6 +352,20 @@ START_TEST(limits)
 	st_limits_apply(&lim, &r);
 	ck_assert_int_eq(r.pass, ST_UNAVAILABLE);
 	ck_assert_int_eq(st_exit_code(&r, 1), ST_EXIT_PASS);
+	/* and a floor: below it the sensor or model is broken, or a disk is missing */
+	l = lim;
+	l.idle_max_w = 20;
+	l.idle_min_w = 14;
+	result(&r, "power", OP_IDLE, ST_WATTS, 0, 0, 1);
+	r.has_power = 1;
+	r.watts = 11.7;
+	st_limits_apply(&l, &r);
+	ck_assert_int_eq(r.pass, ST_FAIL);
+	ck_assert(r.has_limit && r.limit == 20 && r.limit_min == 14);
+	r.pass = ST_PASS;
+	r.watts = 17.9;
+	st_limits_apply(&l, &r);
+	ck_assert_int_eq(r.pass, ST_PASS);
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/board.ini", dir);
@@ -327,6 +382,16 @@ START_TEST(limits)
 	ck_assert_ptr_nonnull(strstr(err, "seq_read_min_mbs"));
 	f = fopen(path, "w");
 	fputs("[selftest]\nrand_read_min_iops = 10k\n", f);
+	fclose(f);
+	ck_assert_int_eq(st_limits_load(path, &l, err, sizeof(err)), -1);
+	/* a floor above the ceiling (or without one) would fail every unit */
+	f = fopen(path, "w");
+	fputs("[selftest]\nidle_min_w = 21\nidle_max_w = 20\n", f);
+	fclose(f);
+	ck_assert_int_eq(st_limits_load(path, &l, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "idle_min_w: needs an idle_max_w above it"));
+	f = fopen(path, "w");
+	fputs("[selftest]\nidle_min_w = 14\n", f);
 	fclose(f);
 	ck_assert_int_eq(st_limits_load(path, &l, err, sizeof(err)), -1);
 	unlink(path);
@@ -456,6 +521,152 @@ START_TEST(net_rows)
 END_TEST
 
 /* The column where text starts in line, or -1. */
+static int col(const char *line, const char *text);
+
+/* lacp-4's spread over the bond's ports, from the ports' counters: a run
+ * whose flows all took one port is flagged, carries no ratio to net-1
+ * and is no LACP figure (the table says "1 port"). */
+static void
+port(struct st_result *r, const char *name, unsigned long long tx, unsigned long long rx)
+{
+	struct st_port_bytes *p = &r->ports[r->nports++];
+
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->tx = tx;
+	p->rx = rx;
+}
+
+START_TEST(lacp_spread)
+{
+	struct st_run run = { .preset = "quick", .scale = 1 };
+	struct st_target tg = { .dir = "/x" };
+	struct json_object *rec, *a, *row, *v;
+	struct st_result r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	/* up: what the NAS sent; lan2's ACK-sized tx and big rx do not count */
+	result(&r, "lacp-4", OP_WRITE, ST_MBIT_S, 40000000, 0, 10);
+	port(&r, "lan1", 40500000, 900000);
+	port(&r, "lan2", 600000, 50000000);
+	ck_assert_int_eq(st_ports_used(&r), 1);
+	ck_assert_str_eq(st_busiest_port(&r), "lan1");
+	/* down: what it received; lan1's 0.9 MB of 50.9 is under a tenth */
+	r.op = OP_READ;
+	ck_assert_int_eq(st_ports_used(&r), 1);
+	ck_assert_str_eq(st_busiest_port(&r), "lan2");
+	r.ports[1].rx = 4000000;	/* 0.9 of 4.9 MB: 18 %, both ports */
+	ck_assert_int_eq(st_ports_used(&r), 2);
+	r.ports[0].rx = 300000;		/* 0.3 of 4.3 MB: 7 % */
+	ck_assert_int_eq(st_ports_used(&r), 1);
+	r.nports = 0;
+	ck_assert_int_eq(st_ports_used(&r), 0);
+	ck_assert_str_eq(st_busiest_port(&r), "");
+
+	/* the record and the table of a one-port lacp-4 row */
+	result(&r, "lacp-4", OP_WRITE, ST_MBIT_S, 40000000, 0, 10);
+	port(&r, "lan1", 40500000, 900000);
+	port(&r, "lan2", 600000, 50000000);
+	r.flows = 4;
+	r.tries = 4;
+	r.ports_used = st_ports_used(&r);
+	r.one_port = 1;
+	r.pass = ST_UNAVAILABLE;
+	rec = st_record(&run, &lim, &tg, &r, 1, st_exit_code(&r, 1), 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	json_object_object_get_ex(row, "one_port", &v);
+	ck_assert(json_object_get_boolean(v));
+	json_object_object_get_ex(row, "ports_used", &v);
+	ck_assert_int_eq(json_object_get_int(v), 1);
+	json_object_object_get_ex(row, "tries", &v);
+	ck_assert_int_eq(json_object_get_int(v), 4);
+	ck_assert(json_object_object_get_ex(row, "ratio_to_net1", &v) && v == NULL);
+	json_object_object_get_ex(row, "verdict", &v);
+	ck_assert_str_eq(json_object_get_string(v), "SKIP");
+	json_object_put(rec);
+	f = open_memstream(&buf, &len);
+	st_table(f, &r, 1, st_exit_code(&r, 1));
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "32.0 Mbit/s 1 port"));
+	free(buf);
+	/* one flow: no one_port flag, no tries */
+	result(&r, "net-1", OP_WRITE, ST_MBIT_S, 40000000, 0, 10);
+	port(&r, "lan1", 40500000, 900000);
+	r.flows = 1;
+	r.ports_used = 1;
+	rec = st_record(&run, &lim, &tg, &r, 1, st_exit_code(&r, 1), 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	ck_assert(json_object_object_get_ex(row, "one_port", &v) && v == NULL);
+	json_object_put(rec);
+}
+END_TEST
+
+
+
+/* The power row: its floor and ceiling in the record, the table and the
+ * line's reason; what powerd saw (disk I/O share, CPU) in the record. */
+START_TEST(power_row)
+{
+	struct st_limits l = lim;
+	struct st_result r;
+	struct st_run run = { .preset = "quick", .scale = 1 };
+	struct st_target tg = { .dir = "/x" };
+	struct json_object *rec, *a, *row, *v;
+	char *buf = NULL, why[256];
+	size_t len = 0;
+	FILE *f;
+
+	l.idle_min_w = 14;
+	l.idle_max_w = 20;
+	result(&r, "power", OP_IDLE, ST_WATTS, 0, 0, 3);
+	r.has_power = 1;
+	r.watts = 11.7;
+	r.has_activity = 1;
+	r.busy_share = 0.125;
+	r.cpu_load = 0.2;
+	r.settle_s = 4.5;
+	st_limits_apply(&l, &r);
+	ck_assert_int_eq(r.pass, ST_FAIL);
+	ck_assert_int_eq(st_factory_verdict(&r, 1, "power", "", why, sizeof(why)), ST_EXIT_FAIL);
+	ck_assert_str_eq(why, "power idle: 11.7 W, limit >= 14 W");
+	r.watts = 20.6;
+	r.pass = ST_PASS;
+	st_limits_apply(&l, &r);
+	ck_assert_int_eq(st_factory_verdict(&r, 1, "power", "", why, sizeof(why)), ST_EXIT_FAIL);
+	ck_assert_str_eq(why, "power idle: 20.6 W, limit <= 20 W");
+	f = open_memstream(&buf, &len);
+	st_table(f, &r, 1, st_exit_code(&r, 1));
+	fclose(f);
+	ck_assert_int_eq(col(strchr(buf, '\n') + 1, "14-20 W"), col(buf, "limit"));
+	free(buf);
+	rec = st_record(&run, &l, &tg, &r, 1, st_exit_code(&r, 1), 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	json_object_object_get_ex(row, "limit_min", &v);
+	ck_assert(json_object_get_double(v) == 14);
+	json_object_object_get_ex(row, "limit", &v);
+	ck_assert(json_object_get_double(v) == 20);
+	json_object_object_get_ex(row, "busy_share", &v);
+	ck_assert(json_object_get_double(v) == 0.125);
+	json_object_object_get_ex(row, "cpu_load", &v);
+	ck_assert(json_object_get_double(v) == 0.2);
+	json_object_object_get_ex(row, "settle_s", &v);
+	ck_assert(json_object_get_double(v) == 4.5);
+	json_object_put(rec);
+	/* without what powerd saw: null, not 0 (no disk I/O claimed) */
+	r.has_activity = 0;
+	rec = st_record(&run, &l, &tg, &r, 1, st_exit_code(&r, 1), 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	ck_assert(json_object_object_get_ex(row, "busy_share", &v) && v == NULL);
+	json_object_put(rec);
+}
+END_TEST
+
+
 static int
 col(const char *line, const char *text)
 {
@@ -595,6 +806,88 @@ START_TEST(limit_keys)
 }
 END_TEST
 
+/* load-curve's row: its steps and knee in the record, the table and the report. */
+START_TEST(load_curve_row)
+{
+	static const double mbs[] = { 10, 19, 35, 40, 41, 41 };
+	struct st_run run = { .preset = "quick", .scale = 1 };
+	struct st_target tg = { .dir = "/x" };
+	struct json_object *rec, *a, *row, *v, *st;
+	double x[6], y[6];
+	struct st_result r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	result(&r, "load-curve", OP_MIXED, ST_NONE, 0, 0, 6);
+	r.verified = 1;
+	for (int i = 0; i < 6; i++) {
+		struct st_step *s = &r.steps[r.nsteps++];
+
+		s->clients = 1 << i;
+		s->seconds = 1;
+		s->mb_s = mbs[i];
+		s->iops = mbs[i] * 1e6 / 65536;
+		s->write_share = 0.2;
+		s->mean_ms = 1.5 * (i + 1);
+		s->p50_ms = 1.4 * (i + 1);
+		s->p99_ms = 4.0 * (i + 1);
+		x[i] = s->clients;
+		y[i] = s->mb_s;
+		r.bytes += (uint64_t)(mbs[i] * 1e6);
+	}
+	r.knee = knee_index(x, y, 6);
+	ck_assert_int_eq(r.knee, 3);		/* 8 clients */
+	st_limits_apply(&lim, &r);
+	ck_assert_int_eq(r.pass, ST_PASS);
+	ck_assert(!r.has_limit);
+	rec = st_record(&run, &lim, &tg, &r, 1, st_exit_code(&r, 1), 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	json_object_object_get_ex(row, "op", &v);
+	ck_assert_str_eq(json_object_get_string(v), "mixed");
+	json_object_object_get_ex(row, "knee_clients", &v);
+	ck_assert_int_eq(json_object_get_int(v), 8);
+	json_object_object_get_ex(row, "steps", &v);
+	ck_assert_int_eq((int)json_object_array_length(v), 6);
+	st = json_object_array_get_idx(v, 5);
+	json_object_object_get_ex(st, "clients", &v);
+	ck_assert_int_eq(json_object_get_int(v), 32);
+	json_object_object_get_ex(st, "mb_s", &v);
+	ck_assert(json_object_get_double(v) == 41);
+	json_object_object_get_ex(st, "lat_ms", &v);
+	json_object_object_get_ex(v, "p99", &v);
+	ck_assert(json_object_get_double(v) == 24);
+	/* the report draws it with the knee */
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(st_html(f, rec), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "data-chart=\"load-curve\""));
+	ck_assert_ptr_nonnull(strstr(buf, "class=\"knee\""));
+	ck_assert_ptr_nonnull(strstr(buf, "the knee at 8 clients"));
+	free(buf);
+	json_object_put(rec);
+	/* the table: the row, then a line per step with the knee marked */
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	st_table(f, &r, 1, st_exit_code(&r, 1));
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\nload-curve      knee at 8 clients"));
+	ck_assert_ptr_nonnull(strstr(buf, "\n    1 client    10.0 MB/s 153 IOPS"));
+	ck_assert_ptr_nonnull(strstr(buf, "\n    8 clients   40.0 MB/s 610 IOPS      6.0/16.0 ms knee\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "result: PASS"));
+	free(buf);
+	/* no steps (nothing ran): no knee, null */
+	r.nsteps = 0;
+	r.knee = -1;
+	rec = st_record(&run, &lim, &tg, &r, 1, 0, 0, NULL);
+	json_object_object_get_ex(rec, "results", &a);
+	row = json_object_array_get_idx(a, 0);
+	ck_assert(json_object_object_get_ex(row, "knee_clients", &v) && v == NULL);
+	json_object_put(rec);
+}
+END_TEST
+
 START_TEST(html_report)
 {
 	struct st_run run = { .preset = "quick", .scale = 0.5, .seed = 3 };
@@ -677,6 +970,10 @@ suite(void)
 	tcase_add_test(t, record_schema);
 	tcase_add_test(t, net_rows);
 	tcase_add_test(t, table_layout);
+	tcase_add_test(t, power_row);
+	tcase_add_test(t, lacp_spread);
+	tcase_add_test(t, load_curve_row);
+	tcase_add_test(t, engine_mix);
 	tcase_add_test(t, html_report);
 	tcase_add_test(t, factory_verdict);
 	tcase_add_test(t, limit_keys);
