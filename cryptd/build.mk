@@ -33,3 +33,7 @@ UNIT_TESTS += test-cryptd-backoff
 test-cryptd-backoff_SRCS := tests/unit/test-cryptd-backoff.c tests/unit/unit-util.c cryptd/api.c \
 	cryptd/metrics.c $(CRYPTD_LOGIC) cryptd/system-linux.c $(CRYPTD_LUKS2)
 test-cryptd-backoff_LIBS = $(CHECK_LIBS) $(CRYPTD_CRYPTO_LIBS)
+UNIT_TESTS += test-cryptd-later
+test-cryptd-later_SRCS := tests/unit/test-cryptd-later.c tests/unit/unit-util.c cryptd/api.c \
+	cryptd/metrics.c $(CRYPTD_LOGIC) cryptd/system-linux.c $(CRYPTD_LUKS2)
+test-cryptd-later_LIBS = $(CHECK_LIBS) $(CRYPTD_CRYPTO_LIBS)

@@ -601,6 +601,11 @@ conn_eof(struct rpc_conn *c)
 	if (c->topics && !peer_gone(c->fd) && hup_watch(c) == 0)
 		return;
 	c->closing = 1;
+	/* Hung up entirely: the answers it waits for are dropped, its place freed. */
+	if (c->nlater > 0 && peer_gone(c->fd)) {
+		conn_kill(c);
+		return;
+	}
 	conn_flush(c);
 }
 
