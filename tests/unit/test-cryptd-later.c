@@ -57,6 +57,7 @@ setup(void)
 	kdf_configure(&k);
 	fake_now = 1000;
 	ratelimit_set_clock(fake_clock);
+	ratelimit_clear();
 	dir = unit_tmpdir();
 	crypt_set_file_dirs(dir);
 	snprintf(dev, sizeof(dev), "%s/disk", dir);
