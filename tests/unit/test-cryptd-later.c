@@ -24,23 +24,12 @@
 static const struct rpc_peer root = { .uid = 0, .gid = 0 };
 static struct rpc_server *srv;
 static char *dir, dev[512], sock[512], req[2048];
-static int entered[2], release[2];	/* the hook's pipes */
 static double fake_now;
 
 static double
 fake_clock(void)
 {
 	return fake_now;
-}
-
-/* On the worker: says it runs, then waits until the test lets it go. */
-static void
-hold(void)
-{
-	char c = 'x';
-
-	if (write(entered[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
-		abort();
 }
 
 static void
@@ -78,9 +67,8 @@ setup(void)
 	snprintf(req, sizeof(req), "{\"device\":\"%s\",\"passphrase\":\"right\"}", dev);
 	a = unit_call_expect(srv, &root, "crypt.format", req, 0);
 	json_object_put(a);
-	ck_assert_int_eq(pipe2(entered, O_CLOEXEC), 0);
-	ck_assert_int_eq(pipe2(release, O_CLOEXEC), 0);
-	kdf_job_set_hook(hold);
+	unit_gate_init();
+	kdf_job_set_hook(unit_gate_hold);
 }
 
 static void
@@ -88,40 +76,9 @@ teardown(void)
 {
 	kdf_job_set_hook(NULL);
 	rpc_server_free(srv);
-	close(entered[0]);
-	close(entered[1]);
-	close(release[0]);
-	close(release[1]);
+	unit_gate_fini();
 	unit_rmtree(dir);
 	free(dir);
-}
-
-/* Runs the loop until a job's work has begun (and holds). */
-static void
-wait_entered(void)
-{
-	struct pollfd pfd = { .fd = entered[0], .events = POLLIN };
-	char c;
-
-	for (int round = 0; poll(&pfd, 1, 5) != 1; round++) {
-		ck_assert_msg(round < 4000, "no job started");
-		unit_pump();
-	}
-	ck_assert_int_eq(read(entered[0], &c, 1), 1);
-}
-
-/* The loop a moment. */
-static void
-spin(void)
-{
-	poll(NULL, 0, 5);
-	unit_pump();
-}
-
-static void
-let_go(void)
-{
-	ck_assert_int_eq(write(release[1], "x", 1), 1);
 }
 
 /* Sends method with params on fd (id 7). */
@@ -167,7 +124,7 @@ START_TEST(others_answered_during_kdf)
 
 	open_params(p, sizeof(p), "v1", "right");
 	send_call(a, "crypt.open", p);
-	wait_entered();
+	unit_gate_wait();
 	/* The KDF holds in the hook: the loop still answers b. */
 	send_call(b, "crypt.list", "{}");
 	ck_assert_int_eq(answer_code(b, NULL, 0), 0);
@@ -176,7 +133,7 @@ START_TEST(others_answered_during_kdf)
 	ck_assert_int_eq(answer_code(b, NULL, 0), 0);
 	ck_assert_int_eq(rpc_server_nlater(srv), 1);
 	unit_assert_silent(a);
-	let_go();
+	unit_gate_release();
 	ck_assert_int_eq(answer_code(a, NULL, 0), 0);
 	ck_assert_int_eq(rpc_server_nlater(srv), 0);
 	send_call(b, "crypt.close", "{\"name\":\"v1\"}");
@@ -193,16 +150,16 @@ START_TEST(client_leaves_mid_kdf)
 
 	open_params(p, sizeof(p), "v1", "wrong");
 	send_call(a, "crypt.open", p);
-	wait_entered();
+	unit_gate_wait();
 	close(a);
 	for (int i = 0; i < 20 && rpc_server_nconns(srv) > 0; i++)
-		spin();
+		unit_spin();
 	/* Gone, while its call waits: the job holds nothing of the connection. */
 	ck_assert_int_eq(rpc_server_nconns(srv), 0);
 	ck_assert_int_eq(rpc_server_nlater(srv), 1);
-	let_go();
+	unit_gate_release();
 	for (int i = 0; i < 4000 && rpc_server_nlater(srv) > 0; i++)
-		spin();
+		unit_spin();
 	ck_assert_int_eq(rpc_server_nlater(srv), 0);
 	/* The wrong guess counted: hanging up does not dodge the back-off. */
 	b = unit_connect(sock);
@@ -221,7 +178,7 @@ START_TEST(limits_clear_errors)
 
 	open_params(p, sizeof(p), "v1", "right");
 	send_call(a, "crypt.open", p);
-	wait_entered();
+	unit_gate_wait();
 	/* One per connection here. */
 	send_call(a, "crypt.benchmark", "{}");
 	ck_assert_int_eq(answer_code(a, msg, sizeof(msg)), NAS_ERR_LIMIT);
@@ -246,7 +203,7 @@ START_TEST(limits_clear_errors)
 	}
 	/* The second thread takes b's; c's waits; then the server is full. */
 	send_call(b, "crypt.benchmark", "{}");
-	wait_entered();
+	unit_gate_wait();
 	send_call(c, "crypt.benchmark", "{}");
 	unit_assert_silent(c);
 	ck_assert_int_eq(rpc_server_nlater(srv), 3);
@@ -258,12 +215,12 @@ START_TEST(limits_clear_errors)
 		ck_assert_msg(strstr(msg, "server busy"), "%s", msg);
 		close(d);
 	}
-	let_go();
-	let_go();
+	unit_gate_release();
+	unit_gate_release();
 	ck_assert_int_eq(answer_code(a, NULL, 0), 0);
 	ck_assert_int_eq(answer_code(b, NULL, 0), 0);
-	wait_entered();
-	let_go();
+	unit_gate_wait();
+	unit_gate_release();
 	ck_assert_int_eq(answer_code(c, NULL, 0), 0);
 	ck_assert_int_eq(rpc_server_nlater(srv), 0);
 	close(a);

@@ -21,18 +21,14 @@
 
 static struct rpc_server *srv;
 static char *dir, path[256];
-static int entered[2], release[2];
 static int worked, done_ran, done_not_ran;
 
-/* On the worker: says it runs, then waits until the test lets it go. */
+/* On the worker: holds at the gate until the test lets it go. */
 static void
 slow_work(void *arg)
 {
-	char c = 'x';
-
 	(void)arg;
-	if (write(entered[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
-		abort();
+	unit_gate_hold();
 	worked++;	/* read by the loop only after the join */
 }
 
@@ -88,8 +84,7 @@ setup(void)
 	rpc_server_add_methods(srv, methods);
 	rpc_server_set_limits(srv, &lim);
 	ck_assert_int_eq(rpc_server_listen(srv, path, (gid_t)-1), 0);
-	ck_assert_int_eq(pipe2(entered, O_CLOEXEC), 0);
-	ck_assert_int_eq(pipe2(release, O_CLOEXEC), 0);
+	unit_gate_init();
 	worked = done_ran = done_not_ran = 0;
 }
 
@@ -97,38 +92,9 @@ static void
 teardown(void)
 {
 	rpc_server_free(srv);
-	close(entered[0]);
-	close(entered[1]);
-	close(release[0]);
-	close(release[1]);
+	unit_gate_fini();
 	unit_rmtree(dir);
 	free(dir);
-}
-
-static void
-spin(void)
-{
-	poll(NULL, 0, 5);
-	unit_pump();
-}
-
-static void
-wait_entered(void)
-{
-	struct pollfd pfd = { .fd = entered[0], .events = POLLIN };
-	char c;
-
-	for (int round = 0; poll(&pfd, 1, 5) != 1; round++) {
-		ck_assert_msg(round < 4000, "no work started");
-		unit_pump();
-	}
-	ck_assert_int_eq(read(entered[0], &c, 1), 1);
-}
-
-static void
-let_go(void)
-{
-	ck_assert_int_eq(write(release[1], "x", 1), 1);
 }
 
 static void
@@ -146,13 +112,13 @@ START_TEST(answer_later_in_order)
 	int a = unit_connect(path), b = unit_connect(path);
 
 	unit_send(a, SLOW, strlen(SLOW));
-	wait_entered();
+	unit_gate_wait();
 	/* The work holds: a's next request and b are answered meanwhile. */
 	unit_send(a, GET, strlen(GET));
 	expect_line(a, "\"now\"");
 	unit_send(b, GET, strlen(GET));
 	expect_line(b, "\"now\"");
-	let_go();
+	unit_gate_release();
 	expect_line(a, "\"done\"");
 	ck_assert_int_eq(done_ran, 1);
 	close(a);
@@ -166,11 +132,11 @@ START_TEST(half_closed_client_answered)
 	int a = unit_connect(path);
 
 	unit_send(a, SLOW, strlen(SLOW));
-	wait_entered();
+	unit_gate_wait();
 	ck_assert_int_eq(shutdown(a, SHUT_WR), 0);
 	for (int i = 0; i < 10; i++)
-		spin();
-	let_go();
+		unit_spin();
+	unit_gate_release();
 	expect_line(a, "\"done\"");
 	ck_assert_uint_eq(unit_read_to_eof(a), 0);
 	close(a);
@@ -183,17 +149,17 @@ START_TEST(waiting_call_of_gone_client_not_run)
 	int a = unit_connect(path), b = unit_connect(path);
 
 	unit_send(a, SLOW, strlen(SLOW));
-	wait_entered();
+	unit_gate_wait();
 	unit_send(b, SLOW, strlen(SLOW));
 	ck_assert_int_eq(rpc_server_nlater(srv), 2);
 	close(b);
 	for (int i = 0; i < 4000 && rpc_server_nconns(srv) > 1; i++)
-		spin();
+		unit_spin();
 	ck_assert_int_eq(rpc_server_nconns(srv), 1);
-	let_go();
+	unit_gate_release();
 	expect_line(a, "\"done\"");
 	for (int i = 0; i < 4000 && rpc_server_nlater(srv) > 0; i++)
-		spin();
+		unit_spin();
 	ck_assert_int_eq(rpc_server_nlater(srv), 0);
 	ck_assert_int_eq(worked, 1);
 	ck_assert_int_eq(done_not_ran, 1);
@@ -207,8 +173,8 @@ START_TEST(close_joins_running_work)
 	int a = unit_connect(path);
 
 	unit_send(a, SLOW, strlen(SLOW));
-	wait_entered();
-	let_go();
+	unit_gate_wait();
+	unit_gate_release();
 	rpc_server_close(srv);
 	ck_assert_int_eq(worked, 1);
 	ck_assert_int_eq(done_ran, 1);
@@ -277,25 +243,25 @@ START_TEST(read_group_share)
 		_exit(write(res[1], &verdict, 1) == 1 ? 0 : 16);
 	}
 	ck_assert_int_gt(pid, 0);
-	wait_entered();
+	unit_gate_wait();
 	close(res[1]);
 	pfd.fd = res[0];
 	pfd.events = POLLIN;
 	for (int i = 0; i < 4000 && poll(&pfd, 1, 0) == 0; i++)
-		spin();
+		unit_spin();
 	ck_assert_int_eq(read(res[0], &verdict, 1), 1);
 	close(res[0]);
 	ck_assert_msg(verdict == 'y', "the read group's second call was not refused");
-	let_go();
+	unit_gate_release();
 	for (int i = 0; i < 4000 && rpc_server_nlater(srv) > 0; i++)
-		spin();
+		unit_spin();
 	/* The root caller (admin) still has its place. */
 	{
 		int a = unit_connect(path);
 
 		unit_send(a, SLOW, strlen(SLOW));
-		wait_entered();
-		let_go();
+		unit_gate_wait();
+		unit_gate_release();
 		expect_line(a, "\"done\"");
 		close(a);
 	}
