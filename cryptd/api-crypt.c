@@ -214,6 +214,12 @@ unlock_work(struct kdf_job *j)
 static int
 unlock_done(struct rpc_call *call, struct kdf_job *j)
 {
+	/* The KDF could not run (its memory not locked): no passphrase was tried. */
+	if (j->rc == -2) {
+		log_warnx("%s: %s", j->device, j->err);
+		rpc_error(call, NAS_ERR_FAILED, "%s: %s", j->device, j->err);
+		return -1;
+	}
 	ratelimit_note(&j->d, j->rc == 0);
 	cryptd_metrics_write();
 	if (j->rc == 0)

@@ -59,11 +59,13 @@ digest_match(const struct luks2_digest *d, const struct secret *vk)
 	return ok;
 }
 
-static int too_big;	/* keyslots the last unlock skipped for memory */
+/* Keyslots the last unlock skipped for memory; the thread's own (cryptd's workers). */
+static _Thread_local int too_big;
 
+/* 0: vk; -1: not this slot's passphrase; -2: the KDF could not run (err says why). */
 static int
 try_slot(const struct luks2_io *io, const struct luks2 *h, int i,
-    const void *pass, size_t passlen, struct secret **vkp)
+    const void *pass, size_t passlen, struct secret **vkp, char *err, size_t errlen)
 {
 	const struct luks2_keyslot *ks = &h->ks[i];
 	uint64_t n = af_bytes(ks->key_size, ks->stripes);
@@ -79,11 +81,18 @@ try_slot(const struct luks2_io *io, const struct luks2 *h, int i,
 	}
 	if ((dk = secret_new(ks->area_key_size)) == NULL ||
 	    (af = secret_new(n)) == NULL || (vk = secret_new(ks->key_size)) == NULL ||
-	    (raw = malloc(n)) == NULL)
+	    (raw = malloc(n)) == NULL) {
+		rc = ERR("out of locked memory for a keyslot: %s", strerror(errno)) - 1;
 		goto out;
-	if (luks2_read_at(io, raw, n, ks->area_offset) != 0 ||
-	    luks2_kdf_derive(&ks->kdf, pass, passlen, dk->buf, ks->area_key_size) != 0 ||
-	    luks2_xts(0, ks->area_cipher, dk->buf, ks->area_key_size, raw, af->buf,
+	}
+	if (luks2_read_at(io, raw, n, ks->area_offset) != 0)
+		goto out;
+	if (luks2_kdf_derive(&ks->kdf, pass, passlen, dk->buf, ks->area_key_size,
+	    err, errlen) != 0) {
+		rc = -2;
+		goto out;
+	}
+	if (luks2_xts(0, ks->area_cipher, dk->buf, ks->area_key_size, raw, af->buf,
 	    n) != 0 ||
 	    luks2_af_merge(af->buf, ks->key_size, ks->stripes, ks->af_hash,
 	    vk->buf) != 0)
@@ -107,7 +116,7 @@ luks2_unlock(const struct luks2_io *io, const struct luks2 *h, const void *pass,
     size_t passlen, int slot, struct secret **vk, int *slot_out, char *err,
     size_t errlen)
 {
-	int i;
+	int i, rc;
 
 	*vk = NULL;
 	too_big = 0;
@@ -116,11 +125,14 @@ luks2_unlock(const struct luks2_io *io, const struct luks2 *h, const void *pass,
 	for (i = 0; i < LUKS2_KEYSLOTS; i++) {
 		if ((slot >= 0 && i != slot) || !h->ks[i].used)
 			continue;
-		if (try_slot(io, h, i, pass, passlen, vk) == 0) {
+		if ((rc = try_slot(io, h, i, pass, passlen, vk, err, errlen)) == 0) {
 			if (slot_out != NULL)
 				*slot_out = i;
 			return 0;
 		}
+		/* Not a wrong passphrase: nothing was tried. */
+		if (rc == -2)
+			return -2;
 	}
 	if (too_big)
 		return ERR("no key available with this passphrase (%d keyslot(s) "
@@ -255,8 +267,10 @@ write_area(const struct luks2_io *io, const struct luks2_keyslot *ks,
 		ERR("out of locked memory");
 		goto out;
 	}
-	if (luks2_kdf_derive(&ks->kdf, pass, passlen, dk->buf, ks->area_key_size) != 0 ||
-	    luks2_af_split(vk->buf, vk->len, ks->stripes, ks->af_hash, af->buf) != 0 ||
+	if (luks2_kdf_derive(&ks->kdf, pass, passlen, dk->buf, ks->area_key_size,
+	    err, errlen) != 0)
+		goto out;
+	if (luks2_af_split(vk->buf, vk->len, ks->stripes, ks->af_hash, af->buf) != 0 ||
 	    luks2_xts(1, ks->area_cipher, dk->buf, ks->area_key_size, af->buf, raw,
 	    n) != 0) {
 		ERR("keyslot encryption failed");

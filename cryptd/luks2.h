@@ -167,7 +167,8 @@ int	luks2_encode_copy(const struct luks2 *, int secondary, uint8_t *buf,
 /*
  * The volume key from a passphrase (or key file bytes): tries each
  * keyslot (only `slot` when >= 0).  *slot_out gets the slot that opened.
- * -1 with "no key" in err when none did.
+ * -1 with "no key" in err when none did; -2 when a KDF could not run at
+ * all (argon2's memory not locked: err says why; no passphrase tried).
  */
 int	luks2_unlock(const struct luks2_io *, const struct luks2 *,
 	    const void *pass, size_t passlen, int slot, struct secret **vk,
@@ -196,8 +197,9 @@ int	luks2_format(const struct luks2_io *, const struct luks2_format_opts *,
 struct json_object *luks2_kdf_json(const struct luks2_kdf *, int with_salt);
 
 /* luks2-crypto.c */
+/* -1 with err: a bad kdf, or argon2's memory that cannot be locked (says so). */
 int	luks2_kdf_derive(const struct luks2_kdf *, const void *pass,
-	    size_t passlen, void *out, size_t outlen);
+	    size_t passlen, void *out, size_t outlen, char *err, size_t errlen);
 int	luks2_kdf_check(const struct luks2_kdf *, char *err, size_t errlen);
 int	luks2_af_split(const void *key, size_t keylen, uint32_t stripes,
 	    const char *hash, void *out);

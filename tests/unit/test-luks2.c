@@ -6,10 +6,15 @@
  * header is left byte for byte as it was).  tests/host/luks2.sh holds
  * the same library against cryptsetup.
  */
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <argon2.h>
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -818,6 +823,50 @@ START_TEST(not_luks)
 }
 END_TEST
 
+/*
+ * Argon2's memory is allocated locked (Decision 95): the same hash as
+ * libargon2's own allocator gives, and under an RLIMIT_MEMLOCK it does
+ * not fit (a child without CAP_IPC_LOCK) a clear error, not a silent
+ * fallback to memory that may be swapped.
+ */
+START_TEST(argon2_memory_locked)
+{
+	struct luks2_kdf k = kdf_of(KDF_ARGON2ID);
+	uint8_t a[32], b[32];
+	struct rlimit rl = { 64 << 10, 64 << 10 };
+	int st;
+	pid_t pid;
+
+	k.memory = 1024;
+	k.salt_len = 32;
+	memset(k.salt, 7, k.salt_len);
+	ck_assert_int_eq(luks2_kdf_derive(&k, "pw", 2, a, sizeof(a), err, sizeof(err)), 0);
+	ck_assert_int_eq(argon2id_hash_raw(k.time, k.memory, k.cpus, "pw", 2, k.salt,
+	    k.salt_len, b, sizeof(b)), ARGON2_OK);
+	ck_assert_mem_eq(a, b, sizeof(a));
+#ifdef __SANITIZE_ADDRESS__
+	/* ASan's mlock does nothing and succeeds: the limit is tested in the plain run. */
+	return;
+#endif
+	if ((pid = fork()) == 0) {
+		/* Not root any more: RLIMIT_MEMLOCK binds without CAP_IPC_LOCK. */
+		if ((getuid() == 0 && setuid(65534) != 0) || setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+			_exit(10);
+		if (luks2_kdf_derive(&k, "pw", 2, a, sizeof(a), err, sizeof(err)) == 0)
+			_exit(11);
+		if (strstr(err, "RLIMIT_MEMLOCK is 64 KiB") == NULL ||
+		    strstr(err, "1024 KiB of locked memory") == NULL)
+			_exit(12);
+		/* What fits the limit works. */
+		k.memory = 32;
+		_exit(luks2_kdf_derive(&k, "pw", 2, a, sizeof(a), err, sizeof(err)) == 0 ? 0 : 13);
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %d", st);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -846,6 +895,7 @@ main(void)
 	tcase_add_test(tc, power_cut_key_change);
 	tcase_add_test(tc, luks1);
 	tcase_add_test(tc, not_luks);
+	tcase_add_test(tc, argon2_memory_locked);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
