@@ -203,7 +203,7 @@ fail:
 static int
 unlock_work(struct kdf_job *j)
 {
-	j->rc = luks2_unlock(&j->d.io, j->h, j->pass->buf, j->pass->len, -1, &j->vk,
+	j->rc = luks2_unlock(&j->d.io, j->h, j->pass->buf, j->pass->len, j->want_slot, &j->vk,
 	    &j->slot, j->err, sizeof(j->err));
 	secret_free(j->pass);
 	j->pass = NULL;
@@ -496,6 +496,7 @@ crypt_open(struct rpc_call *call, struct json_object *params)
 	if ((j = unlock_job(call, params, 0)) == NULL)
 		return;
 	snprintf(j->name, sizeof(j->name), "%s", name);
+	j->want_slot = (int)rpc_param_int(params, "keyslot", -1);
 	/* Two mappings of one volume, both mounted, would corrupt it. */
 	if ((o = open_mapping(j->h)) != NULL || cdev_busy(&j->d)) {
 		rpc_error(call, NAS_ERR_BUSY, "%s: %s%s", device, o ? "open already as " :
@@ -880,7 +881,10 @@ static const struct rpc_param device_params[] = { DEVICE, END };
 static const struct rpc_param open_params[] = {
 	DEVICE,
 	{ "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "mapping name: /dev/mapper/NAME" },
-	PASS, KEYFILE, END
+	PASS, KEYFILE,
+	{ "keyslot", RPC_INT, 0, 0, LUKS2_KEYSLOTS - 1, NULL,
+	  "try this keyslot only (one of priority 0, \"ignore\", too)" },
+	END
 };
 static const struct rpc_param name_params[] = {
 	{ "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "mapping name" }, END

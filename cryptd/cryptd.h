@@ -89,6 +89,7 @@ struct kdf_job {
 	struct luks2_format_opts fo;
 	char		 device[256], name[72], cipher[32], label[48];
 	int		 change, force;	/* key.change; key.remove of the last */
+	int		 want_slot;	/* the keyslot named, -1: any (not priority 0) */
 	int		 slot, nslot;	/* the slot that opened; the new one */
 	int		 rc;		/* the unlock (or format) */
 	int		 rc2;		/* what follows it: -1 failed, -2 refused */

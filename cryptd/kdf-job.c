@@ -35,7 +35,7 @@ kdf_job_new(void)
 	if (j == NULL)
 		return NULL;
 	j->d.fd = -1;
-	j->slot = j->nslot = -1;
+	j->want_slot = j->slot = j->nslot = -1;
 	return j;
 }
 

@@ -487,6 +487,7 @@ luks1_slot(const uint8_t *p, struct luks2 *h, int i, uint32_t keybytes,
 	if (active != L1_ACTIVE)
 		return ERR("LUKS1 keyslot %d state bad", i);
 	ks->used = 1;
+	ks->priority = 1;
 	ks->key_size = ks->area_key_size = keybytes;
 	ks->kdf.type = KDF_PBKDF2;
 	strcpy(ks->kdf.hash, h->dg[0].hash);

@@ -111,28 +111,43 @@ out:
 	return rc;
 }
 
+/* Whether keyslot i is tried in the pass for prio (a slot named: in the first pass). */
+static int
+tried(const struct luks2 *h, int i, int slot, uint32_t prio)
+{
+	if (!h->ks[i].used)
+		return 0;
+	if (slot >= 0)
+		return i == slot && prio == 2;
+	return h->ks[i].priority == prio;
+}
+
 int
 luks2_unlock(const struct luks2_io *io, const struct luks2 *h, const void *pass,
     size_t passlen, int slot, struct secret **vk, int *slot_out, char *err,
     size_t errlen)
 {
+	uint32_t prio;
 	int i, rc;
 
 	*vk = NULL;
 	too_big = 0;
 	if (slot >= LUKS2_KEYSLOTS)
 		return ERR("no keyslot %d", slot);
-	for (i = 0; i < LUKS2_KEYSLOTS; i++) {
-		if ((slot >= 0 && i != slot) || !h->ks[i].used)
-			continue;
-		if ((rc = try_slot(io, h, i, pass, passlen, vk, err, errlen)) == 0) {
-			if (slot_out != NULL)
-				*slot_out = i;
-			return 0;
+	/* High, then normal; ignore (0) never unless named, as cryptsetup. */
+	for (prio = 2; prio >= 1; prio--) {
+		for (i = 0; i < LUKS2_KEYSLOTS; i++) {
+			if (!tried(h, i, slot, prio))
+				continue;
+			if ((rc = try_slot(io, h, i, pass, passlen, vk, err, errlen)) == 0) {
+				if (slot_out != NULL)
+					*slot_out = i;
+				return 0;
+			}
+			/* Not a wrong passphrase: nothing was tried. */
+			if (rc == -2)
+				return -2;
 		}
-		/* Not a wrong passphrase: nothing was tried. */
-		if (rc == -2)
-			return -2;
 	}
 	if (too_big)
 		return ERR("no key available with this passphrase (%d keyslot(s) "
@@ -310,6 +325,7 @@ luks2_keyslot_add(const struct luks2_io *io, struct luks2 *h,
 		return ERR("all %d keyslots are in use", LUKS2_KEYSLOTS);
 	memset(&ks, 0, sizeof(ks));
 	ks.used = 1;
+	ks.priority = 1;
 	ks.key_size = ks.area_key_size = (uint32_t)vk->len;
 	ks.stripes = LUKS2_STRIPES;
 	strcpy(ks.af_hash, "sha256");

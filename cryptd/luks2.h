@@ -78,6 +78,7 @@ struct luks2_keyslot {
 	char		 area_cipher[32];
 	uint32_t	 area_key_size;
 	int		 digest;	/* index into digests, -1 if none */
+	uint32_t	 priority;	/* 0 ignore (tried only by number), 1 normal, 2 high */
 };
 
 struct luks2_digest {
@@ -166,7 +167,8 @@ int	luks2_encode_copy(const struct luks2 *, int secondary, uint8_t *buf,
 
 /*
  * The volume key from a passphrase (or key file bytes): tries each
- * keyslot (only `slot` when >= 0).  *slot_out gets the slot that opened.
+ * keyslot, high priority first, those of priority 0 (ignore) never,
+ * as cryptsetup (only `slot` when >= 0, whatever its priority).  *slot_out gets the slot that opened.
  * -1 with "no key" in err when none did; -2 when a KDF could not run at
  * all (argon2's memory not locked: err says why; no passphrase tried).
  */

@@ -867,6 +867,60 @@ START_TEST(argon2_memory_locked)
 }
 END_TEST
 
+/* Sets keyslot id's priority in the JSON area and stores the header (its return). */
+static int
+set_priority(struct luks2 *h, const char *id, int prio)
+{
+	struct json_object *o;
+
+	ck_assert(json_object_object_get_ex(h->json, "keyslots", &o));
+	ck_assert(json_object_object_get_ex(o, id, &o));
+	json_object_object_add(o, "priority", json_object_new_int(prio));
+	return luks2_store(&io, h, err, sizeof(err));
+}
+
+/*
+ * Keyslot priorities as cryptsetup: 0 (ignore) is not tried unless the
+ * slot is named, 2 (high) before 1 (normal); 3 is refused.
+ */
+START_TEST(keyslot_priority)
+{
+	struct secret *vk = format(KDF_PBKDF2), *got;
+	struct luks2_kdf k = kdf_of(KDF_PBKDF2);
+	struct luks2 *h = load_ok();
+	int slot = -1;
+
+	ck_assert_int_eq(h->ks[0].priority, 1);
+	ck_assert_int_eq(set_priority(h, "0", 0), 0);
+	luks2_free(h);
+	h = load_ok();
+	ck_assert_int_eq(h->ks[0].priority, 0);
+	ck_assert_int_eq(luks2_unlock(&io, h, "pw", 2, -1, &got, &slot, err, sizeof(err)), -1);
+	ck_assert_ptr_null(got);
+	ck_assert_int_eq(luks2_unlock(&io, h, "pw", 2, 0, &got, &slot, err, sizeof(err)), 0);
+	ck_assert_int_eq(slot, 0);
+	/* The same passphrase in slot 1 (normal) and slot 2 (high): 2 opens. */
+	ck_assert_int_eq(luks2_keyslot_add(&io, h, got, "pw", 2, &k, &slot, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(slot, 1);
+	ck_assert_int_eq(luks2_keyslot_add(&io, h, got, "pw", 2, &k, &slot, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(slot, 2);
+	secret_free(got);
+	ck_assert_int_eq(set_priority(h, "2", 2), 0);
+	luks2_free(h);
+	h = load_ok();
+	ck_assert_int_eq(luks2_unlock(&io, h, "pw", 2, -1, &got, &slot, err, sizeof(err)), 0);
+	ck_assert_int_eq(slot, 2);
+	secret_free(got);
+	/* Checked as a disk's would be: never written. */
+	ck_assert_int_eq(set_priority(h, "2", 3), -1);
+	ck_assert_msg(strstr(err, "priority") != NULL, "%s", err);
+	luks2_free(h);
+	secret_free(vk);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -896,6 +950,7 @@ main(void)
 	tcase_add_test(tc, luks1);
 	tcase_add_test(tc, not_luks);
 	tcase_add_test(tc, argon2_memory_locked);
+	tcase_add_test(tc, keyslot_priority);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
