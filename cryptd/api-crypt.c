@@ -695,8 +695,14 @@ header_backup(struct rpc_call *call, struct json_object *params)
 	uint64_t n;
 	int fd;
 
-	if (open_header(call, device, 0, &d, &h) != 0)
+	/* Read only: a backup writes nothing to the device it copies. */
+	if (open_header(call, device, -1, &d, &h) != 0)
 		return;
+	/* Nor copies a header a running job may be rewriting. */
+	if (busy(call, device, &d) != 0) {
+		luks2_free(h);
+		return;
+	}
 	n = header_bytes(h);
 	/* A new file, root's alone: it holds every keyslot. */
 	if ((fd = file_open(file, O_WRONLY | O_CREAT | O_EXCL, err, sizeof(err))) < 0) {
