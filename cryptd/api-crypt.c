@@ -667,22 +667,6 @@ header_bytes(const struct luks2 *h)
 	return h->version == 2 ? 2 * h->hdr_size + h->keyslots_size : h->data_offset;
 }
 
-static int
-copy_bytes(const struct luks2_io *from, const struct luks2_io *to, uint64_t len)
-{
-	uint8_t buf[65536];
-	uint64_t off;
-	size_t n;
-
-	for (off = 0; off < len; off += n) {
-		n = len - off < sizeof(buf) ? (size_t)(len - off) : sizeof(buf);
-		if (luks2_read_at(from, buf, n, off) != 0 ||
-		    to->write(to->ctx, buf, n, off) != 0)
-			return -1;
-	}
-	return 0;
-}
-
 static void
 header_backup(struct rpc_call *call, struct json_object *params)
 {
@@ -710,7 +694,7 @@ header_backup(struct rpc_call *call, struct json_object *params)
 		goto out;
 	}
 	luks2_io_fd(&out, &fd, n);
-	if (copy_bytes(&d.io, &out, n) != 0 || fsync(fd) != 0) {
+	if (luks2_copy(&d.io, &out, 0, n) != 0 || fsync(fd) != 0) {
 		close(fd);
 		unlink(file);
 		rpc_error(call, NAS_ERR_FAILED, "%s: cannot write the backup", file);
@@ -776,8 +760,11 @@ header_restore(struct rpc_call *call, struct json_object *params)
 	    strcmp(cur->cipher, b->cipher) != 0 || cur->sector_size != b->sector_size)) {
 		rpc_error(call, NAS_ERR_INVALID, "%s: the backup is of another volume "
 		    "(uuid, offset, cipher or sector size differ)", device);
-	} else if (b->data_offset >= d.size || copy_bytes(&in, &d.io, st.st_size) != 0) {
-		rpc_error(call, NAS_ERR_FAILED, "%s: cannot restore the header", device);
+	} else if (b->data_offset >= d.size) {
+		rpc_error(call, NAS_ERR_INVALID, "%s: the backup's data offset is past its end",
+		    device);
+	} else if (luks2_restore(&in, &d.io, b, err, sizeof(err)) != 0) {
+		rpc_error(call, NAS_ERR_FAILED, "%s: cannot restore the header: %s", device, err);
 	} else {
 		log_info("%s: header restored from %s", device, file);
 		rpc_result(call, json_object_new_object());

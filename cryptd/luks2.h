@@ -14,6 +14,7 @@
 
 struct json_object;
 struct secret;
+struct luks2;
 
 #define LUKS2_ERRLEN		200
 #define LUKS2_BIN_SIZE		4096	/* binary header, before the JSON area */
@@ -52,6 +53,17 @@ void	luks2_io_fd(struct luks2_io *, int *fd, uint64_t size);
 /* io->write, then io->sync: on the disk before anything written after. */
 int	luks2_write_synced(const struct luks2_io *, const void *, size_t,
 	    uint64_t off);
+/* len bytes at off from one io to the other (no sync). */
+int	luks2_copy(const struct luks2_io *from, const struct luks2_io *to,
+	    uint64_t off, uint64_t len);
+/*
+ * A header backup (b, loaded from `from`) written over `to` step by
+ * step, each flushed before the next: the primary copy, the secondary,
+ * then the keyslots area (LUKS1: its one header). A power cut in any
+ * step leaves the other copy whole, old or new: one valid header.
+ */
+int	luks2_restore(const struct luks2_io *from, const struct luks2_io *to,
+	    const struct luks2 *b, char *err, size_t errlen);
 /* io->read within io->size, -1 past it. */
 int	luks2_read_at(const struct luks2_io *, void *, size_t, uint64_t off);
 
