@@ -29,11 +29,11 @@ static struct luks2_io io;
 static char err[LUKS2_ERRLEN];
 static int fail_writes;
 
+/* ctx: another buffer to read (a backup), NULL: dev. */
 static int
 mem_read(void *ctx, void *buf, size_t len, uint64_t off)
 {
-	(void)ctx;
-	memcpy(buf, dev + off, len);
+	memcpy(buf, (ctx ? (uint8_t *)ctx : dev) + off, len);
 	return 0;
 }
 
@@ -869,14 +869,6 @@ END_TEST
 
 static uint8_t *backup_buf;
 
-static int
-backup_read(void *ctx, void *buf, size_t len, uint64_t off)
-{
-	(void)ctx;
-	memcpy(buf, backup_buf + off, len);
-	return 0;
-}
-
 /* Whether a write of len at off touches header copy c (0 primary, 1 secondary). */
 static int
 touches(uint64_t off, size_t len, int c)
@@ -916,7 +908,7 @@ START_TEST(power_cut_restore)
 
 	backup_buf = malloc(DEV_SIZE);
 	memcpy(backup_buf, dev, DEV_SIZE);
-	bio.read = backup_read;
+	bio.ctx = backup_buf;
 	/* The device moves on: another key, a newer seqid. */
 	h = load_ok();
 	ck_assert_int_eq(luks2_unlock(&io, h, "pw", 2, -1, &got, &slot, err, sizeof(err)), 0);
