@@ -19,7 +19,7 @@
 
 #include "rpc-private.h"
 
-#define LATER_MAX		8
+#define LATER_MAX		16	/* raidd unlocks up to 16 volumes at once (auto-unlock) */
 #define LATER_PER_CONN		2
 #define LATER_THREADS		1
 
