@@ -20,7 +20,8 @@
 #define ERR(...)	luks2_err(err, errlen, __VA_ARGS__)
 
 /* Argon2 memory a keyslot may ask of this machine (KiB). */
-static uint32_t memory_cap = 4U * 1024 * 1024;
+/* Set on the loop (SIGHUP), read by cryptd's KDF workers. */
+static _Atomic uint32_t memory_cap = 4U * 1024 * 1024;
 
 void
 luks2_set_memory_cap(uint32_t kib)
@@ -75,7 +76,7 @@ try_slot(const struct luks2_io *io, const struct luks2 *h, int i,
 
 	if (!ks->used || ks->digest < 0 || n > ks->area_size)
 		return -1;
-	if (ks->kdf.type != KDF_PBKDF2 && ks->kdf.memory > memory_cap) {
+	if (ks->kdf.type != KDF_PBKDF2 && ks->kdf.memory > (uint32_t)memory_cap) {
 		too_big++;
 		return -1;
 	}
@@ -152,7 +153,7 @@ luks2_unlock(const struct luks2_io *io, const struct luks2 *h, const void *pass,
 	if (too_big)
 		return ERR("no key available with this passphrase (%d keyslot(s) "
 		    "skipped: their argon2 memory is more than %u KiB)", too_big,
-		    memory_cap);
+		    (uint32_t)memory_cap);
 	return ERR("no key available with this passphrase");
 }
 

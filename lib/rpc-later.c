@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "rpc-private.h"
+#include "secret.h"
 
 #define LATER_MAX		16	/* raidd unlocks up to 16 volumes at once (auto-unlock) */
 #define LATER_PER_CONN		2
@@ -89,6 +90,8 @@ later_main(void *arg)
 	struct rpc_later_set *set = l->set;
 
 	l->work(l->arg);
+	/* The work's dead frames may hold secrets; glibc keeps thread stacks. */
+	secret_scrub_stack();
 	pthread_mutex_lock(&set->mu);
 	l->finished = 1;
 	pthread_mutex_unlock(&set->mu);
