@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,8 @@ setup(void)
 
 	dir = unit_tmpdir();
 	snprintf(path, sizeof(path), "%s/t.sock", dir);
+	/* As the daemons: an answer to a client that left must not kill us. */
+	signal(SIGPIPE, SIG_IGN);
 	srv = rpc_server_new("testd", "1.0");
 	rpc_server_add_methods(srv, methods);
 	rpc_server_set_limits(srv, &lim);
