@@ -751,6 +751,12 @@ header_restore(struct rpc_call *call, struct json_object *params)
 		rpc_error(call, NAS_ERR_BUSY, "%s", err);
 		return;
 	}
+	/* O_EXCL does not see a job's plain descriptor: asked here. */
+	if (busy(call, device, &d) != 0) {
+		close(fd);
+		luks2_free(b);
+		return;
+	}
 	/*
 	 * The data must stay readable: the same volume (uuid) and segment,
 	 * or no readable header now (the case a backup is for).

@@ -178,7 +178,11 @@ START_TEST(limits_clear_errors)
 {
 	char p[1200], msg[256];
 	int a = unit_connect(sock), b = unit_connect(sock), c = unit_connect(sock);
+	struct json_object *r;
 
+	snprintf(req, sizeof(req), "{\"device\":\"%s\",\"file\":\"%s/hdr\"}", dev, dir);
+	r = unit_call_expect(srv, &root, "header.backup", req, 0);
+	json_object_put(r);
 	open_params(p, sizeof(p), "v1", "right");
 	send_call(a, "crypt.open", p);
 	unit_gate_wait();
@@ -194,6 +198,15 @@ START_TEST(limits_clear_errors)
 	snprintf(p, sizeof(p), "{\"device\":\"%s\",\"confirm\":\"%s\"}", dev, dev);
 	send_call(b, "crypt.erase", p);
 	ck_assert_int_eq(answer_code(b, NULL, 0), NAS_ERR_BUSY);
+	/* Nor is a header restored, or backed up, under it. */
+	snprintf(req, sizeof(req), "{\"device\":\"%s\",\"file\":\"%s/hdr\",\"confirm\":\"%s\"}",
+	    dev, dir, dev);
+	send_call(b, "header.restore", req);
+	ck_assert_int_eq(answer_code(b, msg, sizeof(msg)), NAS_ERR_BUSY);
+	ck_assert_msg(strstr(msg, "key derivation runs"), "%s", msg);
+	snprintf(p, sizeof(p), "{\"device\":\"%s\",\"file\":\"%s/hdr2\"}", dev, dir);
+	send_call(b, "header.backup", p);
+	ck_assert_int_eq(answer_code(b, msg, sizeof(msg)), NAS_ERR_BUSY);
 	/* Not in a batch: its one answer cannot wait. */
 	snprintf(req, sizeof(req), "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
 	    "\"crypt.benchmark\",\"params\":{}}]\n");
