@@ -126,6 +126,17 @@ take_secret(struct rpc_call *call, struct json_object *params, const char *pname
 	return s;
 }
 
+static int
+busy(struct rpc_call *call, const char *device, struct cdev *d)
+{
+	if (!kdf_job_busy(d))
+		return 0;
+	cdev_close(d);
+	rpc_error(call, NAS_ERR_BUSY, "%s: a key derivation runs on it; try again "
+	    "when it is done", device);
+	return -1;
+}
+
 /* An opened device and its header, refusing what is not LUKS. */
 static int
 open_header(struct rpc_call *call, const char *device, int excl, struct cdev *d,
@@ -138,6 +149,9 @@ open_header(struct rpc_call *call, const char *device, int excl, struct cdev *d,
 		    "%s", err);
 		return -1;
 	}
+	/* Nothing writes a header, nor tries a passphrase, under a running job. */
+	if (excl >= 0 && busy(call, device, d) != 0)
+		return -1;
 	if (luks2_load(&d->io, h, err, sizeof(err)) != 0) {
 		cdev_close(d);
 		rpc_error(call, NAS_ERR_INVALID, "%s: %s", device, err);
@@ -147,36 +161,72 @@ open_header(struct rpc_call *call, const char *device, int excl, struct cdev *d,
 }
 
 /*
- * The volume key from the passphrase (or key file) in params, counted
- * by the rate limit.  On failure the call is answered.
+ * A job for device with its header, if the back-off lets a passphrase
+ * be tried now, with the passphrase (or key file) of params.  On
+ * failure the call is answered.
  */
-static int
-unlock(struct rpc_call *call, struct json_object *params, const char *device,
-    struct cdev *d, struct luks2 *h, struct secret **vk, int *slot)
+static struct kdf_job *
+unlock_job(struct rpc_call *call, struct json_object *params, int luks2_only)
 {
-	char err[LUKS2_ERRLEN];
-	struct secret *pass;
+	const char *device = rpc_param_str(params, "device", "");
+	struct kdf_job *j;
 	double wait;
-	int rc;
 
-	if ((wait = ratelimit_wait(d)) > 0) {
+	if ((j = kdf_job_new()) == NULL) {
+		rpc_error(call, NAS_ERR_FAILED, "out of memory");
+		return NULL;
+	}
+	snprintf(j->device, sizeof(j->device), "%s", device);
+	if (open_header(call, device, 0, &j->d, &j->h) != 0) {
+		free(j);
+		return NULL;
+	}
+	if (luks2_only && j->h->version != 2) {
+		rpc_error(call, NAS_ERR_INVALID, "%s: LUKS1 is read only", device);
+		goto fail;
+	}
+	if ((wait = ratelimit_wait(&j->d)) > 0) {
 		rpc_error_data(call, NAS_ERR_BUSY, json_object_new_double(wait),
 		    "%s: too many wrong passphrases; try again in %.0f s", device,
 		    wait + 0.5);
+		goto fail;
+	}
+	if ((j->pass = take_secret(call, params, "passphrase", "keyfile")) == NULL)
+		goto fail;
+	return j;
+fail:
+	kdf_job_free(j);
+	return NULL;
+}
+
+/* On the worker: the volume key from the passphrase, which is wiped. */
+static int
+unlock_work(struct kdf_job *j)
+{
+	j->rc = luks2_unlock(&j->d.io, j->h, j->pass->buf, j->pass->len, j->want_slot, &j->vk,
+	    &j->slot, j->err, sizeof(j->err));
+	secret_free(j->pass);
+	j->pass = NULL;
+	return j->rc;
+}
+
+/* On the loop: the attempt counted by the rate limit; on failure the call answered. */
+static int
+unlock_done(struct rpc_call *call, struct kdf_job *j)
+{
+	/* The KDF could not run (its memory not locked): no passphrase was tried. */
+	if (j->rc == -2) {
+		log_warnx("%s: %s", j->device, j->err);
+		rpc_error(call, NAS_ERR_FAILED, "%s: %s", j->device, j->err);
 		return -1;
 	}
-	if ((pass = take_secret(call, params, "passphrase", "keyfile")) == NULL)
-		return -1;
-	rc = luks2_unlock(&d->io, h, pass->buf, pass->len, -1, vk, slot, err,
-	    sizeof(err));
-	secret_free(pass);
-	ratelimit_note(d, rc == 0);
-	if (rc != 0) {
-		log_warnx("%s: wrong passphrase", device);
-		rpc_error(call, NAS_ERR_DENIED, "%s: %s", device, err);
-		return -1;
-	}
-	return 0;
+	ratelimit_note(&j->d, j->rc == 0);
+	cryptd_metrics_write();
+	if (j->rc == 0)
+		return 0;
+	log_warnx("%s: wrong passphrase", j->device);
+	rpc_error(call, NAS_ERR_DENIED, "%s: %s", j->device, j->err);
+	return -1;
 }
 
 static struct json_object *
@@ -305,54 +355,120 @@ kdf_type_of(const char *s)
 }
 
 static void
+format_work(struct kdf_job *j)
+{
+	struct secret *vk = NULL;
+
+	kdf_params(j->kdf_type, &j->fo.kdf, &j->fo.digest_iterations, NULL);
+	j->rc = luks2_format(&j->d.io, &j->fo, j->pass->buf, j->pass->len, &j->h, &vk,
+	    j->err, sizeof(j->err));
+	secret_free(vk);
+	secret_free(j->pass);
+	j->pass = NULL;
+}
+
+static void
+format_done(struct rpc_call *call, struct kdf_job *j)
+{
+	struct json_object *o;
+
+	if (j->rc != 0) {
+		rpc_error(call, NAS_ERR_FAILED, "%s: %s", j->device, j->err);
+		return;
+	}
+	log_info("%s: formatted, uuid %s", j->device, j->h->uuid);
+	o = header_json(j->device, j->h);
+	json_object_object_add(o, "key_bits", json_object_new_int(key_bits(j->h)));
+	rpc_result(call, o);
+}
+
+static void
 crypt_format(struct rpc_call *call, struct json_object *params)
 {
 	const char *device = rpc_param_str(params, "device", "");
-	struct luks2_format_opts o = { 0 };
+	const char *cipher = rpc_param_str(params, "cipher", NULL);
+	const char *label = rpc_param_str(params, "label", NULL);
 	char err[LUKS2_ERRLEN];
-	struct secret *pass, *vk;
-	struct luks2 *h;
-	struct cdev d;
+	struct kdf_job *j;
 	int64_t bits = rpc_param_int(params, "key_bits", 512);
 
 	if (bits != 256 && bits != 512) {
 		rpc_error(call, RPC_INVALID_PARAMS, "key_bits is 256 or 512");
 		return;
 	}
-	o.key_bytes = (uint32_t)bits / 8;
-	o.cipher = rpc_param_str(params, "cipher", NULL);
-	o.label = rpc_param_str(params, "label", NULL);
-	o.sector_size = (uint32_t)rpc_param_int(params, "sector_size", 0);
-	kdf_params(kdf_type_of(rpc_param_str(params, "kdf", NULL)), &o.kdf,
-	    &o.digest_iterations, NULL);
-	if (cdev_open(device, 1, &d, err, sizeof(err)) != 0) {
-		rpc_error(call, errno == EBUSY ? NAS_ERR_BUSY : NAS_ERR_NOT_FOUND, "%s", err);
+	if ((j = kdf_job_new()) == NULL) {
+		rpc_error(call, NAS_ERR_FAILED, "out of memory");
 		return;
 	}
-	if (!rpc_param_bool(params, "force", 0) && luks2_present(&d.io)) {
-		cdev_close(&d);
+	/* The job keeps copies: params are freed when the handler returns. */
+	snprintf(j->device, sizeof(j->device), "%s", device);
+	snprintf(j->cipher, sizeof(j->cipher), "%s", cipher ? cipher : "");
+	snprintf(j->label, sizeof(j->label), "%s", label ? label : "");
+	j->fo.key_bytes = (uint32_t)bits / 8;
+	j->fo.cipher = cipher ? j->cipher : NULL;
+	j->fo.label = label ? j->label : NULL;
+	j->fo.sector_size = (uint32_t)rpc_param_int(params, "sector_size", 0);
+	j->kdf_type = kdf_type_of(rpc_param_str(params, "kdf", NULL));
+	if (cdev_open(device, 1, &j->d, err, sizeof(err)) != 0) {
+		rpc_error(call, errno == EBUSY ? NAS_ERR_BUSY : NAS_ERR_NOT_FOUND, "%s", err);
+		goto fail;
+	}
+	if (busy(call, device, &j->d) != 0)
+		goto fail;
+	if (!rpc_param_bool(params, "force", 0) && luks2_present(&j->d.io)) {
 		rpc_error(call, NAS_ERR_REFUSED, "%s holds a LUKS volume (one cryptd "
 		    "opens or not); force to destroy it", device);
+		goto fail;
+	}
+	if ((j->pass = take_secret(call, params, "passphrase", "keyfile")) == NULL)
+		goto fail;
+	kdf_job_start(call, j, format_work, format_done);
+	return;
+fail:
+	kdf_job_free(j);
+}
+
+static void
+open_work(struct kdf_job *j)
+{
+	unlock_work(j);
+}
+
+static void
+open_done(struct rpc_call *call, struct kdf_job *j)
+{
+	struct json_object *o;
+	char err[LUKS2_ERRLEN];
+
+	if (unlock_done(call, j) != 0)
+		return;
+	/* Proven the owner's: a damaged or older copy is mended now. */
+	if (j->h->version == 2 && j->h->repair) {
+		if (luks2_store(&j->d.io, j->h, err, sizeof(err)) != 0)
+			log_warnx("%s: header repair: %s", j->device, err);
+		else
+			log_info("%s: damaged header copy repaired", j->device);
+	}
+	/* Asked again: another name may have been taken meanwhile. */
+	if ((o = open_mapping(j->h)) != NULL) {
+		rpc_error(call, NAS_ERR_BUSY, "%s: open already as %s", j->device,
+		    json_object_get_string(o));
+		json_object_put(o);
 		return;
 	}
-	if ((pass = take_secret(call, params, "passphrase", "keyfile")) == NULL) {
-		cdev_close(&d);
+	if (map_open(j->h, &j->d, j->name, j->vk, err, sizeof(err)) != 0) {
+		rpc_error(call, errno == EEXIST ? NAS_ERR_EXISTS : NAS_ERR_FAILED,
+		    "%s: %s", j->device, err);
 		return;
 	}
-	if (luks2_format(&d.io, &o, pass->buf, pass->len, &h, &vk, err, sizeof(err)) != 0) {
-		secret_free(pass);
-		cdev_close(&d);
-		rpc_error(call, NAS_ERR_FAILED, "%s: %s", device, err);
-		return;
-	}
-	secret_free(pass);
-	secret_free(vk);
-	cdev_close(&d);
-	log_info("%s: formatted, uuid %s", device, h->uuid);
-	params = header_json(device, h);
-	json_object_object_add(params, "key_bits", json_object_new_int(key_bits(h)));
-	luks2_free(h);
-	rpc_result(call, params);
+	log_info("%s: opened as %s (keyslot %d)", j->device, j->name, j->slot);
+	cryptd_metrics_write();
+	o = json_object_new_object();
+	json_object_object_add(o, "name", json_object_new_string(j->name));
+	snprintf(err, sizeof(err), "/dev/mapper/%s", j->name);
+	json_object_object_add(o, "path", json_object_new_string(err));
+	json_object_object_add(o, "keyslot", json_object_new_int(j->slot));
+	rpc_result(call, o);
 }
 
 static void
@@ -360,12 +476,9 @@ crypt_open(struct rpc_call *call, struct json_object *params)
 {
 	const char *device = rpc_param_str(params, "device", "");
 	const char *name = rpc_param_str(params, "name", "");
-	char err[LUKS2_ERRLEN], uuid[160];
-	struct secret *vk;
 	struct json_object *o;
-	struct luks2 *h;
-	struct cdev d;
-	int slot;
+	struct kdf_job *j;
+	char uuid[160];
 
 	if (!map_name_ok(name)) {
 		rpc_error(call, RPC_INVALID_PARAMS, "name: letters, digits, _ . - only");
@@ -380,40 +493,19 @@ crypt_open(struct rpc_call *call, struct json_object *params)
 		rpc_error(call, NAS_ERR_EXISTS, "a mapping %s exists", name);
 		return;
 	}
-	if (open_header(call, device, 0, &d, &h) != 0)
+	if ((j = unlock_job(call, params, 0)) == NULL)
 		return;
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	j->want_slot = (int)rpc_param_int(params, "keyslot", -1);
 	/* Two mappings of one volume, both mounted, would corrupt it. */
-	if ((o = open_mapping(h)) != NULL || cdev_busy(&d)) {
+	if ((o = open_mapping(j->h)) != NULL || cdev_busy(&j->d)) {
 		rpc_error(call, NAS_ERR_BUSY, "%s: %s%s", device, o ? "open already as " :
 		    "in use (mounted, in an array or mapped)", o ? json_object_get_string(o) : "");
 		json_object_put(o);
-		goto out;
+		kdf_job_free(j);
+		return;
 	}
-	if (unlock(call, params, device, &d, h, &vk, &slot) != 0)
-		goto out;
-	/* Proven the owner's: a damaged or older copy is mended now. */
-	if (h->version == 2 && h->repair) {
-		if (luks2_store(&d.io, h, err, sizeof(err)) != 0)
-			log_warnx("%s: header repair: %s", device, err);
-		else
-			log_info("%s: damaged header copy repaired", device);
-	}
-	if (map_open(h, &d, name, vk, err, sizeof(err)) != 0) {
-		rpc_error(call, errno == EEXIST ? NAS_ERR_EXISTS : NAS_ERR_FAILED,
-		    "%s: %s", device, err);
-	} else {
-		log_info("%s: opened as %s (keyslot %d)", device, name, slot);
-		o = json_object_new_object();
-		json_object_object_add(o, "name", json_object_new_string(name));
-		snprintf(err, sizeof(err), "/dev/mapper/%s", name);
-		json_object_object_add(o, "path", json_object_new_string(err));
-		json_object_object_add(o, "keyslot", json_object_new_int(slot));
-		rpc_result(call, o);
-	}
-	secret_free(vk);
-out:
-	luks2_free(h);
-	cdev_close(&d);
+	kdf_job_start(call, j, open_work, open_done);
 }
 
 static void
@@ -439,75 +531,79 @@ crypt_close(struct rpc_call *call, struct json_object *params)
 	rpc_result(call, json_object_new_object());
 }
 
-/* A new keyslot for the new passphrase or key file; header stored. */
+/* On the worker: a new keyslot for the new passphrase (header stored). */
 static int
-add_slot(struct rpc_call *call, struct json_object *params, const char *device,
-    struct cdev *d, struct luks2 *h, const struct secret *vk, int *slot)
+add_slot(struct kdf_job *j)
 {
-	char err[LUKS2_ERRLEN];
 	struct luks2_kdf k;
-	struct secret *np;
 	int rc;
 
-	if (h->version != 2) {
-		rpc_error(call, NAS_ERR_INVALID, "%s: LUKS1 is read only", device);
-		return -1;
-	}
-	if ((np = take_secret(call, params, "new_passphrase", "new_keyfile")) == NULL)
-		return -1;
-	kdf_params(kdf_config()->type, &k, NULL, NULL);
-	rc = luks2_keyslot_add(&d->io, h, vk, np->buf, np->len, &k, slot, err,
-	    sizeof(err));
-	secret_free(np);
+	kdf_params(j->kdf_type, &k, NULL, NULL);
+	rc = luks2_keyslot_add(&j->d.io, j->h, j->vk, j->new_pass->buf, j->new_pass->len,
+	    &k, &j->nslot, j->err2, sizeof(j->err2));
+	secret_free(j->new_pass);
+	j->new_pass = NULL;
 	if (rc == 0)
-		rc = luks2_store(&d->io, h, err, sizeof(err));
-	if (rc != 0)
-		rpc_error(call, NAS_ERR_FAILED, "%s: %s", device, err);
+		rc = luks2_store(&j->d.io, j->h, j->err2, sizeof(j->err2));
 	return rc;
 }
 
 /* Keyslot slot out of the header (stored), then its area wiped. */
 static int
-drop_slot(struct rpc_call *call, const char *device, struct cdev *d,
-    struct luks2 *h, int slot)
+drop_slot(struct cdev *d, struct luks2 *h, int slot, char *err, size_t errlen)
 {
 	uint64_t off = h->ks[slot].area_offset, size = h->ks[slot].area_size;
-	char err[LUKS2_ERRLEN];
 
-	if (luks2_keyslot_drop(h, slot, err, sizeof(err)) != 0 ||
-	    luks2_store(&d->io, h, err, sizeof(err)) != 0 ||
-	    luks2_area_wipe(&d->io, off, size, err, sizeof(err)) != 0) {
-		rpc_error(call, NAS_ERR_FAILED, "%s: %s", device, err);
+	if (luks2_keyslot_drop(h, slot, err, errlen) != 0 ||
+	    luks2_store(&d->io, h, err, errlen) != 0 ||
+	    luks2_area_wipe(&d->io, off, size, err, errlen) != 0)
 		return -1;
-	}
 	return 0;
 }
 
-/* change: 1 = add then drop the slot that opened. */
+/* key.add and key.change (add, then drop the slot that opened). */
+static void
+key_add_work(struct kdf_job *j)
+{
+	if (unlock_work(j) != 0)
+		return;
+	if (add_slot(j) != 0 ||
+	    (j->change && drop_slot(&j->d, j->h, j->slot, j->err2, sizeof(j->err2)) != 0))
+		j->rc2 = -1;
+}
+
+static void
+key_add_done(struct rpc_call *call, struct kdf_job *j)
+{
+	struct json_object *o;
+
+	if (unlock_done(call, j) != 0)
+		return;
+	if (j->rc2 != 0) {
+		rpc_error(call, NAS_ERR_FAILED, "%s: %s", j->device, j->err2);
+		return;
+	}
+	log_info("%s: key %s (keyslot %d)", j->device, j->change ? "changed" : "added",
+	    j->nslot);
+	o = json_object_new_object();
+	json_object_object_add(o, "keyslot", json_object_new_int(j->nslot));
+	rpc_result(call, o);
+}
+
 static void
 key_add_or_change(struct rpc_call *call, struct json_object *params, int change)
 {
-	const char *device = rpc_param_str(params, "device", "");
-	struct json_object *o;
-	struct secret *vk = NULL;
-	struct luks2 *h;
-	struct cdev d;
-	int slot, nslot;
+	struct kdf_job *j;
 
-	if (open_header(call, device, 0, &d, &h) != 0)
+	if ((j = unlock_job(call, params, 1)) == NULL)
 		return;
-	if (unlock(call, params, device, &d, h, &vk, &slot) != 0 ||
-	    add_slot(call, params, device, &d, h, vk, &nslot) != 0 ||
-	    (change && drop_slot(call, device, &d, h, slot) != 0))
-		goto out;
-	log_info("%s: key %s (keyslot %d)", device, change ? "changed" : "added", nslot);
-	o = json_object_new_object();
-	json_object_object_add(o, "keyslot", json_object_new_int(nslot));
-	rpc_result(call, o);
-out:
-	secret_free(vk);
-	luks2_free(h);
-	cdev_close(&d);
+	j->change = change;
+	j->kdf_type = kdf_config()->type;
+	if ((j->new_pass = take_secret(call, params, "new_passphrase", "new_keyfile")) == NULL) {
+		kdf_job_free(j);
+		return;
+	}
+	kdf_job_start(call, j, key_add_work, key_add_done);
 }
 
 static void
@@ -523,35 +619,45 @@ key_change(struct rpc_call *call, struct json_object *params)
 }
 
 static void
+key_remove_work(struct kdf_job *j)
+{
+	if (unlock_work(j) != 0)
+		return;
+	/* Refused only to one who knows a passphrase: it tells nothing else. */
+	if (luks2_keyslot_count(j->h) == 1 && !j->force)
+		j->rc2 = -2;
+	else if (drop_slot(&j->d, j->h, j->slot, j->err2, sizeof(j->err2)) != 0)
+		j->rc2 = -1;
+}
+
+static void
+key_remove_done(struct rpc_call *call, struct kdf_job *j)
+{
+	if (unlock_done(call, j) != 0)
+		return;
+	if (j->rc2 == -2) {
+		rpc_error(call, NAS_ERR_REFUSED, "%s: the last key: without it the data "
+		    "is lost for good; force to remove it", j->device);
+		return;
+	}
+	if (j->rc2 != 0) {
+		rpc_error(call, NAS_ERR_FAILED, "%s: %s", j->device, j->err2);
+		return;
+	}
+	log_info("%s: keyslot %d removed", j->device, j->slot);
+	cryptd_metrics_write();
+	rpc_result(call, json_object_new_object());
+}
+
+static void
 key_remove(struct rpc_call *call, struct json_object *params)
 {
-	const char *device = rpc_param_str(params, "device", "");
-	struct secret *vk = NULL;
-	struct luks2 *h;
-	struct cdev d;
-	int slot;
+	struct kdf_job *j;
 
-	if (open_header(call, device, 0, &d, &h) != 0)
+	if ((j = unlock_job(call, params, 1)) == NULL)
 		return;
-	if (h->version != 2) {
-		rpc_error(call, NAS_ERR_INVALID, "%s: LUKS1 is read only", device);
-		goto out;
-	}
-	if (unlock(call, params, device, &d, h, &vk, &slot) != 0)
-		goto out;
-	if (luks2_keyslot_count(h) == 1 && !rpc_param_bool(params, "force", 0)) {
-		rpc_error(call, NAS_ERR_REFUSED, "%s: the last key: without it the data "
-		    "is lost for good; force to remove it", device);
-		goto out;
-	}
-	if (drop_slot(call, device, &d, h, slot) == 0) {
-		log_info("%s: keyslot %d removed", device, slot);
-		rpc_result(call, json_object_new_object());
-	}
-out:
-	secret_free(vk);
-	luks2_free(h);
-	cdev_close(&d);
+	j->force = rpc_param_bool(params, "force", 0);
+	kdf_job_start(call, j, key_remove_work, key_remove_done);
 }
 
 /* Bytes of header and keyslots: what a backup holds. */
@@ -559,22 +665,6 @@ static uint64_t
 header_bytes(const struct luks2 *h)
 {
 	return h->version == 2 ? 2 * h->hdr_size + h->keyslots_size : h->data_offset;
-}
-
-static int
-copy_bytes(const struct luks2_io *from, const struct luks2_io *to, uint64_t len)
-{
-	uint8_t buf[65536];
-	uint64_t off;
-	size_t n;
-
-	for (off = 0; off < len; off += n) {
-		n = len - off < sizeof(buf) ? (size_t)(len - off) : sizeof(buf);
-		if (luks2_read_at(from, buf, n, off) != 0 ||
-		    to->write(to->ctx, buf, n, off) != 0)
-			return -1;
-	}
-	return 0;
 }
 
 static void
@@ -589,8 +679,14 @@ header_backup(struct rpc_call *call, struct json_object *params)
 	uint64_t n;
 	int fd;
 
-	if (open_header(call, device, 0, &d, &h) != 0)
+	/* Read only: a backup writes nothing to the device it copies. */
+	if (open_header(call, device, -1, &d, &h) != 0)
 		return;
+	/* Nor copies a header a running job may be rewriting. */
+	if (busy(call, device, &d) != 0) {
+		luks2_free(h);
+		return;
+	}
 	n = header_bytes(h);
 	/* A new file, root's alone: it holds every keyslot. */
 	if ((fd = file_open(file, O_WRONLY | O_CREAT | O_EXCL, err, sizeof(err))) < 0) {
@@ -598,7 +694,7 @@ header_backup(struct rpc_call *call, struct json_object *params)
 		goto out;
 	}
 	luks2_io_fd(&out, &fd, n);
-	if (copy_bytes(&d.io, &out, n) != 0 || fsync(fd) != 0) {
+	if (luks2_copy(&d.io, &out, 0, n) != 0 || fsync(fd) != 0) {
 		close(fd);
 		unlink(file);
 		rpc_error(call, NAS_ERR_FAILED, "%s: cannot write the backup", file);
@@ -655,6 +751,12 @@ header_restore(struct rpc_call *call, struct json_object *params)
 		rpc_error(call, NAS_ERR_BUSY, "%s", err);
 		return;
 	}
+	/* O_EXCL does not see a job's plain descriptor: asked here. */
+	if (busy(call, device, &d) != 0) {
+		close(fd);
+		luks2_free(b);
+		return;
+	}
 	/*
 	 * The data must stay readable: the same volume (uuid) and segment,
 	 * or no readable header now (the case a backup is for).
@@ -664,8 +766,11 @@ header_restore(struct rpc_call *call, struct json_object *params)
 	    strcmp(cur->cipher, b->cipher) != 0 || cur->sector_size != b->sector_size)) {
 		rpc_error(call, NAS_ERR_INVALID, "%s: the backup is of another volume "
 		    "(uuid, offset, cipher or sector size differ)", device);
-	} else if (b->data_offset >= d.size || copy_bytes(&in, &d.io, st.st_size) != 0) {
-		rpc_error(call, NAS_ERR_FAILED, "%s: cannot restore the header", device);
+	} else if (b->data_offset >= d.size) {
+		rpc_error(call, NAS_ERR_INVALID, "%s: the backup's data offset is past its end",
+		    device);
+	} else if (luks2_restore(&in, &d.io, b, err, sizeof(err)) != 0) {
+		rpc_error(call, NAS_ERR_FAILED, "%s: cannot restore the header: %s", device, err);
 	} else {
 		log_info("%s: header restored from %s", device, file);
 		rpc_result(call, json_object_new_object());
@@ -680,6 +785,7 @@ static void
 crypt_erase(struct rpc_call *call, struct json_object *params)
 {
 	const char *device = rpc_param_str(params, "device", "");
+	char err[LUKS2_ERRLEN];
 	struct luks2 *h;
 	struct cdev d;
 	int i, n = 0;
@@ -698,8 +804,10 @@ crypt_erase(struct rpc_call *call, struct json_object *params)
 	for (i = 0; i < LUKS2_KEYSLOTS; i++) {
 		if (!h->ks[i].used)
 			continue;
-		if (drop_slot(call, device, &d, h, i) != 0)
+		if (drop_slot(&d, h, i, err, sizeof(err)) != 0) {
+			rpc_error(call, NAS_ERR_FAILED, "%s: %s", device, err);
 			goto out;
+		}
 		n++;
 	}
 	log_info("%s: erased (%d keyslots wiped)", device, n);
@@ -712,22 +820,39 @@ out:
 }
 
 static void
-crypt_benchmark(struct rpc_call *call, struct json_object *params)
+bench_work(struct kdf_job *j)
+{
+	kdf_params(j->kdf_type, &j->kdf, &j->digest_iterations, &j->ms);
+}
+
+static void
+bench_done(struct rpc_call *call, struct kdf_job *j)
 {
 	struct json_object *o = json_object_new_object(), *k;
-	struct luks2_kdf kdf;
-	uint32_t di;
-	double ms;
 
-	kdf_params(kdf_type_of(rpc_param_str(params, "kdf", NULL)), &kdf, &di, &ms);
-	k = luks2_kdf_json(&kdf, 0);
-	json_object_object_add(k, "ms", json_object_new_int64((int64_t)(ms + 0.5)));
+	k = luks2_kdf_json(&j->kdf, 0);
+	json_object_object_add(k, "ms", json_object_new_int64((int64_t)(j->ms + 0.5)));
 	json_object_object_add(o, "kdf", k);
-	json_object_object_add(o, "digest_iterations", json_object_new_int64(di));
+	json_object_object_add(o, "digest_iterations",
+	    json_object_new_int64(j->digest_iterations));
 	json_object_object_add(o, "max_memory_kib",
 	    json_object_new_int64(kdf_config()->max_memory_kib));
 	json_object_object_add(o, "time_ms", json_object_new_int64(kdf_config()->time_ms));
 	rpc_result(call, o);
+}
+
+/* Calibration takes about [kdf] time_ms per type: on the worker too. */
+static void
+crypt_benchmark(struct rpc_call *call, struct json_object *params)
+{
+	struct kdf_job *j;
+
+	if ((j = kdf_job_new()) == NULL) {
+		rpc_error(call, NAS_ERR_FAILED, "out of memory");
+		return;
+	}
+	j->kdf_type = kdf_type_of(rpc_param_str(params, "kdf", NULL));
+	kdf_job_start(call, j, bench_work, bench_done);
 }
 
 #define DEVICE	{ "device", RPC_STRING, RPC_REQUIRED, 1, 255, NULL, "block device (/dev/...)" }
@@ -755,7 +880,10 @@ static const struct rpc_param device_params[] = { DEVICE, END };
 static const struct rpc_param open_params[] = {
 	DEVICE,
 	{ "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "mapping name: /dev/mapper/NAME" },
-	PASS, KEYFILE, END
+	PASS, KEYFILE,
+	{ "keyslot", RPC_INT, 0, 0, LUKS2_KEYSLOTS - 1, NULL,
+	  "try this keyslot only (one of priority 0, \"ignore\", too)" },
+	END
 };
 static const struct rpc_param name_params[] = {
 	{ "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "mapping name" }, END
@@ -794,8 +922,9 @@ static const struct rpc_param bench_params[] = {
 };
 
 /*
- * The methods that open, close or try to unlock something, then
- * cryptd.prom rewritten (cryptd has no timer to catch up later).
+ * The methods that close or wipe something, then cryptd.prom rewritten
+ * (cryptd has no timer to catch up later). Those that unlock rewrite it
+ * when their job is done (unlock_done).
  */
 #define THEN_METRICS(fn)						\
 static void								\
@@ -804,12 +933,8 @@ fn##_m(struct rpc_call *call, struct json_object *params)		\
 	fn(call, params);						\
 	cryptd_metrics_write();						\
 }
-THEN_METRICS(crypt_open)
 THEN_METRICS(crypt_close)
 THEN_METRICS(crypt_erase)
-THEN_METRICS(key_add)
-THEN_METRICS(key_change)
-THEN_METRICS(key_remove)
 THEN_METRICS(header_restore)
 
 const struct rpc_method cryptd_crypt_methods[] = {
@@ -818,16 +943,16 @@ const struct rpc_method cryptd_crypt_methods[] = {
 	{ "crypt.show", crypt_show, device_params, 0,
 	  "a LUKS device's header: uuid, cipher, keyslots, open mapping" },
 	{ "crypt.list", crypt_list, NULL, 0, "open encrypted mappings" },
-	{ "crypt.open", crypt_open_m, open_params, RPC_MUTATES,
+	{ "crypt.open", crypt_open, open_params, RPC_MUTATES,
 	  "unlock a LUKS device into /dev/mapper/NAME" },
 	{ "crypt.close", crypt_close_m, name_params, RPC_MUTATES, "close a mapping" },
 	{ "crypt.erase", crypt_erase_m, erase_params, RPC_MUTATES,
 	  "wipe every keyslot: the data is gone for good" },
 	{ "crypt.benchmark", crypt_benchmark, bench_params, RPC_MUTATES,
 	  "calibrate the KDF on this board (takes about [kdf] time_ms)" },
-	{ "key.add", key_add_m, key_add_params, RPC_MUTATES, "add a passphrase or key file" },
-	{ "key.change", key_change_m, key_change_params, RPC_MUTATES, "change a passphrase" },
-	{ "key.remove", key_remove_m, key_remove_params, RPC_MUTATES,
+	{ "key.add", key_add, key_add_params, RPC_MUTATES, "add a passphrase or key file" },
+	{ "key.change", key_change, key_change_params, RPC_MUTATES, "change a passphrase" },
+	{ "key.remove", key_remove, key_remove_params, RPC_MUTATES,
 	  "remove the keyslot a passphrase opens" },
 	{ "key.list", key_list, device_params, 0, "a device's keyslots" },
 	{ "header.backup", header_backup, backup_params, RPC_MUTATES,

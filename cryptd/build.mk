@@ -9,7 +9,7 @@ cryptd_SRCS := cryptd/main.c cryptd/api.c cryptd/metrics.c
 cryptd_LIBS :=
 # The methods above the kernel seam (system.h), and both sides of it.
 CRYPTD_LOGIC := cryptd/api-crypt.c cryptd/volume.c cryptd/system-sim.c \
-	cryptd/ratelimit-state.c
+	cryptd/ratelimit-state.c cryptd/kdf-job.c
 cryptd_SRCS += $(CRYPTD_LOGIC) cryptd/system-linux.c
 # The LUKS2 library (no daemon state): headers, keyslots, format.
 CRYPTD_LUKS2 := cryptd/luks2-hdr.c cryptd/luks2-json.c cryptd/luks2-crypto.c \
@@ -33,3 +33,7 @@ UNIT_TESTS += test-cryptd-backoff
 test-cryptd-backoff_SRCS := tests/unit/test-cryptd-backoff.c tests/unit/unit-util.c cryptd/api.c \
 	cryptd/metrics.c $(CRYPTD_LOGIC) cryptd/system-linux.c $(CRYPTD_LUKS2)
 test-cryptd-backoff_LIBS = $(CHECK_LIBS) $(CRYPTD_CRYPTO_LIBS)
+UNIT_TESTS += test-cryptd-later
+test-cryptd-later_SRCS := tests/unit/test-cryptd-later.c tests/unit/unit-util.c cryptd/api.c \
+	cryptd/metrics.c $(CRYPTD_LOGIC) cryptd/system-linux.c $(CRYPTD_LUKS2)
+test-cryptd-later_LIBS = $(CHECK_LIBS) $(CRYPTD_CRYPTO_LIBS)

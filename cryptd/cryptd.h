@@ -77,6 +77,37 @@ const struct kdf_conf *kdf_config(void);
 int	kdf_params(enum luks2_kdf_type, struct luks2_kdf *,
 	    uint32_t *digest_iterations, double *ms);
 
+/* kdf-job.c: a method's KDF on a worker thread, answered later (Decision 94). */
+struct kdf_job {
+	struct cdev	 d;		/* d.fd -1: no device (crypt.benchmark) */
+	struct luks2	*h;
+	struct secret	*pass, *new_pass, *vk;
+	enum luks2_kdf_type kdf_type;
+	struct luks2_kdf kdf;		/* crypt.benchmark's answer */
+	uint32_t	 digest_iterations;
+	double		 ms;
+	struct luks2_format_opts fo;
+	char		 device[256], name[72], cipher[32], label[48];
+	int		 change, force;	/* key.change; key.remove of the last */
+	int		 want_slot;	/* the keyslot named, -1: any (not priority 0) */
+	int		 slot, nslot;	/* the slot that opened; the new one */
+	int		 rc;		/* the unlock (or format) */
+	int		 rc2;		/* what follows it: -1 failed, -2 refused */
+	char		 err[LUKS2_ERRLEN], err2[LUKS2_ERRLEN];
+	void		(*work)(struct kdf_job *);
+	void		(*done)(struct rpc_call *, struct kdf_job *);
+	struct kdf_job	*next;
+};
+struct kdf_job *kdf_job_new(void);
+void	kdf_job_free(struct kdf_job *);
+/* 1 when a job works on d's device. */
+int	kdf_job_busy(const struct cdev *);
+/* work on a worker thread, then done on the loop; a refusal answers and frees j. */
+void	kdf_job_start(struct rpc_call *, struct kdf_job *, void (*work)(struct kdf_job *),
+	    void (*done)(struct rpc_call *, struct kdf_job *));
+/* For the unit suite: called on the worker before each job's work. */
+void	kdf_job_set_hook(void (*)(void));
+
 int	map_name_ok(const char *);
 void	map_dm_uuid(const struct luks2 *, const char *name, char *buf, size_t len);
 /* The dm-crypt mapping for h's segment, key through the keyring. */

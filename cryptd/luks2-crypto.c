@@ -4,6 +4,7 @@
  * keyslot area, base64 for the JSON area.  OpenSSL 3 and libargon2.
  */
 #include <sys/random.h>
+#include <sys/resource.h>
 
 #include <argon2.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <openssl/evp.h>
 
 #include "luks2.h"
+#include "secret.h"
 
 int
 luks2_err(char *err, size_t errlen, const char *fmt, ...)
@@ -120,21 +122,70 @@ luks2_kdf_check(const struct luks2_kdf *k, char *err, size_t errlen)
 	return luks2_err(err, errlen, "unknown kdf");
 }
 
+/*
+ * Argon2's working memory (up to the memory cap, a GiB) holds what the
+ * passphrase becomes: it is locked in RAM like every secret, left out of
+ * core dumps and wiped before it is unmapped (lib/secret.c). A lock
+ * that fails is an error that says why, never a silent fallback to
+ * memory that may be swapped. The message is the thread's own: the KDF
+ * runs on cryptd's workers.
+ */
+static _Thread_local char alloc_err[LUKS2_ERRLEN];
+
+static int
+argon2_alloc(uint8_t **mem, size_t len)
+{
+	struct rlimit rl;
+	int e;
+
+	if ((*mem = secret_pages_new(len)) != NULL)
+		return ARGON2_OK;
+	e = errno;
+	if ((e == ENOMEM || e == EPERM || e == EAGAIN) &&
+	    getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		snprintf(alloc_err, sizeof(alloc_err), "argon2 needs %zu KiB of locked "
+		    "memory: %s (RLIMIT_MEMLOCK is %llu KiB; run cryptd with "
+		    "CAP_IPC_LOCK or a larger limit)", len >> 10, strerror(e),
+		    (unsigned long long)(rl.rlim_cur >> 10));
+	else
+		snprintf(alloc_err, sizeof(alloc_err), "argon2 needs %zu KiB of locked "
+		    "memory: %s", len >> 10, strerror(e));
+	return ARGON2_MEMORY_ALLOCATION_ERROR;
+}
+
+static void
+argon2_free(uint8_t *mem, size_t len)
+{
+	secret_pages_free(mem, len);
+}
+
 int
 luks2_kdf_derive(const struct luks2_kdf *k, const void *pass, size_t passlen,
-    void *out, size_t outlen)
+    void *out, size_t outlen, char *err, size_t errlen)
 {
 	argon2_type t = k->type == KDF_ARGON2I ? Argon2_i : Argon2_id;
+	argon2_context c = {
+		.out = out, .outlen = (uint32_t)outlen,
+		/* Read only: the flags leave the password as it is. */
+		.pwd = (uint8_t *)(uintptr_t)(passlen ? pass : ""), .pwdlen = (uint32_t)passlen,
+		.salt = (uint8_t *)(uintptr_t)k->salt, .saltlen = (uint32_t)k->salt_len,
+		.t_cost = k->time, .m_cost = k->memory, .lanes = k->cpus, .threads = k->cpus,
+		.version = ARGON2_VERSION_13,
+		.allocate_cbk = argon2_alloc, .free_cbk = argon2_free,
+		.flags = ARGON2_DEFAULT_FLAGS,
+	};
+	int rc;
 
-	if (luks2_kdf_check(k, NULL, 0) != 0)
+	if (luks2_kdf_check(k, err, errlen) != 0)
 		return -1;
 	if (k->type == KDF_PBKDF2)
 		return luks2_pbkdf2(k->hash, pass, passlen, k->salt, k->salt_len,
-		    k->iterations, out, outlen);
-	if (argon2_hash(k->time, k->memory, k->cpus, passlen ? pass : "", passlen,
-	    k->salt, k->salt_len, out, outlen, NULL, 0, t,
-	    ARGON2_VERSION_13) != ARGON2_OK)
-		return -1;
+		    k->iterations, out, outlen) == 0 ? 0 :
+		    luks2_err(err, errlen, "pbkdf2 failed");
+	alloc_err[0] = '\0';
+	if ((rc = argon2_ctx(&c, t)) != ARGON2_OK)
+		return luks2_err(err, errlen, "%s", alloc_err[0] ? alloc_err :
+		    argon2_error_message(rc));
 	return 0;
 }
 

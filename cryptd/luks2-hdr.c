@@ -109,6 +109,56 @@ luks2_write_synced(const struct luks2_io *io, const void *buf, size_t len,
 }
 
 int
+luks2_copy(const struct luks2_io *from, const struct luks2_io *to, uint64_t off,
+    uint64_t len)
+{
+	uint8_t buf[65536];
+	uint64_t done;
+	size_t n;
+
+	for (done = 0; done < len; done += n) {
+		n = len - done < sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
+		if (luks2_read_at(from, buf, n, off + done) != 0 ||
+		    to->write(to->ctx, buf, n, off + done) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+luks2_restore(const struct luks2_io *from, const struct luks2_io *to,
+    const struct luks2 *b, char *err, size_t errlen)
+{
+	static const char *const what[] = { "primary copy", "secondary copy",
+	    "keyslots area" };
+	uint64_t off[3], len[3];
+	int i, n;
+
+	if (b->version == 2) {
+		off[0] = 0;
+		len[0] = b->hdr_size;
+		off[1] = b->hdr_size;
+		len[1] = b->hdr_size;
+		off[2] = 2 * b->hdr_size;
+		len[2] = b->keyslots_size;
+		n = 3;
+	} else {
+		off[0] = 0;
+		len[0] = b->data_offset;
+		n = 1;
+	}
+	for (i = 0; i < n; i++) {
+		if (off[i] > to->size || len[i] > to->size - off[i])
+			return ERR("the device is smaller than the backup");
+		if (luks2_copy(from, to, off[i], len[i]) != 0 ||
+		    (to->sync != NULL && to->sync(to->ctx) != 0))
+			return ERR("cannot write the %s: %s", n == 1 ? "header" : what[i],
+			    strerror(errno));
+	}
+	return 0;
+}
+
+int
 luks2_read_at(const struct luks2_io *io, void *buf, size_t len, uint64_t off)
 {
 	if (off > io->size || len > io->size - off)
@@ -487,6 +537,7 @@ luks1_slot(const uint8_t *p, struct luks2 *h, int i, uint32_t keybytes,
 	if (active != L1_ACTIVE)
 		return ERR("LUKS1 keyslot %d state bad", i);
 	ks->used = 1;
+	ks->priority = 1;
 	ks->key_size = ks->area_key_size = keybytes;
 	ks->kdf.type = KDF_PBKDF2;
 	strcpy(ks->kdf.hash, h->dg[0].hash);

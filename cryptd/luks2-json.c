@@ -159,7 +159,7 @@ parse_keyslot(struct json_object *o, struct luks2 *h, struct luks2_keyslot *ks,
 	struct json_object *area = member(o, "area", json_type_object);
 	const char *t = str_member(o, "type");
 	uint64_t need, lo = 2 * h->hdr_size, hi = lo + h->keyslots_size;
-	uint32_t prio;
+	uint32_t prio = 1;
 
 	if (t == NULL || strcmp(t, "luks2") != 0)
 		return ERR("keyslot type not supported");
@@ -196,6 +196,7 @@ parse_keyslot(struct json_object *o, struct luks2 *h, struct luks2_keyslot *ks,
 		return ERR("keyslot area outside the keyslots area");
 	ks->used = 1;
 	ks->digest = -1;
+	ks->priority = prio;
 	return 0;
 }
 

@@ -20,7 +20,8 @@
 #define ERR(...)	luks2_err(err, errlen, __VA_ARGS__)
 
 /* Argon2 memory a keyslot may ask of this machine (KiB). */
-static uint32_t memory_cap = 4U * 1024 * 1024;
+/* Set on the loop (SIGHUP), read by cryptd's KDF workers. */
+static _Atomic uint32_t memory_cap = 4U * 1024 * 1024;
 
 void
 luks2_set_memory_cap(uint32_t kib)
@@ -59,11 +60,13 @@ digest_match(const struct luks2_digest *d, const struct secret *vk)
 	return ok;
 }
 
-static int too_big;	/* keyslots the last unlock skipped for memory */
+/* Keyslots the last unlock skipped for memory; the thread's own (cryptd's workers). */
+static _Thread_local int too_big;
 
+/* 0: vk; -1: not this slot's passphrase; -2: the KDF could not run (err says why). */
 static int
 try_slot(const struct luks2_io *io, const struct luks2 *h, int i,
-    const void *pass, size_t passlen, struct secret **vkp)
+    const void *pass, size_t passlen, struct secret **vkp, char *err, size_t errlen)
 {
 	const struct luks2_keyslot *ks = &h->ks[i];
 	uint64_t n = af_bytes(ks->key_size, ks->stripes);
@@ -73,17 +76,24 @@ try_slot(const struct luks2_io *io, const struct luks2 *h, int i,
 
 	if (!ks->used || ks->digest < 0 || n > ks->area_size)
 		return -1;
-	if (ks->kdf.type != KDF_PBKDF2 && ks->kdf.memory > memory_cap) {
+	if (ks->kdf.type != KDF_PBKDF2 && ks->kdf.memory > (uint32_t)memory_cap) {
 		too_big++;
 		return -1;
 	}
 	if ((dk = secret_new(ks->area_key_size)) == NULL ||
 	    (af = secret_new(n)) == NULL || (vk = secret_new(ks->key_size)) == NULL ||
-	    (raw = malloc(n)) == NULL)
+	    (raw = malloc(n)) == NULL) {
+		rc = ERR("out of locked memory for a keyslot: %s", strerror(errno)) - 1;
 		goto out;
-	if (luks2_read_at(io, raw, n, ks->area_offset) != 0 ||
-	    luks2_kdf_derive(&ks->kdf, pass, passlen, dk->buf, ks->area_key_size) != 0 ||
-	    luks2_xts(0, ks->area_cipher, dk->buf, ks->area_key_size, raw, af->buf,
+	}
+	if (luks2_read_at(io, raw, n, ks->area_offset) != 0)
+		goto out;
+	if (luks2_kdf_derive(&ks->kdf, pass, passlen, dk->buf, ks->area_key_size,
+	    err, errlen) != 0) {
+		rc = -2;
+		goto out;
+	}
+	if (luks2_xts(0, ks->area_cipher, dk->buf, ks->area_key_size, raw, af->buf,
 	    n) != 0 ||
 	    luks2_af_merge(af->buf, ks->key_size, ks->stripes, ks->af_hash,
 	    vk->buf) != 0)
@@ -102,30 +112,48 @@ out:
 	return rc;
 }
 
+/* Whether keyslot i is tried in the pass for prio (a slot named: in the first pass). */
+static int
+tried(const struct luks2 *h, int i, int slot, uint32_t prio)
+{
+	if (!h->ks[i].used)
+		return 0;
+	if (slot >= 0)
+		return i == slot && prio == 2;
+	return h->ks[i].priority == prio;
+}
+
 int
 luks2_unlock(const struct luks2_io *io, const struct luks2 *h, const void *pass,
     size_t passlen, int slot, struct secret **vk, int *slot_out, char *err,
     size_t errlen)
 {
-	int i;
+	uint32_t prio;
+	int i, rc;
 
 	*vk = NULL;
 	too_big = 0;
 	if (slot >= LUKS2_KEYSLOTS)
 		return ERR("no keyslot %d", slot);
-	for (i = 0; i < LUKS2_KEYSLOTS; i++) {
-		if ((slot >= 0 && i != slot) || !h->ks[i].used)
-			continue;
-		if (try_slot(io, h, i, pass, passlen, vk) == 0) {
-			if (slot_out != NULL)
-				*slot_out = i;
-			return 0;
+	/* High, then normal; ignore (0) never unless named, as cryptsetup. */
+	for (prio = 2; prio >= 1; prio--) {
+		for (i = 0; i < LUKS2_KEYSLOTS; i++) {
+			if (!tried(h, i, slot, prio))
+				continue;
+			if ((rc = try_slot(io, h, i, pass, passlen, vk, err, errlen)) == 0) {
+				if (slot_out != NULL)
+					*slot_out = i;
+				return 0;
+			}
+			/* Not a wrong passphrase: nothing was tried. */
+			if (rc == -2)
+				return -2;
 		}
 	}
 	if (too_big)
 		return ERR("no key available with this passphrase (%d keyslot(s) "
 		    "skipped: their argon2 memory is more than %u KiB)", too_big,
-		    memory_cap);
+		    (uint32_t)memory_cap);
 	return ERR("no key available with this passphrase");
 }
 
@@ -255,8 +283,10 @@ write_area(const struct luks2_io *io, const struct luks2_keyslot *ks,
 		ERR("out of locked memory");
 		goto out;
 	}
-	if (luks2_kdf_derive(&ks->kdf, pass, passlen, dk->buf, ks->area_key_size) != 0 ||
-	    luks2_af_split(vk->buf, vk->len, ks->stripes, ks->af_hash, af->buf) != 0 ||
+	if (luks2_kdf_derive(&ks->kdf, pass, passlen, dk->buf, ks->area_key_size,
+	    err, errlen) != 0)
+		goto out;
+	if (luks2_af_split(vk->buf, vk->len, ks->stripes, ks->af_hash, af->buf) != 0 ||
 	    luks2_xts(1, ks->area_cipher, dk->buf, ks->area_key_size, af->buf, raw,
 	    n) != 0) {
 		ERR("keyslot encryption failed");
@@ -296,6 +326,7 @@ luks2_keyslot_add(const struct luks2_io *io, struct luks2 *h,
 		return ERR("all %d keyslots are in use", LUKS2_KEYSLOTS);
 	memset(&ks, 0, sizeof(ks));
 	ks.used = 1;
+	ks.priority = 1;
 	ks.key_size = ks.area_key_size = (uint32_t)vk->len;
 	ks.stripes = LUKS2_STRIPES;
 	strcpy(ks.af_hash, "sha256");

@@ -14,6 +14,7 @@
 
 struct json_object;
 struct secret;
+struct luks2;
 
 #define LUKS2_ERRLEN		200
 #define LUKS2_BIN_SIZE		4096	/* binary header, before the JSON area */
@@ -52,6 +53,17 @@ void	luks2_io_fd(struct luks2_io *, int *fd, uint64_t size);
 /* io->write, then io->sync: on the disk before anything written after. */
 int	luks2_write_synced(const struct luks2_io *, const void *, size_t,
 	    uint64_t off);
+/* len bytes at off from one io to the other (no sync). */
+int	luks2_copy(const struct luks2_io *from, const struct luks2_io *to,
+	    uint64_t off, uint64_t len);
+/*
+ * A header backup (b, loaded from `from`) written over `to` step by
+ * step, each flushed before the next: the primary copy, the secondary,
+ * then the keyslots area (LUKS1: its one header). A power cut in any
+ * step leaves the other copy whole, old or new: one valid header.
+ */
+int	luks2_restore(const struct luks2_io *from, const struct luks2_io *to,
+	    const struct luks2 *b, char *err, size_t errlen);
 /* io->read within io->size, -1 past it. */
 int	luks2_read_at(const struct luks2_io *, void *, size_t, uint64_t off);
 
@@ -78,6 +90,7 @@ struct luks2_keyslot {
 	char		 area_cipher[32];
 	uint32_t	 area_key_size;
 	int		 digest;	/* index into digests, -1 if none */
+	uint32_t	 priority;	/* 0 ignore (tried only by number), 1 normal, 2 high */
 };
 
 struct luks2_digest {
@@ -166,8 +179,10 @@ int	luks2_encode_copy(const struct luks2 *, int secondary, uint8_t *buf,
 
 /*
  * The volume key from a passphrase (or key file bytes): tries each
- * keyslot (only `slot` when >= 0).  *slot_out gets the slot that opened.
- * -1 with "no key" in err when none did.
+ * keyslot, high priority first, those of priority 0 (ignore) never,
+ * as cryptsetup (only `slot` when >= 0, whatever its priority).  *slot_out gets the slot that opened.
+ * -1 with "no key" in err when none did; -2 when a KDF could not run at
+ * all (argon2's memory not locked: err says why; no passphrase tried).
  */
 int	luks2_unlock(const struct luks2_io *, const struct luks2 *,
 	    const void *pass, size_t passlen, int slot, struct secret **vk,
@@ -196,8 +211,9 @@ int	luks2_format(const struct luks2_io *, const struct luks2_format_opts *,
 struct json_object *luks2_kdf_json(const struct luks2_kdf *, int with_salt);
 
 /* luks2-crypto.c */
+/* -1 with err: a bad kdf, or argon2's memory that cannot be locked (says so). */
 int	luks2_kdf_derive(const struct luks2_kdf *, const void *pass,
-	    size_t passlen, void *out, size_t outlen);
+	    size_t passlen, void *out, size_t outlen, char *err, size_t errlen);
 int	luks2_kdf_check(const struct luks2_kdf *, char *err, size_t errlen);
 int	luks2_af_split(const void *key, size_t keylen, uint32_t stripes,
 	    const char *hash, void *out);

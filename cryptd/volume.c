@@ -9,6 +9,7 @@
 
 #include <linux/fs.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +263,8 @@ ratelimit_now(void)
 
 /* ---- the KDF for new keyslots, calibrated once ---- */
 
+/* kdf_params runs on the KDF workers (kdf-job.c) too: kdf_lock guards these. */
+static pthread_mutex_t kdf_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kdf_conf kc = { KDF_ARGON2ID, 65536, 1000, 1 };
 static struct luks2_kdf calibrated[3];	/* by type; salt_len 0: not yet */
 static double calib_ms[3];
@@ -270,9 +273,11 @@ static uint32_t digest_iter;
 void
 kdf_configure(const struct kdf_conf *c)
 {
+	pthread_mutex_lock(&kdf_lock);
 	kc = *c;
 	memset(calibrated, 0, sizeof(calibrated));
 	digest_iter = 0;
+	pthread_mutex_unlock(&kdf_lock);
 }
 
 const struct kdf_conf *
@@ -287,7 +292,7 @@ time_one(const struct luks2_kdf *k)
 	uint8_t out[64];
 	double t0 = mono_now();
 
-	luks2_kdf_derive(k, "calibration", 11, out, sizeof(out));
+	luks2_kdf_derive(k, "calibration", 11, out, sizeof(out), NULL, 0);
 	return (mono_now() - t0) * 1000;
 }
 
@@ -336,6 +341,7 @@ kdf_params(enum luks2_kdf_type type, struct luks2_kdf *out,
 {
 	if ((unsigned)type > KDF_ARGON2ID)
 		return -1;
+	pthread_mutex_lock(&kdf_lock);
 	if (calibrated[type].salt_len == 0)
 		calibrate(type);
 	*out = calibrated[type];
@@ -343,6 +349,7 @@ kdf_params(enum luks2_kdf_type type, struct luks2_kdf *out,
 		*digest_iterations = digest_iter;
 	if (ms)
 		*ms = calib_ms[type];
+	pthread_mutex_unlock(&kdf_lock);
 	return 0;
 }
 

@@ -5,3 +5,4 @@ libnas_SRCS := lib/log.c lib/config.c lib/rpc-policy.c lib/rpc-dispatch.c \
 libnas_SRCS += lib/client-ev.c lib/rpc-socket.c
 libnas_SRCS += lib/dm.c
 libnas_SRCS += lib/metrics.c
+libnas_SRCS += lib/rpc-later.c

@@ -139,7 +139,8 @@ load_conf(char *err, size_t errlen)
 static gid_t
 apply_common(const struct conf *c)
 {
-	struct rpc_limits lim;
+	/* What [api] does not name (the rpc_call_later limits) stays. */
+	struct rpc_limits lim = *rpc_server_limits(D.srv);
 	struct rpc_auth auth;
 	enum log_level lvl = LOG_LVL_INFO;
 

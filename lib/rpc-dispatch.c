@@ -306,6 +306,8 @@ run_method(struct rpc_call *c, struct json_object *params)
 	}
 	log_call(c->method, c->peer, params);
 	c->method->handler(c, params);
+	if (c->later)
+		return;
 	if (c->result == NULL && c->err_code == 0)
 		rpc_error(c, RPC_INTERNAL_ERROR, "%s gave no answer", c->method->name);
 }
@@ -325,7 +327,7 @@ static struct json_object *
 dispatch_one(struct rpc_server *s, struct rpc_conn *conn,
     const struct rpc_peer *peer, struct json_object *req)
 {
-	struct json_object *ver, *meth, *params = NULL, *id = NULL, *answer;
+	struct json_object *ver, *meth, *params = NULL, *id = NULL;
 	struct rpc_call c = { .srv = s, .conn = conn, .peer = peer };
 	int has_id;
 
@@ -351,6 +353,8 @@ dispatch_one(struct rpc_server *s, struct rpc_conn *conn,
 		return rpc_make_error(id, RPC_INVALID_REQUEST,
 		    "params must be an object or an array", NULL);
 
+	c.id = id;
+	c.has_id = has_id;
 	c.method = find_method(s, json_object_get_string(meth));
 	if (c.method == NULL)
 		rpc_error(&c, RPC_METHOD_NOT_FOUND, "no method %s",
@@ -363,17 +367,25 @@ dispatch_one(struct rpc_server *s, struct rpc_conn *conn,
 
 	if (c.method)
 		rpc_policy_wipe(c.method->params, params);
-	if (!has_id) {
-		json_object_put(c.result);
-		json_object_put(c.err_data);
+	/* Handed over: the answer goes out when the work is done. */
+	if (c.later)
+		return NULL;
+	return rpc_call_answer(&c);
+}
+
+struct json_object *
+rpc_call_answer(struct rpc_call *c)
+{
+	if (!c->has_id) {
+		json_object_put(c->result);
+		json_object_put(c->err_data);
 		return NULL;
 	}
-	if (c.err_code) {
-		json_object_put(c.result);
-		return rpc_make_error(id, c.err_code, c.err_msg, c.err_data);
+	if (c->err_code) {
+		json_object_put(c->result);
+		return rpc_make_error(c->id, c->err_code, c->err_msg, c->err_data);
 	}
-	answer = make_result(id, c.result);
-	return answer;
+	return make_result(c->id, c->result);
 }
 
 /*

@@ -36,6 +36,7 @@ struct rpc_conn {
 	int			 batching;	/* a batch answer is being written */
 	struct json_object	*deferred;	/* notifications held until it ends */
 	int			 closing;	/* close once output is flushed */
+	int			 nlater;	/* answers it waits for (rpc-later.c) */
 	struct rpc_conn		*next;
 };
 
@@ -60,9 +61,17 @@ struct rpc_server {
 	struct rpc_ratelog	 refused_log;	/* no place for a client */
 	int			 hup_fd;	/* epoll: half-closed subscribers */
 	ev_io			 hio;
+	struct rpc_later_set	*later;		/* rpc-later.c; NULL until first used */
 };
 
 void	rpc_conn_free(struct rpc_conn *);
+/* Closes c if it is closing and nothing more is due to it. */
+void	rpc_conn_settle(struct rpc_conn *);
+/* The answer a call made: result, error, or NULL for a notification. */
+struct json_object *rpc_call_answer(struct rpc_call *);
+/* rpc-later.c: c leaves (its answers will be dropped); the server closes. */
+void	rpc_later_forget_conn(struct rpc_conn *);
+void	rpc_later_close(struct rpc_server *);
 /* The one error for a batch of more than RPC_MAX_BATCH elements. */
 struct json_object *rpc_batch_too_large(void);
 /* Queues bytes as they are (no newline); -1 when the client was cut off. */

@@ -98,6 +98,7 @@ rpc_conn_free(struct rpc_conn *c)
 	ev_timer_stop(loop(), &c->timer);
 	ev_timer_stop(loop(), &c->wtimer);
 	hup_unwatch(c);
+	rpc_later_forget_conn(c);
 	s->mem_used -= c->req_mem + c->out_cap;
 	close(c->fd);
 	secret_tokener_free(c->tok);
@@ -177,7 +178,8 @@ conn_flush(struct rpc_conn *c)
 		c->out_off = c->out_len = 0;
 		out_release(c);
 		ev_io_stop(loop(), &c->wio);
-		if (c->closing)
+		/* An answer still to come keeps a closing client. */
+		if (c->closing && c->nlater == 0)
 			conn_kill(c);
 	} else {
 		ev_io_start(loop(), &c->wio);
@@ -599,6 +601,11 @@ conn_eof(struct rpc_conn *c)
 	if (c->topics && !peer_gone(c->fd) && hup_watch(c) == 0)
 		return;
 	c->closing = 1;
+	/* Hung up entirely: the answers it waits for are dropped, its place freed. */
+	if (c->nlater > 0 && peer_gone(c->fd)) {
+		conn_kill(c);
+		return;
+	}
 	conn_flush(c);
 }
 
@@ -623,7 +630,13 @@ conn_read_cb(struct ev_loop *l, ev_io *w, int revents)
 	/* The raw bytes may hold a passphrase: leave none on the stack. */
 	explicit_bzero(buf, (size_t)n);
 	secret_scrub_stack();
-	if (c->closing && c->out_off == c->out_len)
+	rpc_conn_settle(c);
+}
+
+void
+rpc_conn_settle(struct rpc_conn *c)
+{
+	if (c->closing == 1 && c->nlater == 0 && c->out_off == c->out_len)
 		conn_kill(c);
 }
 
@@ -929,6 +942,7 @@ rpc_server_listen(struct rpc_server *s, const char *path, gid_t gid)
 void
 rpc_server_close(struct rpc_server *s)
 {
+	rpc_later_close(s);
 	while (s->conns)
 		rpc_conn_free(s->conns);
 	if (s->hup_fd != -1) {

@@ -84,6 +84,9 @@ struct rpc_call {
 	int			 err_code;	/* set by rpc_error */
 	char			 err_msg[256];
 	struct json_object	*err_data;
+	struct json_object	*id;		/* the request's, not owned */
+	int			 has_id;	/* 0: a notification */
+	int			 later;		/* answered later (rpc_call_later) */
 };
 
 /* Handlers answer with exactly one of these; both take ownership. */
@@ -133,6 +136,10 @@ struct rpc_limits {
 	int	write_timeout_ms;	/* queued output without progress: cut off */
 	size_t	memory_budget;	/* requests being read plus queued output, all
 				   clients together */
+	/* Answers given later (rpc_call_later); 0 here takes the defaults. */
+	int	max_later;	/* waiting or running, all clients together */
+	int	max_later_per_conn;
+	int	later_threads;	/* worker threads running at once */
 };
 
 struct rpc_server *rpc_server_new(const char *daemon, const char *version);
@@ -169,6 +176,22 @@ size_t	rpc_server_mem_used(const struct rpc_server *);
 int	rpc_conn_send(struct rpc_conn *, struct json_object *);
 void	rpc_conn_set_subscription(struct rpc_conn *, struct json_object *topics);
 struct json_object *rpc_conn_subscription(struct rpc_conn *);
+
+/*
+ * rpc-later.c: an answer given later. work runs on a worker thread and
+ * must touch nothing the loop does (no log, no rpc_* call, no global
+ * state); then done runs on the loop and answers the call with
+ * rpc_result or rpc_error, the answer going out then (or dropped, the
+ * client having left). ran is 0 when work never ran (the server is
+ * closing): done only frees arg. Returns 0 with the call handed over,
+ * or -1 with the call answered (no connection, in a batch, or the
+ * limits reached) and arg still the caller's.
+ */
+typedef void (*rpc_work_fn)(void *arg);
+typedef void (*rpc_done_fn)(struct rpc_call *, void *arg, int ran);
+int	rpc_call_later(struct rpc_call *, rpc_work_fn, rpc_done_fn, void *arg);
+/* Answers waiting or being worked on (all clients). */
+int	rpc_server_nlater(const struct rpc_server *);
 
 /* rpc-events.c */
 void	rpc_events_init(struct rpc_server *);

@@ -91,27 +91,52 @@ mapped_size(size_t cap)
 	return (cap + pg - 1) / pg * pg;
 }
 
-struct secret *
-secret_new(size_t cap)
+void *
+secret_pages_new(size_t len)
 {
-	struct secret *s;
-	size_t len;
 	void *p;
 
-	if (cap == 0 || cap > SECRET_MAX)
+	if (len == 0)
 		return errno = EINVAL, NULL;
-	len = mapped_size(cap);
+	len = mapped_size(len);
 	/* Pages of its own: locking or advising them touches nothing else. */
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	if (madvise(p, len, MADV_DONTDUMP) == -1 ||
-	    madvise(p, len, MADV_WIPEONFORK) == -1 || mlock(p, len) == -1 ||
-	    (s = calloc(1, sizeof(*s))) == NULL) {
+	    madvise(p, len, MADV_WIPEONFORK) == -1 || mlock(p, len) == -1) {
 		int saved = errno;
 
 		munmap(p, len);
 		return errno = saved, NULL;
+	}
+	return p;
+}
+
+void
+secret_pages_free(void *p, size_t len)
+{
+	if (p == NULL)
+		return;
+	len = mapped_size(len);
+	explicit_bzero(p, len);
+	munlock(p, len);
+	munmap(p, len);
+}
+
+struct secret *
+secret_new(size_t cap)
+{
+	struct secret *s;
+	void *p;
+
+	if (cap == 0 || cap > SECRET_MAX)
+		return errno = EINVAL, NULL;
+	if ((p = secret_pages_new(cap)) == NULL)
+		return NULL;
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		secret_pages_free(p, cap);
+		return NULL;
 	}
 	s->buf = p;
 	s->cap = cap;
@@ -121,14 +146,9 @@ secret_new(size_t cap)
 void
 secret_free(struct secret *s)
 {
-	size_t len;
-
 	if (s == NULL)
 		return;
-	len = mapped_size(s->cap);
-	explicit_bzero(s->buf, len);
-	munlock(s->buf, len);
-	munmap(s->buf, len);
+	secret_pages_free(s->buf, s->cap);
 	free(s);
 }
 

@@ -22,6 +22,14 @@ struct secret {
 /* NULL (errno set) when the pages cannot be mapped or locked. */
 struct secret *secret_new(size_t cap);
 void	secret_free(struct secret *);
+/*
+ * Pages for a large secret workspace (Argon2's memory, up to a GiB), as
+ * a struct secret's: locked (RLIMIT_MEMLOCK applies without
+ * CAP_IPC_LOCK), out of core dumps, zeroed in a forked child; wiped
+ * and unmapped by secret_pages_free. NULL with errno.
+ */
+void	*secret_pages_new(size_t len);
+void	 secret_pages_free(void *, size_t len);
 /* A copy of a string parameter; the request's own string is wiped. */
 struct secret *secret_from_param(struct json_object *params, const char *name);
 /* 1 when equal; the time taken depends on len only, not on the bytes. */

@@ -373,7 +373,8 @@ static const struct arg crypt_format_args[] = {
 	END_ARGS
 };
 static const struct arg crypt_open_args[] = {
-	DEVICE_ARG, { "NAME", "name", ARG_STRING, 0, NULL }, PASS_ARG, END_ARGS
+	DEVICE_ARG, { "NAME", "name", ARG_STRING, 0, NULL }, PASS_ARG,
+	{ "--keyslot", "keyslot", ARG_INT, 0, "N" }, END_ARGS
 };
 static const struct arg crypt_device_args[] = { DEVICE_ARG, END_ARGS };
 static const struct arg crypt_confirm_args[] = {

@@ -17,6 +17,8 @@ UNIT_TESTS += test-dm
 test-dm_SRCS := tests/unit/test-dm.c $(UNIT_UTIL)
 test-rpc-socket_SRCS := tests/unit/test-rpc-socket.c $(UNIT_UTIL)
 UNIT_TESTS += test-metrics
+UNIT_TESTS += test-rpc-later
+test-rpc-later_SRCS := tests/unit/test-rpc-later.c $(UNIT_UTIL)
 test-metrics_SRCS := tests/unit/test-metrics.c $(UNIT_UTIL)
 $(foreach t,$(UNIT_TESTS),$(eval $(t)_LIBS += $$(CHECK_LIBS)))
 

@@ -6,6 +6,7 @@
  * add/change/remove, header backup/restore, erase, key files, repair of
  * a damaged primary, the refusals, and cryptd.prom.
  */
+#include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include <fcntl.h>
@@ -376,6 +377,33 @@ START_TEST(backup_restore_erase)
 }
 END_TEST
 
+/* header.backup opens the device read only: inotify sees no close after a write open. */
+START_TEST(backup_read_only)
+{
+	char file[600], buf[4096];
+	int in, wd, nowrite = 0;
+	ssize_t n;
+
+	format("pw");
+	ck_assert_int_ge(in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), 0);
+	ck_assert_int_ge(wd = inotify_add_watch(in, dev, IN_CLOSE_WRITE | IN_CLOSE_NOWRITE), 0);
+	snprintf(file, sizeof(file), "%s/hdr", dir);
+	ck_assert_int_eq(code("header.backup", "{\"device\":\"%s\",\"file\":\"%s\"}",
+	    dev, file), 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		for (char *q = buf; q < buf + n; q += sizeof(struct inotify_event) +
+		    ((struct inotify_event *)q)->len) {
+			const struct inotify_event *e = (const struct inotify_event *)q;
+
+			ck_assert_msg(!(e->mask & IN_CLOSE_WRITE), "the device was opened to write");
+			nowrite += (e->mask & IN_CLOSE_NOWRITE) != 0;
+		}
+	}
+	ck_assert_int_gt(nowrite, 0);
+	close(in);
+}
+END_TEST
+
 START_TEST(damaged_primary)
 {
 	struct json_object *r, *v;
@@ -493,6 +521,7 @@ cryptd_suite(void)
 	tcase_add_test(tc, fifo_never_opened);
 	tcase_add_test(tc, backup_restore_erase);
 	tcase_add_test(tc, damaged_primary);
+	tcase_add_test(tc, backup_read_only);
 	tcase_add_test(tc, benchmark);
 	tcase_add_test(tc, metrics_file);
 	suite_add_tcase(s, tc);

@@ -6,10 +6,15 @@
  * header is left byte for byte as it was).  tests/host/luks2.sh holds
  * the same library against cryptsetup.
  */
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <argon2.h>
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -24,11 +29,11 @@ static struct luks2_io io;
 static char err[LUKS2_ERRLEN];
 static int fail_writes;
 
+/* ctx: another buffer to read (a backup), NULL: dev. */
 static int
 mem_read(void *ctx, void *buf, size_t len, uint64_t off)
 {
-	(void)ctx;
-	memcpy(buf, dev + off, len);
+	memcpy(buf, (ctx ? (uint8_t *)ctx : dev) + off, len);
 	return 0;
 }
 
@@ -614,7 +619,7 @@ END_TEST
  * page cache writes back in its own order).  Whatever survives must load
  * and open with the old or the new passphrase.
  */
-#define TRACE_MAX	32
+#define TRACE_MAX	512	/* a restore copies 16 MiB in 64 KiB writes */
 
 static struct {
 	uint64_t	 off;
@@ -818,6 +823,202 @@ START_TEST(not_luks)
 }
 END_TEST
 
+/*
+ * Argon2's memory is allocated locked (Decision 95): the same hash as
+ * libargon2's own allocator gives, and under an RLIMIT_MEMLOCK it does
+ * not fit (a child without CAP_IPC_LOCK) a clear error, not a silent
+ * fallback to memory that may be swapped.
+ */
+START_TEST(argon2_memory_locked)
+{
+	struct luks2_kdf k = kdf_of(KDF_ARGON2ID);
+	uint8_t a[32], b[32];
+	struct rlimit rl = { 64 << 10, 64 << 10 };
+	int st;
+	pid_t pid;
+
+	k.memory = 1024;
+	k.salt_len = 32;
+	memset(k.salt, 7, k.salt_len);
+	ck_assert_int_eq(luks2_kdf_derive(&k, "pw", 2, a, sizeof(a), err, sizeof(err)), 0);
+	ck_assert_int_eq(argon2id_hash_raw(k.time, k.memory, k.cpus, "pw", 2, k.salt,
+	    k.salt_len, b, sizeof(b)), ARGON2_OK);
+	ck_assert_mem_eq(a, b, sizeof(a));
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* The sanitizers' mlock does nothing and succeeds: the limit is tested in the plain run. */
+	return;
+#endif
+	if ((pid = fork()) == 0) {
+		/* Not root any more: RLIMIT_MEMLOCK binds without CAP_IPC_LOCK. */
+		if ((getuid() == 0 && setuid(65534) != 0) || setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+			_exit(10);
+		if (luks2_kdf_derive(&k, "pw", 2, a, sizeof(a), err, sizeof(err)) == 0)
+			_exit(11);
+		if (strstr(err, "RLIMIT_MEMLOCK is 64 KiB") == NULL ||
+		    strstr(err, "1024 KiB of locked memory") == NULL)
+			_exit(12);
+		/* What fits the limit works. */
+		k.memory = 32;
+		_exit(luks2_kdf_derive(&k, "pw", 2, a, sizeof(a), err, sizeof(err)) == 0 ? 0 : 13);
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %d", st);
+}
+END_TEST
+
+static uint8_t *backup_buf;
+
+/* Whether a write of len at off touches header copy c (0 primary, 1 secondary). */
+static int
+touches(uint64_t off, size_t len, int c)
+{
+	uint64_t lo = c ? HS : 0, hi = lo + HS;
+
+	return off < hi && off + len > lo;
+}
+
+/* The device loads and opens with pw. */
+static int
+loads_and_opens(const char *pw, const struct secret *vk)
+{
+	struct luks2 *h;
+	int ok;
+
+	if (luks2_load(&io, &h, err, sizeof(err)) != 0)
+		return 0;
+	ok = opens(h, pw, vk);
+	luks2_free(h);
+	return ok;
+}
+
+/*
+ * header.restore (Decision 96): between two flushes its writes touch one
+ * header copy at most, so a power cut anywhere, the copy being written
+ * torn to garbage, leaves a header that loads and opens.
+ */
+START_TEST(power_cut_restore)
+{
+	struct secret *vk = format(KDF_PBKDF2), *got;
+	struct luks2_kdf k = kdf_of(KDF_PBKDF2);
+	uint8_t *orig = malloc(DEV_SIZE);
+	struct luks2_io bio = io;
+	struct luks2 *h, *b;
+	int i, start, end, c, slot, ncopies;
+
+	backup_buf = malloc(DEV_SIZE);
+	memcpy(backup_buf, dev, DEV_SIZE);
+	bio.ctx = backup_buf;
+	/* The device moves on: another key, a newer seqid. */
+	h = load_ok();
+	ck_assert_int_eq(luks2_unlock(&io, h, "pw", 2, -1, &got, &slot, err, sizeof(err)), 0);
+	ck_assert_int_eq(luks2_keyslot_add(&io, h, got, "two", 3, &k, &slot, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(luks2_store(&io, h, err, sizeof(err)), 0);
+	secret_free(got);
+	luks2_free(h);
+	memcpy(orig, dev, DEV_SIZE);
+	ck_assert_int_eq(luks2_load(&bio, &b, err, sizeof(err)), 0);
+	ntrace = 0;
+	io.write = trace_write;
+	io.sync = trace_sync;
+	ck_assert_int_eq(luks2_restore(&bio, &io, b, err, sizeof(err)), 0);
+	io.write = mem_write;
+	io.sync = NULL;
+	luks2_free(b);
+	for (start = 0; start < ntrace; start = end + 1) {
+		for (end = start; end < ntrace && trace[end].data != NULL; end++)
+			;
+		/* Durable: everything before this window. */
+		memcpy(dev, orig, DEV_SIZE);
+		for (i = 0; i < start; i++)
+			if (trace[i].data != NULL)
+				memcpy(dev + trace[i].off, trace[i].data, trace[i].len);
+		ck_assert(loads_and_opens("pw", vk));
+		for (ncopies = 0, c = 0; c < 2; c++) {
+			int hit = 0;
+
+			for (i = start; i < end; i++)
+				hit |= touches(trace[i].off, trace[i].len, c);
+			ncopies += hit;
+			if (hit)	/* torn: anything at all */
+				memset(dev + (c ? HS : 0), 0xa5, HS);
+		}
+		ck_assert_msg(ncopies <= 1, "writes %d-%d touch both header copies "
+		    "between two flushes", start, end);
+		ck_assert_msg(loads_and_opens("pw", vk), "cut in writes %d-%d", start, end);
+	}
+	/* All of it: the backup's keys alone. */
+	memcpy(dev, orig, DEV_SIZE);
+	for (i = 0; i < ntrace; i++)
+		if (trace[i].data != NULL)
+			memcpy(dev + trace[i].off, trace[i].data, trace[i].len);
+	ck_assert_mem_eq(dev, backup_buf, 2 * HS);
+	h = load_ok();
+	ck_assert(opens(h, "pw", vk) && !opens(h, "two", NULL));
+	luks2_free(h);
+	for (i = 0; i < ntrace; i++)
+		free(trace[i].data);
+	free(orig);
+	free(backup_buf);
+	secret_free(vk);
+}
+END_TEST
+
+/* Sets keyslot id's priority in the JSON area and stores the header (its return). */
+static int
+set_priority(struct luks2 *h, const char *id, int prio)
+{
+	struct json_object *o;
+
+	ck_assert(json_object_object_get_ex(h->json, "keyslots", &o));
+	ck_assert(json_object_object_get_ex(o, id, &o));
+	json_object_object_add(o, "priority", json_object_new_int(prio));
+	return luks2_store(&io, h, err, sizeof(err));
+}
+
+/*
+ * Keyslot priorities as cryptsetup: 0 (ignore) is not tried unless the
+ * slot is named, 2 (high) before 1 (normal); 3 is refused.
+ */
+START_TEST(keyslot_priority)
+{
+	struct secret *vk = format(KDF_PBKDF2), *got;
+	struct luks2_kdf k = kdf_of(KDF_PBKDF2);
+	struct luks2 *h = load_ok();
+	int slot = -1;
+
+	ck_assert_int_eq(h->ks[0].priority, 1);
+	ck_assert_int_eq(set_priority(h, "0", 0), 0);
+	luks2_free(h);
+	h = load_ok();
+	ck_assert_int_eq(h->ks[0].priority, 0);
+	ck_assert_int_eq(luks2_unlock(&io, h, "pw", 2, -1, &got, &slot, err, sizeof(err)), -1);
+	ck_assert_ptr_null(got);
+	ck_assert_int_eq(luks2_unlock(&io, h, "pw", 2, 0, &got, &slot, err, sizeof(err)), 0);
+	ck_assert_int_eq(slot, 0);
+	/* The same passphrase in slot 1 (normal) and slot 2 (high): 2 opens. */
+	ck_assert_int_eq(luks2_keyslot_add(&io, h, got, "pw", 2, &k, &slot, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(slot, 1);
+	ck_assert_int_eq(luks2_keyslot_add(&io, h, got, "pw", 2, &k, &slot, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(slot, 2);
+	secret_free(got);
+	ck_assert_int_eq(set_priority(h, "2", 2), 0);
+	luks2_free(h);
+	h = load_ok();
+	ck_assert_int_eq(luks2_unlock(&io, h, "pw", 2, -1, &got, &slot, err, sizeof(err)), 0);
+	ck_assert_int_eq(slot, 2);
+	secret_free(got);
+	/* Checked as a disk's would be: never written. */
+	ck_assert_int_eq(set_priority(h, "2", 3), -1);
+	ck_assert_msg(strstr(err, "priority") != NULL, "%s", err);
+	luks2_free(h);
+	secret_free(vk);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -846,6 +1047,9 @@ main(void)
 	tcase_add_test(tc, power_cut_key_change);
 	tcase_add_test(tc, luks1);
 	tcase_add_test(tc, not_luks);
+	tcase_add_test(tc, argon2_memory_locked);
+	tcase_add_test(tc, keyslot_priority);
+	tcase_add_test(tc, power_cut_restore);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -264,3 +264,56 @@ unit_call_expect(struct rpc_server *srv, const struct rpc_peer *peer, const char
 	    params ? params : "", unit_err_code(a), unit_err_msg(a), err);
 	return a;
 }
+
+static int gate_in[2], gate_out[2];
+
+void
+unit_gate_init(void)
+{
+	ck_assert_int_eq(pipe2(gate_in, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(gate_out, O_CLOEXEC), 0);
+}
+
+void
+unit_gate_fini(void)
+{
+	close(gate_in[0]);
+	close(gate_in[1]);
+	close(gate_out[0]);
+	close(gate_out[1]);
+}
+
+void
+unit_gate_hold(void)
+{
+	char c = 'x';
+
+	if (write(gate_in[1], &c, 1) != 1 || read(gate_out[0], &c, 1) != 1)
+		abort();
+}
+
+void
+unit_gate_wait(void)
+{
+	struct pollfd pfd = { .fd = gate_in[0], .events = POLLIN };
+	char c;
+
+	for (int round = 0; poll(&pfd, 1, 5) != 1; round++) {
+		ck_assert_msg(round < WAIT_ROUNDS, "no work reached the gate");
+		unit_pump();
+	}
+	ck_assert_int_eq(read(gate_in[0], &c, 1), 1);
+}
+
+void
+unit_gate_release(void)
+{
+	ck_assert_int_eq(write(gate_out[1], "x", 1), 1);
+}
+
+void
+unit_spin(void)
+{
+	poll(NULL, 0, 5);
+	unit_pump();
+}

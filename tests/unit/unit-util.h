@@ -39,6 +39,20 @@ size_t	 unit_read_to_eof(int fd);
 /* Runs the loop a while and asserts the server sent fd nothing. */
 void	 unit_assert_silent(int fd);
 
+/*
+ * A gate for work on another thread, to prove orders without timing:
+ * unit_gate_hold (on the worker) says it is there and waits until the
+ * test calls unit_gate_release; unit_gate_wait runs the loop until a
+ * worker holds.
+ */
+void	 unit_gate_init(void);
+void	 unit_gate_fini(void);
+void	 unit_gate_hold(void);
+void	 unit_gate_wait(void);
+void	 unit_gate_release(void);
+/* Runs the loop a moment. */
+void	 unit_spin(void);
+
 /* Runs a suite; the exit status for main. */
 int	 unit_run(Suite *);
 
