@@ -419,5 +419,7 @@ const struct rpc_method volume_methods[] = {
 	  "take the room of bigger disks; returns a job id" },
 	{ "volume.repair", volume_repair, repair_params, RPC_MUTATES,
 	  "rebuild the missing or failed member on a disk; returns a job id" },
+	{ "volume.start", volume_start_m, volume_start_params, RPC_MUTATES,
+	  "make a dirty degraded (read-only) volume writable; needs force" },
 	{ NULL, NULL, NULL, 0, NULL }
 };

@@ -248,7 +248,7 @@ raidd_reload(const struct conf *c)
 }
 
 static const struct rpc_method *const raidd_tables[] = { disk_methods, volume_methods,
-	scrub_methods, crypt_methods, spare_methods, dirty_methods, NULL };
+	scrub_methods, crypt_methods, spare_methods, NULL };
 
 const struct nas_daemon raidd_daemon = {
 	.name = "raidd",

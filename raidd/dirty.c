@@ -148,7 +148,7 @@ dirty_announce(struct volume *v, enum vol_state before)
  * force: the user says the stripes written at the power cut may be
  * wrong and is ready for that (a filesystem check, a restore).
  */
-static void
+void
 volume_start_m(struct rpc_call *c, struct json_object *params)
 {
 	char md[SYS_NAME_MAX], err[256];
@@ -194,14 +194,8 @@ volume_start_m(struct rpc_call *c, struct json_object *params)
 	rpc_result(c, volume_describe(v));
 }
 
-static const struct rpc_param start_params[] = {
+const struct rpc_param volume_start_params[] = {
 	{ "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "volume name" },
 	{ "force", RPC_BOOL, 0, 0, 0, NULL, "write to a dirty degraded volume after all" },
 	{ NULL, 0, 0, 0, 0, NULL, NULL }
-};
-
-const struct rpc_method dirty_methods[] = {
-	{ "volume.start", volume_start_m, start_params, RPC_MUTATES,
-	  "make a dirty degraded (read-only) volume writable; needs force" },
-	{ NULL, NULL, NULL, 0, NULL }
 };

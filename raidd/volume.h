@@ -237,7 +237,8 @@ void	 dirty_reason(const struct volume *, char *, size_t);
 int	 dirty_mount(struct volume *, const char *dev, const char *mp, const char *fs,
 	    char *err, size_t errlen);
 void	 dirty_announce(struct volume *, enum vol_state before);
-extern const struct rpc_method dirty_methods[];
+void	 volume_start_m(struct rpc_call *, struct json_object *);
+extern const struct rpc_param volume_start_params[];
 /* api-volume.c: the volume params name, idle, or an error answered. */
 struct volume *volume_find_idle(struct rpc_call *, struct json_object *params);
 

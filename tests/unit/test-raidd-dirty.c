@@ -27,7 +27,6 @@ setup(void)
 	srv = rpc_server_new("raidd", "test");
 	rpc_server_add_methods(srv, disk_methods);
 	rpc_server_add_methods(srv, volume_methods);
-	rpc_server_add_methods(srv, dirty_methods);
 }
 
 static void
