@@ -161,7 +161,9 @@ describe_problem(const struct volume *v, char *buf, size_t len)
 {
 	size_t n = (size_t)snprintf(buf, len, "%s", v->problem);
 
-	if (volume_read_only(v)) {
+	if (volume_read_only(v) && n + 2 < len) {
+		if (n)
+			n += (size_t)snprintf(buf + n, len - n, "; ");
 		dirty_reason(v, buf + n, len - n);
 		n = strlen(buf);
 	}
