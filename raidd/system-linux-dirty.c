@@ -104,10 +104,10 @@ lnx_mount_ro(const char *dev, const char *dir, const char *fs)
 		log_warn("mount %s on %s", dev, dir);
 		return -1;
 	}
-	if (mount(node, dir, fs, MS_RDONLY | MS_NODEV | MS_NOSUID | MS_NOEXEC, NULL) == 0)
+	if (mount(node, dir, fs, MS_RDONLY | MS_NODEV | MS_NOSUID, NULL) == 0)
 		return 0;
 	log_warn("mount %s (%s) read-only on %s; again without its journal", node, fs, dir);
-	if (mount(node, dir, fs, MS_RDONLY | MS_NODEV | MS_NOSUID | MS_NOEXEC, skip) == -1) {
+	if (mount(node, dir, fs, MS_RDONLY | MS_NODEV | MS_NOSUID, skip) == -1) {
 		log_warn("mount %s (%s, %s) read-only on %s", node, fs, skip, dir);
 		return -1;
 	}
