@@ -126,7 +126,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # gives it the run count); the figures of both go to docs/benchmarks.md.
 # Then raidd's RAID 10 superblocks and bitmap on 4 x 6 TiB sparse disks
 # against mdadm --create's (tests/system/long/, 2-4 min); a dirty degraded
-# RAID 5 across a power cut (tests/system/long/raidd-dirty-degraded, ~4 min).
+# RAID 5 across a power cut (tests/system/long/raidd-dirty-degraded, ~4 min); RAID 10 and SHR
+# members pulled under a write and rebuilt (raidd-pull-rebuild-levels, ~4 min).
 SOAK_CLIENTS ?= 64
 SOAK_CALLS ?= 10000
 KILL_RUNS ?= 20
@@ -148,4 +149,6 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 		$(SRC)/tests/system/tools/raidd-grow-raid5 || rc=1; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 96M --timeout 420 \
 		$(SRC)/tests/system/long/raidd-dirty-degraded || rc=1; \
+	$(RUN_SCENARIO) --bays 4 --disk-size 96M,96M,128M,128M --timeout 600 \
+		$(SRC)/tests/system/long/raidd-pull-rebuild-levels || rc=1; \
 	exit $$rc
