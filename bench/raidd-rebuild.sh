@@ -9,6 +9,7 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 python3 "$src/tests/system/run-scenario" --image-dir "$img" --log-dir "$out/system-logs" \
 	--disk-size 256M "$src/tests/system/tools/bench-rebuild" >"$tmp"
+cp "$tmp" "$out/bench-rebuild.txt"
 {
 	echo
 	echo "## raidd: rebuild and scrub ($(date -u +%Y-%m-%d), qemu TCG, RAID 1 on 2 x 256M)"
@@ -20,11 +21,14 @@ python3 "$src/tests/system/run-scenario" --image-dir "$img" --log-dir "$out/syst
 	echo
 	echo "| operation | seconds | MB/s | / md resync |"
 	echo "|---|---|---|---|"
-	awk '$1 == "resync" || $1 == "scrub" || $1 == "rebuild" { s[$1] = $2; b[$1] = $3; n[++k] = $1 }
-	    END { for (i = 1; i <= k; i++) { o = n[i]; r = b[o] / s[o] / 1e6;
-	        if (o == "resync") base = r
-	        printf "| %s | %.2f | %.1f | %.2f |\n", o == "resync" ? "md resync (raw)" :
-	            o == "scrub" ? "raidd scrub (check)" : "raidd rebuild (auto-repair)",
-	            s[o], r, base ? r / base : 0 } }' "$tmp"
+	awk '
+	    $1 == "resync" { base = $3 / $2 / 1e6 }
+	    $1 == "resync" || $1 == "scrub" || $1 == "rebuild" {
+		r = $3 / $2 / 1e6
+		what = "raidd rebuild (auto-repair)"
+		if ($1 == "resync") what = "md resync (raw)"
+		if ($1 == "scrub") what = "raidd scrub (check)"
+		printf "| %s | %.2f | %.1f | %.2f |\n", what, $2, r, base ? r / base : 0
+	    }' "$tmp"
 	grep -q '^rebuild ' "$tmp" || echo "(incomplete: $(tr '\n' ' ' < "$tmp"))"
 } >>"$md"
