@@ -18,6 +18,8 @@ cp "$tmp" "$out/bench-rebuild.txt"
 	echo "window) against raidd's scrub (volume.scrub check, a job) and raidd's rebuild"
 	echo "(auto-repair: from a blank disk's insert to volume.repaired, partitioning and"
 	echo "labels included); MB/s of the array's component size, and the ratio to md's resync."
+	echo "md's resync is timed from the end of the volume.create job (md began a little"
+	echo "before), so its figure is an upper bound and the ratios lower bounds."
 	echo
 	echo "| operation | seconds | MB/s | / md resync |"
 	echo "|---|---|---|---|"
