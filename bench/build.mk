@@ -12,6 +12,7 @@ bench: all image
 	@rm -f $(O)/bench-board.md
 	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) bench-board
 	@sh $(SRC)/bench/raidd-board.sh $(SRC) $(O) $(IMAGE_DIR)
+	@sh $(SRC)/bench/raidd-rebuild.sh $(SRC) $(O) $(IMAGE_DIR) || true
 	@sh $(SRC)/bench/crypt-board.sh $(SRC) $(O) $(IMAGE_DIR) || true
 	@sh $(SRC)/bench/netd-board.sh $(SRC) $(O) $(IMAGE_DIR) || true
 	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O) bench-selftest || true

@@ -68,6 +68,12 @@ static const struct arg volume_unlock_args[] = {
 	END_ARGS
 };
 
+static const struct arg volume_start_args[] = {
+	{ "NAME", "name", ARG_STRING, 0, NULL },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	END_ARGS
+};
+
 static const struct arg volume_grow_args[] = {
 	{ "NAME", "name", ARG_STRING, 0, NULL },
 	{ "--no-wait", "no_wait", ARG_BOOL, ARG_LOCAL, NULL },
@@ -429,6 +435,8 @@ const struct command nasctl_commands[] = {
 	  "make a foreign (or deleted) volume this unit's and assemble it" },
 	{ "volume", "clear", R, "volume.clear", volume_args, NULL, NULL, NULL,
 	  "let members md failed for errors rejoin" },
+	{ "volume", "start", R, "volume.start", volume_start_args, NULL, NULL, NULL,
+	  "make a dirty degraded (read-only) volume writable: needs --force" },
 #define N "netd"
 	{ "link", "list", N, "link.list", no_args, link_cols, "links", NULL,
 	  "the board's ports, then every other link" },

@@ -483,5 +483,7 @@ const struct rpc_method volume_methods[] = {
 	  "rebuild the missing or failed member on a disk; returns a job id" },
 	{ "volume.add_disk", volume_add_disk, add_disk_params, RPC_MUTATES,
 	  "one more disk joins the volume (raid5: md reshapes); returns a job id" },
+	{ "volume.start", volume_start_m, volume_start_params, RPC_MUTATES,
+	  "make a dirty degraded (read-only) volume writable; needs force" },
 	{ NULL, NULL, NULL, 0, NULL }
 };

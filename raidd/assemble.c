@@ -691,7 +691,10 @@ volume_scan(void)
 			log_warnx("volume %s: %s", v->name, err);
 			continue;
 		}
+		enum vol_state before = v->state;
+
 		volume_refresh_state(v);
+		dirty_announce(v, before);
 		log_info("volume %s: %s, %s", v->name, v->problem[0] ? v->problem : "assembled",
 		    volume_state_name(v->state));
 		repair_resume(v);
@@ -741,7 +744,7 @@ start_tier(struct volume *v, int t, char *err, size_t errlen)
 	}
 	for (int i = 0; i < md.nmembers; i++)
 		repair_note_resume(v, md.name, md.member[i].dev);
-	if (sys->md_assemble(&md) == -1) {
+	if (sys->md_assemble(&md) == -1 && dirty_start_tier(v, t, &md) == -1) {
 		snprintf(err, errlen, "starting %s: %s", md.name, strerror(errno));
 		return -1;
 	}
@@ -891,6 +894,8 @@ volume_mount(struct volume *v, char *err, size_t errlen)
 		return -1;
 	}
 	crypt_top_name(v, dm, sizeof(dm));
+	if (volume_read_only(v))
+		return dirty_mount(v, dm, mp, fs[v->label.fs], err, errlen);
 	if (sys->mount(dm, mp, fs[v->label.fs]) == -1) {
 		snprintf(err, errlen, "mounting %s on %s: %s", dm, mp, strerror(errno));
 		return -1;

@@ -14,7 +14,7 @@ RAIDD_LOGIC := raidd/disk.c raidd/wipe.c raidd/api-disk.c raidd/volume.c \
 	raidd/mdsb.c raidd/label.c raidd/proof.c raidd/unit.c raidd/diskfd.c \
 	raidd/features.c raidd/health.c raidd/watch.c raidd/led.c \
 	raidd/scrub.c raidd/scrub-schedule.c raidd/repair.c raidd/spare.c \
-	raidd/crypt.c raidd/crypt-cryptd.c raidd/crypt-auto.c
+	raidd/crypt.c raidd/crypt-cryptd.c raidd/crypt-auto.c raidd/dirty.c
 RAIDD_SIM := raidd/system-sim.c raidd/system-sim-sync.c raidd/crypt-sim.c
 raidd_SRCS += $(RAIDD_LOGIC) $(RAIDD_SIM) raidd/metrics.c
 
@@ -70,7 +70,7 @@ RAIDD_LINUX := raidd/system-linux.c raidd/system-linux-disk.c raidd/system-linux
 	raidd/system-linux-mdstat.c raidd/system-linux-fs.c \
 	raidd/system-linux-watch.c raidd/system-linux-mdsync.c \
 	raidd/system-linux-led.c raidd/system-linux-grow.c \
-	raidd/system-linux-reshape.c
+	raidd/system-linux-reshape.c raidd/system-linux-dirty.c
 raidd_SRCS += $(RAIDD_LINUX)
 raidd_LIBS += -lblkid -lfdisk
 # raidd-sysdrv: drives sys_linux from the shell, for tests/host/raidd-sys-loop.sh
@@ -83,3 +83,7 @@ UNIT_TESTS += test-raidd-crypt
 test-raidd-crypt_SRCS := tests/unit/test-raidd-crypt.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
 	tests/unit/unit-util.c tests/unit/raidd-util.c
 test-raidd-crypt_LIBS = $(CHECK_LIBS)
+UNIT_TESTS += test-raidd-dirty
+test-raidd-dirty_SRCS := tests/unit/test-raidd-dirty.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
+	tests/unit/unit-util.c tests/unit/raidd-util.c
+test-raidd-dirty_LIBS = $(CHECK_LIBS)

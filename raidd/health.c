@@ -84,8 +84,10 @@ volume_state_rank(enum vol_state s)
 		return 2;
 	case VOL_DEGRADED:
 		return 3;
-	default:
+	case VOL_DIRTY_DEGRADED:
 		return 4;
+	default:
+		return 5;
 	}
 }
 
@@ -184,6 +186,9 @@ volume_tier_state(const struct volume *v, int t, struct sys_md_status *st)
 		lacking += !ok[r];
 	if (!roles_enough(lt->kind, ok, roles))
 		return VOL_FAILED;
+	/* raidd starts an array read-only only when it is dirty and degraded. */
+	if (strcmp(st->array_state, "readonly") == 0)
+		return VOL_DIRTY_DEGRADED;
 	if (lacking > 0 || st->degraded > 0)
 		return roles_rebuilding(v, t, ok, st) ? VOL_REBUILDING : VOL_DEGRADED;
 	/* A check or repair (scrub) reads a redundant array: still clean. */
@@ -275,10 +280,14 @@ tier_reason(const struct volume *v, int t, char *buf, size_t len)
 }
 
 /* Words for a change of state, for the event and the log. */
-static void
-state_reason(const struct volume *v, enum vol_state old, char *buf, size_t len)
+void
+volume_state_reason(const struct volume *v, enum vol_state old, char *buf, size_t len)
 {
 	buf[0] = '\0';
+	if (v->state == VOL_DIRTY_DEGRADED) {
+		dirty_reason(v, buf, len);
+		return;
+	}
 	if (v->problem[0] && (v->state == VOL_FAILED || !v->assembled)) {
 		snprintf(buf, len, "%s", v->problem);
 		return;
@@ -296,7 +305,6 @@ state_reason(const struct volume *v, enum vol_state old, char *buf, size_t len)
 int
 volume_check_states(void)
 {
-	struct json_object *ev;
 	struct volume *v;
 	char reason[300];
 	int changed = 0;
@@ -309,20 +317,28 @@ volume_check_states(void)
 		if (v->state == old)
 			continue;
 		changed++;
-		state_reason(v, old, reason, sizeof(reason));
-		log_info("volume %s: %s -> %s: %s", v->name, volume_state_name(old),
-		    volume_state_name(v->state), reason);
-		ev = json_object_new_object();
-		json_object_object_add(ev, "name", json_object_new_string(v->name));
-		/* state and previous: the names of before issue 9, still read. */
-		json_object_object_add(ev, "state", json_object_new_string(volume_state_name(v->state)));
-		json_object_object_add(ev, "previous", json_object_new_string(volume_state_name(old)));
-		json_object_object_add(ev, "old", json_object_new_string(volume_state_name(old)));
-		json_object_object_add(ev, "new", json_object_new_string(volume_state_name(v->state)));
-		json_object_object_add(ev, "reason", json_object_new_string(reason));
-		nas_event("volume.state", ev);
+		volume_state_reason(v, old, reason, sizeof(reason));
+		volume_state_event(v, old, reason);
 	}
 	spare_takeover();
 	watch_update();
 	return changed;
+}
+
+/* volume.state: the change, logged and announced. */
+void
+volume_state_event(const struct volume *v, enum vol_state old, const char *reason)
+{
+	struct json_object *ev = json_object_new_object();
+
+	log_info("volume %s: %s -> %s: %s", v->name, volume_state_name(old),
+	    volume_state_name(v->state), reason);
+	json_object_object_add(ev, "name", json_object_new_string(v->name));
+	/* state and previous: the names of before issue 9, still read. */
+	json_object_object_add(ev, "state", json_object_new_string(volume_state_name(v->state)));
+	json_object_object_add(ev, "previous", json_object_new_string(volume_state_name(old)));
+	json_object_object_add(ev, "old", json_object_new_string(volume_state_name(old)));
+	json_object_object_add(ev, "new", json_object_new_string(volume_state_name(v->state)));
+	json_object_object_add(ev, "reason", json_object_new_string(reason));
+	nas_event("volume.state", ev);
 }

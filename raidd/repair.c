@@ -155,6 +155,12 @@ tiers_rebuildable(const struct volume *v, int m, int *code, char *err, size_t er
 			    "%d's data is lost and cannot be rebuilt", t + 1,
 			    plan_tier_kind_name(lt->kind), m + 1);
 		}
+		if (volume_tier_state(v, t, &st) == VOL_DIRTY_DEGRADED) {
+			*code = NAS_ERR_REFUSED;
+			return plan_err(err, errlen, "tier %d is dirty and degraded and runs "
+			    "read-only: nothing is rebuilt from it before volume.start with force",
+			    t + 1);
+		}
 		if (volume_tier_state(v, t, &st) == VOL_FAILED) {
 			*code = NAS_ERR_FAILED;
 			return plan_err(err, errlen, "tier %d is not running with a full copy "

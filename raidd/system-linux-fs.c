@@ -86,8 +86,8 @@ lnx_mkfs(const char *fs, const char *dev, const char *label, sys_done_cb cb,
 }
 
 /* The mount point and its parents (/volumes may not exist yet). */
-static int
-mkdir_p(const char *dir)
+int
+lnx_mkdir_p(const char *dir)
 {
 	char path[PATH_MAX], *p;
 
@@ -115,7 +115,7 @@ lnx_mount(const char *dev, const char *dir, const char *fs)
 		log_warn("mount %s", dev);
 		return -1;
 	}
-	if (mkdir_p(dir) == -1) {
+	if (lnx_mkdir_p(dir) == -1) {
 		log_warn("mount: %s", dir);
 		return -1;
 	}

@@ -241,7 +241,7 @@ lnx_md_assemble(const struct sys_md *m)
 		log_warnx("md %s: no member could be added", m->name);
 		return abandon(fd, m->name);
 	}
-	if (run(fd, m->name) == -1)
+	if ((m->flags ? lnx_md_run_flagged(fd, m) : run(fd, m->name)) == -1)
 		return abandon(fd, m->name);
 	close(fd);
 	return 0;

@@ -70,6 +70,11 @@ int	lnx_md_status(const char *, struct sys_md_status *);
 /* system-linux-fs.c */
 int	lnx_mkfs(const char *, const char *, const char *, sys_done_cb, void *);
 int	lnx_mount(const char *, const char *, const char *);
+int	lnx_mkdir_p(const char *dir);
+/* system-linux-dirty.c */
+int	lnx_md_run_flagged(int fd, const struct sys_md *);
+int	lnx_md_set_rw(const char *);
+int	lnx_mount_ro(const char *, const char *, const char *);
 int	lnx_umount(const char *);
 int	lnx_is_mounted(const char *);
 int	lnx_hotplug_open(void);

@@ -49,6 +49,8 @@ struct dev {
 	int		 erroring;	/* disks: every I/O fails (vmctl disk-error) */
 	int		 faulty[SYS_MAX_MEMBERS];	/* md: a member md gave up on */
 	int		 broken;	/* md: lost more members than it survives */
+	int		 ro;		/* md: started read-only: no write, no resync */
+	int		 dirty;		/* md: written since it was last marked clean */
 	uint64_t	 events;	/* md: the array's event count */
 	int		 gone[SYS_MAX_MEMBERS];	/* md: its disk went away: no hold on it */
 	int		 rebuilding[SYS_MAX_MEMBERS];	/* md: in a role, not in sync yet */
@@ -147,6 +149,7 @@ find_pulled(const char *name)
 }
 
 static void sb_sync(struct dev *);
+static void md_mark(struct dev *, int dirty);
 static struct dev *fd_dev(int);
 static int zero_dev(struct dev *, uint64_t, uint64_t);
 static int zero_dev_nostep(struct dev *, uint64_t, uint64_t);
@@ -505,6 +508,11 @@ dev_io(struct dev *d, uint64_t off, uint8_t *rbuf, const uint8_t *wbuf, size_t l
 		md_io_errors(d);
 		if (d->broken)
 			return errno = EIO, -1;
+		if (wbuf && d->ro)
+			return errno = EROFS, -1;
+		/* md_write_start(): the superblocks say dirty before the first write. */
+		if (wbuf && !d->dirty)
+			md_mark(d, 1);
 	}
 	if (d->kind == DEV_PART)
 		return dev_io(&devs[d->parent], d->start + off, rbuf, wbuf, len);
@@ -931,18 +939,66 @@ sb_sync(struct dev *a)
 	}
 }
 
-/* Whether md runs the array with the members it has in sync. */
+/* Which roles a member holds in sync; the count of those none does (md's degraded). */
 static int
-md_survives(struct dev *a)
+roles_ok(const struct dev *a, int *ok)
 {
-	int ok[SYS_MAX_MEMBERS] = { 0 }, lacking = 0, n = a->md.raid_disks;
+	int lacking = 0;
 
 	for (int m = 0; m < a->md.nmembers; m++)
 		if (!a->faulty[m] && !a->rebuilding[m] && a->md.member[m].role >= 0 &&
 		    a->md.member[m].role < SYS_MAX_MEMBERS)
 			ok[a->md.member[m].role] = 1;
-	for (int r = 0; r < n && r < SYS_MAX_MEMBERS; r++)
+	for (int r = 0; r < a->md.raid_disks && r < SYS_MAX_MEMBERS; r++)
 		lacking += !ok[r];
+	return lacking;
+}
+
+static int
+md_lacking(const struct dev *a)
+{
+	int ok[SYS_MAX_MEMBERS] = { 0 };
+
+	return roles_ok(a, ok);
+}
+
+/*
+ * raid5.c run(): a RAID 4/5/6 array that was being written when it
+ * stopped (resync_offset not "in sync") and lacks a member may hold
+ * stripes whose parity disagrees with their data, and the missing
+ * member's blocks would be made from it: md refuses to start it unless
+ * start_dirty_degraded is set. RAID 1 and 10 have no parity: they start.
+ */
+static int
+dirty_degraded(const struct dev *a, uint64_t resync)
+{
+	return (a->level == 4 || a->level == 5 || a->level == 6) &&
+	    resync != MDSB_RESYNC_CLEAN && md_lacking(a) > 0;
+}
+
+/* What md writes in its members' superblocks on going dirty or clean. */
+static void
+md_mark(struct dev *a, int dirty)
+{
+	struct mdsb sb;
+
+	a->dirty = dirty;
+	for (int i = 0; i < a->md.nmembers; i++) {
+		struct dev *m = find(a->md.member[i].dev);
+
+		if (a->faulty[i] || m == NULL || sb_read(m, &sb) == -1)
+			continue;
+		sb.resync_offset = dirty ? 0 : MDSB_RESYNC_CLEAN;
+		sb_write(m, &sb);
+	}
+}
+
+/* Whether md runs the array with the members it has in sync. */
+static int
+md_survives(struct dev *a)
+{
+	int ok[SYS_MAX_MEMBERS] = { 0 }, n = a->md.raid_disks, lacking = roles_ok(a, ok);
+
 	switch (a->level) {
 	case 1:
 		return lacking < n;
@@ -967,7 +1023,7 @@ md_survives(struct dev *a)
  */
 static int
 assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events,
-    uint64_t *recovery)
+    uint64_t *recovery, uint64_t *resync)
 {
 	struct mdsb sb[SYS_MAX_MEMBERS], *fresh = NULL;
 	int ok[SYS_MAX_MEMBERS] = { 0 };
@@ -988,6 +1044,7 @@ assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events,
 	if (fresh == NULL)
 		return errno = EINVAL, -1;
 	*events = fresh->events;
+	*resync = fresh->resync_offset;
 	for (int i = 0; i < md->nmembers; i++) {
 		struct dev *m = find(md->member[i].dev);
 
@@ -1065,7 +1122,7 @@ md_start(const struct sys_md *md, int create)
 	struct sys_md use;
 	struct dev *a, *m;
 	struct mdsb first;
-	uint64_t events = 0, recovery[SYS_MAX_MEMBERS];
+	uint64_t events = 0, resync = 0, recovery[SYS_MAX_MEMBERS];
 
 	if (find(md->name))
 		return errno = EEXIST, -1;
@@ -1082,7 +1139,7 @@ md_start(const struct sys_md *md, int create)
 			return -1;
 	}
 	/* A create too takes only members that carry this array's superblock. */
-	if (assemble_members(md, &use, &events, recovery) == -1)
+	if (assemble_members(md, &use, &events, recovery, &resync) == -1)
 		return create ? (errno = EINVAL, -1) : -1;
 	if (create && use.nmembers != md->nmembers)
 		return errno = EINVAL, -1;
@@ -1102,7 +1159,8 @@ md_start(const struct sys_md *md, int create)
 		a->rebuilding[i] = recovery[i] != UINT64_MAX;
 		a->recovery[i] = a->rebuilding[i] ? recovery[i] : 0;
 	}
-	if (!md_survives(a)) {
+	if (!md_survives(a) || (!create && dirty_degraded(a, resync) &&
+	    !(md->flags & SYS_MD_START_DIRTY))) {
 		drop(a);
 		return errno = EIO, -1;
 	}
@@ -1113,11 +1171,17 @@ md_start(const struct sys_md *md, int create)
 	if (store_index(md->name) >= 0 && stores[store_index(md->name)].from_disks)
 		a->size = md_bytes(a->level, (uint32_t)stores[store_index(md->name)].from_disks,
 		    first.size);
-	/* Roles nobody fills are recorded as missing, as md does. */
-	if (!create) {
+	a->dirty = resync != MDSB_RESYNC_CLEAN;
+	a->ro = !create && (md->flags & SYS_MD_READONLY);
+	/* Roles nobody fills are recorded as missing, as md does; read-only,
+	   md writes no superblock and recovers nothing. */
+	if (!create && !a->ro) {
 		take_spares(a);
 		sb_sync(a);
 	}
+	/* The simulated initial resync is over at once (sync_action idle). */
+	if (create)
+		md_mark(a, 0);
 	sim_md_event(a->name);
 	return 0;
 }
@@ -1146,8 +1210,47 @@ sim_md_stop(const char *name)
 			for (int s = 0; s < devs[i].nsegs; s++)
 				if (strcmp(devs[i].seg[s].dev, name) == 0)
 					return errno = EBUSY, -1;
+	/* A clean stop marks it clean; read-only, md writes nothing. */
+	if (d->dirty && !d->ro)
+		md_mark(d, 0);
 	drop(d);
 	return 0;
+}
+
+/* RESTART_ARRAY_RW: writable; md now does what it held back (recovery). */
+static int
+sim_md_set_rw(const char *name)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL || d->kind != DEV_MD)
+		return errno = ENODEV, -1;
+	if (step() == -1)
+		return -1;
+	if (!d->ro)
+		return 0;
+	d->ro = 0;
+	take_spares(d);
+	sb_sync(d);
+	sim_md_event(d->name);
+	return 0;
+}
+
+void
+sim_md_idle(const char *name)
+{
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].name[0] && devs[i].kind == DEV_MD && devs[i].dirty && !devs[i].ro &&
+		    (name == NULL || strcmp(devs[i].name, name) == 0))
+			md_mark(&devs[i], 0);
+}
+
+int
+sim_md_dirty(const char *name)
+{
+	struct dev *d = find(name);
+
+	return d && d->kind == DEV_MD ? d->dirty : -1;
 }
 
 /*
@@ -1166,6 +1269,8 @@ sim_md_readd(const char *name, const char *dev, int role)
 
 	if (d == NULL || d->kind != DEV_MD || m == NULL)
 		return errno = ENODEV, -1;
+	if (d->ro)
+		return errno = EROFS, -1;
 	if (step() == -1)
 		return -1;
 	for (int i = 0; i < d->md.nmembers && peer == NULL; i++)
@@ -1216,6 +1321,8 @@ sim_md_add_new(const struct sys_md *one)
 	if (d == NULL || d->kind != DEV_MD || one->nmembers != 1 ||
 	    (m = find(one->member[0].dev)) == NULL)
 		return errno = ENODEV, -1;
+	if (d->ro)
+		return errno = EROFS, -1;
 	if (step() == -1)
 		return -1;
 	for (int i = 0; i < d->md.nmembers; i++) {
@@ -1477,7 +1584,8 @@ sim_md_status(const char *name, struct sys_md_status *st)
 		return errno = ENODEV, -1;
 	memset(st, 0, sizeof(*st));
 	snprintf(st->level, sizeof(st->level), "raid%d", d->level);
-	snprintf(st->array_state, sizeof(st->array_state), "%s", d->broken ? "broken" : "clean");
+	snprintf(st->array_state, sizeof(st->array_state), "%s", d->broken ? "broken" :
+	    d->ro ? "readonly" : "clean");
 	snprintf(st->sync_action, sizeof(st->sync_action), "%s", d->level == 0 ? "" : "idle");
 	st->raid_disks = d->md.raid_disks;
 	st->degraded = d->level == 0 ? 0 : d->md.raid_disks;
@@ -1674,26 +1782,60 @@ sim_mkfs(const char *fs, const char *dev, const char *label, sys_done_cb cb, voi
 		snprintf(d->fs, sizeof(d->fs), "%s", fs);
 		dev_io(d, 1080, NULL, (const uint8_t *)"\x53\xef", 2);
 		fs_set_size(d);
+		/* mkfs has ended long before anything else writes: md marked it clean. */
+		sim_md_idle(NULL);
 	}
 	ev_timer_init(&m->t, mkfs_timer, 0., 0.);
 	ev_timer_start(EV_DEFAULT, &m->t);
 	return 0;
 }
 
+/* Whether a write to d would reach a read-only array (through maps). */
 static int
-sim_mount(const char *dev, const char *dir, const char *fs)
+reaches_ro(const struct dev *d)
+{
+	if (d->kind == DEV_MD)
+		return d->ro;
+	for (int i = 0; d->kind == DEV_DM && i < d->nsegs; i++) {
+		const struct dev *under = find(d->seg[i].dev);
+
+		if (under && reaches_ro(under))
+			return 1;
+	}
+	return 0;
+}
+
+static int
+mount_dev(const char *dev, const char *dir, int ro)
 {
 	struct dev *d = find(dev);
 
-	(void)fs;
 	if (d == NULL)
 		return errno = ENOENT, -1;
 	if (step() == -1)
 		return -1;
 	if (!has_bytes(d, 1080, "\x53\xef", 2))
 		return errno = EINVAL, -1;
+	/* A read-write mount writes (the journal, the superblock): refused. */
+	if (!ro && reaches_ro(d))
+		return errno = EROFS, -1;
 	snprintf(d->mounted, sizeof(d->mounted), "%s", dir);
 	return 0;
+}
+
+static int
+sim_mount(const char *dev, const char *dir, const char *fs)
+{
+	(void)fs;
+	return mount_dev(dev, dir, 0);
+}
+
+/* The simulated filesystems keep no journal: nothing is left unreplayed. */
+static int
+sim_mount_ro(const char *dev, const char *dir, const char *fs)
+{
+	(void)fs;
+	return mount_dev(dev, dir, 1);
 }
 
 static int
@@ -2025,6 +2167,7 @@ const struct sys_ops sys_sim = {
 	.part_dev = sim_part_dev,
 	.md_create = sim_md_create,
 	.md_assemble = sim_md_assemble,
+	.md_set_rw = sim_md_set_rw,
 	.md_stop = sim_md_stop,
 	.md_readd = sim_md_readd,
 	.md_add_new = sim_md_add_new,
@@ -2036,6 +2179,7 @@ const struct sys_ops sys_sim = {
 	.dev_size = sim_dev_size,
 	.mkfs = sim_mkfs,
 	.mount = sim_mount,
+	.mount_ro = sim_mount_ro,
 	.umount = sim_umount,
 	.is_mounted = sim_is_mounted,
 	.part_resize = sim_part_resize,

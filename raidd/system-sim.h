@@ -44,6 +44,11 @@ void	sim_fail_after(int n);
 int	sim_ops(void);
 /* The power comes back: arrays, mappings and mounts are gone, disks stay. */
 void	sim_power_cut(void);
+/* md's safe mode: no write for a while, the array (NULL: every one) is
+   marked clean again. */
+void	sim_md_idle(const char *md);
+/* 1 when md's superblocks say the array is dirty (written, not marked clean). */
+int	sim_md_dirty(const char *md);
 /* Drops everything (between tests). */
 void	sim_reset(void);
 int	sim_md_count(void);

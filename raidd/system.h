@@ -47,10 +47,21 @@ struct sys_part {
 	uint8_t		type[16];	/* type GUID; zero: Linux RAID */
 };
 
+/*
+ * md_assemble flags. md refuses to start a RAID 4/5/6 array that is both
+ * dirty (the power went while it was written) and degraded, unless md_mod's
+ * start_dirty_degraded is set while it starts: SYS_MD_START_DIRTY sets it
+ * for this start only. SYS_MD_READONLY starts the array read-only (array_state
+ * "readonly": no write, no resync) until md_set_rw.
+ */
+#define SYS_MD_READONLY		0x1
+#define SYS_MD_START_DIRTY	0x2
+
 /* One md array to create or assemble. */
 struct sys_md {
 	char		name[SYS_NAME_MAX];	/* md_<volume>_t<N>: /dev/<name> */
 	int		raid_disks;		/* the array's size, present or not */
+	int		flags;			/* assemble: SYS_MD_* */
 	int		nmembers;		/* members given below */
 	struct {
 		char	dev[SYS_NAME_MAX];	/* partition: sda1 */
@@ -144,8 +155,11 @@ struct sys_ops {
 	int	(*part_dev)(const char *disk, uint64_t start, char *out, size_t len);
 	/* Writes each member's superblock and bitmap, then starts the array. */
 	int	(*md_create)(const struct sys_md *);
-	/* Starts an array from members that carry superblocks (degraded ok). */
+	/* Starts an array from members that carry superblocks (degraded ok;
+	   dirty and degraded RAID 4/5/6: EIO unless SYS_MD_START_DIRTY). */
 	int	(*md_assemble)(const struct sys_md *);
+	/* A read-only array becomes writable (RESTART_ARRAY_RW). */
+	int	(*md_set_rw)(const char *name);
 	int	(*md_stop)(const char *name);
 	/*
 	 * A member back after it was pulled (it carries the array's
@@ -177,6 +191,13 @@ struct sys_ops {
 	int	(*mkfs)(const char *fs, const char *dev, const char *label,
 		    sys_done_cb, void *arg);
 	int	(*mount)(const char *dev, const char *dir, const char *fs);
+	/*
+	 * Read-only, on a device that takes no write: a journal that needs
+	 * replaying is not replayed (ext4 noload, btrfs rescue=nologreplay);
+	 * 1 when that was needed, so what shows is as of the journal's last
+	 * checkpoint.
+	 */
+	int	(*mount_ro)(const char *dev, const char *dir, const char *fs);
 	int	(*umount)(const char *dir);
 	int	(*is_mounted)(const char *dir);
 	/*

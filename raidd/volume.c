@@ -21,6 +21,7 @@ static const char *const state_names[] = {
 	[VOL_CREATING] = "creating", [VOL_DELETING] = "deleting",
 	[VOL_INCOMPLETE] = "incomplete", [VOL_FOREIGN] = "foreign",
 	[VOL_INCONSISTENT] = "inconsistent", [VOL_REBUILDING] = "rebuilding",
+	[VOL_DIRTY_DEGRADED] = "dirty-degraded",
 };
 
 static const char *const fs_names[] = {
@@ -160,6 +161,13 @@ describe_problem(const struct volume *v, char *buf, size_t len)
 {
 	size_t n = (size_t)snprintf(buf, len, "%s", v->problem);
 
+	if (volume_read_only(v) && n + 2 < len) {
+		if (n)
+			n += (size_t)snprintf(buf + n, len - n, "; ");
+		dirty_reason(v, buf + n, len - n);
+		n = strlen(buf);
+	}
+
 	for (int m = 0; m < v->label.ndisks && n < len; m++) {
 		if (v->disk[m][0] || v->state == VOL_CREATING)
 			continue;
@@ -230,6 +238,7 @@ volume_describe(const struct volume *v)
 	json_object_object_add(o, "device", v->assembled ? json_object_new_string(dev) : NULL);
 	json_object_object_add(o, "mountpoint", sys->is_mounted(mp) == 1 ?
 	    json_object_new_string(mp) : NULL);
+	json_object_object_add(o, "read_only", json_object_new_boolean(volume_read_only(v)));
 	json_object_object_add(o, "encrypted", json_object_new_boolean(crypt_encrypted(v)));
 	if (crypt_encrypted(v))
 		json_object_object_add(o, "locked", json_object_new_boolean(crypt_locked(v)));

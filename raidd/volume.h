@@ -14,7 +14,7 @@
 enum vol_state {
 	VOL_CLEAN, VOL_RESYNCING, VOL_DEGRADED, VOL_FAILED, VOL_CREATING,
 	VOL_DELETING, VOL_INCOMPLETE, VOL_FOREIGN, VOL_INCONSISTENT,
-	VOL_REBUILDING,
+	VOL_REBUILDING, VOL_DIRTY_DEGRADED,
 	VOL_STATE_COUNT
 };
 
@@ -108,6 +108,8 @@ int	 volume_waits(const struct volume *);
 const char *volume_member_state(const struct volume *, int tier, int role,
 	    const struct sys_md_status *, int *idx);
 int	 volume_state_rank(enum vol_state);
+void	 volume_state_reason(const struct volume *, enum vol_state old, char *, size_t);
+void	 volume_state_event(const struct volume *, enum vol_state old, const char *reason);
 
 /* watch.c */
 int	 watch_start(void);
@@ -244,6 +246,16 @@ void	 scrub_sched_set(const struct scrub_sched *);
 void	 scrub_sched_tick(const struct tm *);
 
 extern const struct rpc_method volume_methods[];
+
+/* dirty.c: a dirty degraded RAID 5 tier runs read-only (Decision 90) */
+int	 volume_read_only(const struct volume *);
+int	 dirty_start_tier(struct volume *, int tier, struct sys_md *);
+void	 dirty_reason(const struct volume *, char *, size_t);
+int	 dirty_mount(struct volume *, const char *dev, const char *mp, const char *fs,
+	    char *err, size_t errlen);
+void	 dirty_announce(struct volume *, enum vol_state before);
+void	 volume_start_m(struct rpc_call *, struct json_object *);
+extern const struct rpc_param volume_start_params[];
 /* api-volume.c: the volume params name, idle, or an error answered. */
 struct volume *volume_find_idle(struct rpc_call *, struct json_object *params);
 

@@ -23,8 +23,10 @@ int	 raidd_drive(unsigned id, const char *vol);
 /* A disk came or went (uevent); a power cut and a fresh start of raidd. */
 int	 raidd_uevent(void);	/* volume_check_states()'s answer */
 void	 raidd_reboot(void);
-/* 64 KiB of a pattern at 1 MiB into the volume; checked back. */
+/* 64 KiB of a pattern at 1 MiB into the volume, the arrays idle after it
+   (md marked them clean), or still being written (dirty); checked back. */
 void	 raidd_fill(const char *vol, uint8_t seed);
+void	 raidd_fill_busy(const char *vol, uint8_t seed);
 void	 raidd_check_fill(const char *vol, uint8_t seed);
 
 #endif

@@ -1,0 +1,232 @@
+/*
+ * A dirty degraded RAID 5 or SHR (Decision 90) on the simulated kernel,
+ * which refuses to start one as md does (raid5.c run()) unless told
+ * start_dirty_degraded: raidd starts it read-only, says dirty-degraded
+ * with a reason, refuses to rebuild from it, and volume.start with force
+ * makes it writable. A clean degraded array and a dirty RAID 1 start as
+ * before.
+ */
+#include <errno.h>
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "job.h"
+#include "raidd/system-sim.h"
+#include "raidd/volume.h"
+#include "tests/unit/raidd-util.h"
+#include "tests/unit/unit-util.h"
+
+static struct rpc_server *srv;
+static const struct rpc_peer root = { .uid = 0, .gid = 0 };
+
+static void
+setup(void)
+{
+	raidd_sim_setup(4 * GIB, "DRT", 0);
+	srv = rpc_server_new("raidd", "test");
+	rpc_server_add_methods(srv, disk_methods);
+	rpc_server_add_methods(srv, volume_methods);
+}
+
+static void
+teardown(void)
+{
+	rpc_server_free(srv);
+	job_reset();
+}
+
+static struct json_object *
+call_expect(const char *method, const char *params, int err)
+{
+	return unit_call_expect(srv, &root, method, params, err);
+}
+
+/* The member partitions of md_<vol>_t1 that md lists now. */
+static void
+members_of(const char *md, struct sys_md *out)
+{
+	struct sys_md_status st;
+
+	memset(out, 0, sizeof(*out));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	snprintf(out->name, sizeof(out->name), "%s", md);
+	out->raid_disks = st.raid_disks;
+	for (int i = 0; i < st.nmembers; i++)
+		if (st.member[i].slot >= 0) {
+			snprintf(out->member[out->nmembers].dev, SYS_NAME_MAX, "%s",
+			    st.member[i].dev);
+			out->member[out->nmembers++].role = st.member[i].slot;
+		}
+}
+
+/* A volume of level over four bays, written while bay 2 is out, then a power cut. */
+static struct volume *
+cut_while_degraded_and_writing(const char *level, int idle)
+{
+	struct volume *v = raidd_create(srv, "d", level, "\"bay1\",\"bay2\",\"bay3\",\"bay4\"");
+
+	raidd_fill("d", 1);
+	sim_pull_disk("sdb");
+	raidd_uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	raidd_fill_busy("d", 2);
+	ck_assert_int_eq(sim_md_dirty("md_d_t1"), 1);
+	if (idle)
+		sim_md_idle("md_d_t1");
+	raidd_reboot();
+	return volume_find("d");
+}
+
+/* md itself: refused dirty and degraded, started with start_dirty_degraded. */
+START_TEST(sim_refuses_dirty_degraded_raid5_as_md)
+{
+	struct sys_md md;
+
+	raidd_create(srv, "d", "raid5", "\"bay1\",\"bay2\",\"bay3\",\"bay4\"");
+	ck_assert_int_eq(sim_md_dirty("md_d_t1"), 0);
+	raidd_fill_busy("d", 1);
+	ck_assert_int_eq(sim_md_dirty("md_d_t1"), 1);
+	members_of("md_d_t1", &md);
+	sim_pull_disk("sdb");
+	sim_power_cut();
+	ck_assert_int_eq(sys->md_assemble(&md), -1);
+	ck_assert_int_eq(errno, EIO);
+	md.flags = SYS_MD_START_DIRTY | SYS_MD_READONLY;
+	ck_assert_int_eq(sys->md_assemble(&md), 0);
+	ck_assert_int_eq(sim_md_dirty("md_d_t1"), 1);	/* read-only: nothing written */
+	ck_assert_int_eq(sys->write_at("md_d_t1", 1 << 20, "x", 1), -1);
+	ck_assert_int_eq(errno, EROFS);
+	ck_assert_int_eq(sys->md_set_rw("md_d_t1"), 0);
+	ck_assert_int_eq(sys->write_at("md_d_t1", 1 << 20, "x", 1), 0);
+	/* A clean stop marks it clean: the next degraded start is allowed. */
+	ck_assert_int_eq(sys->md_stop("md_d_t1"), 0);
+	md.flags = 0;
+	ck_assert_int_eq(sys->md_assemble(&md), 0);
+}
+END_TEST
+
+/* The whole array present, or the array clean: md starts it as ever. */
+START_TEST(sim_starts_dirty_whole_or_clean_degraded)
+{
+	struct sys_md md;
+
+	raidd_create(srv, "d", "raid5", "\"bay1\",\"bay2\",\"bay3\",\"bay4\"");
+	raidd_fill_busy("d", 1);
+	members_of("md_d_t1", &md);
+	sim_power_cut();
+	ck_assert_int_eq(sys->md_assemble(&md), 0);	/* dirty, not degraded */
+	ck_assert_int_eq(sys->md_stop("md_d_t1"), 0);
+	sim_pull_disk("sdb");
+	ck_assert_int_eq(sys->md_assemble(&md), 0);	/* degraded, clean */
+}
+END_TEST
+
+static void
+check_dirty_degraded(struct volume *v)
+{
+	struct json_object *o;
+	const char *s;
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->state, VOL_DIRTY_DEGRADED);
+	ck_assert(v->assembled);
+	ck_assert(volume_read_only(v));
+	ck_assert_int_eq(sim_mount_count(), 1);
+	raidd_check_fill("d", 2);
+	ck_assert_int_eq(sys->write_at("vol_d", 1 << 20, "x", 1), -1);
+	o = volume_describe(v);
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	ck_assert_ptr_nonnull(strstr(s, "\"state\":\"dirty-degraded\""));
+	ck_assert_ptr_nonnull(strstr(s, "\"read_only\":true"));
+	ck_assert_ptr_nonnull(strstr(s, "volume.start with force"));
+	json_object_put(o);
+}
+
+static void
+start_with_force(struct volume *v)
+{
+	struct json_object *a;
+
+	/* Nothing is rebuilt from it, and without force it stays read-only. */
+	sim_add_disk("sde", 4 * GIB, "DRT5", "/sys/devices/sim/host0/target0:0:2/0:0:2:0");
+	disk_refresh(0);
+	json_object_put(call_expect("volume.repair", "{\"name\":\"d\",\"disk\":\"sde\"}",
+	    NAS_ERR_REFUSED));
+	json_object_put(call_expect("volume.start", "{\"name\":\"d\"}", NAS_ERR_REFUSED));
+	ck_assert(volume_read_only(v));
+	a = call_expect("volume.start", "{\"name\":\"d\",\"force\":true}", 0);
+	json_object_put(a);
+	ck_assert(!volume_read_only(v));
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_int_eq(sim_mount_count(), 1);
+	raidd_fill_busy("d", 3);
+	raidd_check_fill("d", 3);
+	json_object_put(call_expect("volume.start", "{\"name\":\"d\",\"force\":true}",
+	    NAS_ERR_INVALID));
+}
+
+START_TEST(dirty_degraded_raid5_starts_read_only)
+{
+	struct volume *v = cut_while_degraded_and_writing("raid5", 0);
+
+	check_dirty_degraded(v);
+	start_with_force(v);
+}
+END_TEST
+
+START_TEST(dirty_degraded_shr_starts_read_only)
+{
+	struct volume *v = cut_while_degraded_and_writing("shr", 0);
+
+	check_dirty_degraded(v);
+	start_with_force(v);
+}
+END_TEST
+
+/* md marked it clean before the cut (safe mode): a plain degraded start. */
+START_TEST(clean_degraded_raid5_starts_writable)
+{
+	struct volume *v = cut_while_degraded_and_writing("raid5", 1);
+
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert(!volume_read_only(v));
+	raidd_fill("d", 4);
+	json_object_put(call_expect("volume.start", "{\"name\":\"d\",\"force\":true}",
+	    NAS_ERR_INVALID));
+}
+END_TEST
+
+/* RAID 10 keeps no parity: dirty and degraded, md starts it as it is. */
+START_TEST(dirty_degraded_raid10_starts_writable)
+{
+	struct volume *v = cut_while_degraded_and_writing("raid10", 0);
+
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert(!volume_read_only(v));
+	raidd_check_fill("d", 2);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("raidd-dirty");
+	TCase *tc = tcase_create("dirty");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, sim_refuses_dirty_degraded_raid5_as_md);
+	tcase_add_test(tc, sim_starts_dirty_whole_or_clean_degraded);
+	tcase_add_test(tc, dirty_degraded_raid5_starts_read_only);
+	tcase_add_test(tc, dirty_degraded_shr_starts_read_only);
+	tcase_add_test(tc, clean_degraded_raid5_starts_writable);
+	tcase_add_test(tc, dirty_degraded_raid10_starts_writable);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return unit_run(suite());
+}
