@@ -560,6 +560,7 @@ add_finish(struct add *a)
 	struct volume *v = a->vol;
 	struct json_object *ev = json_object_new_object();
 
+	disk_refresh_one(a->disk);
 	v->job = NULL;
 	v->problem[0] = '\0';
 	volume_refresh_state(v);

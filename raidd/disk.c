@@ -316,3 +316,18 @@ disk_describe(const struct disk *d)
 	json_object_object_add(o, "signatures", describe_sigs(d));
 	return o;
 }
+
+/*
+ * A disk raidd has just written a label on: the table must hold what is
+ * on it now. Only a uevent naming that disk would probe it again, and
+ * one naming another disk keeps this entry as it was (blank), which made
+ * volume_sync_disks() drop the new member from its volume.
+ */
+int
+disk_refresh_one(const char *name)
+{
+	char names[1][SYS_NAME_MAX];
+
+	snprintf(names[0], sizeof(names[0]), "%s", name);
+	return disk_refresh_named(names, 1);
+}

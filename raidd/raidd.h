@@ -33,6 +33,7 @@ const struct board *disk_board(void);
 int	 disk_board_known(void);
 int	 disk_refresh(int announce);
 int	 disk_refresh_named(char (*names)[SYS_NAME_MAX], int n);
+int	 disk_refresh_one(const char *name);
 int	 disk_count(void);
 struct disk *disk_at(int);
 struct disk *disk_find(const char *spec);

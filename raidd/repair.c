@@ -680,6 +680,7 @@ finish(struct repair *rp)
 {
 	struct volume *v = rp->vol;
 
+	disk_refresh_one(rp->disk);
 	v->problem[0] = '\0';
 	volume_check_states();
 	log_info("volume %s: member %d rebuilt on %s", v->name, rp->member + 1, rp->disk);

@@ -95,6 +95,19 @@ raidd_uevent(void)
 	return volume_check_states();
 }
 
+/* What raidd's hotplug_cb does for a uevent naming one disk: only that
+   disk is probed again, as on the kernel (raidd_uevent probes all). */
+int
+raidd_uevent_of(const char *disk)
+{
+	char names[1][SYS_NAME_MAX];
+
+	snprintf(names[0], sizeof(names[0]), "%s", disk);
+	disk_refresh_named(names, 1);
+	volume_scan();
+	return volume_check_states();
+}
+
 void
 raidd_reboot(void)
 {

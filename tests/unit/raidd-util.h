@@ -22,6 +22,7 @@ void	 raidd_sim_setup(uint64_t size, const char *serial_prefix, int leds);
 int	 raidd_drive(unsigned id, const char *vol);
 /* A disk came or went (uevent); a power cut and a fresh start of raidd. */
 int	 raidd_uevent(void);	/* volume_check_states()'s answer */
+int	 raidd_uevent_of(const char *disk);	/* only that disk probed again */
 void	 raidd_reboot(void);
 /* 64 KiB of a pattern at 1 MiB into the volume, the arrays idle after it
    (md marked them clean), or still being written (dirty); checked back. */

@@ -183,6 +183,23 @@ START_TEST(raid5_takes_a_fourth_disk)
 }
 END_TEST
 
+/* A uevent naming another disk keeps the new member: the table holds
+   what raidd wrote on it, not the blank disk it was. */
+START_TEST(added_member_survives_another_disks_uevent)
+{
+	char names[1][SYS_NAME_MAX] = { "sdb" };
+
+	make();
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_DONE);
+	sim_pull_disk("sdb");
+	disk_refresh_named(names, 1);	/* raidd's hotplug_cb for a uevent of sdb */
+	volume_scan();
+	volume_check_states();
+	ck_assert_str_eq(volume_find("r")->disk[3], "sdd");
+	ck_assert_int_eq(volume_find("r")->state, VOL_DEGRADED);
+}
+END_TEST
+
 START_TEST(refusals)
 {
 	make();
@@ -489,6 +506,7 @@ add_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, raid5_takes_a_fourth_disk);
+	tcase_add_test(tc, added_member_survives_another_disks_uevent);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, labels_gain_disks_only_by_an_add);
 	tcase_add_test(tc, small_disk_refused);

@@ -237,6 +237,74 @@ START_TEST(raid1_pulled_member_replaced)
 }
 END_TEST
 
+/*
+ * After a repair of v's member m onto disk: another member's disk (away)
+ * is pulled with a uevent naming only it, as on the kernel; the new
+ * member stays, and volume.delete erases it with the others present.
+ */
+static void
+delete_while_away(struct volume *v, const char *away, int m, const char *disk)
+{
+	struct json_object *a;
+
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	sim_pull_disk(away);
+	raidd_uevent_of(away);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_str_eq(v->disk[m], disk);
+	a = call("volume.delete", "{\"name\":\"r\",\"confirm\":\"r\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	ck_assert_ptr_null(volume_find("r"));
+	raidd_reboot();
+	ck_assert_ptr_null(volume_find("r"));
+	ck_assert_ptr_null(volume_of_disk(disk));
+}
+
+/* A volume deleted while one original member is away: the disk that
+   replaced the other one is erased like every present member (it was
+   left labelled, and the volume came back "inconsistent" from it). */
+START_TEST(delete_after_repair_erases_the_new_member)
+{
+	struct volume *v;
+
+	v = raid1(2);
+	raidd_fill("r", 1);
+	sim_pull_disk("sdb");
+	raidd_uevent();
+	add_disk(2, "sde", 8 * GIB, "E");
+	raidd_uevent();
+	ck_assert_int_eq(repair("r", "bay2", 0), 0);
+	delete_while_away(v, "sda", 1, "sde");
+}
+END_TEST
+
+static void inserted(const char *);
+
+/* The same on a RAID 5 of four: bay 3 replaced, bay 4 away at the delete. */
+START_TEST(delete_after_raid5_repair_erases_the_new_member)
+{
+	static const char *const names[] = { "sda", "sdb", "sdc", "sdd" };
+	static const char *const serials[] = { "A", "B", "C", "D" };
+	struct volume *v;
+
+	for (int i = 0; i < 4; i++)
+		add_disk(i + 1, names[i], (i < 2 ? 3 : 4) * GIB, serials[i]);
+	disk_refresh(0);
+	v = create("r", "raid5", "\"sda\",\"sdb\",\"sdc\",\"sdd\"");
+	raidd_fill("r", 1);
+	sim_pull_disk("sdc");
+	raidd_uevent();
+	/* The kernel names the new disk as it named the one pulled. */
+	add_disk(3, "sdc", 4 * GIB, "E");
+	inserted("sdc");
+	ck_assert_ptr_nonnull(v->job);
+	ck_assert_int_eq(drive(job_id(v->job), "r"), JOB_DONE);
+	delete_while_away(v, "sdd", 2, "sdc");
+}
+END_TEST
+
 /* The replaced disk is scanned before any member with the newest label:
    it is left out all the same. */
 START_TEST(replaced_disk_scanned_first_is_left_out)
@@ -853,6 +921,8 @@ repair_suite(void)
 	tcase_add_test(tc, rebuild_resumes_after_power_cut);
 	tcase_add_test(tc, sim_takes_only_spares);
 	tcase_add_test(tc, sim_refuses_a_small_spare);
+	tcase_add_test(tc, delete_after_repair_erases_the_new_member);
+	tcase_add_test(tc, delete_after_raid5_repair_erases_the_new_member);
 	tcase_add_test(tc, auto_repair_blank_disk_in_the_bay);
 	tcase_add_test(tc, auto_repair_takes_nothing_else);
 	suite_add_tcase(s, tc);
