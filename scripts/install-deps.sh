@@ -7,13 +7,13 @@ tier=${1:-build}
 
 build="make gcc pkg-config kconfig-frontends-nox libev-dev libjson-c-dev \
 libiniparser-dev libnl-3-dev libnl-route-3-dev libblkid-dev libfdisk-dev \
-liburing-dev libssl-dev libargon2-dev libatasmart-dev"
+liburing-dev libssl-dev libargon2-dev libatasmart-dev libiperf-dev"
 check="check socat jq clang libclang-rt-14-dev python3 mandoc cryptsetup-bin iputils-ping"
 # promtool (tests/host/powerd-fixture.sh checks the .prom files) comes only
 # with the whole server: ~96 MB, no smaller Debian package has it.
 check="$check prometheus"
 image="qemu-system-x86 busybox-static cpio xz-utils zstd kmod python3 e2fsprogs \
-mdadm cryptsetup-bin dmsetup fio iperf3 jq socat util-linux iproute2 strace btrfs-progs iputils-ping"
+mdadm cryptsetup-bin dmsetup fio iperf3 jq socat util-linux iproute2 strace btrfs-progs iputils-ping gdisk"
 # BOARD=qemu-aarch64: the cross compiler, the :arm64 libraries it links,
 # qemu-user for the unit suites and qemu-system-arm for the board.
 arm64="gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binfmt-support \
