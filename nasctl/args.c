@@ -96,7 +96,7 @@ convert(const struct arg *a, const char *v, char *why, size_t len)
 			    json_tokener_error_desc(jerr));
 		return o;
 	case ARG_BOOL:
-		return json_object_new_boolean(1);
+		return json_object_new_boolean(!(a->flags & ARG_OFF));
 	default:
 		return json_object_new_string(v);
 	}
@@ -110,6 +110,9 @@ store(const struct arg *a, const char *v, struct json_object *dst,
 	struct json_object *o, *arr;
 
 	if (a->type != ARG_LIST && !(a->flags & ARG_REPEAT)) {
+		if (json_object_object_get_ex(dst, a->key, NULL) && a->type == ARG_BOOL)
+			return why_fail(why, len, "%s repeats or contradicts an option before it",
+			    a->name);
 		if (json_object_object_get_ex(dst, a->key, NULL))
 			return why_fail(why, len, "%s given twice", a->name);
 		if ((o = convert(a, v, why, len)) == NULL)

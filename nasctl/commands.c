@@ -220,6 +220,15 @@ static const struct arg link_args[] = {
 	END_ARGS
 };
 
+static const struct arg link_set_args[] = {
+	{ "LINK", "link", ARG_STRING, 0, NULL },
+	{ "--up", "up", ARG_BOOL, 0, NULL },
+	{ "--down", "up", ARG_BOOL, ARG_OFF, NULL },
+	{ "--mtu", "mtu", ARG_INT, 0, "BYTES" },
+	{ "--force", "force", ARG_BOOL, 0, NULL },
+	END_ARGS
+};
+
 static const struct arg addr_args[] = {
 	{ "LINK", "link", ARG_STRING, 0, NULL },
 	{ "ADDRESS/PREFIX", "address", ARG_STRING, 0, NULL },
@@ -442,6 +451,8 @@ const struct command nasctl_commands[] = {
 	  "the board's ports, then every other link" },
 	{ "link", "show", N, "link.show", link_args, NULL, NULL, NULL,
 	  "one link: state, speed, duplex, counters" },
+	{ "link", "set", N, "link.set", link_set_args, NULL, NULL, NULL,
+	  "bring a link up or down or change its MTU (--force: a link you may reach the unit by)" },
 	{ "addr", "list", N, "addr.list", addr_list_args, addr_cols, "addresses", NULL,
 	  "addresses of every link, or of LINK" },
 	{ "addr", "add", N, "addr.add", addr_args, NULL, NULL, NULL,

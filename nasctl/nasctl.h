@@ -45,6 +45,8 @@ enum arg_type { ARG_STRING, ARG_INT, ARG_BOOL, ARG_LIST, ARG_JSON };
 #define ARG_NEW		0x20
 /* A secret asked (as if ARG_REQUIRED) when the option before it is given. */
 #define ARG_WHEN	0x40
+/* An ARG_BOOL that sends false (--down beside --up, both on one key). */
+#define ARG_OFF		0x80
 
 /*
  * One argument of a command: a positional ("NAME") or an option

@@ -123,10 +123,16 @@ check "netd.prom from the real kernel's dump passes promtool" sh -c \
 		promtool check metrics < '$tmp/metrics/netd.prom'; }"
 
 refused "link down on the link with the default route, without force" "force" \
-	n call netd link.set '{"link":"v0","up":false}'
-check "link down with force: the default route goes with it" sh -c \
-	"'$bin/nasctl' -S '$tmp/run' call netd link.set '{\"link\":\"v0\",\"up\":false,\"force\":true}' > /dev/null &&
-	 [ -z \"\$(ip -n $ns route show default)\" ]"
+	n link set v0 --down
+check "nasctl link set --mtu 9000 --force: the kernel's MTU" sh -c \
+	"'$bin/nasctl' -S '$tmp/run' link set v0 --mtu 9000 --force > /dev/null &&
+	 ip -n $ns link show v0 | grep -q 'mtu 9000'"
+check "nasctl link set --down --force: the default route goes with it" sh -c \
+	"'$bin/nasctl' -S '$tmp/run' link set v0 --down --force > /dev/null &&
+	 ! ip -n $ns link show v0 | grep -q '[<,]UP[,>]' && [ -z \"\$(ip -n $ns route show default)\" ]"
+check "nasctl link set --up: up again" sh -c \
+	"'$bin/nasctl' -S '$tmp/run' link set v0 --up > /dev/null &&
+	 ip -n $ns link show v0 | grep -q '[<,]UP[,>]'"
 
 echo "netd-netns: $pass passed, $fail failed"
 [ -n "${NAS_SUMMARY:-}" ] && echo "$pass $fail netd-netns" >> "$NAS_SUMMARY"

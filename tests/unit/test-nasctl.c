@@ -193,6 +193,23 @@ START_TEST(volume_grow_follows_its_job)
 }
 END_TEST
 
+START_TEST(link_set_sends_up_false_for_down)
+{
+	const char *down[] = { "lan2", "--down", "--mtu", "9000", "--force", NULL };
+	const char *up[] = { "lan2", "--up", NULL };
+	const char *both[] = { "lan2", "--up", "--down", NULL };
+
+	ck_assert_str_eq(cmd("link", "set")->method, "link.set");
+	ck_assert_int_eq(parse(cmd("link", "set")->args, down), 0);
+	ck_assert_str_eq(plain(P), "{\"link\":\"lan2\",\"up\":false,\"mtu\":9000,"
+	    "\"force\":true}");
+	ck_assert_int_eq(parse(cmd("link", "set")->args, up), 0);
+	ck_assert_str_eq(plain(P), "{\"link\":\"lan2\",\"up\":true}");
+	ck_assert_int_eq(parse(cmd("link", "set")->args, both), -1);
+	ck_assert_str_eq(why, "--down repeats or contradicts an option before it");
+}
+END_TEST
+
 START_TEST(confirm_and_disk_names_pass_through)
 {
 	const char *wipe[] = { "bay2", "--confirm", "bay2", NULL };
@@ -1582,6 +1599,7 @@ nasctl_suite(void)
 	t = tcase_create("table");
 	tcase_add_test(t, volume_create_maps_to_its_params);
 	tcase_add_test(t, volume_grow_follows_its_job);
+	tcase_add_test(t, link_set_sends_up_false_for_down);
 	tcase_add_test(t, confirm_and_disk_names_pass_through);
 	tcase_add_test(t, job_daemon_is_local);
 	tcase_add_test(t, events_collects_daemons_and_topics);
