@@ -54,7 +54,7 @@ disk_at(int i)
 
 /*
  * raidd's own label: the seam reports its magic like any signature;
- * here it is read once per scan and decoded. Disks without the magic
+ * here it is read once per scan and decoded, as is a hot spare's label. Disks without the magic
  * are not read again, and volume_scan() uses what was read here.
  */
 static void
@@ -65,9 +65,13 @@ read_label(struct disk *d)
 	char err[160];
 
 	d->label_rc = 1;
-	for (int i = 0; i < s->nsigs; i++)
+	d->spare_rc = 1;
+	for (int i = 0; i < s->nsigs; i++) {
 		if (strcmp(s->sig[i].type, "raidd") == 0)
 			sig = &s->sig[i];
+		if (strcmp(s->sig[i].type, "raidd-spare") == 0 && !d->flash)
+			d->spare_rc = spare_label_read(s->name, &d->spare, err, sizeof(err)) ? 2 : 0;
+	}
 	if (sig == NULL || d->flash)
 		return;
 	d->label_rc = label_read_disk(s->name, &d->label, &d->label_next, err, sizeof(err));

@@ -112,6 +112,16 @@ struct label {
 	struct label_member spare[LABEL_MAX_SPARES];
 };
 
+/* A hot spare's label (spare.c): the disk serves one volume. */
+struct spare_label {
+	uint8_t		 volume_uuid[16];	/* the volume it serves */
+	uint8_t		 uuid[16];		/* the spare, as the volume lists it */
+	char		 serial[LABEL_SERIAL_MAX];
+	uint64_t	 size;
+	uint8_t		 unit[16];
+	char		 name[LABEL_NAME_MAX];	/* the volume's, for people */
+};
+
 uint32_t label_crc32c(uint32_t crc, const void *, size_t);
 uint32_t gpt_crc32(uint32_t crc, const void *, size_t);
 int	 label_check(const struct label *, char *err, size_t errlen);

@@ -21,6 +21,11 @@ struct disk {
 	int		 label_next;
 	struct label	 label;
 	char		 label_why[160];	/* label_rc 3: why the disk is not raidd's */
+	/* Its hot spare label, read once per scan (spare.c): 0 when read and
+	   valid. A read-group client's volume.list describes spares from
+	   here, so it never reads (or wakes) a disk. */
+	int		 spare_rc;
+	struct spare_label spare;
 };
 
 /* api.c */

@@ -112,8 +112,8 @@ spare_label_decode(const uint8_t *buf, size_t len, struct spare_label *sl, char 
 }
 
 /* The spare label of disk, from either slot (both are written alike). */
-static int
-spare_read(const char *disk, struct spare_label *sl, char *err, size_t errlen)
+int
+spare_label_read(const char *disk, struct spare_label *sl, char *err, size_t errlen)
 {
 	static uint8_t s[LABEL_SLOT_SIZE];
 
@@ -135,55 +135,63 @@ listed(const struct label *l, const uint8_t uuid[16])
 }
 
 /*
+ * Disk s (as scanned) with spare label sl is spare e of volume v: the
+ * serial and size the volume lists, nothing on it but its spare label,
+ * and that label names this volume and this spare.
+ */
+static int
+spare_matches(const struct volume *v, const struct label_member *e, const struct sys_disk *s,
+    const struct spare_label *sl, char *err, size_t errlen)
+{
+	if (s->size != e->size || strncmp(s->serial, e->serial, LABEL_SERIAL_MAX - 1) != 0)
+		return plan_err(err, errlen, "%s is not the disk listed as spare (serial %s)",
+		    s->name, e->serial);
+	for (int k = 0; k < s->nsigs; k++)
+		if (strcmp(s->sig[k].type, "raidd-spare") != 0)
+			return plan_err(err, errlen, "spare %s holds %s now: left alone", s->name,
+			    s->sig[k].type);
+	if (memcmp(sl->volume_uuid, v->label.volume_uuid, 16) != 0 ||
+	    memcmp(sl->uuid, e->uuid, 16) != 0 || sl->size != s->size ||
+	    strncmp(sl->serial, s->serial, LABEL_SERIAL_MAX - 1) != 0)
+		return plan_err(err, errlen, "%s's spare label is not this spare of volume %s",
+		    s->name, v->name);
+	return 0;
+}
+
+/*
  * The proof, before every write a spare's use makes: the disk as the
- * kernel shows it now has the serial and size the volume's label lists
- * for the spare, carries nothing but its spare label, and that label
- * names this volume and a spare uuid the volume lists.
+ * kernel shows it now, and its label read now, match spare uuid of v.
  */
 int
 spare_proven(const struct volume *v, const char *disk, const uint8_t uuid[16], char *err,
     size_t errlen)
 {
-	const struct label_member *e;
 	struct spare_label sl;
 	struct sys_disk s;
 	int i;
 
 	if ((i = listed(&v->label, uuid)) < 0)
 		return plan_err(err, errlen, "volume %s lists no such spare", v->name);
-	e = &v->label.spare[i];
 	if (sys->scan_disk(disk, &s) != 0)
 		return plan_err(err, errlen, "spare %s went away", disk);
-	if (s.size != e->size || strncmp(s.serial, e->serial, LABEL_SERIAL_MAX - 1) != 0)
-		return plan_err(err, errlen, "%s is not the disk listed as spare (serial %s)",
-		    disk, e->serial);
-	for (int k = 0; k < s.nsigs; k++)
-		if (strcmp(s.sig[k].type, "raidd-spare") != 0)
-			return plan_err(err, errlen, "spare %s holds %s now: left alone", disk,
-			    s.sig[k].type);
-	if (spare_read(disk, &sl, err, errlen) == -1)
+	if (spare_label_read(disk, &sl, err, errlen) == -1)
 		return -1;
-	if (memcmp(sl.volume_uuid, v->label.volume_uuid, 16) != 0 ||
-	    memcmp(sl.uuid, uuid, 16) != 0 || sl.size != s.size ||
-	    strncmp(sl.serial, s.serial, LABEL_SERIAL_MAX - 1) != 0)
-		return plan_err(err, errlen, "%s's spare label is not this spare of volume %s",
-		    disk, v->name);
-	return 0;
+	return spare_matches(v, &v->label.spare[i], &s, &sl, err, errlen);
 }
 
-/* The listed spare disk d is, proven; -1 none. */
+/*
+ * The listed spare disk d is by the disk table (its scan and the spare
+ * label read with it), -1 none. No I/O: a listing must not read or wake
+ * a disk; every write is preceded by spare_proven().
+ */
 static int
 spare_index_of(const struct volume *v, const struct disk *d)
 {
-	struct spare_label sl;
 	char err[160];
-	int i, sig = 0;
+	int i;
 
-	for (int k = 0; k < d->sys.nsigs; k++)
-		sig |= strcmp(d->sys.sig[k].type, "raidd-spare") == 0;
-	if (!sig || d->flash || spare_read(d->sys.name, &sl, err, sizeof(err)) == -1 ||
-	    (i = listed(&v->label, sl.uuid)) < 0 ||
-	    spare_proven(v, d->sys.name, sl.uuid, err, sizeof(err)) == -1)
+	if (d->flash || d->spare_rc != 0 || (i = listed(&v->label, d->spare.uuid)) < 0 ||
+	    spare_matches(v, &v->label.spare[i], &d->sys, &d->spare, err, sizeof(err)) == -1)
 		return -1;
 	return i;
 }
@@ -373,6 +381,11 @@ spare_remove(struct volume *v, const char *spec, int *code, char *err, size_t er
 	if ((i = find_listed(v, spec, &d)) < 0) {
 		*code = NAS_ERR_NOT_FOUND;
 		return plan_err(err, errlen, "%s is no spare of volume %s", spec, v->name);
+	}
+	/* The table found it; only the disk read now proves it before the erase. */
+	if (d && spare_proven(v, d->sys.name, v->label.spare[i].uuid, err, errlen) == -1) {
+		log_warnx("volume %s: %s: not erased", v->name, err);
+		d = NULL;
 	}
 	*code = NAS_ERR_FAILED;
 	/* The list first: a cut before the erase leaves a spare no volume lists. */

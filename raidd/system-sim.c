@@ -538,11 +538,20 @@ dev_io(struct dev *d, uint64_t off, uint8_t *rbuf, const uint8_t *wbuf, size_t l
 	return 0;
 }
 
+static int nreads;
+
+int
+sim_reads(void)
+{
+	return nreads;
+}
+
 static int
 sim_read_at(const char *name, uint64_t off, void *buf, size_t len)
 {
 	struct dev *d = by_node(name);
 
+	nreads++;
 	return d ? dev_io(d, off, buf, NULL, len) : (errno = ENOENT, -1);
 }
 

@@ -56,6 +56,8 @@ int	sim_dm_count(void);
 int	sim_mount_count(void);
 /* Disks probed for signatures so far (each probe would wake a sleeping disk). */
 int	sim_probes(void);
+/* Reads of a disk's bytes through the seam (read_at) so far. */
+int	sim_reads(void);
 
 
 /* system-sim-sync.c: md's sync actions and notifications. */

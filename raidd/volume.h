@@ -177,17 +177,10 @@ struct job *repair_spare_start(struct volume *, const struct disk *, const uint8
 	    char *err, size_t errlen);
 
 /* spare.c */
-struct spare_label {
-	uint8_t		 volume_uuid[16];	/* the volume it serves */
-	uint8_t		 uuid[16];		/* the spare, as the volume lists it */
-	char		 serial[LABEL_SERIAL_MAX];
-	uint64_t	 size;
-	uint8_t		 unit[16];
-	char		 name[LABEL_NAME_MAX];	/* the volume's, for people */
-};
 void	 spare_label_encode(const struct spare_label *, uint8_t buf[LABEL_SLOT_SIZE]);
 int	 spare_label_decode(const uint8_t *buf, size_t len, struct spare_label *,
 	    char *err, size_t errlen);
+int	 spare_label_read(const char *disk, struct spare_label *, char *err, size_t errlen);
 int	 spare_proven(const struct volume *, const char *disk, const uint8_t uuid[16],
 	    char *err, size_t errlen);
 int	 spare_add(struct volume *, const char *disk, int force, int *code, char *err,

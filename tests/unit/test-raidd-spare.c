@@ -356,6 +356,59 @@ START_TEST(label_keeps_spares)
 }
 END_TEST
 
+/*
+ * A read-group client polling volume.list and disk.list reads no disk:
+ * spares are described from the label read with the last scan, so a
+ * spare in standby stays asleep (each read would spin it up).
+ */
+START_TEST(listing_reads_no_spare)
+{
+	const char *methods[] = { "volume.list", "disk.list" };
+	struct rpc_auth auth = { .admin_gid = (gid_t)-1, .read_gid = reader.gid };
+	int reads, probes;
+
+	rpc_server_set_auth(srv, &auth);
+	raid1_with_spare();
+	reads = sim_reads();
+	probes = sim_probes();
+	for (int i = 0; i < 20; i++) {
+		struct json_object *a = unit_call(srv, &reader, methods[i % 2], "{}");
+
+		ck_assert_int_eq(unit_err_code(a), 0);
+		json_object_put(a);
+	}
+	ck_assert_str_eq(spare_state("r", 0), "ready");
+	ck_assert_int_eq(sim_reads(), reads);
+	ck_assert_int_eq(sim_probes(), probes);
+}
+END_TEST
+
+/*
+ * The table says spare, but the disk holds a filesystem now (written
+ * since the last scan; the API rescans first, spare_remove itself must
+ * not trust the table): it is unlisted and nothing on it is erased.
+ */
+START_TEST(spare_remove_erases_only_a_proven_disk)
+{
+	static const uint8_t ext4[2] = { 0x53, 0xef };
+	uint8_t got[2];
+	struct volume *v = raid1_with_spare();
+	char err[256];
+	int code;
+
+	ck_assert_int_eq(sys->write_at("sdc", 1080, ext4, 2), 0);
+	ck_assert_str_eq(spare_state("r", 0), "ready");
+	ck_assert_int_eq(spare_remove(v, "bay3", &code, err, sizeof(err)), 0);
+	ck_assert_int_eq(v->label.nspares, 0);
+	ck_assert_int_eq(sys->read_at("sdc", 1080, got, 2), 0);
+	ck_assert_mem_eq(got, ext4, 2);
+	/* A spare that is what it says is erased, as before. */
+	ck_assert_int_eq(spare_call("volume.spare_add", "r", "sdd", 0), 0);
+	ck_assert_int_eq(spare_call("volume.spare_remove", "r", "bay4", 0), 0);
+	ck_assert_int_eq(disk_find("sdd")->sys.nsigs, 0);
+}
+END_TEST
+
 static Suite *
 spare_suite(void)
 {
@@ -374,6 +427,8 @@ spare_suite(void)
 	tcase_add_test(tc, spare_remove_releases_it);
 	tcase_add_test(tc, spare_power_cut_after_every_step);
 	tcase_add_test(tc, label_keeps_spares);
+	tcase_add_test(tc, listing_reads_no_spare);
+	tcase_add_test(tc, spare_remove_erases_only_a_proven_disk);
 	suite_add_tcase(s, tc);
 	return s;
 }
