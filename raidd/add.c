@@ -402,6 +402,10 @@ as_reshape(struct add *a, char *err, size_t errlen)
 	char md[SYS_NAME_MAX];
 	uint64_t off;
 
+	/* md reshapes without a member it lacks, into a degraded array. */
+	if (v->label.intent.step < AS_RESHAPE && new_disk_gone(a))
+		return plan_err(err, errlen, "the new disk never joined the arrays: md is not "
+		    "asked to reshape without it");
 	if (v->label.intent.step < AS_RESHAPE) {
 		v->label.intent.step = AS_RESHAPE;
 		v->label.intent.target = was.generation + 2;
@@ -739,6 +743,16 @@ roll_back(struct volume *v)
 	return 0;
 }
 
+/* Nothing of the volume's data is on the new disk yet: it can be left out. */
+static int
+not_taken_yet(const struct volume *v)
+{
+	/* A jbod's filesystem grows onto the new disk only after step 9. */
+	if (sized_at_once(&v->label))
+		return v->label.intent.step < AS_SIZE;
+	return v->label.intent.step < AS_RESHAPE && !md_reshaped(v);
+}
+
 /*
  * At start-up, before assembly (assemble.c decide()): carried on when
  * the new disk is here with its label, or md has the new geometry;
@@ -751,12 +765,7 @@ add_decide(struct volume *v)
 
 	if (n >= v->label.ndisks || n < 1)
 		return 0;	/* add_resume reports it */
-	if (v->disk[n][0])
-		return 0;
-	/* A jbod's filesystem grows onto the new disk only after step 9. */
-	if (sized_at_once(&v->label))
-		return v->label.intent.step >= AS_SIZE ? 0 : roll_back(v);
-	if (v->label.intent.step >= AS_RESHAPE || md_reshaped(v))
+	if (v->disk[n][0] || !not_taken_yet(v))
 		return 0;
 	return roll_back(v);
 }
@@ -773,11 +782,30 @@ add_left_out(struct volume *v)
 		}
 }
 
+/*
+ * The disk the intent names (serial and size) when it has no label yet
+ * and is no volume's: as_label proves it blank before writing.
+ */
+static const struct disk *
+unlabelled_new_disk(const struct volume *v, int n)
+{
+	const struct label_member *e = &v->label.member[n];
+	const struct disk *d;
+
+	for (int k = 0; (d = disk_at(k)) != NULL; k++)
+		if (d->sys.size == e->size && d->label_rc != 0 && !d->flash &&
+		    strncmp(d->sys.serial, e->serial, LABEL_SERIAL_MAX - 1) == 0 &&
+		    !volume_of_disk(d->sys.name))
+			return d;
+	return NULL;
+}
+
 void
 add_resume(struct volume *v)
 {
 	struct plan after;
 	const struct disk *d;
+	enum add_step from = AS_PARTITION;
 	char err[256];
 	int n = v->label.intent.disk;
 
@@ -788,8 +816,19 @@ add_resume(struct volume *v)
 		return;
 	}
 	d = v->disk[n][0] ? disk_find(v->disk[n]) : NULL;
+	if (d == NULL && not_taken_yet(v)) {
+		/* Stopped before its label: labelled now, or left out. */
+		if ((d = unlabelled_new_disk(v, n)) == NULL) {
+			roll_back(v);
+			snprintf(v->problem, sizeof(v->problem), "adding a disk stopped before "
+			    "the disk was labelled, and it is gone: left out, add it again");
+			log_warnx("volume %s: %s", v->name, v->problem);
+			return;
+		}
+		from = AS_LABEL;
+	}
 	if (start_at(v, d ? d->sys.name : "", d ? d->sys.serial : "", d ? d->sys.size : 0,
-	    &after, AS_PARTITION, err, sizeof(err)) == NULL)
+	    &after, from, err, sizeof(err)) == NULL)
 		log_warnx("volume %s: %s", v->name, err);
 }
 

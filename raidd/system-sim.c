@@ -1486,7 +1486,7 @@ offset_room(const struct mdsb *sb, uint64_t pages, uint64_t new_offset)
  * what it refuses: a level that has no such reshape, fewer disks (raidd
  * never shrinks), a sync thread running or a resync owed (EBUSY), an
  * offset that does not move down or steps on the metadata (EINVAL,
- * E2BIG), too few spares for the members the array lacks (EINVAL).
+ * E2BIG), too few spares for even a degraded array (EINVAL).
  * md itself takes an unchanged offset when mdadm backs up the critical
  * section in a file; raidd has no such file, so the simulator refuses
  * it: a raidd that forgot the room fails its tests, not a user's data.
@@ -1522,7 +1522,10 @@ sim_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 	}
 	for (int r = 0; r < a->md.raid_disks; r++)
 		lacking += !role_held(a, r);
-	if (spares - lacking < delta - 1 || spares < 1)
+	/* raid5_start_reshape(): enough for a degraded array of the new size
+	   is enough for md; with no spare at all it reshapes to a degraded
+	   array, so raidd must never ask without its new member. */
+	if (spares - lacking < delta - 1)
 		return errno = EINVAL, -1;
 	if (md_store(name) == NULL || (si = store_index(name)) < 0)
 		return errno = ENOSPC, -1;

@@ -286,9 +286,6 @@ START_TEST(md_refuses_unsafe_reshapes)
 	md_of("r", md, sizeof(md));
 	ck_assert_int_eq(sys->part_dev("sda", MIB, dev, sizeof(dev)), 0);
 	ck_assert_int_eq(member_read_sb(dev, &sb), 0);
-	/* No spare to take the new role. */
-	ck_assert_int_eq(sys->md_reshape(md, 4, sb.data_offset / 2), -1);
-	ck_assert_int_eq(errno, EINVAL);
 	/* The data must move down (no backup file) ... */
 	ck_assert_int_eq(sys->md_reshape(md, 4, sb.data_offset), -1);
 	ck_assert_int_eq(errno, EINVAL);
@@ -301,6 +298,13 @@ START_TEST(md_refuses_unsafe_reshapes)
 	ck_assert_int_eq(errno, EBUSY);
 	/* Fewer disks is no reshape raidd asks for. */
 	ck_assert_int_eq(sys->md_reshape(md, 2, sb.data_offset / 2), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* Not even a degraded array of 4: one member lacking and no spare
+	   (with no member lacking md would reshape to a degraded array). */
+	ck_assert_int_eq(sys->md_sync(md, &(struct sys_md_sync){ .action = "idle" }), 0);
+	ck_assert_int_eq(sys->part_dev("sdb", MIB, dev, sizeof(dev)), 0);
+	sim_fail_member(md, dev);
+	ck_assert_int_eq(sys->md_reshape(md, 4, sb.data_offset / 2), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_uint_eq(unit_raidd_dm_size("r"), volume_find("r")->label.size);
 }
@@ -341,6 +345,39 @@ turn(int n)
 	for (int i = 0; i < n; i++)
 		ev_run(EV_DEFAULT, EVRUN_ONCE | EVRUN_NOWAIT);
 }
+
+/*
+ * The add stops before the new disk has its label (a write to it
+ * failed): md never got the disk. Carried on through volume.add_disk,
+ * the disk is labelled, added and reshaped onto; md is never asked to
+ * reshape without it (it would, into a degraded array).
+ */
+START_TEST(add_stopped_before_the_label_carried_on)
+{
+	uint64_t was = make();
+	char md[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct volume *v;
+
+	sim_disk_error("sdd", 1);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
+	sim_disk_error("sdd", 0);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_lt(v->label.intent.step, 6);
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.raid_disks, 3);
+	reshape_speed = 0;
+	json_object_put(unit_call(srv, &root, "volume.add_disk", ADD_SDD));
+	turn(100);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.degraded, 0);
+	reshape_speed = 1 << 17;
+	run_all();
+	check_added(was);
+}
+END_TEST
 
 /*
  * The power goes in the middle of md's reshape: the volume is back at
@@ -513,6 +550,7 @@ add_suite(void)
 	tcase_add_test(tc, md_refuses_unsafe_reshapes);
 	tcase_add_test(tc, power_cut_mid_reshape);
 	tcase_add_test(tc, add_stopped_by_a_check_carried_on);
+	tcase_add_test(tc, add_stopped_before_the_label_carried_on);
 	tcase_add_test(tc, jbod_takes_a_disk);
 	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_jbod_add, 0, CUT_POINTS);
