@@ -531,6 +531,66 @@ crypt_close(struct rpc_call *call, struct json_object *params)
 	rpc_result(call, json_object_new_object());
 }
 
+static void
+resize_work(struct kdf_job *j)
+{
+	unlock_work(j);
+}
+
+static void
+resize_done(struct rpc_call *call, struct kdf_job *j)
+{
+	struct json_object *o;
+	char err[LUKS2_ERRLEN];
+	uint64_t was, now;
+
+	if (unlock_done(call, j) != 0)
+		return;
+	if (map_resize(j->h, &j->d, j->name, j->vk, &was, &now, err, sizeof(err)) != 0) {
+		rpc_error(call, NAS_ERR_FAILED, "%s: %s", j->device, err);
+		return;
+	}
+	if (now != was)
+		log_info("%s: mapping %s grown from %llu to %llu bytes", j->device, j->name,
+		    (unsigned long long)was, (unsigned long long)now);
+	o = json_object_new_object();
+	json_object_object_add(o, "name", json_object_new_string(j->name));
+	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)now));
+	json_object_object_add(o, "was_bytes", json_object_new_int64((int64_t)was));
+	rpc_result(call, o);
+}
+
+/*
+ * crypt.resize: an open mapping grows to its device's size now (md and
+ * dm below it grew).  The table is loaded again, and it holds the key:
+ * the passphrase is asked for, as it is for crypt.open, and the key
+ * again goes through the keyring only for the load.
+ */
+static void
+crypt_resize(struct rpc_call *call, struct json_object *params)
+{
+	const char *name = rpc_param_str(params, "name", "");
+	char err[LUKS2_ERRLEN];
+	struct kdf_job *j;
+	uint64_t sectors;
+
+	if (!map_name_ok(name)) {
+		rpc_error(call, RPC_INVALID_PARAMS, "name: letters, digits, _ . - only");
+		return;
+	}
+	if ((j = unlock_job(call, params, 0)) == NULL)
+		return;
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	j->want_slot = -1;
+	/* Before the KDF: the mapping must be this device's already. */
+	if (map_is_of(j->h, &j->d, name, &sectors, err, sizeof(err)) != 0) {
+		rpc_error(call, NAS_ERR_NOT_FOUND, "%s: %s", j->device, err);
+		kdf_job_free(j);
+		return;
+	}
+	kdf_job_start(call, j, resize_work, resize_done);
+}
+
 /* On the worker: a new keyslot for the new passphrase (header stored). */
 static int
 add_slot(struct kdf_job *j)
@@ -885,6 +945,12 @@ static const struct rpc_param open_params[] = {
 	  "try this keyslot only (one of priority 0, \"ignore\", too)" },
 	END
 };
+static const struct rpc_param resize_params[] = {
+	DEVICE,
+	{ "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "the device's open mapping" },
+	PASS, KEYFILE,
+	END
+};
 static const struct rpc_param name_params[] = {
 	{ "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "mapping name" }, END
 };
@@ -946,6 +1012,8 @@ const struct rpc_method cryptd_crypt_methods[] = {
 	{ "crypt.open", crypt_open, open_params, RPC_MUTATES,
 	  "unlock a LUKS device into /dev/mapper/NAME" },
 	{ "crypt.close", crypt_close_m, name_params, RPC_MUTATES, "close a mapping" },
+	{ "crypt.resize", crypt_resize, resize_params, RPC_MUTATES,
+	  "grow an open mapping to its device's size (asks the passphrase)" },
 	{ "crypt.erase", crypt_erase_m, erase_params, RPC_MUTATES,
 	  "wipe every keyslot: the data is gone for good" },
 	{ "crypt.benchmark", crypt_benchmark, bench_params, RPC_MUTATES,

@@ -113,5 +113,10 @@ void	map_dm_uuid(const struct luks2 *, const char *name, char *buf, size_t len);
 /* The dm-crypt mapping for h's segment, key through the keyring. */
 int	map_open(const struct luks2 *, const struct cdev *, const char *name,
 	    const struct secret *vk, char *err, size_t errlen);
+int	map_is_of(const struct luks2 *, const struct cdev *, const char *name,
+	    uint64_t *sectors, char *err, size_t errlen);
+/* The mapping grown to the device's size now; never shrunk. */
+int	map_resize(const struct luks2 *, const struct cdev *, const char *name,
+	    const struct secret *vk, uint64_t *was, uint64_t *now, char *err, size_t errlen);
 
 #endif

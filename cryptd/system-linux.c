@@ -48,6 +48,18 @@ linux_map_create(const char *name, const char *uuid, uint64_t sectors,
 }
 
 static int
+linux_map_reload(const char *name, uint64_t sectors, const char *params)
+{
+	struct dm_target t = { 0, sectors, "crypt", params };
+
+	if (!dm_exists(name))
+		return errno = ENXIO, -1;
+	if (dm_load(name, &t, 1, DM_LOAD_SECURE) != 0)
+		return -1;
+	return dm_resume(name);
+}
+
+static int
 linux_map_remove(const char *name)
 {
 	return dm_remove(name);
@@ -143,6 +155,7 @@ const struct cryptd_sys sys_linux = {
 	.key_add = linux_key_add,
 	.key_unlink = linux_key_unlink,
 	.map_create = linux_map_create,
+	.map_reload = linux_map_reload,
 	.map_remove = linux_map_remove,
 	.map_uuid = linux_map_uuid,
 	.map_list = linux_map_list,

@@ -113,6 +113,23 @@ sim_map_create(const char *name, const char *uuid, uint64_t sectors,
 	return 0;
 }
 
+/* do_resume() with a new table: the mapping must exist; the key as for a create. */
+static int
+sim_map_reload(const char *name, uint64_t sectors, const char *params)
+{
+	int i;
+
+	if (!dm_name_ok(name) || sectors == 0 || strlen(params) >= sizeof(maps[0].params))
+		return errno = EINVAL, -1;
+	if ((i = find_map(name)) < 0)
+		return errno = ENXIO, -1;
+	if (!key_ref_ok(params))
+		return errno = ENOKEY, -1;
+	snprintf(maps[i].params, sizeof(maps[i].params), "%s", params);
+	maps[i].sectors = sectors;
+	return 0;
+}
+
 static int
 sim_map_remove(const char *name)
 {
@@ -193,6 +210,7 @@ const struct cryptd_sys sys_sim = {
 	.key_add = sim_key_add,
 	.key_unlink = sim_key_unlink,
 	.map_create = sim_map_create,
+	.map_reload = sim_map_reload,
 	.map_remove = sim_map_remove,
 	.map_uuid = sim_map_uuid,
 	.map_list = sim_map_list,

@@ -26,6 +26,12 @@ struct cryptd_sys {
 	/* One dm-crypt target, DM_SECURE_DATA_FLAG; -1 with errno. */
 	int	(*map_create)(const char *name, const char *dm_uuid, uint64_t sectors,
 		    const char *params);
+	/*
+	 * The live table of an existing mapping replaced by one dm-crypt
+	 * target (DM_SECURE_DATA_FLAG), I/O suspended across the swap;
+	 * -1 with errno (ENXIO when there is no such mapping).
+	 */
+	int	(*map_reload)(const char *name, uint64_t sectors, const char *params);
 	/* -1 with errno (EBUSY while open, ENXIO when gone). */
 	int	(*map_remove)(const char *name);
 	/* The dm uuid of a mapping into buf; -1 (ENXIO) when none. */

@@ -383,21 +383,33 @@ map_dm_uuid(const struct luks2 *h, const char *name, char *buf, size_t len)
 	snprintf(buf, len, "CRYPT-LUKS%d-%s-%s", h->version, hex, name);
 }
 
-int
-map_open(const struct luks2 *h, const struct cdev *d, const char *name,
-    const struct secret *vk, char *err, size_t errlen)
+/* The bytes of h's data segment on d: the rest of the device when dynamic. */
+static int
+segment_bytes(const struct luks2 *h, const struct cdev *d, uint64_t *bytes, char *err,
+    size_t errlen)
+{
+	if (h->data_offset >= d->size)
+		return luks2_err(err, errlen, "data offset past the end of the device");
+	*bytes = h->data_size ? h->data_size : d->size - h->data_offset;
+	*bytes -= *bytes % h->sector_size;
+	if (*bytes == 0 || h->data_offset + *bytes > d->size)
+		return luks2_err(err, errlen, "the data segment does not fit the device");
+	return 0;
+}
+
+/*
+ * create (1) or reload (0) mapping name with h's segment on d, of bytes;
+ * the key goes through the keyring and leaves it as soon as the kernel
+ * holds its own copy.
+ */
+static int
+map_load(const struct luks2 *h, const struct cdev *d, const char *name,
+    const struct secret *vk, uint64_t bytes, int create, char *err, size_t errlen)
 {
 	char uuid[160], params[768];
-	uint64_t bytes;
 	long id;
 	int rc, saved;
 
-	if (h->data_offset >= d->size)
-		return luks2_err(err, errlen, "data offset past the end of the device");
-	bytes = h->data_size ? h->data_size : d->size - h->data_offset;
-	bytes -= bytes % h->sector_size;
-	if (bytes == 0 || h->data_offset + bytes > d->size)
-		return luks2_err(err, errlen, "the data segment does not fit the device");
 	map_dm_uuid(h, name, uuid, sizeof(uuid));
 	if (sys->key_add(uuid, vk, &id) != 0)
 		return luks2_err(err, errlen, "keyring: %s", strerror(errno));
@@ -410,12 +422,78 @@ map_open(const struct luks2 *h, const struct cdev *d, const char *name,
 		sys->key_unlink(id);
 		return luks2_err(err, errlen, "table too long");
 	}
-	rc = sys->map_create(name, uuid, bytes / 512, params);
+	rc = create ? sys->map_create(name, uuid, bytes / 512, params) :
+	    sys->map_reload(name, bytes / 512, params);
 	saved = errno;
-	/* The kernel holds its own copy now: ours leaves the keyring at once. */
 	if (sys->key_unlink(id) != 0)
 		log_warn("keyring: unlink");
 	if (rc != 0)
 		return luks2_err(err, errlen, "device-mapper: %s", strerror(saved));
 	return 0;
+}
+
+int
+map_open(const struct luks2 *h, const struct cdev *d, const char *name,
+    const struct secret *vk, char *err, size_t errlen)
+{
+	uint64_t bytes;
+
+	if (segment_bytes(h, d, &bytes, err, errlen) != 0)
+		return -1;
+	return map_load(h, d, name, vk, bytes, 1, err, errlen);
+}
+
+/*
+ * Mapping name is h's segment on d, as its live table says: dm uuid,
+ * device and data offset; *sectors its length.  Anything else (another
+ * device's mapping, a table not cryptd's) is refused.
+ */
+int
+map_is_of(const struct luks2 *h, const struct cdev *d, const char *name, uint64_t *sectors,
+    char *err, size_t errlen)
+{
+	char uuid[160], want[160], table[1024], dev[300];
+	unsigned long long len, off;
+	int n;
+
+	map_dm_uuid(h, name, want, sizeof(want));
+	if (sys->map_uuid(name, uuid, sizeof(uuid)) != 0)
+		return luks2_err(err, errlen, "no mapping %s", name);
+	if (strcmp(uuid, want) != 0)
+		return luks2_err(err, errlen, "mapping %s is not this device's", name);
+	if (sys->map_table(name, table, sizeof(table)) != 0)
+		return luks2_err(err, errlen, "mapping %s: %s", name, strerror(errno));
+	/* "0 LEN crypt CIPHER KEY IV DEV OFFSET ...": the key field may be one. */
+	n = sscanf(table, "0 %llu crypt %*s %*s %*s %299s %llu", &len, dev, &off);
+	explicit_bzero(table, sizeof(table));
+	if (n != 3 || strcmp(dev, d->table_dev) != 0 || off != h->data_offset / 512)
+		return luks2_err(err, errlen, "mapping %s does not map this device's data",
+		    name);
+	*sectors = len;
+	return 0;
+}
+
+/*
+ * The mapping grown to the segment's size now (the device below grew):
+ * *was and *now in bytes.  Never shrunk: the filesystem on it would lose
+ * its end.
+ */
+int
+map_resize(const struct luks2 *h, const struct cdev *d, const char *name,
+    const struct secret *vk, uint64_t *was, uint64_t *now, char *err, size_t errlen)
+{
+	uint64_t bytes, sectors;
+
+	if (map_is_of(h, d, name, &sectors, err, errlen) != 0 ||
+	    segment_bytes(h, d, &bytes, err, errlen) != 0)
+		return -1;
+	*was = sectors * 512;
+	*now = bytes;
+	if (bytes < *was)
+		return luks2_err(err, errlen, "the device is smaller than mapping %s (%llu < "
+		    "%llu bytes): not shrunk", name, (unsigned long long)bytes,
+		    (unsigned long long)*was);
+	if (bytes == *was)
+		return 0;
+	return map_load(h, d, name, vk, bytes, 0, err, errlen);
 }

@@ -391,6 +391,9 @@ static const struct arg crypt_open_args[] = {
 	DEVICE_ARG, { "NAME", "name", ARG_STRING, 0, NULL }, PASS_ARG,
 	{ "--keyslot", "keyslot", ARG_INT, 0, "N" }, END_ARGS
 };
+static const struct arg crypt_resize_args[] = {
+	DEVICE_ARG, { "NAME", "name", ARG_STRING, 0, NULL }, PASS_ARG, END_ARGS
+};
 static const struct arg crypt_device_args[] = { DEVICE_ARG, END_ARGS };
 static const struct arg crypt_confirm_args[] = {
 	DEVICE_ARG, { "--confirm", "confirm", ARG_STRING, ARG_REQUIRED, "DEVICE" }, END_ARGS
@@ -513,6 +516,8 @@ const struct command nasctl_commands[] = {
 	  "unlock DEVICE into /dev/mapper/NAME" },
 	{ "crypt", "close", C, "crypt.close", volume_args, NULL, NULL, NULL,
 	  "close the mapping NAME" },
+	{ "crypt", "resize", C, "crypt.resize", crypt_resize_args, NULL, NULL, NULL,
+	  "grow DEVICE's open mapping NAME to DEVICE's size now (asks the passphrase)" },
 	{ "crypt", "list", C, "crypt.list", no_args, crypt_cols, "mappings", NULL,
 	  "open encrypted mappings" },
 	{ "crypt", "show", C, "crypt.show", crypt_device_args, NULL, NULL, NULL,

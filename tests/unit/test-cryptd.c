@@ -113,6 +113,104 @@ opens(const char *name, const char *pass)
 	return c;
 }
 
+/* The sectors of mapping name as its table says. */
+static unsigned long long
+map_sectors(const char *name)
+{
+	char table[1024];
+	unsigned long long n = 0;
+
+	ck_assert_int_eq(sys->map_table(name, table, sizeof(table)), 0);
+	ck_assert_int_eq(sscanf(table, "0 %llu crypt", &n), 1);
+	return n;
+}
+
+/* The first n bytes of from written over to's. */
+static void
+copy_bytes(const char *from, const char *to, size_t n)
+{
+	char *buf = malloc(n);
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY);
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_ge(in, 0);
+	ck_assert_int_ge(out, 0);
+	ck_assert_int_eq(pread(in, buf, n, 0), (ssize_t)n);
+	ck_assert_int_eq(pwrite(out, buf, n, 0), (ssize_t)n);
+	close(in);
+	close(out);
+	free(buf);
+}
+
+static void
+grow_file(const char *path, off_t size)
+{
+	ck_assert_int_eq(truncate(path, size), 0);
+}
+
+/*
+ * crypt.resize: the open mapping grows to the device's size with the
+ * right passphrase only, never shrinks, and is refused for a mapping of
+ * another device; the key leaves the keyring each time.
+ */
+START_TEST(resize_grows_its_own_mapping)
+{
+	char other[600];
+	unsigned long long was;
+	struct json_object *r, *v;
+	int fd;
+
+	format("pw");
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"g\","
+	    "\"passphrase\":\"pw\"}", dev), 0);
+	was = map_sectors("g");
+	ck_assert_uint_eq(was, (4 << 20) / 512);
+	/* Unchanged device: nothing to do, an answer all the same. */
+	ck_assert_int_eq(code("crypt.resize", "{\"device\":\"%s\",\"name\":\"g\","
+	    "\"passphrase\":\"pw\"}", dev), 0);
+	fake_now += 100;
+	grow_file(dev, LUKS2_DATA_OFFSET + (8 << 20) + 4000);
+	ck_assert_int_eq(code("crypt.resize", "{\"device\":\"%s\",\"name\":\"g\","
+	    "\"passphrase\":\"nope\"}", dev), NAS_ERR_DENIED);
+	ck_assert_uint_eq(map_sectors("g"), was);
+	fake_now += 100;
+	snprintf(p, sizeof(p), "{\"device\":\"%s\",\"name\":\"g\",\"passphrase\":\"pw\"}",
+	    dev);
+	r = result("crypt.resize", p);
+	json_object_object_get_ex(r, "size_bytes", &v);
+	/* Whole 4096-byte sectors: the 4000 bytes over stay out. */
+	ck_assert_int_eq(json_object_get_int64(v), 8 << 20);
+	json_object_object_get_ex(r, "was_bytes", &v);
+	ck_assert_int_eq(json_object_get_int64(v), 4 << 20);
+	json_object_put(r);
+	ck_assert_uint_eq(map_sectors("g"), (8 << 20) / 512);
+	ck_assert_int_eq(sim_keys_linked(), 0);
+	/* Never shrunk. */
+	grow_file(dev, LUKS2_DATA_OFFSET + (6 << 20));
+	ck_assert_int_eq(code("crypt.resize", "{\"device\":\"%s\",\"name\":\"g\","
+	    "\"passphrase\":\"pw\"}", dev), NAS_ERR_FAILED);
+	ck_assert_uint_eq(map_sectors("g"), (8 << 20) / 512);
+	/* Another LUKS device with the same passphrase: not its mapping. */
+	snprintf(other, sizeof(other), "%s/other", dir);
+	fd = open(other, O_RDWR | O_CREAT, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, LUKS2_DATA_OFFSET + (16 << 20)), 0);
+	close(fd);
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"passphrase\":\"pw\"}",
+	    other), 0);
+	ck_assert_int_eq(code("crypt.resize", "{\"device\":\"%s\",\"name\":\"g\","
+	    "\"passphrase\":\"pw\"}", other), NAS_ERR_NOT_FOUND);
+	/* Its clone (the same header, so the same uuid): the table names dev. */
+	copy_bytes(dev, other, LUKS2_DATA_OFFSET);
+	ck_assert_int_eq(code("crypt.resize", "{\"device\":\"%s\",\"name\":\"g\","
+	    "\"passphrase\":\"pw\"}", other), NAS_ERR_NOT_FOUND);
+	ck_assert_int_eq(code("crypt.resize", "{\"device\":\"%s\",\"name\":\"none\","
+	    "\"passphrase\":\"pw\"}", dev), NAS_ERR_NOT_FOUND);
+	ck_assert_uint_eq(map_sectors("g"), (8 << 20) / 512);
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"g\"}"), 0);
+}
+END_TEST
+
 START_TEST(format_open_close)
 {
 	struct json_object *r, *v;
@@ -524,6 +622,7 @@ cryptd_suite(void)
 	tcase_add_test(tc, backup_read_only);
 	tcase_add_test(tc, benchmark);
 	tcase_add_test(tc, metrics_file);
+	tcase_add_test(tc, resize_grows_its_own_mapping);
 	suite_add_tcase(s, tc);
 	return s;
 }
