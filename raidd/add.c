@@ -393,6 +393,37 @@ as_add(struct add *a, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * md has tier t at its new member count already, or holds the new
+ * member's partition as a working spare: only then may it be asked to
+ * reshape.  The intent's step is not enough: a reshape md refused
+ * (EBUSY) or a power cut before md was asked leaves the step recorded
+ * with md untouched, and md reshapes without a spare into a degraded
+ * array.
+ */
+static int
+md_holds_new(const struct add *a, int t, const char *md, char *err, size_t errlen)
+{
+	const struct volume *v = a->vol;
+	struct sys_md_status st;
+	char dev[SYS_NAME_MAX];
+
+	if (sys->md_status(md, &st) == -1)
+		return plan_err(err, errlen, "%s is not running", md);
+	if (st.raid_disks == a->after.tier[t].nmembers)
+		return 0;
+	if (v->disk[a->member][0] == '\0' || sys->part_dev(v->disk[a->member],
+	    v->mlabel[a->member].tier[t].start, dev, sizeof(dev)) == -1)
+		return plan_err(err, errlen, "the new disk is gone: %s is not reshaped "
+		    "without it", md);
+	for (int i = 0; i < st.nmembers; i++)
+		if (strcmp(st.member[i].dev, dev) == 0 && st.member[i].present &&
+		    st.member[i].slot < 0 && !strstr(st.member[i].state, "faulty"))
+			return 0;
+	return plan_err(err, errlen, "%s holds no working spare %s: not reshaped without "
+	    "it", md, dev);
+}
+
 /* The labels say the reshape has begun before md is asked (add_decide reads it). */
 static int
 as_reshape(struct add *a, char *err, size_t errlen)
@@ -418,6 +449,8 @@ as_reshape(struct add *a, char *err, size_t errlen)
 		if (pt->kind == TIER_NONE)
 			continue;
 		volume_md_name(v, t, md, sizeof(md));
+		if (md_holds_new(a, t, md, err, errlen) == -1)
+			return -1;
 		if (new_offset(pt, t, &off, err, errlen) == -1)
 			off = OFFSET_FLOOR;	/* md has it already: md_reshape asks nothing */
 		if (sys->md_reshape(md, pt->nmembers, off) == -1)
@@ -750,7 +783,8 @@ not_taken_yet(const struct volume *v)
 	/* A jbod's filesystem grows onto the new disk only after step 9. */
 	if (sized_at_once(&v->label))
 		return v->label.intent.step < AS_SIZE;
-	return v->label.intent.step < AS_RESHAPE && !md_reshaped(v);
+	/* The step may say reshape while md never began (refused, or a cut). */
+	return !md_reshaped(v);
 }
 
 /*

@@ -380,6 +380,40 @@ START_TEST(add_stopped_before_the_label_carried_on)
 END_TEST
 
 /*
+ * md refused the reshape (a check ran) after the labels recorded that
+ * it began; the new disk is gone at the next start: md never took it,
+ * so the add is rolled back, and md is never asked to reshape without
+ * it (it would, into a degraded array).
+ */
+START_TEST(reshape_step_recorded_md_untouched_disk_gone)
+{
+	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
+	uint64_t was = make();
+	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct volume *v;
+
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_sync(md, &check), 0);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
+	ck_assert_int_eq(volume_find("r")->label.intent.step, 6);
+	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
+	sim_pull_disk("sdd");
+	reshape_speed = 0;
+	reboot();
+	turn(100);
+	v = volume_find("r");
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.raid_disks, 3);
+	ck_assert_int_eq(st.degraded, 0);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	volume_dm_name("r", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+}
+END_TEST
+
+/*
  * The power goes in the middle of md's reshape: the volume is back at
  * its old size, usable, while md carries the reshape on from where it
  * was; then it grows.
@@ -551,6 +585,7 @@ add_suite(void)
 	tcase_add_test(tc, power_cut_mid_reshape);
 	tcase_add_test(tc, add_stopped_by_a_check_carried_on);
 	tcase_add_test(tc, add_stopped_before_the_label_carried_on);
+	tcase_add_test(tc, reshape_step_recorded_md_untouched_disk_gone);
 	tcase_add_test(tc, jbod_takes_a_disk);
 	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_jbod_add, 0, CUT_POINTS);
