@@ -41,7 +41,7 @@ volume_read_only(const struct volume *v)
 }
 
 /*
- * Whether md's refusal was for dirty and degraded: a RAID 5 array whose
+ * Whether md's refusal was for dirty and degraded: a RAID 5 tier whose
  * freshest member superblock says the array was not in sync (md's own
  * view: the freshest decides) and that lacks a member.
  */
@@ -51,10 +51,7 @@ refused_dirty(const struct volume *v, int t, const struct sys_md *md)
 	static struct mdsb sb, fresh;
 	int found = 0;
 
-	/* md's level, not the label's: a raid1 tier md took over as raid5 (Decision 106)
-	   is raid5 in the superblocks before the labels say so. */
-	if (v->label.tier[t].kind == TIER_NONE || v->label.tier[t].kind == TIER_RAID0 ||
-	    md->nmembers >= md->raid_disks)
+	if (v->label.tier[t].kind != TIER_RAID5 || md->nmembers >= md->raid_disks)
 		return 0;
 	for (int i = 0; i < md->nmembers; i++) {
 		if (member_read_sb(md->member[i].dev, &sb) == -1 ||
@@ -64,7 +61,7 @@ refused_dirty(const struct volume *v, int t, const struct sys_md *md)
 			fresh = sb;
 		found = 1;
 	}
-	return found && fresh.level == 5 && fresh.resync_offset != MDSB_RESYNC_CLEAN;
+	return found && fresh.resync_offset != MDSB_RESYNC_CLEAN;
 }
 
 /*

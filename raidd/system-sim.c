@@ -1475,7 +1475,7 @@ offset_room(const struct mdsb *sb, uint64_t pages, uint64_t new_offset)
 /*
  * As md takes new_offset, raid_disks and "reshape" in turn, refusing
  * what it refuses: a level that has no such reshape, fewer disks (raidd
- * never shrinks), a sync thread running or a resync owed (EBUSY), an
+ * never shrinks), a read-only array (EROFS), a sync thread running or a resync owed (EBUSY), an
  * offset that does not move down or steps on the metadata (EINVAL,
  * E2BIG), too few spares for the members the array lacks (EINVAL).
  * md itself takes an unchanged offset when mdadm backs up the critical
@@ -1498,6 +1498,9 @@ sim_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 	delta = raid_disks - a->md.raid_disks;
 	if (a->level != 5 || delta < 1 || raid_disks > SYS_MAX_MEMBERS)
 		return errno = EINVAL, -1;
+	/* update_raid_disks(): not on a read-only array. */
+	if (a->ro)
+		return errno = EROFS, -1;
 	if (sim_md_syncing(name) || reshaping(name))
 		return errno = EBUSY, -1;
 	for (int i = 0; i < a->md.nmembers; i++) {

@@ -682,22 +682,19 @@ START_TEST(takeover_stopped_by_a_check_carried_on)
 }
 END_TEST
 
-/*
- * The power goes between md's takeover and its reshape: md is raid5 of
- * two, the labels raid1 with the new disk; the resume asks md its level
- * and reshapes.
- */
-START_TEST(power_cut_after_takeover)
+/* The add stopped with md a raid5 of two and the labels raid1: md is left so. */
+static uint64_t
+stop_after_takeover(void)
 {
-	uint64_t was = make_raid1();
-	char md[SYS_NAME_MAX];
 	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+	uint64_t was = 0;
 	int start, total, k;
 
+	make_raid1();
 	start = sim_ops();
 	ck_assert_int_eq(run("volume.add_disk", ADD_SDC_R5), JOB_DONE);
 	total = sim_ops() - start;
-	/* Find the cut that leaves md a raid5 of two. */
 	for (k = 1; k < total; k++) {
 		teardown();
 		setup();
@@ -713,8 +710,60 @@ START_TEST(power_cut_after_takeover)
 	ck_assert_int_lt(k, total);
 	ck_assert_int_eq(volume_find("r")->label.level, LEVEL_RAID1);
 	ck_assert_int_eq(volume_find("r")->label.intent.level, LEVEL_RAID5);
+	return was;
+}
+
+/*
+ * The power goes between md's takeover and its reshape: md is raid5 of
+ * two, the labels raid1 with the new disk; the resume asks md its level
+ * and reshapes.
+ */
+START_TEST(power_cut_after_takeover)
+{
+	uint64_t was = stop_after_takeover();
+
 	reboot();
 	check_raid5_of_3(was);
+}
+END_TEST
+
+/* After a power cut, the array of volume r started read-only from its n members. */
+static void
+start_read_only(int n, char *md, size_t len)
+{
+	static const char *const disks[] = { "sda", "sdb", "sdc", "sdd" };
+	struct sys_md m = { .flags = SYS_MD_READONLY };
+
+	md_of("r", md, len);
+	snprintf(m.name, sizeof(m.name), "%s", md);
+	m.raid_disks = n;
+	m.nmembers = n;
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(sys->part_dev(disks[i], MIB, m.member[i].dev,
+		    sizeof(m.member[i].dev)), 0);
+		m.member[i].role = i;
+	}
+	sim_power_cut();
+	ck_assert_int_eq(sys->md_assemble(&m), 0);
+}
+
+/* md changes neither level nor raid disks of a read-only array (level_store, update_raid_disks). */
+START_TEST(md_refuses_changes_read_only)
+{
+	char md[SYS_NAME_MAX];
+
+	make_raid1();
+	start_read_only(2, md, sizeof(md));
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), -1);
+	ck_assert_int_eq(errno, EROFS);
+	ck_assert_int_eq(sys->md_set_rw(md), 0);
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), 0);
+	teardown();
+	setup();
+	make();
+	start_read_only(3, md, sizeof(md));
+	ck_assert_int_eq(sys->md_reshape(md, 4, 2048), -1);
+	ck_assert_int_eq(errno, EROFS);
 }
 END_TEST
 
@@ -775,6 +824,7 @@ add_suite(void)
 	tcase_add_test(tc, raid1_becomes_raid5);
 	tcase_add_test(tc, level_change_refusals);
 	tcase_add_test(tc, md_refuses_unsafe_takeovers);
+	tcase_add_test(tc, md_refuses_changes_read_only);
 	tcase_add_test(tc, takeover_stopped_by_a_check_carried_on);
 	tcase_add_test(tc, power_cut_after_takeover);
 	tcase_add_test(tc, labels_take_raid5_only_by_an_add);
