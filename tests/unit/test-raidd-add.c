@@ -516,6 +516,7 @@ check_raid5_of_3(uint64_t was)
 	struct volume *v = volume_find("r");
 	struct sys_md_status st;
 	char dm[SYS_NAME_MAX], md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	struct json_object *o;
 	struct mdsb sb;
 
 	ck_assert_ptr_nonnull(v);
@@ -550,8 +551,9 @@ check_raid5_of_3(uint64_t was)
 		ck_assert_str_eq(v->disk[m], disks[m]);
 		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
 	}
-	ck_assert_str_eq(json_object_get_string(json_object_object_get(volume_describe(v),
-	    "level")), "raid5");
+	o = volume_describe(v);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(o, "level")), "raid5");
+	json_object_put(o);
 }
 
 START_TEST(raid1_becomes_raid5)
