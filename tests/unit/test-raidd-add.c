@@ -582,6 +582,8 @@ refused_as_was(const char *params, int code, const char *want, int ndisks)
 
 START_TEST(level_change_refusals)
 {
+	char md[SYS_NAME_MAX];
+
 	make_raid1();
 	refused_as_was("{\"name\":\"r\",\"disk\":\"bay3\",\"level\":\"raid10\"}",
 	    NAS_ERR_INVALID, "cannot become", 2);
@@ -589,6 +591,10 @@ START_TEST(level_change_refusals)
 	    NAS_ERR_INVALID, "cannot become", 2);
 	refused_as_was("{\"name\":\"r\",\"disk\":\"bay3\",\"level\":\"raid1\"}",
 	    NAS_ERR_INVALID, "a raid1 of two becomes raid5", 2);
+	/* md's array is no raid1 of two (whatever the labels say): md would refuse. */
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), 0);
+	refused_as_was(ADD_SDC_R5, NAS_ERR_REFUSED, "md takes only a raid1 of two", 2);
 	teardown();
 	setup();
 	ck_assert_int_eq(run("volume.create", "{\"name\":\"r\",\"level\":\"raid1\","
