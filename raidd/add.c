@@ -80,6 +80,15 @@ add_disk_busy(const char *disk)
 
 /* ---- the plan ---- */
 
+/* The one level change done: a raid1 of two becomes a raid5 of three (Decision 106). */
+static int
+level_change(const struct plan_change *c)
+{
+	return c->before.level == LEVEL_RAID1 && c->after.level == LEVEL_RAID5 &&
+	    c->before.ntiers == 1 && c->after.ntiers == 1 &&
+	    c->before.tier[0].nmembers == 2 && c->after.tier[0].nmembers == 3;
+}
+
 /*
  * What plan-grow.c plans and this file carries out: a raid5 tier's
  * reshape, or a jbod's new bare tier.
@@ -87,12 +96,16 @@ add_disk_busy(const char *disk)
 static int
 steps_known(const struct plan_change *c, char *err, size_t errlen)
 {
-	unsigned want = c->before.level == LEVEL_RAID5 ? PLAN_CH_MEMBERS : PLAN_CH_NEW;
+	unsigned want = c->before.level == LEVEL_JBOD ? PLAN_CH_NEW : PLAN_CH_MEMBERS;
 
-	if ((c->before.level != LEVEL_RAID5 && c->before.level != LEVEL_JBOD) ||
+	if (level_change(c))
+		want |= PLAN_CH_LEVEL;
+	else if ((c->before.level != LEVEL_RAID5 && c->before.level != LEVEL_JBOD) ||
 	    c->after.level != c->before.level)
 		return plan_err(err, errlen, "adding a disk to a %s volume is not done by this "
-		    "raidd yet", plan_level_name(c->before.level));
+		    "raidd yet%s", plan_level_name(c->before.level),
+		    c->before.level == LEVEL_RAID1 ? " (a raid1 of two becomes raid5 with "
+		    "level raid5)" : "");
 	for (int t = 0; t < c->after.ntiers; t++)
 		if (c->what[t] != (t < c->before.ntiers && want == PLAN_CH_NEW ? 0 : want))
 			return plan_err(err, errlen, "tier %d would need more than this raidd "
@@ -161,14 +174,40 @@ replan(const struct volume *v, struct plan *after, char *err, size_t errlen)
 	pd.size = v->label.member[n].size;
 	/* plan_add_disk() fills all of c, before included: its input lives apart. */
 	if (volume_plan(w, &w_plan, err, errlen) == 0 &&
-	    plan_add_disk(&w_plan, &pd, (enum vol_level)v->label.level, c, err,
-	    errlen) == 0 && steps_known(c, err, errlen) == 0) {
+	    plan_add_disk(&w_plan, &pd, (enum vol_level)(v->label.intent.level ?
+	    v->label.intent.level : v->label.level), c, err, errlen) == 0 &&
+	    steps_known(c, err, errlen) == 0) {
 		*after = c->after;
 		rc = 0;
 	}
 	free(c);
 	free(w);
 	return rc;
+}
+
+/*
+ * md takes a raid1 over as raid5 only with exactly two raid disks
+ * (raid5_takeover_raid1), and picks the chunk itself: the largest up to
+ * 64 KiB that divides the array.  The labels record PLAN_TAKEOVER_CHUNK,
+ * so an array md would give another chunk is refused here, before
+ * anything is written.
+ */
+static int
+takeover_ok(struct volume *v, char *err, size_t errlen)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	volume_md_name(v, 0, md, sizeof(md));
+	if (sys->md_status(md, &st) == -1)
+		return plan_err(err, errlen, "%s is not running", md);
+	if (strcmp(st.level, "raid1") != 0 || st.raid_disks != 2)
+		return plan_err(err, errlen, "%s is %s of %d raid disks: md takes only a raid1 "
+		    "of two over as raid5", md, st.level, st.raid_disks);
+	if (st.size % (PLAN_TAKEOVER_CHUNK * 512ULL) != 0)
+		return plan_err(err, errlen, "%s holds %llu bytes, no multiple of md's %u KiB "
+		    "raid5 chunk", md, (unsigned long long)st.size, PLAN_TAKEOVER_CHUNK / 2);
+	return 0;
 }
 
 int
@@ -224,6 +263,10 @@ add_check(struct volume *v, const char *spec, const char *level, int force,
 		if (c->after.tier[t].kind != TIER_NONE &&
 		    new_offset(&c->before.tier[t], t, &off, err, errlen) == -1)
 			goto out;
+	if (level_change(c) && takeover_ok(v, err, errlen) == -1) {
+		*code = NAS_ERR_REFUSED;
+		goto out;
+	}
 	*after = c->after;
 	rc = 0;
 out:
@@ -300,6 +343,8 @@ as_intent(struct add *a, char *err, size_t errlen)
 	}
 	v->label.intent.op = LABEL_OP_ADDING;
 	v->label.intent.step = AS_INTENT;
+	/* The level the labels take at AS_SIZE; md takes it at AS_RESHAPE. */
+	v->label.intent.level = a->after.level != was.level ? (uint8_t)a->after.level : 0;
 	v->label.intent.disk = (uint8_t)n;
 	v->label.intent.target = was.generation + 2;
 	if (label_change(v, ~(1U << n), &was, err, errlen) == -1) {
@@ -424,6 +469,25 @@ md_holds_new(const struct add *a, int t, const char *md, char *err, size_t errle
 	    "it", md, dev);
 }
 
+/*
+ * md's raid1 of two becomes raid5 (Decision 106).  Only after the labels
+ * say AS_RESHAPE: before that md is raid1 for sure, after it md is asked,
+ * and a level it has already is no second takeover.
+ */
+static int
+takeover(struct volume *v, const struct plan_tier *pt, const char *md, char *err,
+    size_t errlen)
+{
+	char level[16];
+
+	snprintf(level, sizeof(level), "raid%d", pt->md_level);
+	if (sys->md_set_level(md, level) == -1)
+		return plan_err(err, errlen, "%s: md refused level %s: %s", md, level,
+		    strerror(errno));
+	log_info("volume %s: %s is %s now", v->name, md, level);
+	return 0;
+}
+
 /* The labels say the reshape has begun before md is asked (add_decide reads it). */
 static int
 as_reshape(struct add *a, char *err, size_t errlen)
@@ -449,7 +513,8 @@ as_reshape(struct add *a, char *err, size_t errlen)
 		if (pt->kind == TIER_NONE)
 			continue;
 		volume_md_name(v, t, md, sizeof(md));
-		if (md_holds_new(a, t, md, err, errlen) == -1)
+		if (md_holds_new(a, t, md, err, errlen) == -1 ||
+		    (v->label.intent.level && takeover(v, pt, md, err, errlen) == -1))
 			return -1;
 		if (new_offset(pt, t, &off, err, errlen) == -1)
 			off = OFFSET_FLOOR;	/* md has it already: md_reshape asks nothing */
@@ -515,6 +580,14 @@ as_size(struct add *a, char *err, size_t errlen)
 	struct label was = v->label;
 
 	grow_label_from(v, &a->after);
+	/* md reshaped as raid5: the labels say so from here (label_same_members). */
+	if (v->label.intent.level) {
+		v->label.level = (uint8_t)a->after.level;
+		for (int t = 0; t < a->after.ntiers; t++) {
+			v->label.tier[t].kind = (uint8_t)a->after.tier[t].kind;
+			v->label.tier[t].chunk = a->after.tier[t].chunk;
+		}
+	}
 	v->label.intent.step = AS_SIZE;
 	v->label.intent.target = was.generation + 2;
 	return label_change(v, ~0U, &was, err, errlen);
@@ -566,6 +639,7 @@ as_commit(struct add *a, char *err, size_t errlen)
 	v->label.intent.step = 0;
 	v->label.intent.disk = LABEL_NO_DISK;
 	v->label.intent.target = 0;
+	v->label.intent.level = 0;
 	return label_change(v, ~0U, &was, err, errlen);
 }
 
@@ -770,6 +844,7 @@ roll_back(struct volume *v)
 	v->label.intent.step = 0;
 	v->label.intent.disk = LABEL_NO_DISK;
 	v->label.intent.target = 0;
+	v->label.intent.level = 0;
 	v->disk[n][0] = '\0';
 	if (label_change(v, ~0U, &was, err, sizeof(err)) == -1)
 		log_warnx("volume %s: %s", v->name, err);
@@ -783,6 +858,9 @@ not_taken_yet(const struct volume *v)
 	/* A jbod's filesystem grows onto the new disk only after step 9. */
 	if (sized_at_once(&v->label))
 		return v->label.intent.step < AS_SIZE;
+	/* md may have taken the level over already: a raid5 of two is kept. */
+	if (v->label.intent.level && v->label.intent.step >= AS_RESHAPE)
+		return 0;
 	/* The step may say reshape while md never began (refused, or a cut). */
 	return !md_reshaped(v);
 }

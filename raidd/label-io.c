@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "plan-grow.h"
 #include "volume.h"
 
 /* 1 when neither slot holds anything that looks like a label. */
@@ -460,6 +461,34 @@ roles_kept(const struct label_tier *x, const struct label_tier *y, int olddisks)
 }
 
 /*
+ * The one level change between generations (volume.add_disk, Decision
+ * 106): a raid1 of two that disks joined after a became raid5, with the
+ * chunk md's takeover gave it: a raid5 of three.
+ */
+static int
+level_kept(const struct label *a, const struct label *b)
+{
+	const struct label_tier *x = &a->tier[0], *y = &b->tier[0];
+
+	if (a->level == b->level)
+		return 1;
+	return a->level == LEVEL_RAID1 && b->level == LEVEL_RAID5 && a->ntiers == 1 &&
+	    b->ntiers == 1 && b->ndisks == 3 && x->kind == TIER_RAID1 && x->chunk == 0 &&
+	    y->kind == TIER_RAID5 && y->chunk == PLAN_TAKEOVER_CHUNK && y->nmembers == 3;
+}
+
+/* Tier t of a and of b are the same kind of array, or the level change above. */
+static int
+kind_kept(const struct label *a, const struct label *b, int t)
+{
+	const struct label_tier *x = &a->tier[t], *y = &b->tier[t];
+
+	if (x->kind == y->kind && x->chunk == y->chunk)
+		return 1;
+	return a->level != b->level && level_kept(a, b);
+}
+
+/*
  * b (the newer) describes the disks and arrays a (the older) does. No
  * operation here but a repair (one member's disk, after the older label)
  * changes these between generations, so a label that differs from an
@@ -472,7 +501,7 @@ roles_kept(const struct label_tier *x, const struct label_tier *y, int olddisks)
 int
 label_same_members(const struct label *a, const struct label *b)
 {
-	if (a->level != b->level || a->ndisks > b->ndisks || a->ntiers > b->ntiers ||
+	if (!level_kept(a, b) || a->ndisks > b->ndisks || a->ntiers > b->ntiers ||
 	    a->size > b->size || b->ndisks > PLAN_MAX_DISKS || b->ntiers > PLAN_MAX_TIERS ||
 	    !members_added(a, b) || (b->ntiers > a->ntiers && b->ndisks == a->ndisks))
 		return 0;
@@ -486,7 +515,7 @@ label_same_members(const struct label *a, const struct label *b)
 	for (int t = 0; t < a->ntiers; t++) {
 		const struct label_tier *x = &a->tier[t], *y = &b->tier[t];
 
-		if (x->kind != y->kind || x->chunk != y->chunk ||
+		if (!kind_kept(a, b, t) ||
 		    x->tier_size > y->tier_size || memcmp(x->array_uuid, y->array_uuid, 16) != 0 ||
 		    !roles_kept(x, y, a->ndisks))
 			return 0;

@@ -78,6 +78,11 @@ check_intent(const struct label *l, char *err, size_t errlen)
 		return plan_err(err, errlen, "idle intent with a step or target");
 	if (in->op != LABEL_OP_DELETING && in->covered)
 		return plan_err(err, errlen, "members covered by a %u intent", in->op);
+	/* The one level change an add makes (Decision 106): a raid1 becomes raid5. */
+	if (in->level != 0 && (in->op != LABEL_OP_ADDING || in->level != LEVEL_RAID5 ||
+	    (l->level != LEVEL_RAID1 && l->level != LEVEL_RAID5)))
+		return plan_err(err, errlen, "intent to make a %u volume level %u",
+		    l->level, in->level);
 	if (l->ndisks < 8 && (in->covered >> l->ndisks))
 		return plan_err(err, errlen, "delete covers members past %u", l->ndisks);
 	if (in->target > LABEL_GEN_MAX)
@@ -365,7 +370,8 @@ label_encode(const struct label *l, void *buf, size_t len, char *err,
 	w64(&c, l->size);
 	w8(&c, l->intent.op), w8(&c, l->intent.step), w8(&c, l->intent.disk);
 	w8(&c, l->intent.covered);
-	c.off += 4;
+	w8(&c, l->intent.level);
+	c.off += 3;
 	w64(&c, l->intent.target);
 	wbytes(&c, l->unit, 16);
 	for (i = 0; i < PLAN_MAX_DISKS; i++)
@@ -472,7 +478,8 @@ decode_body(struct rcur *c, struct label *l)
 	l->size = r64(c);
 	l->intent.op = r8(c), l->intent.step = r8(c), l->intent.disk = r8(c);
 	l->intent.covered = r8(c);
-	c->off += 4;
+	l->intent.level = r8(c);
+	c->off += 3;
 	l->intent.target = r64(c);
 	rbytes(c, l->unit, 16);
 	for (i = 0; i < PLAN_MAX_DISKS; i++)

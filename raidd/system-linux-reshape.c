@@ -147,3 +147,42 @@ undo:
 	errno = saved;
 	return -1;
 }
+
+/*
+ * md/level: level_store() quiesces the array and hands it to the new
+ * personality's takeover, which decides what it accepts; md writes the
+ * new level, layout and chunk to every member's superblock before it
+ * returns.  Reading the level first makes a repeated call (a resumed
+ * add) a no-op rather than a second takeover.
+ */
+int
+lnx_md_set_level(const char *name, const char *level)
+{
+	char buf[32];
+	int rc, saved;
+
+	if (strchr(name, '/') != NULL || strchr(level, '/') != NULL || level[0] == '\0') {
+		errno = EINVAL;
+		return -1;
+	}
+	if (attr_read(name, "level", buf, sizeof(buf)) == -1)
+		return -1;
+	if (strcmp(buf, level) == 0)
+		return 0;
+	if (attr_read(name, "sync_action", buf, sizeof(buf)) == -1)
+		return -1;
+	if (strncmp(buf, "idle", 4) != 0) {
+		errno = EBUSY;
+		return -1;
+	}
+	/* As mdadm: no recovery thread may start (a spare is there) while md switches. */
+	if (attr_write(name, "sync_action", "frozen") == -1)
+		log_warn("md %s: freezing recovery", name);
+	rc = attr_write(name, "level", level);
+	saved = errno;
+	if (rc == -1)
+		log_warn("md %s: level %s", name, level);
+	attr_write(name, "sync_action", "idle");
+	errno = saved;
+	return rc;
+}

@@ -328,4 +328,5 @@ const struct sys_ops sys_linux = {
 	.md_sync = lnx_md_sync,
 	.led_set = lnx_led_set,
 	.md_reshape = lnx_md_reshape,
+	.md_set_level = lnx_md_set_level,
 };

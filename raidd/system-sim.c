@@ -1484,7 +1484,7 @@ offset_room(const struct mdsb *sb, uint64_t pages, uint64_t new_offset)
 /*
  * As md takes new_offset, raid_disks and "reshape" in turn, refusing
  * what it refuses: a level that has no such reshape, fewer disks (raidd
- * never shrinks), a sync thread running or a resync owed (EBUSY), an
+ * never shrinks), a read-only array (EROFS), a sync thread running or a resync owed (EBUSY), an
  * offset that does not move down or steps on the metadata (EINVAL,
  * E2BIG), too few spares for even a degraded array (EINVAL).
  * md itself takes an unchanged offset when mdadm backs up the critical
@@ -1507,6 +1507,9 @@ sim_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 	delta = raid_disks - a->md.raid_disks;
 	if (a->level != 5 || delta < 1 || raid_disks > SYS_MAX_MEMBERS)
 		return errno = EINVAL, -1;
+	/* update_raid_disks(): not on a read-only array. */
+	if (a->ro)
+		return errno = EROFS, -1;
 	if (sim_md_syncing(name) || reshaping(name))
 		return errno = EBUSY, -1;
 	for (int i = 0; i < a->md.nmembers; i++) {
@@ -1541,6 +1544,66 @@ sim_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 	for (int i = 0; i < a->md.nmembers; i++)
 		if (!a->faulty[i] && (m = find(a->md.member[i].dev)) && sb_read(m, &sb) == 0) {
 			sb.raid_disks = (uint32_t)raid_disks;
+			sb_write(m, &sb);
+		}
+	sb_sync(a);
+	sim_md_event(a->name);
+	return 0;
+}
+
+/*
+ * md/level as level_store() and raid5_takeover_raid1() take it: nothing
+ * to do for the level the array has; EROFS read-only; EBUSY while a
+ * sync, recovery or reshape runs; EINVAL for any takeover but raid1 to
+ * raid5, for a raid1 that has not exactly two raid disks or lacks both,
+ * or whose size no chunk of 4 KiB or more divides.  md picks the largest
+ * chunk up to 64 KiB that divides the array, left-symmetric, and writes
+ * every member's superblock, spares' too; the data stays where it is (a
+ * raid5 of two holds each block and its parity, a copy, as raid1 did).
+ * Other takeovers md has (raid0, raid4, raid6 ...) raidd never asks.
+ */
+static int
+sim_md_set_level(const char *name, const char *level)
+{
+	struct dev *a = find(name), *m;
+	uint64_t sectors;
+	uint32_t chunk = 64 * 2;
+	struct mdsb sb;
+	int want, lacking = 0;
+
+	if (a == NULL || a->kind != DEV_MD)
+		return errno = ENODEV, -1;
+	if (sscanf(level, "raid%d", &want) != 1)
+		return errno = EINVAL, -1;
+	if (want == a->level)
+		return 0;
+	if (step() == -1)
+		return -1;
+	if (a->ro)
+		return errno = EROFS, -1;
+	if (sim_md_syncing(name) || reshaping(name))
+		return errno = EBUSY, -1;
+	for (int i = 0; i < a->md.nmembers; i++)
+		if (a->rebuilding[i] && !a->faulty[i])
+			return errno = EBUSY, -1;
+	if (a->level != 1 || want != 5 || a->md.raid_disks != 2)
+		return errno = EINVAL, -1;
+	for (int r = 0; r < a->md.raid_disks; r++)
+		lacking += !role_held(a, r);
+	if (lacking > 1)
+		return errno = EINVAL, -1;
+	sectors = a->size / 512;
+	while (chunk && (sectors & (chunk - 1)))
+		chunk >>= 1;
+	if (chunk < 4096 / 512)
+		return errno = EINVAL, -1;
+	a->level = 5;
+	a->layout = 2;		/* ALGORITHM_LEFT_SYMMETRIC */
+	for (int i = 0; i < a->md.nmembers; i++)
+		if (!a->faulty[i] && (m = find(a->md.member[i].dev)) && sb_read(m, &sb) == 0) {
+			sb.level = 5;
+			sb.layout = a->layout;
+			sb.chunksize = chunk;
 			sb_write(m, &sb);
 		}
 	sb_sync(a);
@@ -2206,4 +2269,5 @@ const struct sys_ops sys_sim = {
 	.md_sync = sim_md_sync_now,
 	.led_set = sim_led_set,
 	.md_reshape = sim_md_reshape,
+	.md_set_level = sim_md_set_level,
 };

@@ -245,6 +245,16 @@ struct sys_ops {
 	 * once when the array has raid_disks already (reshaping or done).
 	 */
 	int	(*md_reshape)(const char *name, int raid_disks, uint64_t new_offset);
+	/*
+	 * volume.add_disk with a level: md's personality changes in place
+	 * (md/level, as mdadm --grow --level does), "raid5" over a raid1 of
+	 * two raid disks (raid5_takeover_raid1: left-symmetric, the largest
+	 * chunk up to 64 KiB that divides the array).  0 at once when the
+	 * array has that level already; EBUSY while md syncs or reshapes,
+	 * EINVAL for a takeover md has not (raid_disks not 2 ...), EROFS
+	 * read-only.  md records the new level in the superblocks itself.
+	 */
+	int	(*md_set_level)(const char *name, const char *level);
 };
 
 extern const struct sys_ops sys_linux;

@@ -131,7 +131,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # gives it the run count); the figures of both go to docs/benchmarks.md.
 # Then raidd's RAID 10 superblocks and bitmap on 4 x 6 TiB sparse disks
 # against mdadm --create's (tests/system/long/, 2-4 min); a power cut in
-# the middle of volume.add_disk's RAID 5 reshape (raidd-add-disk-powercut); a dirty degraded
+# the middle of volume.add_disk's RAID 5 reshape (raidd-add-disk-powercut) and of a RAID 1's
+# reshape after md took it over as RAID 5 (raidd-add-level-powercut); a dirty degraded
 # RAID 5 across a power cut (tests/system/long/raidd-dirty-degraded, ~4 min); RAID 10 and SHR
 # members pulled under a write and rebuilt (raidd-pull-rebuild-levels, ~4 min).
 SOAK_CLIENTS ?= 64
@@ -156,6 +157,9 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 	cp $(SRC)/tests/system/scenarios/raidd-add-disk $(O)/raidd-add-disk-powercut; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 128M --timeout 900 \
 		$(O)/raidd-add-disk-powercut || rc=1; \
+	cp $(SRC)/tests/system/scenarios/raidd-add-level $(O)/raidd-add-level-powercut; \
+	$(RUN_SCENARIO) --bays 4 --disk-size 128M --timeout 600 \
+		$(O)/raidd-add-level-powercut || rc=1; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 96M --timeout 420 \
 		$(SRC)/tests/system/long/raidd-dirty-degraded || rc=1; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 96M,96M,128M,128M --timeout 600 \

@@ -14,6 +14,7 @@
 
 #include "job.h"
 #include "raidd/mdsb.h"
+#include "raidd/plan-grow.h"
 #include "raidd/raidd.h"
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
@@ -568,6 +569,318 @@ START_TEST(power_cut_during_jbod_add)
 }
 END_TEST
 
+/* ---- a raid1 of two becomes raid5 (level raid5, Decision 106) ---- */
+
+#define RAID1_2		"{\"name\":\"r\",\"level\":\"raid1\",\"disks\":[\"bay1\",\"bay2\"]}"
+#define ADD_SDC_R5	"{\"name\":\"r\",\"disk\":\"bay3\",\"level\":\"raid5\"}"
+
+static uint64_t
+make_raid1(void)
+{
+	return make_as(RAID1_2);
+}
+
+/* A raid5 of three, md's and the labels' alike, twice the bytes, the data there. */
+static void
+check_raid5_of_3(uint64_t was)
+{
+	struct volume *v = volume_find("r");
+	struct sys_md_status st;
+	char dm[SYS_NAME_MAX], md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	struct json_object *o;
+	struct mdsb sb;
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->state == VOL_CLEAN, "state %s: %s", volume_state_name(v->state),
+	    v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.intent.level, 0);
+	ck_assert_int_eq(v->label.level, LEVEL_RAID5);
+	ck_assert_int_eq(v->label.tier[0].kind, TIER_RAID5);
+	ck_assert_uint_eq(v->label.tier[0].chunk, PLAN_TAKEOVER_CHUNK);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	ck_assert_int_eq(v->label.tier[0].nmembers, 3);
+	ck_assert_uint_eq(v->label.size, was * 2);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+	volume_dm_name("r", dm, sizeof(dm));
+	ck_assert_uint_eq(sim_fs_size(dm), v->label.size);
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid5");
+	ck_assert_int_eq(st.raid_disks, 3);
+	ck_assert_str_eq(st.sync_action, "idle");
+	ck_assert_int_eq(st.degraded, 0);
+	ck_assert_uint_eq(st.size, v->label.tier[0].tier_size);
+	ck_assert_int_eq(sys->part_dev("sdc", MIB, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(member_read_sb(dev, &sb), 0);
+	ck_assert_int_eq(sb.level, 5);
+	ck_assert_uint_eq(sb.chunksize, PLAN_TAKEOVER_CHUNK);
+	unit_raidd_pattern(dm, was, 0);
+	for (int m = 0; m < 3; m++) {
+		static const char *const disks[] = { "sda", "sdb", "sdc" };
+
+		ck_assert_str_eq(v->disk[m], disks[m]);
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	}
+	o = volume_describe(v);
+	ck_assert_str_eq(json_object_get_string(json_object_object_get(o, "level")), "raid5");
+	json_object_put(o);
+}
+
+START_TEST(raid1_becomes_raid5)
+{
+	uint64_t was = make_raid1();
+
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDC_R5), JOB_DONE);
+	check_raid5_of_3(was);
+	reboot();
+	check_raid5_of_3(was);
+	/* A raid5 now: a fourth disk joins as to any raid5. */
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_DONE);
+	ck_assert_uint_eq(volume_find("r")->label.size, was * 3);
+}
+END_TEST
+
+/* Each refusal changes nothing: no intent, the members as they were. */
+static void
+refused_as_was(const char *params, int code, const char *want, int ndisks)
+{
+	refused(params, code, want);
+	ck_assert_int_eq(volume_find("r")->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(volume_find("r")->label.ndisks, ndisks);
+	ck_assert_int_eq(volume_find("r")->label.level, LEVEL_RAID1);
+}
+
+START_TEST(level_change_refusals)
+{
+	char md[SYS_NAME_MAX];
+
+	make_raid1();
+	refused_as_was("{\"name\":\"r\",\"disk\":\"bay3\",\"level\":\"raid10\"}",
+	    NAS_ERR_INVALID, "cannot become", 2);
+	refused_as_was("{\"name\":\"r\",\"disk\":\"bay3\",\"level\":\"shr\"}",
+	    NAS_ERR_INVALID, "cannot become", 2);
+	refused_as_was("{\"name\":\"r\",\"disk\":\"bay3\",\"level\":\"raid1\"}",
+	    NAS_ERR_INVALID, "a raid1 of two becomes raid5", 2);
+	/* md's array is no raid1 of two (whatever the labels say): md would refuse. */
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), 0);
+	refused_as_was(ADD_SDC_R5, NAS_ERR_REFUSED, "md takes only a raid1 of two", 2);
+	teardown();
+	setup();
+	ck_assert_int_eq(run("volume.create", "{\"name\":\"r\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}"), JOB_DONE);
+	refused_as_was("{\"name\":\"r\",\"disk\":\"bay4\",\"level\":\"raid5\"}",
+	    NAS_ERR_INVALID, "only a raid1 of two", 3);
+	teardown();
+	setup();
+	ck_assert_int_eq(run("volume.create", JBOD_2), JOB_DONE);
+	refused(ADD_SDC_R5, NAS_ERR_INVALID, "cannot become");
+	ck_assert_int_eq(volume_find("r")->label.level, LEVEL_JBOD);
+	teardown();
+	setup();
+	/* Degraded: md reshapes no degraded array safely. */
+	make_raid1();
+	sim_pull_disk("sdb");
+	disk_refresh(0);
+	volume_scan();
+	refused_as_was(ADD_SDC_R5, NAS_ERR_REFUSED, "joins only a clean", 2);
+}
+END_TEST
+
+/* The simulator takes a raid1 over as md does (level_store, raid5_takeover_raid1). */
+START_TEST(md_refuses_unsafe_takeovers)
+{
+	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	ck_assert_int_eq(run("volume.create", "{\"name\":\"r\",\"level\":\"raid1\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}"), JOB_DONE);
+	md_of("r", md, sizeof(md));
+	/* Three raid disks: no takeover. */
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	teardown();
+	setup();
+	make_raid1();
+	md_of("r", md, sizeof(md));
+	/* Not while a sync thread runs. */
+	ck_assert_int_eq(sys->md_sync(md, &check), 0);
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
+	/* No other personality takes a raid1 over here. */
+	ck_assert_int_eq(sys->md_set_level(md, "raid10"), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	/* A raid1 does not reshape to more raid disks. */
+	ck_assert_int_eq(sys->md_reshape(md, 3, 2048), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(sys->md_set_level(md, "raid1"), 0);
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), 0);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid5");
+	ck_assert_int_eq(st.raid_disks, 2);
+	ck_assert_int_eq(st.degraded, 0);
+	/* Same bytes: a raid5 of two holds one disk's worth. */
+	ck_assert_uint_eq(st.size, volume_find("r")->label.tier[0].tier_size);
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), 0);
+	/* md's superblocks say so: a restart assembles a raid5. */
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid5");
+}
+END_TEST
+
+/* md refuses the takeover while it checks: the add stops, then is carried on. */
+START_TEST(takeover_stopped_by_a_check_carried_on)
+{
+	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
+	uint64_t was = make_raid1();
+	char md[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct volume *v;
+
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_sync(md, &check), 0);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDC_R5), JOB_FAILED);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(v->label.intent.level, LEVEL_RAID5);
+	ck_assert_int_eq(v->label.level, LEVEL_RAID1);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid1");
+	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
+	/* Carried on as asked first, whatever level this call names. */
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDC), JOB_DONE);
+	check_raid5_of_3(was);
+}
+END_TEST
+
+/* The add stopped with md a raid5 of two and the labels raid1: md is left so. */
+static uint64_t
+stop_after_takeover(void)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+	uint64_t was = 0;
+	int start, total, k;
+
+	make_raid1();
+	start = sim_ops();
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDC_R5), JOB_DONE);
+	total = sim_ops() - start;
+	for (k = 1; k < total; k++) {
+		teardown();
+		setup();
+		was = make_raid1();
+		sim_fail_after(k);
+		run("volume.add_disk", ADD_SDC_R5);
+		sim_fail_after(-1);
+		md_of("r", md, sizeof(md));
+		ck_assert_int_eq(sys->md_status(md, &st), 0);
+		if (strcmp(st.level, "raid5") == 0 && st.raid_disks == 2)
+			break;
+	}
+	ck_assert_int_lt(k, total);
+	ck_assert_int_eq(volume_find("r")->label.level, LEVEL_RAID1);
+	ck_assert_int_eq(volume_find("r")->label.intent.level, LEVEL_RAID5);
+	return was;
+}
+
+/*
+ * The power goes between md's takeover and its reshape: md is raid5 of
+ * two, the labels raid1 with the new disk; the resume asks md its level
+ * and reshapes.
+ */
+START_TEST(power_cut_after_takeover)
+{
+	uint64_t was = stop_after_takeover();
+
+	reboot();
+	check_raid5_of_3(was);
+}
+END_TEST
+
+/* After a power cut, the array of volume r started read-only from its n members. */
+static void
+start_read_only(int n, char *md, size_t len)
+{
+	static const char *const disks[] = { "sda", "sdb", "sdc", "sdd" };
+	struct sys_md m = { .flags = SYS_MD_READONLY };
+
+	md_of("r", md, len);
+	snprintf(m.name, sizeof(m.name), "%s", md);
+	m.raid_disks = n;
+	m.nmembers = n;
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(sys->part_dev(disks[i], MIB, m.member[i].dev,
+		    sizeof(m.member[i].dev)), 0);
+		m.member[i].role = i;
+	}
+	sim_power_cut();
+	ck_assert_int_eq(sys->md_assemble(&m), 0);
+}
+
+/* md changes neither level nor raid disks of a read-only array (level_store, update_raid_disks). */
+START_TEST(md_refuses_changes_read_only)
+{
+	char md[SYS_NAME_MAX];
+
+	make_raid1();
+	start_read_only(2, md, sizeof(md));
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), -1);
+	ck_assert_int_eq(errno, EROFS);
+	ck_assert_int_eq(sys->md_set_rw(md), 0);
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), 0);
+	teardown();
+	setup();
+	make();
+	start_read_only(3, md, sizeof(md));
+	ck_assert_int_eq(sys->md_reshape(md, 4, 2048), -1);
+	ck_assert_int_eq(errno, EROFS);
+}
+END_TEST
+
+START_TEST(power_cut_during_takeover_add)
+{
+	static const struct add_case r1 = { make_raid1, ADD_SDC_R5,
+		"{\"name\":\"r\",\"disk\":\"bay3\",\"level\":\"raid5\",\"force\":true}", "sdc", 2,
+		check_raid5_of_3 };
+
+	cut_at(_i, &r1);
+}
+END_TEST
+
+/* An older member's raid1 label and the raid5 one describe the same volume, not others. */
+START_TEST(labels_take_raid5_only_by_an_add)
+{
+	struct label before, after, l;
+
+	make_raid1();
+	before = volume_find("r")->label;
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDC_R5), JOB_DONE);
+	after = volume_find("r")->label;
+	ck_assert(label_same_members(&before, &after));
+	ck_assert(!label_same_members(&after, &before));
+	l = after;
+	l.tier[0].chunk = 1024;			/* not md's takeover chunk */
+	ck_assert(!label_same_members(&before, &l));
+	l = after;
+	l.level = LEVEL_RAID0;
+	ck_assert(!label_same_members(&before, &l));
+	l = before;
+	l.level = LEVEL_RAID5;			/* raid5 without the disk */
+	l.tier[0].kind = TIER_RAID5;
+	l.tier[0].chunk = PLAN_TAKEOVER_CHUNK;
+	ck_assert(!label_same_members(&before, &l));
+}
+END_TEST
+
 static Suite *
 add_suite(void)
 {
@@ -589,6 +902,14 @@ add_suite(void)
 	tcase_add_test(tc, jbod_takes_a_disk);
 	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_jbod_add, 0, CUT_POINTS);
+	tcase_add_test(tc, raid1_becomes_raid5);
+	tcase_add_test(tc, level_change_refusals);
+	tcase_add_test(tc, md_refuses_unsafe_takeovers);
+	tcase_add_test(tc, md_refuses_changes_read_only);
+	tcase_add_test(tc, takeover_stopped_by_a_check_carried_on);
+	tcase_add_test(tc, power_cut_after_takeover);
+	tcase_add_test(tc, labels_take_raid5_only_by_an_add);
+	tcase_add_loop_test(tc, power_cut_during_takeover_add, 0, CUT_POINTS);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -357,6 +357,7 @@ START_TEST(impossible_contents)
 		{ 137, SET, 1, "idle intent" },
 		{ 138, SET, 7, "intent names disk 7" },
 		{ 139, SET, 1, "idle intent" },		/* covered, no delete */
+		{ 140, SET, LEVEL_RAID5, "intent to make" },	/* a level, no add */
 		{ 118, SET, 0x10, "failed members past 4" },
 		{ 256 + 64 + 16, FILL, 40, "serial not terminated" },
 		{ 768, SET, TIER_KIND_COUNT, "unknown kind" },
@@ -373,7 +374,7 @@ START_TEST(impossible_contents)
 		{ 1280 + 64, ZERO, 16, "GUID without a type" },
 		{ 1280 + 64 + 16, ZERO, 16, "type without a GUID" },
 	};
-	struct label l;
+	struct label l, d;
 	size_t i;
 
 	setup_shr();
@@ -396,6 +397,28 @@ START_TEST(impossible_contents)
 		reseal(s1);
 		decode_fails(s1, sizeof(s1), c[i].want);
 	}
+	/* Intent level (Decision 106): an add's, raid5, on a raid1 or raid5 label only. */
+	l.intent.op = LABEL_OP_ADDING;
+	l.intent.target = l.generation + 1;
+	l.intent.level = LEVEL_RAID5;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "intent to make a 6 volume level 4"));
+	l.level = LEVEL_RAID1;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), 0);
+	ck_assert_uint_eq(s1[140], LEVEL_RAID5);
+	ck_assert_int_eq(label_decode(s1, sizeof(s1), &d, err, sizeof(err)), 0);
+	ck_assert_uint_eq(d.intent.level, LEVEL_RAID5);
+	s1[140] = LEVEL_RAID10, reseal(s1);
+	decode_fails(s1, sizeof(s1), "intent to make a 3 volume level 5");
+	l.intent.level = LEVEL_RAID1;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	l.intent.op = LABEL_OP_REPLACING;
+	l.intent.level = LEVEL_RAID5;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	l.intent.op = LABEL_OP_NONE;
+	l.intent.level = 0;
+	l.intent.target = 0;
+	l.level = LEVEL_SHR;
 	/* Intent: a target not after the current generation. */
 	l.intent.op = LABEL_OP_DELETING;
 	l.intent.target = l.generation;
