@@ -249,6 +249,11 @@ add_check(struct volume *v, const char *spec, const char *level, int force,
 	}
 	if (disk_check_free(force, d, code, err, errlen) == -1)
 		return -1;
+	if (d->sys.serial[0] == '\0') {
+		*code = NAS_ERR_INVALID;
+		return plan_err(err, errlen, "%s reports no serial: an interrupted add finds "
+		    "its disk by it", spec);
+	}
 	if ((c = malloc(sizeof(*c))) == NULL)
 		return plan_err(err, errlen, "out of memory");
 	memset(&pd, 0, sizeof(pd));
@@ -895,25 +900,12 @@ add_left_out(struct volume *v)
 }
 
 /*
- * The disk the intent names (serial and size) when it has no label yet
- * and is no volume's: as_label proves it blank before writing.
+ * The add carried on, at start-up or asked again.  named: the disk the
+ * caller named and proved (add_carry_on), taken when the new disk never
+ * got its label; without one such an add is rolled back.
  */
-static const struct disk *
-unlabelled_new_disk(const struct volume *v, int n)
-{
-	const struct label_member *e = &v->label.member[n];
-	const struct disk *d;
-
-	for (int k = 0; (d = disk_at(k)) != NULL; k++)
-		if (d->sys.size == e->size && d->label_rc != 0 && !d->flash &&
-		    strncmp(d->sys.serial, e->serial, LABEL_SERIAL_MAX - 1) == 0 &&
-		    !volume_of_disk(d->sys.name))
-			return d;
-	return NULL;
-}
-
-void
-add_resume(struct volume *v)
+static void
+resume(struct volume *v, const struct disk *named)
 {
 	struct plan after;
 	const struct disk *d;
@@ -930,7 +922,7 @@ add_resume(struct volume *v)
 	d = v->disk[n][0] ? disk_find(v->disk[n]) : NULL;
 	if (d == NULL && not_taken_yet(v)) {
 		/* Stopped before its label: labelled now, or left out. */
-		if ((d = unlabelled_new_disk(v, n)) == NULL) {
+		if ((d = named) == NULL) {
 			roll_back(v);
 			snprintf(v->problem, sizeof(v->problem), "adding a disk stopped before "
 			    "the disk was labelled, and it is gone: left out, add it again");
@@ -944,13 +936,102 @@ add_resume(struct volume *v)
 		log_warnx("volume %s: %s", v->name, err);
 }
 
-/* volume.add_disk on a volume whose add was interrupted: carried on. */
-struct job *
-add_carry_on(struct volume *v, char *err, size_t errlen)
+void
+add_resume(struct volume *v)
 {
-	if (v->job)
-		return snprintf(err, errlen, "volume %s is busy with another job", v->name), NULL;
-	add_resume(v);
+	resume(v, NULL);
+}
+
+/* No array of the old members runs degraded or recovers. */
+static int
+old_members_whole(const struct volume *v)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	for (int t = 0; t < v->label.ntiers; t++) {
+		if (v->label.tier[t].kind == TIER_NONE)
+			continue;
+		volume_md_name(v, t, md, sizeof(md));
+		if (sys->md_status(md, &st) == -1 || st.degraded > 0 ||
+		    strcmp(st.sync_action, "recover") == 0)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * A stopped add md never began, undone while the volume runs: the new
+ * partitions leave md's arrays (md rebuilds a failed member onto a spare
+ * it holds, against the labels), the labels forget the disk.
+ */
+static void
+undo(struct volume *v, const struct disk *d)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	int n = v->label.intent.disk;
+
+	/* The disk table may have let it go (md gave it another role): by d. */
+	for (int t = 0; v->mlabel[n].generation && t < v->label.ntiers; t++) {
+		if (v->label.tier[t].kind == TIER_NONE ||
+		    v->mlabel[n].tier[t].role == LABEL_NO_ROLE)
+			continue;
+		volume_md_name(v, t, md, sizeof(md));
+		if (sys->part_dev(d->sys.name, v->mlabel[n].tier[t].start, dev, sizeof(dev)) == -1 ||
+		    sys->md_status(md, &st) == -1)
+			continue;
+		/* A spare, or already being rebuilt into a failed member's role,
+		   which the labels do not give it. */
+		for (int i = 0; i < st.nmembers; i++)
+			if (strcmp(st.member[i].dev, dev) == 0 && sys->md_fail(md, dev) != 0)
+				log_warnx("volume %s: %s stays in %s", v->name, dev, md);
+	}
+	roll_back(v);
+}
+
+/*
+ * volume.add_disk on a volume whose add was interrupted, with the disk
+ * d the labels name (serial checked by the caller): carried on, with
+ * what add_check asks of a new add while md has not begun.  A volume
+ * that lost a member meanwhile gets the add undone (nothing of its data
+ * is on the new disk), so a repair or a spare can have it.
+ */
+struct job *
+add_carry_on(struct volume *v, const struct disk *d, int force, int *code, char *err,
+    size_t errlen)
+{
+	int n = v->label.intent.disk;
+
+	*code = NAS_ERR_REFUSED;
+	if (v->job) {
+		*code = NAS_ERR_BUSY;
+		return plan_err(err, errlen, "volume %s is busy with another job", v->name), NULL;
+	}
+	if (v->held || v->inconsistent || v->foreign || !v->assembled)
+		return plan_err(err, errlen, "volume %s is not in use here: %s", v->name,
+		    v->problem), NULL;
+	if (n < 1 || n >= v->label.ndisks || d->sys.serial[0] == '\0' ||
+	    d->sys.size != v->label.member[n].size)
+		return plan_err(err, errlen, "%s is not the disk volume %s was adding",
+		    d->sys.name, v->name), NULL;
+	if (not_taken_yet(v)) {
+		if (!old_members_whole(v)) {
+			undo(v, d);
+			return plan_err(err, errlen, "volume %s lacks a member: adding %s was "
+			    "undone (md had not begun; none of the data was on it); repair the "
+			    "volume, then add the disk again", v->name, d->sys.name), NULL;
+		}
+		/* It gets its label now: free, as for a new add. */
+		if (v->disk[n][0] == '\0') {
+			if (disk_check_free(force, d, code, err, errlen) == -1)
+				return NULL;
+			if (force && d->sys.nsigs && wipe_disk(d, err, errlen) == -1)
+				return NULL;
+		}
+	}
+	*code = NAS_ERR_LIMIT;
+	resume(v, d);
 	if (v->job == NULL)
 		snprintf(err, errlen, "%s", v->problem);
 	return v->job;

@@ -405,7 +405,10 @@ volume_add_disk(struct rpc_call *c, struct json_object *params)
 			    "that one to carry it on; nothing was changed", v->name);
 			return;
 		}
-		j = add_carry_on(v, err, sizeof(err));
+		if ((j = add_carry_on(v, d, force, &code, err, sizeof(err))) == NULL) {
+			rpc_error(c, code, "%s", err);
+			return;
+		}
 	} else {
 		if (add_check(v, disk, level, force, &after, &code, err, sizeof(err)) == -1) {
 			rpc_error(c, code, "%s: nothing was changed", err);

@@ -1412,6 +1412,8 @@ sim_md_recover(const char *name, uint64_t sectors)
 }
 
 /* md fails a member on I/O errors: it stays in the list, faulty. */
+static int reshaping(const char *);
+
 void
 sim_fail_member(const char *md, const char *dev)
 {
@@ -1420,6 +1422,11 @@ sim_fail_member(const char *md, const char *dev)
 	for (int i = 0; d && d->kind == DEV_MD && i < d->md.nmembers; i++)
 		if (strcmp(d->md.member[i].dev, dev) == 0 && !d->faulty[i]) {
 			d->faulty[i] = 1;
+			/* md_error(), then remove_and_add_spares(): a spare the
+			   array holds is recovered into the role at once (not on a
+			   read-only array, nor while it reshapes). */
+			if (!d->ro && !reshaping(d->name))
+				take_spares(d);
 			sb_sync(d);
 			sim_md_event(d->name);
 		}

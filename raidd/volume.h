@@ -206,7 +206,8 @@ int	 add_check(struct volume *, const char *disk, const char *level, int force,
 	    struct plan *after, int *code, char *err, size_t errlen);
 struct job *add_start(struct volume *, const char *disk, int force, const struct plan *after,
 	    char *err, size_t errlen);
-struct job *add_carry_on(struct volume *, char *err, size_t errlen);
+struct job *add_carry_on(struct volume *, const struct disk *, int force, int *code,
+	    char *err, size_t errlen);
 int	 add_decide(struct volume *);
 void	 add_left_out(struct volume *);
 void	 add_resume(struct volume *);

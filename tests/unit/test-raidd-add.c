@@ -415,6 +415,63 @@ START_TEST(reshape_step_recorded_md_untouched_disk_gone)
 END_TEST
 
 /*
+ * Carried on from the label step, the disk must be free as for a new
+ * add: one that got a filesystem meanwhile is refused without force and
+ * left as it is; with force it is erased and joins.
+ */
+START_TEST(carry_on_takes_no_disk_with_data)
+{
+	static const uint8_t ext4[2] = { 0x53, 0xef };
+	uint64_t was = make();
+	uint8_t got[2];
+
+	sim_disk_error("sdd", 1);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
+	sim_disk_error("sdd", 0);
+	ck_assert_int_eq(sys->write_at("sdd", 1080, ext4, 2), 0);
+	refused(ADD_SDD, NAS_ERR_REFUSED, "holds");
+	ck_assert_int_eq(sys->read_at("sdd", 1080, got, 2), 0);
+	ck_assert_mem_eq(got, ext4, 2);
+	ck_assert_int_eq(volume_find("r")->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(run("volume.add_disk", "{\"name\":\"r\",\"disk\":\"bay4\","
+	    "\"force\":true}"), JOB_DONE);
+	check_added(was);
+}
+END_TEST
+
+/*
+ * A member fails while an add is stopped before md began (the new disk
+ * an md spare already): asked again, the add is undone, the new disk
+ * leaves md (md would rebuild the failed member onto it, against the
+ * labels), and a repair can have the volume.
+ */
+START_TEST(carry_on_after_a_member_failed_undoes)
+{
+	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct volume *v;
+
+	make();
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_sync(md, &check), 0);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
+	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
+	ck_assert_int_eq(sys->part_dev("sdb", MIB, dev, sizeof(dev)), 0);
+	sim_fail_member(md, dev);
+	refused(ADD_SDD, NAS_ERR_REFUSED, "undone");
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.raid_disks, 3);
+	for (int i = 0; i < st.nmembers; i++)
+		ck_assert_msg(strncmp(st.member[i].dev, "sdd", 3) != 0 ||
+		    strstr(st.member[i].state, "faulty"), "%s still in %s", st.member[i].dev, md);
+}
+END_TEST
+
+/*
  * The power goes in the middle of md's reshape: the volume is back at
  * its old size, usable, while md carries the reshape on from where it
  * was; then it grows.
@@ -899,6 +956,8 @@ add_suite(void)
 	tcase_add_test(tc, add_stopped_by_a_check_carried_on);
 	tcase_add_test(tc, add_stopped_before_the_label_carried_on);
 	tcase_add_test(tc, reshape_step_recorded_md_untouched_disk_gone);
+	tcase_add_test(tc, carry_on_takes_no_disk_with_data);
+	tcase_add_test(tc, carry_on_after_a_member_failed_undoes);
 	tcase_add_test(tc, jbod_takes_a_disk);
 	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_jbod_add, 0, CUT_POINTS);
