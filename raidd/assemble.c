@@ -727,6 +727,9 @@ start_tier(struct volume *v, int t, char *err, size_t errlen)
 	volume_md_name(v, t, md.name, sizeof(md.name));
 	if (sys->md_status(md.name, &st) == 0)
 		return 0;
+	/* A grow's new tier holds no data yet: what its partitions carry is not trusted. */
+	if (grow_making(&v->label, t))
+		return 0;
 	for (int r = 0; r < lt->nmembers; r++) {
 		int m = lt->member[r];
 

@@ -81,19 +81,25 @@ label_write_fd(const struct dfd *f, const struct label *l, int slot, char *err,
 int
 label_new_guids(struct label *l)
 {
-	for (int t = 0; t < l->ntiers; t++) {
-		struct label_tier *lt = &l->tier[t];
-
-		memset(lt->part_guid, 0, 16);
-		memset(lt->part_type, 0, 16);
-		if (lt->role == LABEL_NO_ROLE)
-			continue;
-		if (getrandom(lt->part_guid, 16, 0) != 16)
+	for (int t = 0; t < l->ntiers; t++)
+		if (label_tier_guids(&l->tier[t]) == -1)
 			return -1;
-		lt->part_guid[7] = (lt->part_guid[7] & 0x0f) | 0x40;
-		lt->part_guid[8] = (lt->part_guid[8] & 0x3f) | 0x80;
-		memcpy(lt->part_type, LABEL_GPT_TYPE, 16);
-	}
+	return 0;
+}
+
+/* One tier's: a random unique GUID (version 4) and raidd's type, if the disk is in it. */
+int
+label_tier_guids(struct label_tier *lt)
+{
+	memset(lt->part_guid, 0, 16);
+	memset(lt->part_type, 0, 16);
+	if (lt->role == LABEL_NO_ROLE)
+		return 0;
+	if (getrandom(lt->part_guid, 16, 0) != 16)
+		return -1;
+	lt->part_guid[7] = (lt->part_guid[7] & 0x0f) | 0x40;
+	lt->part_guid[8] = (lt->part_guid[8] & 0x3f) | 0x80;
+	memcpy(lt->part_type, LABEL_GPT_TYPE, 16);
 	return 0;
 }
 

@@ -76,10 +76,13 @@ check_intent(const struct label *l, char *err, size_t errlen)
 		    in->disk, l->ndisks);
 	if (in->op == LABEL_OP_NONE && (in->step || in->target || in->covered))
 		return plan_err(err, errlen, "idle intent with a step or target");
-	if (in->op != LABEL_OP_DELETING && in->covered)
+	if (in->op != LABEL_OP_DELETING && in->op != LABEL_OP_EXPANDING && in->covered)
 		return plan_err(err, errlen, "members covered by a %u intent", in->op);
-	if (l->ndisks < 8 && (in->covered >> l->ndisks))
+	if (in->op == LABEL_OP_DELETING && l->ndisks < 8 && (in->covered >> l->ndisks))
 		return plan_err(err, errlen, "delete covers members past %u", l->ndisks);
+	/* A grow's covered: bit t = tier t is new and its array not made yet. */
+	if (in->op == LABEL_OP_EXPANDING && l->ntiers < 8 && (in->covered >> l->ntiers))
+		return plan_err(err, errlen, "grow covers tiers past %u", l->ntiers);
 	if (in->target > LABEL_GEN_MAX)
 		return plan_err(err, errlen, "intent target generation %llu out of range",
 		    (unsigned long long)in->target);
