@@ -268,9 +268,13 @@ label_new_tier(struct volume *v, const struct plan *after, int t)
 	lt->chunk = pt->chunk;
 	if (getrandom(lt->array_uuid, sizeof(lt->array_uuid), 0) != sizeof(lt->array_uuid))
 		return -1;
+	/* Each disk's label carries the band: a member that missed this label
+	   learns its place from any that has it (grow_decide). */
 	for (int m = 0; m < after->ndisks; m++) {
 		memset(&v->mlabel[m].tier[t], 0, sizeof(v->mlabel[m].tier[t]));
 		v->mlabel[m].tier[t].role = LABEL_NO_ROLE;
+		v->mlabel[m].tier[t].start = pt->part[0].start;
+		v->mlabel[m].tier[t].size = pt->part[0].size;
 	}
 	for (int r = 0; r < pt->nmembers; r++) {
 		struct label_tier *own = &v->mlabel[pt->part[r].disk].tier[t];
@@ -417,13 +421,19 @@ fail:
 	return -1;
 }
 
-/* Every partition whose label says it is bigger than it is, or new. */
+/*
+ * Every partition whose label says it is bigger than it is, or new.
+ * A new tier's partitions are added only once every member carries the
+ * label with their places: until then a start forgets none of them.
+ */
 static int
 gs_parts(struct grow *g, char *err, size_t errlen)
 {
 	struct volume *v = g->vol;
 	struct plan p;
 
+	if (v->label.intent.covered && label_write_all(v, err, errlen) == -1)
+		return -1;
 	if (volume_plan(v, &p, err, errlen) == -1)
 		return -1;
 	for (int m = 0; m < v->label.ndisks; m++) {
@@ -520,6 +530,7 @@ gs_made(struct grow *g, char *err, size_t errlen)
 
 	if (v->label.intent.covered == 0)
 		return 0;
+	/* From here the bands are recorded on the members only (member_label). */
 	v->label.intent.covered = 0;
 	v->label.intent.step = GS_MADE;
 	v->label.intent.target = was.generation + 2;
@@ -742,6 +753,52 @@ grow_start(struct volume *v, const struct plan *after, char *err, size_t errlen)
 	v->job = g->job;
 	grow_advance(g);
 	return g->job;
+}
+
+/*
+ * At start-up, before assembly (assemble.c decide()): a member whose
+ * label is older than the grow's first one has no place for itself in
+ * the new tiers.  Every member with that label records each new tier's
+ * band; the member takes its role from the tier's member list, and new
+ * GUIDs - no partition of a new tier exists before every member carries
+ * the label (gs_parts).  repair_labels() then writes it.
+ */
+int
+grow_decide(struct volume *v, char *why, size_t len)
+{
+	const struct label_tier *band;
+
+	for (int t = 0; t < v->label.ntiers; t++) {
+		if (!grow_making(&v->label, t))
+			continue;
+		band = NULL;
+		for (int k = 0; k < v->label.ndisks && band == NULL; k++)
+			if (v->disk[k][0] && v->mlabel[k].generation == v->label.generation &&
+			    v->mlabel[k].tier[t].size)
+				band = &v->mlabel[k].tier[t];
+		if (band == NULL)
+			return plan_err(why, len, "a grow was interrupted and no member's label "
+			    "says where its tier %d goes", t + 1);
+		for (int m = 0; m < v->label.ndisks; m++) {
+			struct label_tier *own = &v->mlabel[m].tier[t];
+			const struct label_tier *lt = &v->label.tier[t];
+
+			if (v->disk[m][0] == '\0' || v->mlabel[m].generation == v->label.generation)
+				continue;
+			memset(own, 0, sizeof(*own));
+			own->role = LABEL_NO_ROLE;
+			for (int r = 0; r < lt->nmembers; r++)
+				if (lt->member[r] == m)
+					own->role = (uint8_t)r;
+			own->start = band->start;
+			own->size = band->size;
+			if (label_tier_guids(own) == -1)
+				return plan_err(why, len, "no random numbers");
+			log_info("volume %s: member %d missed the grow's first label: tier %d's "
+			    "place taken from the others", v->name, m + 1, t + 1);
+		}
+	}
+	return 0;
 }
 
 /* At start-up: a volume whose labels say "expanding" is grown to what they say. */

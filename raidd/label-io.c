@@ -145,8 +145,12 @@ member_label(const struct volume *v, int m, struct label *out)
 		out->tier[t].size = own->tier[t].size;
 		memcpy(out->tier[t].part_guid, own->tier[t].part_guid, 16);
 		memcpy(out->tier[t].part_type, own->tier[t].part_type, 16);
-		if (own->tier[t].role == LABEL_NO_ROLE)
+		if (own->tier[t].role == LABEL_NO_ROLE) {
+			/* A grow's new tier's band, on every disk until its array is made. */
+			if (!grow_making(&v->label, t))
+				out->tier[t].start = out->tier[t].size = 0;
 			continue;
+		}
 		/* A tier's partitions are all one size: one that grew (volume.grow)
 		   grew on every member, so a member behind takes the newest size. */
 		for (int k = 0; k < v->label.ndisks; k++)
@@ -473,18 +477,24 @@ roles_kept(const struct label_tier *x, const struct label_tier *y, int olddisks)
  * copy from elsewhere, widened or reshaped, is never obeyed. Sizes alone
  * may grow (volume.grow: disks, tiers), the map only append (map_kept),
  * and disks only join at the end, into new roles or new tiers of their
- * own (volume.add_disk).
+ * own (volume.add_disk); an SHR grow's newer label, while its intent
+ * stands, has new tiers on the old disks (Decision 109).
  */
 int
 label_same_members(const struct label *a, const struct label *b)
 {
+	/* An SHR grow in flight in b, written after a, gives old disks new tiers. */
+	int grown = b->level == LEVEL_SHR && b->intent.op == LABEL_OP_EXPANDING &&
+	    a->generation < b->generation;
+
 	if (a->level != b->level || a->ndisks > b->ndisks || a->ntiers > b->ntiers ||
 	    a->size > b->size || b->ndisks > PLAN_MAX_DISKS || b->ntiers > PLAN_MAX_TIERS ||
-	    !members_added(a, b) || (b->ntiers > a->ntiers && b->ndisks == a->ndisks))
+	    !members_added(a, b) || (b->ntiers > a->ntiers && b->ndisks == a->ndisks && !grown))
 		return 0;
 	/* A tier of its own for each added disk (jbod): on added disks only. */
 	for (int t = a->ntiers; t < b->ntiers; t++)
-		if (!roles_kept(&(struct label_tier){ .nmembers = 0 }, &b->tier[t], a->ndisks))
+		if (!roles_kept(&(struct label_tier){ .nmembers = 0 }, &b->tier[t],
+		    grown ? 0 : a->ndisks))
 			return 0;
 	for (int m = 0; m < a->ndisks; m++)
 		if (!same_member(a, b, m))

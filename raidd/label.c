@@ -120,6 +120,10 @@ check_part(const struct label *l, int t, char *err, size_t errlen)
 	uint64_t disk = l->member[l->position].size;
 
 	if (ti->role == LABEL_NO_ROLE) {
+		/* A grow's new tier: every disk's label says where its band is. */
+		if (l->intent.op == LABEL_OP_EXPANDING && t < 8 && (l->intent.covered & 1U << t) &&
+		    zero16(ti->part_guid) && zero16(ti->part_type))
+			return 0;
 		if (ti->start || ti->size || !zero16(ti->part_guid) ||
 		    !zero16(ti->part_type))
 			return plan_err(err, errlen, "tier %d: partition on a "

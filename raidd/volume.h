@@ -208,6 +208,7 @@ int	 grow_check(const struct volume *, struct plan *after, int *code,
 	    char *err, size_t errlen);
 struct job *grow_start(struct volume *, const struct plan *after, char *err, size_t errlen);
 void	 grow_resume(struct volume *);
+int	 grow_decide(struct volume *, char *why, size_t len);
 int	 volume_plan(const struct volume *, struct plan *, char *err, size_t errlen);
 void	 grow_label_from(struct volume *, const struct plan *after);
 int	 volume_map_reload(struct volume *, char *err, size_t errlen);
