@@ -611,6 +611,24 @@ START_TEST(part_add_refuses_overlap)
 }
 END_TEST
 
+/* md claims its members: an array is never made on a device another one holds (EBUSY). */
+START_TEST(md_refuses_a_claimed_member)
+{
+	struct sys_md md = { .name = "md_other", .raid_disks = 2, .nmembers = 2 };
+	const struct volume *v;
+
+	shr_replaced(0);
+	v = volume_find("s");
+	ck_assert_int_eq(sys->part_dev("sda", v->mlabel[0].tier[0].start, md.member[0].dev,
+	    sizeof(md.member[0].dev)), 0);
+	ck_assert_int_eq(sys->part_dev("sdb", v->mlabel[1].tier[0].start, md.member[1].dev,
+	    sizeof(md.member[1].dev)), 0);
+	md.member[1].role = 1;
+	ck_assert_int_eq(sys->md_create(&md), -1);
+	ck_assert_int_eq(errno, EBUSY);
+}
+END_TEST
+
 /*
  * The power goes after each mutating step of an SHR grow that makes a
  * tier, with another array's superblock in the band: at the next start
@@ -674,6 +692,7 @@ grow_suite(void)
 	tcase_add_test(tc, shr_new_mirror);
 	tcase_add_test(tc, shr_stale_superblock_in_band);
 	tcase_add_test(tc, part_add_refuses_overlap);
+	tcase_add_test(tc, md_refuses_a_claimed_member);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
 	return s;
