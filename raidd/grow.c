@@ -38,6 +38,7 @@
 #include "volume.h"
 #include "crypt.h"
 
+/* intent.step records GS_LABEL (0) and GS_MADE (4) (docs/on-disk-format.md): never renumbered. */
 enum grow_step {
 	GS_LABEL, GS_PARTS, GS_START, GS_MAKE, GS_MADE, GS_ARRAYS, GS_MAP, GS_MOUNT,
 	GS_FS, GS_COMMIT, GS_DONE
