@@ -133,8 +133,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # against mdadm --create's (tests/system/long/, 2-4 min); a power cut in
 # the middle of volume.add_disk's RAID 5 reshape (raidd-add-disk-powercut); a dirty degraded
 # RAID 5 across a power cut (tests/system/long/raidd-dirty-degraded, ~4 min); RAID 10 and SHR
-# members pulled under a write and rebuilt (raidd-pull-rebuild-levels, ~4 min); a power cut
-# about a second into an SHR grow that adds a tier (raidd-shr-grow-powercut, ~2 min).
+# members pulled under a write and rebuilt (raidd-pull-rebuild-levels, ~4 min); a power cut in an
+# SHR grow once it has added a new tier's partition (raidd-shr-grow-powercut, ~2 min).
 SOAK_CLIENTS ?= 64
 SOAK_CALLS ?= 10000
 KILL_RUNS ?= 20
