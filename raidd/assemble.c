@@ -334,6 +334,8 @@ finish_delete(struct volume *v)
 static int
 decide(struct volume *v)
 {
+	char why[200];
+
 	v->inconsistent = 0;
 	v->problem[0] = '\0';
 	/* A replaced member's disk collected before the newest label was seen. */
@@ -355,8 +357,10 @@ decide(struct volume *v)
 		return undo_create(v);
 	case LABEL_OP_DELETING:
 		return finish_delete(v);
-	case LABEL_OP_EXPANDING:
-		return 0;	/* carried on by volume_scan: grow_resume() */
+	case LABEL_OP_EXPANDING:	/* carried on by volume_scan: grow_resume() */
+		if (grow_decide(v, why, sizeof(why)) == -1)
+			return set_inconsistent(v, "%s", why);
+		return 0;
 	case LABEL_OP_REPLACING:
 		return repair_decide(v);
 	case LABEL_OP_ADDING:
@@ -726,6 +730,9 @@ start_tier(struct volume *v, int t, char *err, size_t errlen)
 
 	volume_md_name(v, t, md.name, sizeof(md.name));
 	if (sys->md_status(md.name, &st) == 0)
+		return 0;
+	/* A grow's new tier holds no data yet: what its partitions carry is not trusted. */
+	if (grow_making(&v->label, t))
 		return 0;
 	for (int r = 0; r < lt->nmembers; r++) {
 		int m = lt->member[r];

@@ -298,19 +298,18 @@ struct tier_blocks {
 
 /* Superblock and bitmap of every role of tier t, and its partition. */
 static int
-tier_members(struct create *c, int t, struct sys_md *md, struct tier_blocks *tb,
-    char *err, size_t errlen)
+tier_members(struct volume *v, int t, const struct plan_tier *pt, const uint8_t uuid[16],
+    struct sys_md *md, struct tier_blocks *tb, char *err, size_t errlen)
 {
-	const struct plan_tier *pt = &c->plan.tier[t];
 	struct mdsb s;
 	struct mdsb_bitmap b;
 	char set_name[MDSB_NAME_MAX + 1];
 
-	snprintf(set_name, sizeof(set_name), "%.*s-t%d", VOL_NAME_MAX, c->req.name, t + 1);
+	snprintf(set_name, sizeof(set_name), "%.*s-t%c", VOL_NAME_MAX, v->name, (char)('1' + t));
 	for (int r = 0; r < pt->nmembers; r++) {
-		const char *disk = c->req.disk[pt->part[r].disk];
+		const char *disk = v->disk[pt->part[r].disk];
 
-		if (mdsb_init_tier(&s, pt, r, c->array_uuid[t], set_name,
+		if (mdsb_init_tier(&s, pt, r, uuid, set_name,
 		    (uint64_t)time(NULL), err, errlen) == -1 ||
 		    getrandom(s.device_uuid, sizeof(s.device_uuid), 0) != sizeof(s.device_uuid) ||
 		    mdsb_encode(&s, tb->sb[r], sizeof(tb->sb[r]), err, errlen) == -1)
@@ -340,16 +339,13 @@ tier_members(struct create *c, int t, struct sys_md *md, struct tier_blocks *tb,
  * array runs: f[r] is member r's, *nopen of them open.
  */
 static int
-write_members(struct create *c, int t, struct sys_md *md, struct dfd *f, int *nopen,
-    char *err, size_t errlen)
+write_members(struct volume *v, const struct plan_tier *pt, struct sys_md *md,
+    struct dfd *f, int *nopen, char *err, size_t errlen)
 {
-	const struct plan_tier *pt = &c->plan.tier[t];
-
 	for (int r = 0; r < md->nmembers; r++) {
 		uint64_t at = pt->part[r].start + MDSB_SUPER_OFFSET * 512ULL;
 
-		if (job_disk(c, pt->part[r].disk, err, errlen) == NULL ||
-		    member_open(c->vol, pt->part[r].disk, &f[r], err, errlen) == -1)
+		if (member_open(v, pt->part[r].disk, &f[r], err, errlen) == -1)
 			return -1;
 		(*nopen)++;
 		if (sys->fd_write(f[r].fd, at, md->member[r].sb, md->member[r].sb_len) == -1 ||
@@ -374,21 +370,26 @@ recheck_all(const struct dfd *f, int n, char *err, size_t errlen)
 	return 0;
 }
 
-/* The blocks are allocated for the call only: 1 MiB an idle daemon need not keep. */
-static int
-create_array(struct create *c, int t, char *err, size_t errlen)
+/*
+ * Tier t's array made on the partitions pt gives on v's member disks,
+ * with set uuid `uuid` (volume.create, and volume.grow's new tier).
+ * The blocks are allocated for the call only: 1 MiB an idle daemon
+ * need not keep.
+ */
+int
+volume_make_array(struct volume *v, int t, const struct plan_tier *pt,
+    const uint8_t uuid[16], char *err, size_t errlen)
 {
-	struct sys_md md = { .raid_disks = c->plan.tier[t].nmembers,
-	    .nmembers = c->plan.tier[t].nmembers };
+	struct sys_md md = { .raid_disks = pt->nmembers, .nmembers = pt->nmembers };
 	struct dfd f[SYS_MAX_MEMBERS];
 	struct tier_blocks *tb;
 	int rc = -1, nopen = 0;
 
 	if ((tb = calloc(1, sizeof(*tb))) == NULL)
 		return snprintf(err, errlen, "out of memory"), -1;
-	volume_md_name(c->vol, t, md.name, sizeof(md.name));
-	if (tier_members(c, t, &md, tb, err, errlen) == 0 &&
-	    write_members(c, t, &md, f, &nopen, err, errlen) == 0 &&
+	volume_md_name(v, t, md.name, sizeof(md.name));
+	if (tier_members(v, t, pt, uuid, &md, tb, err, errlen) == 0 &&
+	    write_members(v, pt, &md, f, &nopen, err, errlen) == 0 &&
 	    recheck_all(f, nopen, err, errlen) == 0) {
 		if ((rc = sys->md_create(&md)) == -1)
 			snprintf(err, errlen, "creating %s: %s", md.name, strerror(errno));
@@ -403,6 +404,18 @@ create_array(struct create *c, int t, char *err, size_t errlen)
 			rc = -1;
 	free(tb);
 	return rc;
+}
+
+/* Every member's disk is still the one checked (serial, size) before md writes. */
+static int
+create_array(struct create *c, int t, char *err, size_t errlen)
+{
+	const struct plan_tier *pt = &c->plan.tier[t];
+
+	for (int r = 0; r < pt->nmembers; r++)
+		if (job_disk(c, pt->part[r].disk, err, errlen) == NULL)
+			return -1;
+	return volume_make_array(c->vol, t, pt, c->array_uuid[t], err, errlen);
 }
 
 static int

@@ -12,7 +12,21 @@
  * intent is cleared only after the filesystem has grown.  Nothing
  * already in the volume moves: md grows at the end of each array and
  * the map appends what a tier gained (plan-grow.c).
+ *
+ * An SHR volume whose disks offer room above its tiers gets a new tier
+ * there (Decision 109).  The first label already holds it, its
+ * partitions' places and GUIDs and its array's uuid, with the tier's bit
+ * in intent.covered: "its array is not made yet".  While that bit is
+ * set the tier holds no data - neither the map nor the filesystem has
+ * grown onto it - so nothing on its partitions is trusted: no start
+ * assembles it, the band is zeroed where md and blkid look before the
+ * partition is added (the table and the kernel must show the band free)
+ * and again before the array is made, and a half-made array is made
+ * again.  Once every new array runs the labels clear the bit (Decision
+ * 110), and from there on the tier is like any other.
  */
+#include <sys/random.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +38,15 @@
 #include "volume.h"
 #include "crypt.h"
 
+/* intent.step records GS_LABEL (0) and GS_MADE (4) (docs/on-disk-format.md): never renumbered. */
 enum grow_step {
-	GS_LABEL, GS_PARTS, GS_START, GS_ARRAYS, GS_MAP, GS_MOUNT, GS_FS, GS_COMMIT,
-	GS_DONE
+	GS_LABEL, GS_PARTS, GS_START, GS_MAKE, GS_MADE, GS_ARRAYS, GS_MAP, GS_MOUNT,
+	GS_FS, GS_COMMIT, GS_DONE
 };
 
 static const char *const gs_names[] = {
 	"writing the intent", "growing partitions", "starting arrays",
-	"growing arrays", "extending the map", "mounting", "growing the filesystem",
+	"making new arrays", "recording the new arrays", "growing arrays", "extending the map", "mounting", "growing the filesystem",
 	"committing labels", "done",
 };
 
@@ -131,7 +146,10 @@ volume_plan(const struct volume *v, struct plan *p, char *err, size_t errlen)
 		}
 		if (lt->kind == TIER_NONE)
 			continue;
-		if (tier_data_offset(v, t, &pt->data_offset, err, errlen) == -1)
+		/* A new tier's array is not made yet: where md will put its data. */
+		if (grow_making(l, t))
+			pt->data_offset = plan_data_offset(pt->part[0].size / 512, pt->chunk);
+		else if (tier_data_offset(v, t, &pt->data_offset, err, errlen) == -1)
 			return -1;
 		data = data_disks(lt->kind, lt->nmembers);
 		if (data < 1 || lt->tier_size % ((uint64_t)data * 512))
@@ -153,12 +171,18 @@ volume_plan(const struct volume *v, struct plan *p, char *err, size_t errlen)
 	return plan_check_layout(p, err, errlen);
 }
 
-/* Only what the steps below carry out: partitions that grow in place. */
+/*
+ * Only what the steps below carry out: partitions that grow in place,
+ * and an SHR volume's new raid1 or raid5 tier.
+ */
 static int
 steps_known(const struct plan_change *c, char *err, size_t errlen)
 {
 	for (int t = 0; t < c->after.ntiers; t++)
-		if (c->what[t] & ~PLAN_CH_PART)
+		if (c->what[t] == PLAN_CH_NEW && c->before.level == LEVEL_SHR &&
+		    (c->after.tier[t].kind == TIER_RAID1 || c->after.tier[t].kind == TIER_RAID5))
+			continue;
+		else if (c->what[t] & ~PLAN_CH_PART)
 			return plan_err(err, errlen, "tier %d needs %s, which this raidd does "
 			    "not do yet", t + 1, (c->what[t] & PLAN_CH_NEW) ? "a new array" :
 			    "md to reshape an array");
@@ -228,17 +252,66 @@ grow_label_from(struct volume *v, const struct plan *after)
 	label_map_from_plan(l, after);
 }
 
+/*
+ * A new tier t of after in v's labels: the volume's record of it (its
+ * array's uuid new), and each member's own partition, with new GUIDs.
+ */
+static int
+label_new_tier(struct volume *v, const struct plan *after, int t)
+{
+	const struct plan_tier *pt = &after->tier[t];
+	struct label_tier *lt = &v->label.tier[t];
+
+	memset(lt, 0, sizeof(*lt));
+	lt->kind = (uint8_t)pt->kind;
+	lt->nmembers = (uint8_t)pt->nmembers;
+	lt->role = LABEL_NO_ROLE;
+	lt->chunk = pt->chunk;
+	if (getrandom(lt->array_uuid, sizeof(lt->array_uuid), 0) != sizeof(lt->array_uuid))
+		return -1;
+	/* Each disk's label carries the band: a member that missed this label
+	   learns its place from any that has it (grow_decide). */
+	for (int m = 0; m < after->ndisks; m++) {
+		memset(&v->mlabel[m].tier[t], 0, sizeof(v->mlabel[m].tier[t]));
+		v->mlabel[m].tier[t].role = LABEL_NO_ROLE;
+		v->mlabel[m].tier[t].start = pt->part[0].start;
+		v->mlabel[m].tier[t].size = pt->part[0].size;
+	}
+	for (int r = 0; r < pt->nmembers; r++) {
+		struct label_tier *own = &v->mlabel[pt->part[r].disk].tier[t];
+
+		lt->member[r] = (uint8_t)pt->part[r].disk;
+		own->role = (uint8_t)r;
+		own->start = pt->part[r].start;
+		own->size = pt->part[r].size;
+		if (label_tier_guids(own) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 gs_label(struct grow *g, char *err, size_t errlen)
 {
 	struct volume *v = g->vol;
 	struct label was = v->label, mwas[PLAN_MAX_DISKS];
+	unsigned covered = 0;
 
 	memcpy(mwas, v->mlabel, sizeof(mwas));
+	for (int t = was.ntiers; t < g->after.ntiers; t++) {
+		if (label_new_tier(v, &g->after, t) == -1) {
+			v->label = was;
+			memcpy(v->mlabel, mwas, sizeof(mwas));
+			return plan_err(err, errlen, "no random numbers: %s", strerror(errno));
+		}
+		covered |= 1U << t;
+	}
+	v->label.ntiers = (uint8_t)g->after.ntiers;
 	grow_label_from(v, &g->after);
 	v->label.intent.op = LABEL_OP_EXPANDING;
-	v->label.intent.step = 0;
+	v->label.intent.step = GS_LABEL;
 	v->label.intent.disk = LABEL_NO_DISK;
+	v->label.intent.covered = (uint8_t)covered;
 	v->label.intent.target = v->label.generation + 2;
 	if (label_change(v, ~0U, &was, err, errlen) == 0)
 		return 0;
@@ -277,12 +350,93 @@ fail:
 	return -1;
 }
 
-/* Every partition whose label says it is bigger than it is. */
+/*
+ * Where md and blkid look for a superblock or a signature in member
+ * m's partition of a new tier: its head up to md's data (md 1.1 and
+ * 1.2, the bitmap, filesystems, LUKS) and its last MiB (md 0.90 and
+ * 1.0, a GPT backup).  Zeroed through the disk's proven descriptor, so
+ * that no array that once lay there is assembled or trusted.
+ */
+static int
+zero_stale(struct volume *v, int m, const struct plan_tier *pt, struct dfd *f,
+    char *err, size_t errlen)
+{
+	uint64_t start = 0, size = 0, head, tail;
+
+	for (int r = 0; r < pt->nmembers; r++)
+		if (pt->part[r].disk == m) {
+			start = pt->part[r].start;
+			size = pt->part[r].size;
+		}
+	head = pt->data_offset * 512 > MIB ? pt->data_offset * 512 : MIB;
+	tail = MIB;
+	if (head > size)
+		head = size;
+	if (tail > size)
+		tail = size;
+	if (sys->fd_zero(f->fd, start, head) == -1 ||
+	    sys->fd_zero(f->fd, start + size - tail, tail) == -1 || sys->fd_sync(f->fd) == -1)
+		return plan_err(err, errlen, "%s: zeroing the new partition's band: %s",
+		    v->disk[m], strerror(errno));
+	return 0;
+}
+
+/*
+ * Member m's partition of new tier t: its band zeroed, then the entry
+ * added, which the table and the kernel refuse unless the band is free
+ * on both (sys->part_add); once there, it is zeroed again (GS_MAKE).
+ */
+static int
+part_new(struct volume *v, int m, int t, const struct plan_tier *pt, char *err,
+    size_t errlen)
+{
+	const struct label_tier *own = &v->mlabel[m].tier[t];
+	struct sys_part sp;
+	char dev[SYS_NAME_MAX];
+	struct dfd f;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.start = own->start;
+	sp.size = own->size;
+	memcpy(sp.guid, own->part_guid, 16);
+	memcpy(sp.type, own->part_type, 16);
+	snprintf(sp.name, sizeof(sp.name), "raidd:%.*s:t%c", VOL_NAME_MAX, v->name,
+	    (char)('1' + t));
+	if (member_open(v, m, &f, err, errlen) == -1)
+		return -1;
+	if (dfd_recheck(&f, err, errlen) == -1)
+		goto fail;
+	if (sys->part_dev(v->disk[m], own->start, dev, sizeof(dev)) == -1 &&
+	    zero_stale(v, m, pt, &f, err, errlen) == -1)
+		goto fail;
+	if (sys->part_add(v->disk[m], f.fd, &sp) == -1) {
+		plan_err(err, errlen, "%s: adding tier %d's partition: %s", v->disk[m], t + 1,
+		    errno == EBUSY ? "its band is not free" : strerror(errno));
+		goto fail;
+	}
+	if (dfd_recheck(&f, err, errlen) == -1)
+		goto fail;
+	return dfd_close(&f, err, errlen);
+fail:
+	dfd_abandon(&f);
+	return -1;
+}
+
+/*
+ * Every partition whose label says it is bigger than it is, or new.
+ * A new tier's partitions are added only once every member carries the
+ * label with their places: until then a start forgets none of them.
+ */
 static int
 gs_parts(struct grow *g, char *err, size_t errlen)
 {
 	struct volume *v = g->vol;
+	struct plan p;
 
+	if (v->label.intent.covered && label_write_all(v, err, errlen) == -1)
+		return -1;
+	if (volume_plan(v, &p, err, errlen) == -1)
+		return -1;
 	for (int m = 0; m < v->label.ndisks; m++) {
 		if (v->disk[m][0] == '\0')
 			return plan_err(err, errlen, "member %d is missing", m + 1);
@@ -291,17 +445,97 @@ gs_parts(struct grow *g, char *err, size_t errlen)
 
 			if (own->role == LABEL_NO_ROLE)
 				continue;
-			if (part_grow(v, m, t, err, errlen) == -1)
+			if (grow_making(&v->label, t) ? part_new(v, m, t, &p.tier[t], err,
+			    errlen) == -1 : part_grow(v, m, t, err, errlen) == -1)
 				return -1;
 		}
 	}
 	return 0;
 }
 
+/* The old arrays; a new tier's is not assembled from what its partitions hold. */
 static int
 gs_start(struct grow *g, char *err, size_t errlen)
 {
 	return volume_start_arrays(g->vol, err, errlen);
+}
+
+/* A new tier's array that runs: made by this grow (its uuid), or not ours. */
+static int
+made_already(struct volume *v, int t, const char *md, char *err, size_t errlen)
+{
+	struct sys_md_status st;
+	struct mdsb sb;
+
+	if (sys->md_status(md, &st) == -1)
+		return 0;
+	for (int i = 0; i < st.nmembers; i++)
+		if (st.member[i].present && member_read_sb(st.member[i].dev, &sb) == 0 &&
+		    memcmp(sb.set_uuid, v->label.tier[t].array_uuid, 16) == 0)
+			return 1;
+	return plan_err(err, errlen, "%s runs, and is not tier %d's array", md, t + 1);
+}
+
+/* Tier t's array, made afresh on partitions zeroed again. */
+static int
+make_tier(struct volume *v, int t, const struct plan_tier *pt, char *err, size_t errlen)
+{
+	char md[SYS_NAME_MAX];
+	struct dfd f;
+	int r;
+
+	volume_md_name(v, t, md, sizeof(md));
+	if ((r = made_already(v, t, md, err, errlen)) != 0)
+		return r == 1 ? 0 : -1;
+	for (int i = 0; i < pt->nmembers; i++) {
+		int m = pt->part[i].disk;
+
+		if (member_open(v, m, &f, err, errlen) == -1)
+			return -1;
+		if (zero_stale(v, m, pt, &f, err, errlen) == -1) {
+			dfd_abandon(&f);
+			return -1;
+		}
+		if (dfd_close(&f, err, errlen) == -1)
+			return -1;
+	}
+	if (volume_make_array(v, t, pt, v->label.tier[t].array_uuid, err, errlen) == -1)
+		return -1;
+	log_info("volume %s: %s made for tier %d (%s of %d)", v->name, md, t + 1,
+	    plan_tier_kind_name(pt->kind), pt->nmembers);
+	return 0;
+}
+
+static int
+gs_make(struct grow *g, char *err, size_t errlen)
+{
+	struct volume *v = g->vol;
+	struct plan p;
+
+	if (v->label.intent.covered == 0)
+		return 0;
+	if (volume_plan(v, &p, err, errlen) == -1)
+		return -1;
+	for (int t = 0; t < p.ntiers; t++)
+		if (grow_making(&v->label, t) && make_tier(v, t, &p.tier[t], err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
+/* The new arrays run: from this generation on they are assembled like any. */
+static int
+gs_made(struct grow *g, char *err, size_t errlen)
+{
+	struct volume *v = g->vol;
+	struct label was = v->label;
+
+	if (v->label.intent.covered == 0)
+		return 0;
+	/* From here the bands are recorded on the members only (member_label). */
+	v->label.intent.covered = 0;
+	v->label.intent.step = GS_MADE;
+	v->label.intent.target = was.generation + 2;
+	return label_change(v, ~0U, &was, err, errlen);
 }
 
 /* md's component size of every array: what the label's tier size says. */
@@ -401,12 +635,14 @@ gs_commit(struct grow *g, char *err, size_t errlen)
 
 	v->label.intent.op = LABEL_OP_NONE;
 	v->label.intent.step = 0;
+	v->label.intent.covered = 0;
 	v->label.intent.target = 0;
 	return label_change(v, ~0U, &was, err, errlen);
 }
 
 static int (*const gs_steps[])(struct grow *, char *, size_t) = {
 	[GS_LABEL] = gs_label, [GS_PARTS] = gs_parts, [GS_START] = gs_start,
+	[GS_MAKE] = gs_make, [GS_MADE] = gs_made,
 	[GS_ARRAYS] = gs_arrays, [GS_MAP] = gs_map, [GS_MOUNT] = gs_mount,
 	[GS_FS] = gs_fs, [GS_COMMIT] = gs_commit,
 };
@@ -518,6 +754,52 @@ grow_start(struct volume *v, const struct plan *after, char *err, size_t errlen)
 	v->job = g->job;
 	grow_advance(g);
 	return g->job;
+}
+
+/*
+ * At start-up, before assembly (assemble.c decide()): a member whose
+ * label is older than the grow's first one has no place for itself in
+ * the new tiers.  Every member with that label records each new tier's
+ * band; the member takes its role from the tier's member list, and new
+ * GUIDs - no partition of a new tier exists before every member carries
+ * the label (gs_parts).  repair_labels() then writes it.
+ */
+int
+grow_decide(struct volume *v, char *why, size_t len)
+{
+	const struct label_tier *band;
+
+	for (int t = 0; t < v->label.ntiers; t++) {
+		if (!grow_making(&v->label, t))
+			continue;
+		band = NULL;
+		for (int k = 0; k < v->label.ndisks && band == NULL; k++)
+			if (v->disk[k][0] && v->mlabel[k].generation == v->label.generation &&
+			    v->mlabel[k].tier[t].size)
+				band = &v->mlabel[k].tier[t];
+		if (band == NULL)
+			return plan_err(why, len, "a grow was interrupted and no member's label "
+			    "says where its tier %d goes", t + 1);
+		for (int m = 0; m < v->label.ndisks; m++) {
+			struct label_tier *own = &v->mlabel[m].tier[t];
+			const struct label_tier *lt = &v->label.tier[t];
+
+			if (v->disk[m][0] == '\0' || v->mlabel[m].generation == v->label.generation)
+				continue;
+			memset(own, 0, sizeof(*own));
+			own->role = LABEL_NO_ROLE;
+			for (int r = 0; r < lt->nmembers; r++)
+				if (lt->member[r] == m)
+					own->role = (uint8_t)r;
+			own->start = band->start;
+			own->size = band->size;
+			if (label_tier_guids(own) == -1)
+				return plan_err(why, len, "no random numbers");
+			log_info("volume %s: member %d missed the grow's first label: tier %d's "
+			    "place taken from the others", v->name, m + 1, t + 1);
+		}
+	}
+	return 0;
 }
 
 /* At start-up: a volume whose labels say "expanding" is grown to what they say. */

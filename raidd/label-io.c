@@ -82,19 +82,25 @@ label_write_fd(const struct dfd *f, const struct label *l, int slot, char *err,
 int
 label_new_guids(struct label *l)
 {
-	for (int t = 0; t < l->ntiers; t++) {
-		struct label_tier *lt = &l->tier[t];
-
-		memset(lt->part_guid, 0, 16);
-		memset(lt->part_type, 0, 16);
-		if (lt->role == LABEL_NO_ROLE)
-			continue;
-		if (getrandom(lt->part_guid, 16, 0) != 16)
+	for (int t = 0; t < l->ntiers; t++)
+		if (label_tier_guids(&l->tier[t]) == -1)
 			return -1;
-		lt->part_guid[7] = (lt->part_guid[7] & 0x0f) | 0x40;
-		lt->part_guid[8] = (lt->part_guid[8] & 0x3f) | 0x80;
-		memcpy(lt->part_type, LABEL_GPT_TYPE, 16);
-	}
+	return 0;
+}
+
+/* One tier's: a random unique GUID (version 4) and raidd's type, if the disk is in it. */
+int
+label_tier_guids(struct label_tier *lt)
+{
+	memset(lt->part_guid, 0, 16);
+	memset(lt->part_type, 0, 16);
+	if (lt->role == LABEL_NO_ROLE)
+		return 0;
+	if (getrandom(lt->part_guid, 16, 0) != 16)
+		return -1;
+	lt->part_guid[7] = (lt->part_guid[7] & 0x0f) | 0x40;
+	lt->part_guid[8] = (lt->part_guid[8] & 0x3f) | 0x80;
+	memcpy(lt->part_type, LABEL_GPT_TYPE, 16);
 	return 0;
 }
 
@@ -140,8 +146,12 @@ member_label(const struct volume *v, int m, struct label *out)
 		out->tier[t].size = own->tier[t].size;
 		memcpy(out->tier[t].part_guid, own->tier[t].part_guid, 16);
 		memcpy(out->tier[t].part_type, own->tier[t].part_type, 16);
-		if (own->tier[t].role == LABEL_NO_ROLE)
+		if (own->tier[t].role == LABEL_NO_ROLE) {
+			/* A grow's new tier's band, on every disk until its array is made. */
+			if (!grow_making(&v->label, t))
+				out->tier[t].start = out->tier[t].size = 0;
 			continue;
+		}
 		/* A tier's partitions are all one size: one that grew (volume.grow)
 		   grew on every member, so a member behind takes the newest size. */
 		for (int k = 0; k < v->label.ndisks; k++)
@@ -496,18 +506,24 @@ kind_kept(const struct label *a, const struct label *b, int t)
  * copy from elsewhere, widened or reshaped, is never obeyed. Sizes alone
  * may grow (volume.grow: disks, tiers), the map only append (map_kept),
  * and disks only join at the end, into new roles or new tiers of their
- * own (volume.add_disk).
+ * own (volume.add_disk); an SHR grow's newer label, while its intent
+ * stands, has new tiers on the old disks (Decision 109).
  */
 int
 label_same_members(const struct label *a, const struct label *b)
 {
+	/* An SHR grow in flight in b, written after a, gives old disks new tiers. */
+	int grown = b->level == LEVEL_SHR && b->intent.op == LABEL_OP_EXPANDING &&
+	    a->generation < b->generation;
+
 	if (!level_kept(a, b) || a->ndisks > b->ndisks || a->ntiers > b->ntiers ||
 	    a->size > b->size || b->ndisks > PLAN_MAX_DISKS || b->ntiers > PLAN_MAX_TIERS ||
-	    !members_added(a, b) || (b->ntiers > a->ntiers && b->ndisks == a->ndisks))
+	    !members_added(a, b) || (b->ntiers > a->ntiers && b->ndisks == a->ndisks && !grown))
 		return 0;
 	/* A tier of its own for each added disk (jbod): on added disks only. */
 	for (int t = a->ntiers; t < b->ntiers; t++)
-		if (!roles_kept(&(struct label_tier){ .nmembers = 0 }, &b->tier[t], a->ndisks))
+		if (!roles_kept(&(struct label_tier){ .nmembers = 0 }, &b->tier[t],
+		    grown ? 0 : a->ndisks))
 			return 0;
 	for (int m = 0; m < a->ndisks; m++)
 		if (!same_member(a, b, m))

@@ -76,15 +76,18 @@ check_intent(const struct label *l, char *err, size_t errlen)
 		    in->disk, l->ndisks);
 	if (in->op == LABEL_OP_NONE && (in->step || in->target || in->covered))
 		return plan_err(err, errlen, "idle intent with a step or target");
-	if (in->op != LABEL_OP_DELETING && in->covered)
+	if (in->op != LABEL_OP_DELETING && in->op != LABEL_OP_EXPANDING && in->covered)
 		return plan_err(err, errlen, "members covered by a %u intent", in->op);
 	/* The one level change an add makes (Decision 106): a raid1 becomes raid5. */
 	if (in->level != 0 && (in->op != LABEL_OP_ADDING || in->level != LEVEL_RAID5 ||
 	    (l->level != LEVEL_RAID1 && l->level != LEVEL_RAID5)))
 		return plan_err(err, errlen, "intent to make a %u volume level %u",
 		    l->level, in->level);
-	if (l->ndisks < 8 && (in->covered >> l->ndisks))
+	if (in->op == LABEL_OP_DELETING && l->ndisks < 8 && (in->covered >> l->ndisks))
 		return plan_err(err, errlen, "delete covers members past %u", l->ndisks);
+	/* A grow's covered: bit t = tier t is new and its array not made yet. */
+	if (in->op == LABEL_OP_EXPANDING && l->ntiers < 8 && (in->covered >> l->ntiers))
+		return plan_err(err, errlen, "grow covers tiers past %u", l->ntiers);
 	if (in->target > LABEL_GEN_MAX)
 		return plan_err(err, errlen, "intent target generation %llu out of range",
 		    (unsigned long long)in->target);
@@ -122,6 +125,10 @@ check_part(const struct label *l, int t, char *err, size_t errlen)
 	uint64_t disk = l->member[l->position].size;
 
 	if (ti->role == LABEL_NO_ROLE) {
+		/* A grow's new tier: every disk's label says where its band is. */
+		if (l->intent.op == LABEL_OP_EXPANDING && t < 8 && (l->intent.covered & 1U << t) &&
+		    zero16(ti->part_guid) && zero16(ti->part_type))
+			return 0;
 		if (ti->start || ti->size || !zero16(ti->part_guid) ||
 		    !zero16(ti->part_type))
 			return plan_err(err, errlen, "tier %d: partition on a "

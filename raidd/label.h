@@ -51,7 +51,8 @@ struct label_intent {
 	uint8_t		op;		/* enum label_op */
 	uint8_t		step;		/* last step begun */
 	uint8_t		disk;		/* member concerned, or LABEL_NO_DISK */
-	uint8_t		covered;	/* delete: bit m = member m was present */
+	uint8_t		covered;	/* delete: bit m = member m was present;
+					   grow: bit t = tier t's array is yet to be made */
 	uint8_t		level;		/* add: the level after (enum vol_level), 0 kept */
 	uint64_t	target;		/* generation once the op is done */
 };

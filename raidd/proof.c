@@ -56,6 +56,13 @@ tier_at(const struct label *l, uint64_t start)
 	return -1;
 }
 
+/* Tier t is new in a grow in flight: its array (and partitions) may not be there yet. */
+int
+grow_making(const struct label *l, int t)
+{
+	return l->intent.op == LABEL_OP_EXPANDING && t < 8 && (l->intent.covered & 1U << t);
+}
+
 /* Where a GPT is read: by name at a scan, or through a write's descriptor. */
 struct src {
 	const char	*name;
@@ -174,8 +181,10 @@ gpt_is_ours(const struct src *src, const uint8_t *hdr, const struct label *l, ch
 		seen |= 1U << t;
 		found++;
 	}
+	/* A grow's new tier (intent.covered) gets its partition after the label. */
 	for (int t = 0; t < l->ntiers; t++)
-		want += l->tier[t].role != LABEL_NO_ROLE;
+		want += l->tier[t].role != LABEL_NO_ROLE && !(grow_making(l, t) &&
+		    !(seen & 1U << t));
 	if (found != want)
 		return why_not(why, len, "its GPT has %d partitions, raidd made %d", found, want);
 	return 1;

@@ -297,3 +297,109 @@ lnx_part_dev(const char *disk, uint64_t start, char *out, size_t len)
 		errno = ENOENT;
 	return found;
 }
+
+/*
+ * libfdisk's view of fd's GPT: 1 when an entry starts at start (its
+ * size in *size, its number in *no), 0 when none (*no: the first unused
+ * entry, or SIZE_MAX), -1 when one overlaps [start, start + len) (EBUSY)
+ * or the table cannot be read.
+ */
+static int
+gpt_place(struct fdisk_context *cxt, uint64_t start, uint64_t len, uint64_t *size,
+    size_t *no)
+{
+	struct fdisk_table *tb = NULL;
+	unsigned long ss = fdisk_get_sector_size(cxt);
+	int r, found = 0;
+
+	*no = SIZE_MAX;
+	for (size_t i = 0; i < fdisk_get_npartitions(cxt) && *no == SIZE_MAX; i++)
+		if (!fdisk_is_partition_used(cxt, i))
+			*no = i;
+	if ((r = fdisk_get_partitions(cxt, &tb)) < 0)
+		return errno = -r, -1;
+	for (size_t i = 0; i < fdisk_table_get_nents(tb) && found != -1; i++) {
+		struct fdisk_partition *pa = fdisk_table_get_partition(tb, i);
+		uint64_t s, n;
+
+		if (!fdisk_partition_has_start(pa) || !fdisk_partition_has_size(pa))
+			continue;
+		s = fdisk_partition_get_start(pa) * ss;
+		n = fdisk_partition_get_size(pa) * ss;
+		if (s == start && found == 0) {
+			*size = n;
+			*no = fdisk_partition_get_partno(pa);
+			found = 1;
+		} else if (s < start + len && start < s + n) {
+			found = -1;
+		}
+	}
+	fdisk_unref_table(tb);
+	if (found == -1)
+		errno = EBUSY;
+	return found;
+}
+
+/*
+ * One more partition while the others are in use (volume.grow's new
+ * tier): libfdisk adds the entry to the table read through fd, and
+ * BLKPG_ADD_PARTITION tells the kernel, which refuses a place that
+ * overlaps a partition it has (EBUSY).  A re-read is no option: the
+ * disk is busy.  Run again after a power cut it adds what is missing.
+ */
+int
+lnx_part_add(const char *disk, int fd, const struct sys_part *p)
+{
+	struct fdisk_context *cxt;
+	char path[PATH_MAX], name[SYS_NAME_MAX];
+	uint64_t have = 0;
+	size_t no;
+	int r, waited = 0;
+
+	if (lnx_devpath(disk, path, sizeof(path)) == -1 ||
+	    (cxt = fdisk_new_context()) == NULL)
+		return -1;
+	fdisk_disable_dialogs(cxt, 1);
+	if ((r = fdisk_assign_device_by_fd(cxt, fd, path, 0)) < 0) {
+		errno = -r;
+		goto fail;
+	}
+	if (!fdisk_is_labeltype(cxt, FDISK_DISKLABEL_GPT)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	if ((r = gpt_place(cxt, p->start, p->size, &have, &no)) == -1)
+		goto fail;
+	if (r == 1 && have != p->size) {
+		errno = EBUSY;
+		goto fail;
+	}
+	if (r == 0 && no == SIZE_MAX) {
+		errno = ENOSPC;
+		goto fail;
+	}
+	if (r == 0 && add_part(cxt, p, no) == -1)
+		goto fail;
+	if (r == 0 && (r = fdisk_write_disklabel(cxt)) < 0) {
+		errno = -r;
+		goto fail;
+	}
+	/* nosync: BLKRRPART would fail on the busy disk; fd's close syncs. */
+	if (fdisk_deassign_device(cxt, 1) < 0)
+		log_warnx("%s: closing after the GPT write", disk);
+	fdisk_unref_context(cxt);
+	if (lnx_part_dev(disk, p->start, name, sizeof(name)) == 0)
+		return lnx_node_wait(name, PART_WAIT_MS);
+	/* The kernel's number for it is the GPT entry's. */
+	if (blkpg(fd, BLKPG_ADD_PARTITION, (int)no + 1, p->start, p->size) == -1) {
+		log_warn("%s: telling the kernel of partition %zu", disk, no + 1);
+		return -1;
+	}
+	return part_wait(disk, p, &waited);
+fail:
+	r = errno;
+	log_warn("%s: adding the partition at %llu", disk, (unsigned long long)p->start);
+	fdisk_unref_context(cxt);
+	errno = r;
+	return -1;
+}

@@ -317,6 +317,7 @@ const struct sys_ops sys_linux = {
 	.umount = lnx_umount,
 	.is_mounted = lnx_is_mounted,
 	.part_resize = lnx_part_resize,
+	.part_add = lnx_part_add,
 	.md_grow = lnx_md_grow,
 	.dm_reload = join_reload,
 	.fs_grow = lnx_fs_grow,

@@ -54,6 +54,7 @@ void	lnx_busy(struct sys_disk *);
 /* system-linux-part.c */
 int	lnx_reread_parts(const char *, int);
 int	lnx_partition(const char *, int, const struct sys_part *, int);
+int	lnx_part_add(const char *, int, const struct sys_part *);
 int	lnx_part_dev(const char *, uint64_t, char *, size_t);
 
 /* system-linux-md.c */

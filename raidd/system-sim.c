@@ -1125,6 +1125,20 @@ take_spares(struct dev *a)
 	}
 }
 
+/* The running array that has dev as a member (not failed out), or NULL. */
+static struct dev *
+md_holder(const char *dev)
+{
+	for (int i = 0; i < ndevs; i++) {
+		if (devs[i].kind != DEV_MD || devs[i].name[0] == '\0')
+			continue;
+		for (int k = 0; k < devs[i].md.nmembers; k++)
+			if (!devs[i].faulty[k] && strcmp(devs[i].md.member[k].dev, dev) == 0)
+				return &devs[i];
+	}
+	return NULL;
+}
+
 static int
 md_start(const struct sys_md *md, int create)
 {
@@ -1137,6 +1151,9 @@ md_start(const struct sys_md *md, int create)
 		return errno = EEXIST, -1;
 	use.nmembers = 0;
 	for (int i = 0; i < md->nmembers; i++) {
+		/* md claims its members: a device another array holds is busy. */
+		if (md_holder(md->member[i].dev) != NULL)
+			return errno = EBUSY, -1;
 		if ((m = find(md->member[i].dev)) == NULL) {
 			if (create)
 				return errno = ENODEV, -1;
@@ -2146,6 +2163,70 @@ sim_part_resize(const char *disk, int fd, uint64_t start, uint64_t size)
 }
 
 /*
+ * As libfdisk adds an entry to the table there and BLKPG_ADD_PARTITION
+ * tells the kernel: the first free entry, refused (EBUSY) when the
+ * place overlaps another entry of the table or a partition the kernel
+ * has, or lies outside the usable LBAs.
+ */
+static int
+sim_part_add(const char *disk, int fd, const struct sys_part *np)
+{
+	static const uint8_t zero[16];
+	struct dev *d = fd_dev(fd), *p;
+	uint64_t first = np->start / 512, last = (np->start + np->size) / 512 - 1, f, l;
+	uint8_t ent[128];
+	char name[SYS_NAME_MAX];
+	int slot = -1;
+
+	(void)disk;
+	if (d == NULL)
+		return -1;
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].kind == DEV_PART && devs[i].name[0] && &devs[devs[i].parent] == d &&
+		    devs[i].start == np->start)
+			return devs[i].size == np->size ? 0 : (errno = EBUSY, -1);
+	if (step() == -1)
+		return -1;
+	if (!has_bytes(d, 512, "EFI PART", 8) || np->size == 0 || np->start % 512 ||
+	    np->size % 512 || np->start < 34 * 512 || np->start + np->size > d->size - 33 * 512)
+		return errno = EINVAL, -1;
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].kind == DEV_PART && devs[i].name[0] && &devs[devs[i].parent] == d &&
+		    devs[i].start < np->start + np->size && np->start < devs[i].start + devs[i].size)
+			return errno = EBUSY, -1;
+	for (int i = 127; i >= 0; i--) {
+		if (dev_io(d, 1024 + (uint64_t)i * 128, ent, NULL, sizeof(ent)) == -1)
+			return -1;
+		if (memcmp(ent, zero, 16) == 0) {
+			slot = i;
+			continue;
+		}
+		memcpy(&f, ent + 32, 8);
+		memcpy(&l, ent + 40, 8);
+		if (f <= last && first <= l)
+			return errno = EBUSY, -1;
+	}
+	if (slot < 0 || slot > 8)
+		return errno = ENOSPC, -1;
+	memset(ent, 0, sizeof(ent));
+	memcpy(ent, np->type, 16);
+	memcpy(ent + 16, np->guid, 16);
+	memcpy(ent + 32, &first, 8);
+	memcpy(ent + 40, &last, 8);
+	for (int k = 0; k < 36 && np->name[k]; k++)
+		ent[56 + 2 * k] = (uint8_t)np->name[k];
+	dev_io(d, 1024 + (uint64_t)slot * 128, NULL, ent, sizeof(ent));
+	gpt_reseal(d);
+	snprintf(name, sizeof(name), "%.60s%c", d->name, '1' + slot);
+	if (find(name) != NULL || (p = new_dev(DEV_PART, name)) == NULL)
+		return errno = EBUSY, -1;
+	p->parent = (int)(d - devs);
+	p->start = np->start;
+	p->size = np->size;
+	return 0;
+}
+
+/*
  * md's component_size: every member's device must hold data_offset +
  * sectors (-ENOSPC otherwise); raid0 has no resize at all.  The
  * superblocks record the new size, as md writes them.
@@ -2265,6 +2346,7 @@ const struct sys_ops sys_sim = {
 	.umount = sim_umount,
 	.is_mounted = sim_is_mounted,
 	.part_resize = sim_part_resize,
+	.part_add = sim_part_add,
 	.md_grow = sim_md_grow,
 	.dm_reload = sim_dm_reload,
 	.fs_grow = sim_fs_grow,

@@ -209,6 +209,13 @@ struct sys_ops {
 	 * table; a mounted filesystem grows to its device (asynchronous).
 	 */
 	int	(*part_resize)(const char *disk, int fd, uint64_t start, uint64_t size);
+	/*
+	 * One more partition in disk's GPT, the others kept (in use), written
+	 * through fd (proven) and told to the kernel (BLKPG); waits for its
+	 * node.  EBUSY when it would overlap any entry of the table or any
+	 * partition the kernel has; 0 at once when exactly it is there.
+	 */
+	int	(*part_add)(const char *disk, int fd, const struct sys_part *);
 	int	(*md_grow)(const char *name, uint64_t sectors);
 	int	(*dm_reload)(const char *name, const struct sys_seg *, int n);
 	int	(*fs_grow)(const char *fs, const char *dev, const char *dir,

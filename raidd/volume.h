@@ -66,6 +66,7 @@ int	 label_read_fd(const struct dfd *, struct label *, int *next_slot,
 int	 label_write_fd(const struct dfd *, const struct label *, int slot,
 	    char *err, size_t errlen);
 int	 label_new_guids(struct label *);
+int	 label_tier_guids(struct label_tier *);
 int	 label_write_blank(const struct sys_disk *, const struct label *, char *err,
 	    size_t errlen);
 int	 label_write_all(struct volume *, char *err, size_t errlen);
@@ -86,6 +87,7 @@ int	 member_is(const struct disk *, const struct volume *, int m);
 /* proof.c */
 int	 disk_proven(const struct disk *, const struct label *, char *why, size_t len);
 int	 gpt_proven(const struct dfd *, const struct label *, char *why, size_t len);
+int	 grow_making(const struct label *, int t);
 
 /* unit.c */
 int	 unit_load(const char *path);
@@ -152,6 +154,8 @@ struct create_req {
 };
 int	 create_check(const struct create_req *, struct plan *, int *code,
 	    char *err, size_t errlen);
+int	 volume_make_array(struct volume *, int t, const struct plan_tier *,
+	    const uint8_t uuid[16], char *err, size_t errlen);
 struct job *create_start(const struct create_req *, const struct plan *,
 	    char *err, size_t errlen);
 int	 disk_check_free(int force, const struct disk *, int *code, char *err,
@@ -197,6 +201,7 @@ int	 grow_check(const struct volume *, struct plan *after, int *code,
 	    char *err, size_t errlen);
 struct job *grow_start(struct volume *, const struct plan *after, char *err, size_t errlen);
 void	 grow_resume(struct volume *);
+int	 grow_decide(struct volume *, char *why, size_t len);
 int	 volume_plan(const struct volume *, struct plan *, char *err, size_t errlen);
 void	 grow_label_from(struct volume *, const struct plan *after);
 int	 volume_map_reload(struct volume *, char *err, size_t errlen);

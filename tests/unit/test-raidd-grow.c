@@ -14,6 +14,8 @@
 #include "raidd/raidd.h"
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
+#include "raidd/mdsb.h"
+#include "raidd/plan.h"
 #include "unit-raidd.h"
 #include "unit-util.h"
 
@@ -384,6 +386,292 @@ START_TEST(repair_keeps_a_stopped_grow)
 }
 END_TEST
 
+
+/* ---- SHR: bigger disks replace smaller ones, and the room above becomes a tier ---- */
+
+#define SHR_CUTS	80
+
+/* Every array of v recovers to its end. */
+static void
+recover_all(const struct volume *v)
+{
+	char md[SYS_NAME_MAX];
+
+	for (int t = 0; t < v->label.ntiers; t++) {
+		volume_md_name(v, t, md, sizeof(md));
+		sim_md_recover(md, UINT64_MAX / 2);
+	}
+}
+
+/* The disk in bay is pulled; a blank one of size (serial NEW<bay>) takes its place. */
+static void
+replace(const char *vol, int bay, const char *old, const char *new, uint64_t size)
+{
+	struct json_object *a, *r, *id;
+	char path[128], serial[16], params[128];
+	struct job *j;
+
+	sim_pull_disk(old);
+	disk_refresh(1);
+	volume_scan();
+	volume_check_states();
+	snprintf(path, sizeof(path), "/sys/devices/sim/host0/target0:0:%d/0:0:%d:0", bay, bay);
+	snprintf(serial, sizeof(serial), "NEW%d", bay);
+	sim_add_disk(new, size, serial, path);
+	disk_refresh(0);
+	snprintf(params, sizeof(params), "{\"name\":\"%s\",\"disk\":\"%s\"}", vol, new);
+	a = unit_call(srv, &root, "volume.repair", params);
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "job", &id);
+	j = job_find((unsigned)json_object_get_int(id));
+	json_object_put(a);
+	for (int i = 0; i < 2000 && job_state(j) == JOB_RUNNING; i++) {
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		recover_all(volume_find(vol));
+	}
+	ck_assert_int_eq(job_state(j), JOB_DONE);
+	recover_all(volume_find(vol));
+	volume_check_states();
+	ck_assert_int_eq(volume_find(vol)->state, VOL_CLEAN);
+}
+
+/* A 4 x 1 GiB SHR "s" with data; bays 1..n get 2 GiB disks (sde ...), one at a time. */
+static uint64_t
+shr_replaced(int n)
+{
+	static const uint64_t sizes[4] = { GIB, GIB, GIB, GIB };
+	static const char *const old[] = { "sda", "sdb", "sdc" }, *const new[] = { "sde",
+	    "sdf", "sdg" };
+	uint64_t was;
+
+	teardown();
+	srv = unit_raidd_setup(unit_a, sizes, 4);
+	repair_set_poll(0.0001);
+	was = make("{\"name\":\"s\",\"level\":\"shr\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\",\"bay4\"]}", "s");
+	ck_assert_int_eq(volume_find("s")->label.ntiers, 1);
+	for (int i = 0; i < n; i++)
+		replace("s", i + 1, old[i], new[i], 2 * GIB);
+	/* A replacement's room above the volume's band is left free. */
+	ck_assert_uint_eq(volume_find("s")->label.size, was);
+	return was;
+}
+
+/* SHR's rule on the labels: the tiers' partitions hold total - largest. */
+static void
+check_shr_rule(const struct volume *v)
+{
+	uint64_t raw = 0, sum = 0, max = 0, a, tiers = 0;
+
+	for (int t = 0; t < v->label.ntiers; t++) {
+		int m = v->label.tier[t].member[0];
+
+		raw += (uint64_t)(v->label.tier[t].nmembers - 1) * v->mlabel[m].tier[t].size;
+		tiers += v->label.tier[t].tier_size;
+	}
+	for (int m = 0; m < v->label.ndisks; m++) {
+		a = plan_disk_area(v->label.member[m].size);
+		sum += a;
+		max = a > max ? a : max;
+	}
+	ck_assert_uint_eq(raw, sum - max);
+	ck_assert_uint_eq(tiers, v->label.size);
+}
+
+/* Tier t's array as mdadm would judge it: level, members, clean, its label's uuid. */
+static void
+check_new_tier(const struct volume *v, int t, const char *level, int n)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+	struct mdsb sb;
+
+	volume_md_name(v, t, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, level);
+	ck_assert_int_eq(st.raid_disks, n);
+	ck_assert_int_eq(st.degraded, 0);
+	ck_assert_uint_eq(st.size, v->label.tier[t].tier_size);
+	for (int i = 0; i < st.nmembers; i++) {
+		ck_assert_int_eq(member_read_sb(st.member[i].dev, &sb), 0);
+		ck_assert_mem_eq(sb.set_uuid, v->label.tier[t].array_uuid, 16);
+	}
+}
+
+/* Bays 1-3 of four replaced by disks twice as big: a raid5 of three on the room above. */
+START_TEST(shr_new_tier_after_replacements)
+{
+	static uint8_t guid[PLAN_MAX_DISKS][PLAN_MAX_TIERS][16];
+	uint64_t was = shr_replaced(3), want;
+	struct volume *v;
+
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	v = volume_find("s");
+	want = v->label.size;
+	ck_assert_int_eq(v->label.ntiers, 2);
+	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.intent.covered, 0);
+	/* About 2 x 1 GiB more (md's data offset aside). */
+	ck_assert_uint_gt(want, was + 2 * (GIB - 64 * MIB));
+	check_shr_rule(v);
+	check_new_tier(v, 1, "raid5", 3);
+	check_grown("s", was, want);
+	disk_refresh(0);
+	save_guids("s", guid);
+	check_guids("s", guid);
+	reboot();
+	v = volume_find("s");
+	check_grown("s", was, want);
+	check_new_tier(v, 1, "raid5", 3);
+	check_guids("s", guid);
+	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "nothing to grow");
+}
+END_TEST
+
+/* Two bays replaced: the room above them becomes a mirror. */
+START_TEST(shr_new_mirror)
+{
+	uint64_t was = shr_replaced(2), want;
+	struct volume *v;
+
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	v = volume_find("s");
+	want = v->label.size;
+	ck_assert_int_eq(v->label.ntiers, 2);
+	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID1);
+	ck_assert_uint_gt(want, was + GIB - 64 * MIB);
+	check_shr_rule(v);
+	check_new_tier(v, 1, "raid1", 2);
+	check_grown("s", was, want);
+	reboot();
+	check_grown("s", was, want);
+}
+END_TEST
+
+/*
+ * Another array's superblock left in the room above a replacement's
+ * partitions (the disk's past): it must not become the new tier's,
+ * nor be assembled, nor make the disk fail its proof.
+ */
+static void
+plant_stale(const char *disk)
+{
+	static uint8_t sb[MDSB_BLOCK];
+	const struct volume *v = volume_find("s");
+	char dev[SYS_NAME_MAX];
+	uint64_t top = v->mlabel[0].tier[0].start + v->mlabel[0].tier[0].size;
+
+	ck_assert_int_eq(sys->part_dev("sdd", v->mlabel[3].tier[0].start, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(sys->read_at(dev, MDSB_SUPER_OFFSET * 512ULL, sb, sizeof(sb)), 0);
+	ck_assert_int_eq(sys->write_at(disk, top + MDSB_SUPER_OFFSET * 512ULL, sb, sizeof(sb)), 0);
+}
+
+START_TEST(shr_stale_superblock_in_band)
+{
+	uint64_t was = shr_replaced(3), want;
+	struct volume *v;
+
+	plant_stale("sde");
+	plant_stale("sdg");
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	v = volume_find("s");
+	want = v->label.size;
+	check_new_tier(v, 1, "raid5", 3);
+	check_grown("s", was, want);
+	reboot();
+	check_grown("s", was, want);
+	check_new_tier(volume_find("s"), 1, "raid5", 3);
+}
+END_TEST
+
+/* The table and the kernel must show the band free: the simulator refuses as md/BLKPG do. */
+START_TEST(part_add_refuses_overlap)
+{
+	const struct volume *v;
+	struct sys_part sp;
+	unsigned maj, min;
+	int fd;
+
+	shr_replaced(1);
+	v = volume_find("s");
+	memset(&sp, 0, sizeof(sp));
+	sp.start = v->mlabel[0].tier[0].start + v->mlabel[0].tier[0].size - MIB;
+	sp.size = 64 * MIB;
+	ck_assert_int_ge(fd = sys->dev_open("sde", &maj, &min), 0);
+	ck_assert_int_eq(sys->part_add("sde", fd, &sp), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	sp.start += MIB;
+	ck_assert_int_eq(sys->part_add("sde", fd, &sp), 0);
+	ck_assert_int_eq(sys->part_add("sde", fd, &sp), 0);	/* there already */
+	sp.size += MIB;
+	ck_assert_int_eq(sys->part_add("sde", fd, &sp), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	sys->fd_close(fd);
+}
+END_TEST
+
+/* md claims its members: an array is never made on a device another one holds (EBUSY). */
+START_TEST(md_refuses_a_claimed_member)
+{
+	struct sys_md md = { .name = "md_other", .raid_disks = 2, .nmembers = 2 };
+	const struct volume *v;
+
+	shr_replaced(0);
+	v = volume_find("s");
+	ck_assert_int_eq(sys->part_dev("sda", v->mlabel[0].tier[0].start, md.member[0].dev,
+	    sizeof(md.member[0].dev)), 0);
+	ck_assert_int_eq(sys->part_dev("sdb", v->mlabel[1].tier[0].start, md.member[1].dev,
+	    sizeof(md.member[1].dev)), 0);
+	md.member[1].role = 1;
+	ck_assert_int_eq(sys->md_create(&md), -1);
+	ck_assert_int_eq(errno, EBUSY);
+}
+END_TEST
+
+/*
+ * The power goes after each mutating step of an SHR grow that makes a
+ * tier, with another array's superblock in the band: at the next start
+ * the volume is as it was or grown, never with a stale array assembled,
+ * and a grow (carried on or new) ends with the SHR rule.
+ */
+START_TEST(power_cut_during_shr_grow)
+{
+	int total, k = _i, start;
+	uint64_t was, want;
+	struct volume *v;
+
+	was = shr_replaced(3);
+	plant_stale("sdf");
+	start = sim_ops();
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	total = sim_ops() - start;
+	want = volume_find("s")->label.size;
+	ck_assert_int_lt(total, SHR_CUTS);
+	ck_assert_int_gt(total, 8);
+	if (k > total)
+		return;
+	was = shr_replaced(3);
+	plant_stale("sdf");
+	sim_fail_after(k);
+	run("volume.grow", "{\"name\":\"s\"}");
+	sim_fail_after(-1);
+	reboot();
+	v = volume_find("s");
+	ck_assert_ptr_nonnull(v);
+	if (v->label.size == was && v->label.intent.op == LABEL_OP_NONE) {
+		ck_assert_uint_eq(unit_raidd_dm_size("s"), was);
+		ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	}
+	v = volume_find("s");
+	check_grown("s", was, want);
+	check_shr_rule(v);
+	check_new_tier(v, 1, "raid5", 3);
+	reboot();
+	check_grown("s", was, want);
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -400,6 +688,12 @@ grow_suite(void)
 	tcase_add_test(tc, md_grow_refused_while_syncing);
 	tcase_add_test(tc, repair_keeps_a_stopped_grow);
 	tcase_add_loop_test(tc, power_cut_during_grow, 0, CUT_POINTS);
+	tcase_add_test(tc, shr_new_tier_after_replacements);
+	tcase_add_test(tc, shr_new_mirror);
+	tcase_add_test(tc, shr_stale_superblock_in_band);
+	tcase_add_test(tc, part_add_refuses_overlap);
+	tcase_add_test(tc, md_refuses_a_claimed_member);
+	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
 	return s;
 }

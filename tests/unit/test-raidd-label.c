@@ -449,6 +449,55 @@ START_TEST(impossible_contents)
 }
 END_TEST
 
+/*
+ * An SHR grow's intent: covered is a mask of the new tiers (none past
+ * ntiers), and only a covered tier's entry on a disk not in it may give
+ * the tier's band (no GUIDs).
+ */
+START_TEST(grow_covered)
+{
+	struct label l, back;
+	int t;
+
+	setup_shr();
+	make_label(&l, 0);
+	for (t = 0; t < 3 && l.tier[t].role != LABEL_NO_ROLE; t++)
+		;
+	ck_assert_uint_lt(t, 3);
+	l.tier[t].start = plan.tier[t].part[0].start;
+	l.tier[t].size = plan.tier[t].part[0].size;
+	l.intent.op = LABEL_OP_EXPANDING;
+	l.intent.target = l.generation + 2;
+	l.intent.covered = (uint8_t)(1U << t);
+	encode(&l, s0);
+	ck_assert_int_eq(label_decode(s0, sizeof(s0), &back, err, sizeof(err)), 0);
+	ck_assert_uint_eq(back.intent.covered, 1U << t);
+	ck_assert_uint_eq(back.tier[t].start, plan.tier[t].part[0].start);
+	ck_assert_uint_eq(back.tier[t].role, LABEL_NO_ROLE);
+	/* No GUIDs on it. */
+	memset(l.tier[t].part_guid, 1, 16);
+	memset(l.tier[t].part_type, 1, 16);
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "not a member"));
+	memset(l.tier[t].part_guid, 0, 16);
+	memset(l.tier[t].part_type, 0, 16);
+	/* Past the tiers. */
+	l.intent.covered = 1U << 3;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "grow covers tiers past"));
+	/* Not covered: a band on a disk not in the tier is no label raidd writes. */
+	l.intent.covered = 0;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "not a member"));
+	/* Covered only with a delete or a grow. */
+	l.intent.op = LABEL_OP_REPLACING;
+	l.intent.disk = 1;
+	l.intent.covered = (uint8_t)(1U << t);
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "covered by a"));
+}
+END_TEST
+
 START_TEST(choose_slots)
 {
 	struct label l, w;
@@ -628,6 +677,7 @@ label_suite(void)
 	tcase_add_test(tc, documented_offsets);
 	tcase_add_test(tc, corruptions);
 	tcase_add_test(tc, impossible_contents);
+	tcase_add_test(tc, grow_covered);
 	tcase_add_test(tc, map_of_segments);
 	tcase_add_test(tc, choose_slots);
 	tcase_add_test(tc, torn_writes);

@@ -462,6 +462,116 @@ START_TEST(shr_random_lives)
 }
 END_TEST
 
+/*
+ * The SHR expansion people make: bigger disks replace the smaller ones
+ * one at a time.  Four 1s with bays 1-3 swapped for 2s: one replacement
+ * gives nothing, two give a mirror of the room above, three (grown at
+ * once) a raid5 of three; the partitions hold total - largest each time.
+ */
+START_TEST(shr_replacements_add_tier)
+{
+	uint64_t u[4] = { 1, 1, 1, 1 }, g1[4] = { 2, 1, 1, 1 }, g2[4] = { 2, 2, 1, 1 },
+	    g3[4] = { 2, 2, 2, 1 };
+	struct plan_change c, c2;
+	struct plan p;
+
+	make(LEVEL_SHR, 4, u, &p);
+	REQUIRE_EQ(p.ntiers, 1);
+	grow_refused(&p, g1, "nothing to grow");
+	grow_ok(&p, g2, &c);
+	REQUIRE_EQ(c.after.ntiers, 2);
+	REQUIRE_EQ(c.what[0], 0);
+	REQUIRE_EQ(c.what[1], PLAN_CH_NEW);
+	REQUIRE_EQ(c.after.tier[1].kind, TIER_RAID1);
+	REQUIRE_EQ(c.after.tier[1].nmembers, 2);
+	REQUIRE_EQ(c.after.tier[1].part[0].disk, 0);
+	REQUIRE_EQ(c.after.tier[1].part[1].disk, 1);
+	REQUIRE_EQ(c.after.tier[1].part[0].start, PLAN_HEAD + UNIT);
+	REQUIRE_EQ(c.after.tier[1].part[0].size, UNIT);
+	REQUIRE_EQ(raw_of(&c.after), total_minus_largest(&c.after));
+	/* Appended: the volume's bytes keep their place. */
+	REQUIRE_EQ(c.after.nsegs, 2);
+	REQUIRE_EQ(c.after.seg[1].tier, 1);
+	REQUIRE_EQ(c.after.size, p.size + c.after.tier[1].size);
+	/* The third disk then reaches the mirror: md must reshape it to raid5. */
+	grow_ok(&c.after, g3, &c2);
+	REQUIRE_EQ(c2.what[1], PLAN_CH_MEMBERS | PLAN_CH_LEVEL);
+	REQUIRE_EQ(raw_of(&c2.after), total_minus_largest(&c2.after));
+	/* All three before one grow: a raid5 of three above. */
+	grow_ok(&p, g3, &c);
+	REQUIRE_EQ(c.after.ntiers, 2);
+	REQUIRE_EQ(c.what[1], PLAN_CH_NEW);
+	REQUIRE_EQ(c.after.tier[1].kind, TIER_RAID5);
+	REQUIRE_EQ(c.after.tier[1].nmembers, 3);
+	REQUIRE_EQ(c.after.tier[1].chunk, PLAN_CHUNK_SECTORS);
+	REQUIRE_EQ(raw_of(&c.after), 5 * UNIT);
+	REQUIRE_EQ(raw_of(&c.after), total_minus_largest(&c.after));
+}
+END_TEST
+
+/* Each new tier: above every partition, on exactly the disks reaching its top. */
+static void
+check_new_tiers(const struct plan_change *c)
+{
+	const struct plan *a = &c->after;
+
+	for (int t = c->before.ntiers; t < a->ntiers; t++) {
+		const struct plan_tier *ti = &a->tier[t];
+		uint64_t lo = ti->part[0].start - PLAN_HEAD, hi = lo + ti->part[0].size;
+		int reach = 0;
+
+		REQUIRE_GE(ti->nmembers, 2);
+		REQUIRE_EQ(ti->kind, ti->nmembers == 2 ? TIER_RAID1 : TIER_RAID5);
+		for (int i = 0; i < a->ndisks; i++)
+			reach += plan_disk_area(a->disk[i].size) >= hi;
+		REQUIRE_EQ(reach, ti->nmembers);
+		for (int u = 0; u < c->before.ntiers; u++)
+			REQUIRE_LE(c->before.tier[u].part[0].start - PLAN_HEAD +
+			    c->before.tier[u].part[0].size, lo);
+	}
+}
+
+/*
+ * Size mixes of 2-6 disks, their disks replaced by bigger ones one at a
+ * time in any order, the volume grown after each: new tiers only where
+ * two or more disks reach, raid1 of two and raid5 of more, and the
+ * partitions hold total - largest whenever no disk ends inside a band.
+ */
+START_TEST(shr_replacement_mixes)
+{
+	struct plan_change c;
+	struct plan p;
+	uint64_t u[PLAN_MAX_DISKS];
+	int n, steps = 0, equal = 0, added = 0;
+
+	for (int life = 0; life < 2000; life++) {
+		n = 2 + rng() % 5;
+		for (int i = 0; i < n; i++)
+			u[i] = 1 + rng() % 4;
+		make(LEVEL_SHR, n, u, &p);
+		for (int k = 0; k < n; k++) {
+			int i = (int)((k + life) % n);
+
+			u[i] += 1 + rng() % 3;
+			if (grow_step(&p, u, n, &c) == -1)
+				continue;
+			check_kept(&c);
+			check_new_tiers(&c);
+			added += c.after.ntiers > c.before.ntiers;
+			p = c.after;
+			steps++;
+			REQUIRE_LE(raw_of(&p), total_minus_largest(&p));
+			if (!stuck_inside(&p)) {
+				REQUIRE_EQ(raw_of(&p), total_minus_largest(&p));
+				equal++;
+			}
+		}
+	}
+	REQUIRE_GE(equal, steps / 2);
+	REQUIRE_GE(added, steps / 4);
+}
+END_TEST
+
 /* Every level, random sizes: grow never moves data and cuts uniform tiers to the smallest. */
 START_TEST(every_level_grow)
 {
@@ -518,6 +628,8 @@ grow_suite(void)
 	tcase_add_test(tc, add_disk_levels);
 	tcase_add_test(tc, hostile_layout);
 	tcase_add_test(tc, shr_random_lives);
+	tcase_add_test(tc, shr_replacements_add_tier);
+	tcase_add_test(tc, shr_replacement_mixes);
 	tcase_add_test(tc, every_level_grow);
 	suite_add_tcase(s, tc);
 	return s;
