@@ -155,7 +155,7 @@ replan(const struct volume *v, struct plan *after, char *err, size_t errlen)
 		    v->label.ndisks);
 	/* The labels took the new sizes (once md had finished): they are the plan. */
 	if (v->label.intent.step >= AS_SIZE || sized_at_once(&v->label))
-		return volume_plan(v, after, err, errlen);
+		return volume_plan_labels(v, after, err, errlen);
 	if ((w = malloc(sizeof(*w))) == NULL || (c = malloc(sizeof(*c))) == NULL) {
 		free(w);
 		return plan_err(err, errlen, "out of memory");
@@ -173,7 +173,7 @@ replan(const struct volume *v, struct plan *after, char *err, size_t errlen)
 	    v->label.member[n].serial);
 	pd.size = v->label.member[n].size;
 	/* plan_add_disk() fills all of c, before included: its input lives apart. */
-	if (volume_plan(w, &w_plan, err, errlen) == 0 &&
+	if (volume_plan_labels(w, &w_plan, err, errlen) == 0 &&
 	    plan_add_disk(&w_plan, &pd, (enum vol_level)(v->label.intent.level ?
 	    v->label.intent.level : v->label.level), c, err, errlen) == 0 &&
 	    steps_known(c, err, errlen) == 0) {

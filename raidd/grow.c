@@ -104,8 +104,27 @@ data_disks(enum tier_kind k, int n)
  * The volume's layout as its labels describe it, every member present:
  * what plan-grow.c starts from.  Checked like any plan (plan_check_layout).
  */
-int
-volume_plan(const struct volume *v, struct plan *p, char *err, size_t errlen)
+/*
+ * Member m's partition of tier t: its own label's, or, for a member
+ * whose disk is absent, another member's of the same tier (a tier is
+ * one band, the same on each of its disks: plan.c); 0 when none.
+ */
+static const struct label_tier *
+member_part(const struct volume *v, int m, int t)
+{
+	const struct label_tier *lt = &v->label.tier[t];
+
+	if (v->disk[m][0])
+		return &v->mlabel[m].tier[t];
+	for (int r = 0; r < lt->nmembers; r++)
+		if (v->disk[lt->member[r]][0])
+			return &v->mlabel[lt->member[r]].tier[t];
+	return NULL;
+}
+
+/* volume_plan, absent_ok: a member whose disk is gone is planned from the labels. */
+static int
+plan_of(const struct volume *v, int absent_ok, struct plan *p, char *err, size_t errlen)
 {
 	static const uint32_t layouts[TIER_KIND_COUNT] = {
 		0, PLAN_LAYOUT_RAID0, 0, PLAN_LAYOUT_RAID5, PLAN_LAYOUT_RAID10
@@ -117,10 +136,13 @@ volume_plan(const struct volume *v, struct plan *p, char *err, size_t errlen)
 	p->level = l->level;
 	p->ndisks = l->ndisks;
 	for (int m = 0; m < l->ndisks; m++) {
-		if (v->disk[m][0] == '\0')
+		if (v->disk[m][0] == '\0' && !absent_ok)
 			return plan_err(err, errlen, "member %d (serial %s) is missing", m + 1,
 			    l->member[m].serial);
-		snprintf(p->disk[m].id, sizeof(p->disk[m].id), "%s", v->disk[m]);
+		/* An absent member is known by its serial (never a kernel name). */
+		snprintf(p->disk[m].id, sizeof(p->disk[m].id), "%s%s",
+		    v->disk[m][0] ? "" : "serial:", v->disk[m][0] ? v->disk[m] :
+		    l->member[m].serial);
 		p->disk[m].size = l->member[m].size;
 	}
 	p->ntiers = l->ntiers;
@@ -138,8 +160,11 @@ volume_plan(const struct volume *v, struct plan *p, char *err, size_t errlen)
 		pt->redundant = lt->kind == TIER_RAID5 || lt->kind == TIER_RAID10 ||
 		    (lt->kind == TIER_RAID1 && lt->nmembers >= 2);
 		for (int r = 0; r < lt->nmembers; r++) {
-			const struct label_tier *own = &v->mlabel[lt->member[r]].tier[t];
+			const struct label_tier *own = member_part(v, lt->member[r], t);
 
+			if (own == NULL)
+				return plan_err(err, errlen, "tier %d: no member's disk is here",
+				    t + 1);
 			pt->part[r].disk = lt->member[r];
 			pt->part[r].start = own->start;
 			pt->part[r].size = own->size;
@@ -169,6 +194,22 @@ volume_plan(const struct volume *v, struct plan *p, char *err, size_t errlen)
 		}
 	}
 	return plan_check_layout(p, err, errlen);
+}
+
+int
+volume_plan(const struct volume *v, struct plan *p, char *err, size_t errlen)
+{
+	return plan_of(v, 0, p, err, errlen);
+}
+
+/*
+ * The plan from the labels with members absent: an interrupted add
+ * goes on while md carries the array on degraded (an old member gone).
+ */
+int
+volume_plan_labels(const struct volume *v, struct plan *p, char *err, size_t errlen)
+{
+	return plan_of(v, 1, p, err, errlen);
 }
 
 /*

@@ -203,6 +203,7 @@ struct job *grow_start(struct volume *, const struct plan *after, char *err, siz
 void	 grow_resume(struct volume *);
 int	 grow_decide(struct volume *, char *why, size_t len);
 int	 volume_plan(const struct volume *, struct plan *, char *err, size_t errlen);
+int	 volume_plan_labels(const struct volume *, struct plan *, char *err, size_t errlen);
 void	 grow_label_from(struct volume *, const struct plan *after);
 int	 volume_map_reload(struct volume *, char *err, size_t errlen);
 

@@ -516,6 +516,53 @@ START_TEST(power_cut_mid_reshape)
 }
 END_TEST
 
+/*
+ * The power goes in the middle of md's reshape and an old member's disk
+ * is gone at the next start: md carries the reshape on degraded, and so
+ * does the add (planned from the labels, the absent member by its
+ * serial): the volume runs with its data, and grows at the end.
+ */
+START_TEST(power_cut_mid_reshape_member_gone)
+{
+	uint64_t was = make();
+	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct json_object *a;
+	struct volume *v;
+
+	reshape_speed = 0;
+	a = unit_call(srv, &root, "volume.add_disk", ADD_SDD);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	turn(100);
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	sim_md_reshape_step(md, st.sync_total / 3);
+	sim_power_cut();
+	sim_pull_disk("sdb");
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	turn(100);
+	v = volume_find("r");
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	ck_assert_int_eq(job_running_count(), 1);
+	volume_dm_name("r", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+	reshape_speed = 1 << 17;
+	run_all();
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_uint_eq(v->label.size, was / 2 * 3);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.raid_disks, 4);
+	ck_assert_int_eq(st.degraded, 1);
+	unit_raidd_pattern(dm, was, 0);
+}
+END_TEST
+
 /* One kind of add to cut short: the volume before, the disk, the check after. */
 struct add_case {
 	uint64_t	(*make)(void);
@@ -958,6 +1005,7 @@ add_suite(void)
 	tcase_add_test(tc, reshape_step_recorded_md_untouched_disk_gone);
 	tcase_add_test(tc, carry_on_takes_no_disk_with_data);
 	tcase_add_test(tc, carry_on_after_a_member_failed_undoes);
+	tcase_add_test(tc, power_cut_mid_reshape_member_gone);
 	tcase_add_test(tc, jbod_takes_a_disk);
 	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_jbod_add, 0, CUT_POINTS);
