@@ -6,7 +6,11 @@ set -u
 summary=${NAS_SUMMARY:?NAS_SUMMARY must name the summary file}
 : > "$summary"
 status=0
-for tier in check-unit check-host check-fuzz check-system; do
+# check-system-arm: the ARM board's scenarios, when its cross compiler is
+# here (scripts/install-deps.sh arm64; CI installs it).
+tiers="check-unit check-host check-fuzz check-system"
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 && tiers="$tiers check-system-arm"
+for tier in $tiers; do
 	echo "=== $tier"
 	before=$(wc -l < "$summary")
 	if ! "$@" "$tier"; then
