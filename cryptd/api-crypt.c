@@ -546,7 +546,8 @@ resize_done(struct rpc_call *call, struct kdf_job *j)
 
 	if (unlock_done(call, j) != 0)
 		return;
-	if (map_resize(j->h, &j->d, j->name, j->vk, &was, &now, err, sizeof(err)) != 0) {
+	if (cdev_size_now(&j->d, err, sizeof(err)) != 0 ||
+	    map_resize(j->h, &j->d, j->name, j->vk, &was, &now, err, sizeof(err)) != 0) {
 		rpc_error(call, NAS_ERR_FAILED, "%s: %s", j->device, err);
 		return;
 	}

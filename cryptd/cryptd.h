@@ -33,6 +33,7 @@ void	cdev_close(struct cdev *);
  * 1 when someone holds d exclusively: mounted, in an array, or under a
  * device-mapper table (dm's own claim lets a second table onto a device).
  */
+int	cdev_size_now(struct cdev *, char *err, size_t errlen);
 int	cdev_busy(const struct cdev *);
 /* path opened only if its node is of type (S_IFBLK, S_IFREG); -1 with errno. */
 int	node_open(const char *path, int flags, mode_t type, struct stat *);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dm.h"
+#include "log.h"
 #include "secret.h"
 #include "system.h"
 
@@ -52,11 +53,22 @@ linux_map_reload(const char *name, uint64_t sectors, const char *params)
 {
 	struct dm_target t = { 0, sectors, "crypt", params };
 
-	if (!dm_exists(name))
+	int saved;
+
+	if (dm_exists(name) != 1)
 		return errno = ENXIO, -1;
 	if (dm_load(name, &t, 1, DM_LOAD_SECURE) != 0)
 		return -1;
-	return dm_resume(name);
+	if (dm_resume(name) == 0)
+		return 0;
+	/* do_resume() left the device suspended (the swap failed, e.g. the
+	   table past the device's end): the old table goes on, not a frozen
+	   filesystem. */
+	saved = errno;
+	if (dm_clear(name) != 0 || dm_resume(name) != 0)
+		log_warn("dm: %s stays suspended", name);
+	errno = saved;
+	return -1;
 }
 
 static int

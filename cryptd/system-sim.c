@@ -3,9 +3,12 @@
  * the kernel: a logon key needs a "prefix:" description; a crypt table
  * must name its key as ":<size>:logon:<desc>" of a key that is linked
  * and of that size (the kernel's crypt_set_keyring_key); a name is
- * taken once (EEXIST) and checked by dm_name_ok; the params are kept
+ * taken once (EEXIST) and checked by dm_name_ok; a target past its
+ * device's end is refused (EINVAL); the params are kept
  * as given (the kernel would show them) so a test can look for a key.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +76,23 @@ find_map(const char *name)
 	return -1;
 }
 
+/*
+ * The table's device (a file here) holds its sectors after the offset:
+ * the kernel refuses a crypt target past the device's end (a create, or
+ * a reload's swap; the seam puts the old table back then).
+ */
+static int
+fits_device(const char *params, uint64_t sectors)
+{
+	char dev[512];
+	unsigned long long off;
+	struct stat st;
+
+	if (sscanf(params, "%*s %*s %*s %511s %llu", dev, &off) != 2 || stat(dev, &st) != 0)
+		return 0;
+	return (off + sectors) * 512 <= (unsigned long long)st.st_size;
+}
+
 /* "<cipher> :<size>:logon:<desc> <iv> <dev> <offset> ..." with a linked key. */
 static int
 key_ref_ok(const char *params)
@@ -102,6 +122,8 @@ sim_map_create(const char *name, const char *uuid, uint64_t sectors,
 		return errno = EEXIST, -1;
 	if (!key_ref_ok(params))
 		return errno = ENOKEY, -1;
+	if (!fits_device(params, sectors))
+		return errno = EINVAL, -1;
 	for (i = 0; i < SIM_MAPS && maps[i].name[0]; i++)
 		;
 	if (i == SIM_MAPS)
@@ -125,6 +147,8 @@ sim_map_reload(const char *name, uint64_t sectors, const char *params)
 		return errno = ENXIO, -1;
 	if (!key_ref_ok(params))
 		return errno = ENOKEY, -1;
+	if (!fits_device(params, sectors))
+		return errno = EINVAL, -1;
 	snprintf(maps[i].params, sizeof(maps[i].params), "%s", params);
 	maps[i].sectors = sectors;
 	return 0;

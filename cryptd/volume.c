@@ -101,6 +101,29 @@ cdev_open(const char *path, int excl, struct cdev *d, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * d's size read again: a resize runs its KDF between the open and the
+ * load, and the device may have changed size meanwhile.
+ */
+int
+cdev_size_now(struct cdev *d, char *err, size_t errlen)
+{
+	unsigned long long size;
+	struct stat st;
+
+	if (fstat(d->fd, &st) != 0)
+		return luks2_err(err, errlen, "size: %s", strerror(errno));
+	if (S_ISBLK(st.st_mode)) {
+		if (ioctl(d->fd, BLKGETSIZE64, &size) != 0)
+			return luks2_err(err, errlen, "size: %s", strerror(errno));
+		d->size = size;
+	} else {
+		d->size = (uint64_t)st.st_size;
+	}
+	luks2_io_fd(&d->io, &d->fd, d->size);
+	return 0;
+}
+
 int
 cdev_busy(const struct cdev *d)
 {
@@ -397,6 +420,19 @@ segment_bytes(const struct luks2 *h, const struct cdev *d, uint64_t *bytes, char
 	return 0;
 }
 
+/* The dm-crypt table of h's segment on d, its key named by uuid's logon key. */
+static int
+map_params(const struct luks2 *h, const struct cdev *d, const char *uuid, size_t keylen,
+    char *params, size_t len)
+{
+	return snprintf(params, len, "%s :%zu:logon:cryptd:%s %llu %s %llu%s",
+	    h->cipher, keylen, uuid, (unsigned long long)h->iv_tweak, d->table_dev,
+	    (unsigned long long)(h->data_offset / 512),
+	    h->sector_size == 512 ? "" : h->sector_size == 4096 ?
+	    " 1 sector_size:4096" : h->sector_size == 2048 ? " 1 sector_size:2048" :
+	    " 1 sector_size:1024") < (int)len ? 0 : -1;
+}
+
 /*
  * create (1) or reload (0) mapping name with h's segment on d, of bytes;
  * the key goes through the keyring and leaves it as soon as the kernel
@@ -411,17 +447,10 @@ map_load(const struct luks2 *h, const struct cdev *d, const char *name,
 	int rc, saved;
 
 	map_dm_uuid(h, name, uuid, sizeof(uuid));
+	if (map_params(h, d, uuid, vk->len, params, sizeof(params)) != 0)
+		return luks2_err(err, errlen, "table too long");
 	if (sys->key_add(uuid, vk, &id) != 0)
 		return luks2_err(err, errlen, "keyring: %s", strerror(errno));
-	if (snprintf(params, sizeof(params), "%s :%zu:logon:cryptd:%s %llu %s %llu%s",
-	    h->cipher, vk->len, uuid, (unsigned long long)h->iv_tweak, d->table_dev,
-	    (unsigned long long)(h->data_offset / 512),
-	    h->sector_size == 512 ? "" : h->sector_size == 4096 ?
-	    " 1 sector_size:4096" : h->sector_size == 2048 ? " 1 sector_size:2048" :
-	    " 1 sector_size:1024") >= (int)sizeof(params)) {
-		sys->key_unlink(id);
-		return luks2_err(err, errlen, "table too long");
-	}
 	rc = create ? sys->map_create(name, uuid, bytes / 512, params) :
 	    sys->map_reload(name, bytes / 512, params);
 	saved = errno;
@@ -443,18 +472,31 @@ map_open(const struct luks2 *h, const struct cdev *d, const char *name,
 	return map_load(h, d, name, vk, bytes, 1, err, errlen);
 }
 
+/* Bytes of h's volume key (every keyslot holds the same key). */
+static size_t
+key_len(const struct luks2 *h)
+{
+	for (int i = 0; i < LUKS2_KEYSLOTS; i++)
+		if (h->ks[i].used)
+			return h->ks[i].key_size;
+	return 0;
+}
+
 /*
- * Mapping name is h's segment on d, as its live table says: dm uuid,
- * device and data offset; *sectors its length.  Anything else (another
- * device's mapping, a table not cryptd's) is refused.
+ * Mapping name is h's segment on d, as its live table says: the dm uuid,
+ * and one crypt target whose table is the one cryptd loads for h on d
+ * (cipher, key reference, IV offset, device, data offset, options);
+ * *sectors its length.  Anything else (another device's mapping, a table
+ * cryptd did not make, with options it would drop) is refused.
  */
 int
 map_is_of(const struct luks2 *h, const struct cdev *d, const char *name, uint64_t *sectors,
     char *err, size_t errlen)
 {
-	char uuid[160], want[160], table[1024], dev[300];
-	unsigned long long len, off;
-	int n;
+	char uuid[160], want[160], table[1024], params[768];
+	unsigned long long len;
+	size_t tl;
+	int n = 0, ok;
 
 	map_dm_uuid(h, name, want, sizeof(want));
 	if (sys->map_uuid(name, uuid, sizeof(uuid)) != 0)
@@ -463,12 +505,16 @@ map_is_of(const struct luks2 *h, const struct cdev *d, const char *name, uint64_
 		return luks2_err(err, errlen, "mapping %s is not this device's", name);
 	if (sys->map_table(name, table, sizeof(table)) != 0)
 		return luks2_err(err, errlen, "mapping %s: %s", name, strerror(errno));
-	/* "0 LEN crypt CIPHER KEY IV DEV OFFSET ...": the key field may be one. */
-	n = sscanf(table, "0 %llu crypt %*s %*s %*s %299s %llu", &len, dev, &off);
+	if ((tl = strlen(table)) > 0 && table[tl - 1] == '\n')
+		table[--tl] = '\0';
+	ok = strchr(table, '\n') == NULL &&
+	    sscanf(table, "0 %llu crypt %n", &len, &n) == 1 && n > 0 &&
+	    map_params(h, d, want, key_len(h), params, sizeof(params)) == 0 &&
+	    strcmp(table + n, params) == 0;
 	explicit_bzero(table, sizeof(table));
-	if (n != 3 || strcmp(dev, d->table_dev) != 0 || off != h->data_offset / 512)
-		return luks2_err(err, errlen, "mapping %s does not map this device's data",
-		    name);
+	if (!ok)
+		return luks2_err(err, errlen, "mapping %s does not map this device's data as "
+		    "cryptd does", name);
 	*sectors = len;
 	return 0;
 }

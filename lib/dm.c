@@ -413,6 +413,17 @@ dm_resume(const char *name)
 	return 0;
 }
 
+/* The inactive table a load left, dropped (DM_TABLE_CLEAR). */
+int
+dm_clear(const char *name)
+{
+	if (dm_simple(DM_TABLE_CLEAR, name, 0, NULL) == -1) {
+		log_warn("dm: clear %s", shown(name));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * One try.  The node goes only if it is the removed device's own; when
  * the device was gone already, only a stale device-mapper node is.

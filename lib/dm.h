@@ -46,6 +46,8 @@ int	dm_version(unsigned *major, unsigned *minor, unsigned *patch);
 int	dm_dev_create(const char *name, const char *uuid, dev_t *dev);
 int	dm_load(const char *name, const struct dm_target *, int n, int flags);
 int	dm_resume(const char *name);
+/* Drops the inactive table a load left (a swap that failed). */
+int	dm_clear(const char *name);
 /*
  * Removes the device and its node, in one try: EBUSY while someone has
  * it open, ENXIO (and no log) if it was gone.  The node is unlinked only

@@ -18,6 +18,7 @@
 
 #include "unit-util.h"
 #include "rpc.h"
+#include "secret.h"
 #include "cryptd/cryptd.h"
 #include "cryptd/prom.h"
 #include "cryptd/system.h"
@@ -147,6 +148,67 @@ grow_file(const char *path, off_t size)
 {
 	ck_assert_int_eq(truncate(path, size), 0);
 }
+
+static char grow_to[600];
+
+/* On the KDF worker: the device grows while the passphrase is derived. */
+static void
+grow_during_kdf(void)
+{
+	if (grow_to[0])
+		grow_file(grow_to, LUKS2_DATA_OFFSET + (12 << 20));
+}
+
+/*
+ * The device's size is read again after the KDF (it may change while the
+ * key is derived), and a table cryptd did not make (options it would
+ * drop) is not reloaded.
+ */
+START_TEST(resize_reads_the_size_after_the_kdf)
+{
+	char q[600], uuid[160], params[700];
+
+	format("pw");
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"g\","
+	    "\"passphrase\":\"pw\"}", dev), 0);
+	grow_file(dev, LUKS2_DATA_OFFSET + (8 << 20));
+	snprintf(grow_to, sizeof(grow_to), "%s", dev);
+	kdf_job_set_hook(grow_during_kdf);
+	snprintf(q, sizeof(q), "{\"device\":\"%s\",\"name\":\"g\",\"passphrase\":\"pw\"}", dev);
+	json_object_put(result("crypt.resize", q));
+	kdf_job_set_hook(NULL);
+	grow_to[0] = '\0';
+	ck_assert_uint_eq(map_sectors("g"), (12 << 20) / 512);
+	/* The same mapping with an option cryptd never sets: left alone. */
+	ck_assert_int_eq(sys->map_uuid("g", uuid, sizeof(uuid)), 0);
+	ck_assert_int_eq(sys->map_table("g", params, sizeof(params)), 0);
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"g\"}"), 0);
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"h\","
+	    "\"passphrase\":\"pw\"}", dev), 0);
+	ck_assert_int_eq(sys->map_table("h", params, sizeof(params)), 0);
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"h\"}"), 0);
+	fake_now += 100;
+	{
+		char *p2 = strstr(params, " crypt ") + 7, opt[760];
+		long id;
+		struct secret *k = secret_new(64);
+
+		k->len = 64;
+		snprintf(uuid, sizeof(uuid), "%s", strstr(params, "CRYPT-"));
+		uuid[strcspn(uuid, " ")] = '\0';
+		ck_assert_int_eq(sys->key_add(uuid, k, &id), 0);
+		snprintf(opt, sizeof(opt), "%.*s 2 allow_discards sector_size:4096",
+		    (int)(strstr(p2, " 1 sector_size") - p2), p2);
+		ck_assert_int_eq(sys->map_create("h", uuid, (8 << 20) / 512, opt), 0);
+		sys->key_unlink(id);
+		secret_free(k);
+	}
+	grow_file(dev, LUKS2_DATA_OFFSET + (16 << 20));
+	ck_assert_int_eq(code("crypt.resize", "{\"device\":\"%s\",\"name\":\"h\","
+	    "\"passphrase\":\"pw\"}", dev), NAS_ERR_NOT_FOUND);
+	ck_assert_uint_eq(map_sectors("h"), (8 << 20) / 512);
+}
+END_TEST
 
 /*
  * crypt.resize: the open mapping grows to the device's size with the
@@ -623,6 +685,7 @@ cryptd_suite(void)
 	tcase_add_test(tc, benchmark);
 	tcase_add_test(tc, metrics_file);
 	tcase_add_test(tc, resize_grows_its_own_mapping);
+	tcase_add_test(tc, resize_reads_the_size_after_the_kdf);
 	suite_add_tcase(s, tc);
 	return s;
 }
