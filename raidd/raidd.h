@@ -62,5 +62,7 @@ void	 dfd_abandon(struct dfd *);
 
 /* wipe.c */
 int	 wipe_disk(const struct disk *, char *err, size_t errlen);
+/* Through f (open on the disk scanned as s, proven by the caller); closes f. */
+int	 wipe_fd(struct dfd *, const struct sys_disk *, char *err, size_t errlen);
 
 #endif

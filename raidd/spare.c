@@ -369,11 +369,44 @@ find_listed(const struct volume *v, const char *spec, const struct disk **dp)
 	return -1;
 }
 
+/*
+ * Spare uuid of the volume whose labels were l, erased: proven through
+ * the one descriptor the zeros go through (its spare label read by it:
+ * this volume's, this spare, this serial and size), not by name, since
+ * writing the volume's labels first can take seconds and a disk swapped
+ * into the name meanwhile must not be erased.
+ */
+static int
+erase_spare(const struct label *l, const struct disk *d, const uint8_t uuid[16], char *err,
+    size_t errlen)
+{
+	static uint8_t s[LABEL_SLOT_SIZE];
+	struct spare_label sl;
+	struct dfd f;
+	int ok = 0;
+
+	if (dfd_open(&f, &d->sys, err, errlen) == -1)
+		return -1;
+	for (int k = 0; k < 2 && !ok; k++)
+		ok = dfd_read(&f, k ? LABEL_SLOT1 : LABEL_SLOT0, s, sizeof(s)) == 0 &&
+		    spare_label_decode(s, sizeof(s), &sl, err, errlen) == 0 &&
+		    memcmp(sl.volume_uuid, l->volume_uuid, 16) == 0 &&
+		    memcmp(sl.uuid, uuid, 16) == 0 && sl.size == d->sys.size &&
+		    strncmp(sl.serial, d->sys.serial, LABEL_SERIAL_MAX - 1) == 0;
+	if (!ok) {
+		dfd_abandon(&f);
+		return plan_err(err, errlen, "%s does not carry this spare's label now: not "
+		    "erased", d->sys.name);
+	}
+	return wipe_fd(&f, &d->sys, err, errlen);
+}
+
 int
 spare_remove(struct volume *v, const char *spec, int *code, char *err, size_t errlen)
 {
 	struct label was = v->label;
 	const struct disk *d;
+	uint8_t uuid[16];
 	int i;
 
 	if (usable(v, code, err, errlen) == -1)
@@ -382,8 +415,9 @@ spare_remove(struct volume *v, const char *spec, int *code, char *err, size_t er
 		*code = NAS_ERR_NOT_FOUND;
 		return plan_err(err, errlen, "%s is no spare of volume %s", spec, v->name);
 	}
-	/* The table found it; only the disk read now proves it before the erase. */
-	if (d && spare_proven(v, d->sys.name, v->label.spare[i].uuid, err, errlen) == -1) {
+	memcpy(uuid, v->label.spare[i].uuid, 16);
+	/* Nothing but this spare's label on it now (the table may be late)... */
+	if (d && spare_proven(v, d->sys.name, uuid, err, errlen) == -1) {
 		log_warnx("volume %s: %s: not erased", v->name, err);
 		d = NULL;
 	}
@@ -393,7 +427,8 @@ spare_remove(struct volume *v, const char *spec, int *code, char *err, size_t er
 	if (label_change(v, ~0U, &was, err, errlen) == -1)
 		return -1;
 	log_info("volume %s: spare %s removed", v->name, spec);
-	if (d && wipe_disk(d, err, errlen) == -1)
+	/* ... and still, through the descriptor the zeros go through. */
+	if (d && erase_spare(&was, d, uuid, err, errlen) == -1)
 		log_warnx("volume %s: %s: the spare label stays, listed by no volume", v->name, err);
 	disk_refresh(1);
 	return 0;

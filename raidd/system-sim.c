@@ -257,6 +257,11 @@ new_dev(enum dev_kind k, const char *name)
 	memcpy(d->name, copy, sizeof(d->name));
 	d->major = k == DEV_MD ? 9 : k == DEV_DM ? 253 : 8;
 	d->minor = ++next_minor;
+	/* sd's index is the lowest free one: a disk inserted where another
+	   was pulled takes its name and its device number (sdc is 8:32). */
+	if (k == DEV_DISK && strncmp(copy, "sd", 2) == 0 && copy[2] >= 'a' &&
+	    copy[2] <= 'z' && copy[3] == '\0')
+		d->minor = 1000 + (unsigned)(copy[2] - 'a') * 16;
 	d->gen = ++next_gen;
 	return d;
 }

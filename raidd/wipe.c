@@ -32,33 +32,43 @@ zero(const struct dfd *f, uint64_t off, uint64_t len)
 int
 wipe_disk(const struct disk *d, char *err, size_t errlen)
 {
-	const struct sys_disk *s = &d->sys;
-	uint64_t tail = s->size > WIPE_TAIL ? s->size - WIPE_TAIL : 0;
 	struct dfd f;
 
-	if (dfd_open(&f, s, err, errlen) == -1)
+	if (dfd_open(&f, &d->sys, err, errlen) == -1)
 		return -1;
+	return wipe_fd(&f, &d->sys, err, errlen);
+}
+
+/*
+ * Through f, open on s (its proof read through f by the caller); f is
+ * closed (synced) or abandoned.
+ */
+int
+wipe_fd(struct dfd *f, const struct sys_disk *s, char *err, size_t errlen)
+{
+	uint64_t tail = s->size > WIPE_TAIL ? s->size - WIPE_TAIL : 0;
+
 	for (int i = 0; i < s->nsigs; i++) {
 		uint64_t at = s->sig[i].offset & ~(WIPE_ALIGN - 1);
 
 		/* A signature near a partition's end: md 0.90/1.0 sit there. */
 		at = at >= WIPE_HEAD / 2 ? at - WIPE_HEAD / 2 : 0;
-		if (zero(&f, at, WIPE_HEAD) == -1)
+		if (zero(f, at, WIPE_HEAD) == -1)
 			goto fail;
 	}
-	if (zero(&f, 0, WIPE_HEAD) == -1 || zero(&f, tail, WIPE_TAIL) == -1)
+	if (zero(f, 0, WIPE_HEAD) == -1 || zero(f, tail, WIPE_TAIL) == -1)
 		goto fail;
-	if (dfd_recheck(&f, err, errlen) == -1)
+	if (dfd_recheck(f, err, errlen) == -1)
 		log_warnx("%s", err);
-	else if (sys->reread_parts(s->name, f.fd) == -1)
+	else if (sys->reread_parts(s->name, f->fd) == -1)
 		log_warnx("%s: the kernel kept its old partitions until the next boot",
 		    s->name);
-	if (dfd_close(&f, err, errlen) == -1)
+	if (dfd_close(f, err, errlen) == -1)
 		return -1;
 	log_info("%s: wiped", s->name);
 	return 0;
 fail:
 	snprintf(err, errlen, "%s: writing zeros failed: %s", s->name, strerror(errno));
-	dfd_abandon(&f);
+	dfd_abandon(f);
 	return -1;
 }

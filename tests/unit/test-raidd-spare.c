@@ -409,6 +409,49 @@ START_TEST(spare_remove_erases_only_a_proven_disk)
 }
 END_TEST
 
+/* As the volume's labels stop listing the spare: another disk in its place. */
+static void
+swap_spare_after_labels(void)
+{
+	static const uint8_t ext4[2] = { 0x53, 0xef };
+	struct volume *v = volume_find("r");
+	int written = 0;
+
+	/* Before the last member's label write: the swap is done when the
+	   spare's erase opens its disk, right after it. */
+	for (int m = 0; m < v->label.ndisks; m++)
+		written += v->mlabel[m].generation == v->label.generation;
+	if (v->label.nspares != 0 || written < v->label.ndisks - 1) {
+		sim_before_step(swap_spare_after_labels);
+		return;
+	}
+	/* Same name, same device number (sd reuses its index), same size. */
+	sim_remove_disk("sdc");
+	sim_add_disk("sdc", 4 * GIB, "S9", "/sys/devices/sim/host0/target0:0:2/0:0:2:0");
+	ck_assert_int_eq(sys->write_at("sdc", 1080, ext4, 2), 0);
+}
+
+/*
+ * spare_remove writes the volume's labels before it erases the spare,
+ * which can take seconds: a disk swapped into the spare's name meanwhile
+ * (same device number and size) is not erased; the proof is read
+ * through the descriptor the zeros go through.
+ */
+START_TEST(spare_remove_erases_not_a_disk_swapped_in)
+{
+	static const uint8_t ext4[2] = { 0x53, 0xef };
+	struct volume *v = raid1_with_spare();
+	uint8_t got[2];
+
+	sim_before_step(swap_spare_after_labels);
+	ck_assert_int_eq(spare_call("volume.spare_remove", "r", "bay3", 0), 0);
+	sim_before_step(NULL);
+	ck_assert_int_eq(v->label.nspares, 0);
+	ck_assert_int_eq(sys->read_at("sdc", 1080, got, 2), 0);
+	ck_assert_mem_eq(got, ext4, 2);
+}
+END_TEST
+
 static Suite *
 spare_suite(void)
 {
@@ -429,6 +472,7 @@ spare_suite(void)
 	tcase_add_test(tc, label_keeps_spares);
 	tcase_add_test(tc, listing_reads_no_spare);
 	tcase_add_test(tc, spare_remove_erases_only_a_proven_disk);
+	tcase_add_test(tc, spare_remove_erases_not_a_disk_swapped_in);
 	suite_add_tcase(s, tc);
 	return s;
 }
