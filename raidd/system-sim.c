@@ -1051,7 +1051,8 @@ assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events,
 		   serves a re-add once the array runs); one behind takes the role
 		   the freshest gives it (faulty for one md failed), whatever the
 		   caller asked. */
-		role = sb[i].dev_roles[sb[i].dev_number];
+		role = sb[i].dev_number < sb[i].max_dev ? sb[i].dev_roles[sb[i].dev_number] :
+		    MDSB_ROLE_SPARE;
 		if (role < MDSB_ROLE_FAULTY && sb[i].events + 1 < fresh->events)
 			continue;
 		if (sb[i].events < fresh->events)
