@@ -737,7 +737,10 @@ start_tier(struct volume *v, int t, char *err, size_t errlen)
 	for (int r = 0; r < lt->nmembers; r++) {
 		int m = lt->member[r];
 
-		if (v->disk[m][0] == '\0' || sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start,
+		/* A member md failed for errors stays out (mark_failed): it is known
+		   bad whatever its superblock says; volume.clear or a repair handles it. */
+		if (v->disk[m][0] == '\0' || (v->label.failed & (1U << m)) ||
+		    sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start,
 		    md.member[md.nmembers].dev, sizeof(md.member[0].dev)) == -1) {
 			lacking++;
 			continue;

@@ -41,27 +41,56 @@ volume_read_only(const struct volume *v)
 }
 
 /*
+ * The members md would run in a role: as md's analyze_sbs, the freshest
+ * superblock decides. A member more than one event behind it is kicked
+ * (super_1_validate), and one a single event behind takes the role the
+ * freshest gives it: faulty for one md failed before the stop. What
+ * raidd passed is not what md runs.
+ */
+static int
+roles_active(const struct sys_md *md, const struct mdsb *fresh, const struct mdsb *sb,
+    const int *ok)
+{
+	int held[MDSB_MAX_DEV] = { 0 }, n = 0;
+
+	for (int i = 0; i < md->nmembers; i++) {
+		uint16_t role;
+
+		if (!ok[i] || sb[i].events + 1 < fresh->events || sb[i].dev_number >= fresh->max_dev)
+			continue;
+		role = fresh->dev_roles[sb[i].dev_number];
+		if (role < fresh->raid_disks && role < MDSB_MAX_DEV && !held[role]) {
+			held[role] = 1;
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
  * Whether md's refusal was for dirty and degraded: a RAID 5 tier whose
- * freshest member superblock says the array was not in sync (md's own
- * view: the freshest decides) and that lacks a member.
+ * freshest member superblock says the array was not in sync and that
+ * md would run lacking a member.
  */
 static int
 refused_dirty(const struct volume *v, int t, const struct sys_md *md)
 {
-	static struct mdsb sb, fresh;
-	int found = 0;
+	static struct mdsb sb[SYS_MAX_MEMBERS];
+	int ok[SYS_MAX_MEMBERS] = { 0 }, fresh = -1;
 
-	if (v->label.tier[t].kind != TIER_RAID5 || md->nmembers >= md->raid_disks)
+	if (v->label.tier[t].kind != TIER_RAID5)
 		return 0;
-	for (int i = 0; i < md->nmembers; i++) {
-		if (member_read_sb(md->member[i].dev, &sb) == -1 ||
-		    memcmp(sb.set_uuid, v->label.tier[t].array_uuid, 16) != 0)
+	for (int i = 0; i < md->nmembers && i < SYS_MAX_MEMBERS; i++) {
+		if (member_read_sb(md->member[i].dev, &sb[i]) == -1 ||
+		    memcmp(sb[i].set_uuid, v->label.tier[t].array_uuid, 16) != 0)
 			continue;
-		if (!found || sb.events > fresh.events)
-			fresh = sb;
-		found = 1;
+		ok[i] = 1;
+		if (fresh == -1 || sb[i].events > sb[fresh].events)
+			fresh = i;
 	}
-	return found && fresh.resync_offset != MDSB_RESYNC_CLEAN;
+	if (fresh == -1 || sb[fresh].resync_offset == MDSB_RESYNC_CLEAN)
+		return 0;
+	return roles_active(md, &sb[fresh], sb, ok) < (int)sb[fresh].raid_disks;
 }
 
 /*

@@ -886,21 +886,6 @@ sb_write(struct dev *m, const struct mdsb *sb)
 		dev_io(m, SB_AT, NULL, buf, sizeof(buf));
 }
 
-/* The bitmap's events_cleared of a member, or 0 when it has no bitmap. */
-static uint64_t
-events_cleared(struct dev *m, const struct mdsb *sb)
-{
-	uint8_t buf[MDSB_BITMAP_SB];
-	struct mdsb_bitmap b;
-	char err[MDSB_ERRLEN];
-
-	if (sb->bitmap_offset <= 0 || dev_io(m, SB_AT + (uint64_t)sb->bitmap_offset * 512, buf,
-	    NULL, sizeof(buf)) == -1 || mdsb_bitmap_decode(buf, sizeof(buf), &b, err,
-	    sizeof(err)) == -1)
-		return UINT64_MAX;
-	return b.events_cleared;
-}
-
 /*
  * As md does on every change of membership: each working member's
  * superblock gets the new event count and the roles as they are now,
@@ -1066,15 +1051,21 @@ assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events,
 
 		if (!ok[i] || sb[i].dev_number >= fresh->max_dev)
 			continue;
-		/* The role is the superblocks', whatever the caller asked. */
-		role = fresh->dev_roles[sb[i].dev_number];
+		/* super_1_validate: a member in a role by its own superblock more
+		   than one event behind the freshest is kicked (the bitmap only
+		   serves a re-add once the array runs); one behind takes the role
+		   the freshest gives it (faulty for one md failed), whatever the
+		   caller asked. */
+		role = sb[i].dev_number < sb[i].max_dev ? sb[i].dev_roles[sb[i].dev_number] :
+		    MDSB_ROLE_SPARE;
+		if (role < MDSB_ROLE_FAULTY && sb[i].events + 1 < fresh->events)
+			continue;
+		if (sb[i].events < fresh->events)
+			role = fresh->dev_roles[sb[i].dev_number];
 		if (role == MDSB_ROLE_FAULTY)
 			continue;
 		/* md: a device smaller than the array's component is refused. */
 		if (sb[i].data_offset + fresh->size > m->size / 512)
-			continue;
-		if (role != MDSB_ROLE_SPARE && sb[i].events < fresh->events &&
-		    sb[i].events < events_cleared(m, fresh))
 			continue;
 		/* A member md was rebuilding resumes where its superblock says. */
 		recovery[out->nmembers] = role != MDSB_ROLE_SPARE &&

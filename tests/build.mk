@@ -133,7 +133,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # against mdadm --create's (tests/system/long/, 2-4 min); a power cut in
 # the middle of volume.add_disk's RAID 5 reshape (raidd-add-disk-powercut) and of a RAID 1's
 # reshape after md took it over as RAID 5 (raidd-add-level-powercut); a dirty degraded
-# RAID 5 across a power cut (tests/system/long/raidd-dirty-degraded, ~4 min); RAID 10 and SHR
+# RAID 5 across a power cut (tests/system/long/raidd-dirty-degraded, ~4 min), an encrypted one
+# whose member md failed for errors (raidd-dirty-failed-crypt, ~2 min); RAID 10 and SHR
 # members pulled under a write and rebuilt (raidd-pull-rebuild-levels, ~4 min); a power cut in an
 # SHR grow once it has added a new tier's partition (raidd-shr-grow-powercut, ~2 min).
 SOAK_CLIENTS ?= 64
@@ -163,6 +164,8 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 		$(O)/raidd-add-level-powercut || rc=1; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 96M --timeout 420 \
 		$(SRC)/tests/system/long/raidd-dirty-degraded || rc=1; \
+	$(RUN_SCENARIO) --bays 4 --disk-size 96M --timeout 360 \
+		$(SRC)/tests/system/long/raidd-dirty-failed-crypt || rc=1; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 96M,96M,128M,128M --timeout 600 \
 		$(SRC)/tests/system/long/raidd-pull-rebuild-levels || rc=1; \
 	cp $(SRC)/tests/system/scenarios/raidd-shr-grow $(O)/raidd-shr-grow-powercut; \

@@ -396,6 +396,16 @@ class VNAS:
             {"driver": "raw", "node-name": bay.node, "file": bay.node + "-err"}])
         bay.error = True
 
+    def disk_heal(self, arg):
+        """From the next boot the bay's disk answers again (a fault a power
+        cycle clears): it is attached without its blkdebug node. Live, the
+        raw node cannot leave it: blockdev-reopen flushes first, and the
+        flush fails."""
+        bay = self.bay(arg)
+        if not bay.present:
+            raise QMPError("bay %d is empty" % bay.index)
+        bay.error = False
+
     def set_link(self, arg, up):
         port = str(arg)
         for prefix in ("port", "lan"):

@@ -4,7 +4,8 @@
  * start_dirty_degraded: raidd starts it read-only, says dirty-degraded
  * with a reason, refuses to rebuild from it, and volume.start with force
  * makes it writable. A clean degraded array and a dirty RAID 1 start as
- * before.
+ * before. The commonest case: md failed a member for errors while its
+ * disk stayed (labelled failed), then the cut (Decision 116).
  */
 #include <errno.h>
 #include <check.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "raidd/crypt.h"
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
 #include "tests/unit/raidd-util.h"
@@ -24,9 +26,11 @@ static void
 setup(void)
 {
 	raidd_sim_setup(4 * GIB, "DRT", 0);
+	crypt_sim_reset();
 	srv = rpc_server_new("raidd", "test");
 	rpc_server_add_methods(srv, disk_methods);
 	rpc_server_add_methods(srv, volume_methods);
+	rpc_server_add_methods(srv, crypt_methods);
 }
 
 static void
@@ -208,6 +212,163 @@ START_TEST(dirty_degraded_raid10_starts_writable)
 }
 END_TEST
 
+/*
+ * md fails the member of bay (sdX) in md_d_t1 for I/O errors while its
+ * disk stays (raidd marks it failed in the labels), the volume is
+ * written, then the power goes: the most common dirty degraded start.
+ * md's freshest superblock calls that member faulty, so md runs the
+ * array without it whatever raidd passes, and refuses it dirty and
+ * degraded.
+ */
+static struct volume *
+cut_after_member_failed(struct volume *v, const char *disk, int m)
+{
+	char dev[SYS_NAME_MAX];
+
+	raidd_fill("d", 1);
+	ck_assert_int_eq(sys->part_dev(disk, v->mlabel[m].tier[0].start, dev, sizeof(dev)), 0);
+	sim_fail_member("md_d_t1", dev);
+	raidd_uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_int_eq(v->label.failed, 1U << m);
+	raidd_fill_busy("d", 2);
+	ck_assert_int_eq(sim_md_dirty("md_d_t1"), 1);
+	raidd_reboot();
+	v = volume_find("d");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->label.failed, 1U << m);	/* still out */
+	return v;
+}
+
+START_TEST(failed_member_raid5_starts_read_only)
+{
+	struct volume *v = raidd_create(srv, "d", "raid5", "\"bay1\",\"bay2\",\"bay3\",\"bay4\"");
+
+	v = cut_after_member_failed(v, "sdb", 1);
+	check_dirty_degraded(v);
+	start_with_force(v);
+	ck_assert_int_eq(v->label.failed, 1U << 1);
+}
+END_TEST
+
+/*
+ * A member pulled, the array written, the power cut, the disk back
+ * before the boot: md kicks a member more than one event behind the
+ * freshest at assembly (super_1_validate; the bitmap serves only a
+ * re-add once the array runs), so the array is dirty and degraded
+ * although raidd passed every member.
+ */
+START_TEST(stale_member_back_while_off_starts_read_only)
+{
+	struct volume *v = raidd_create(srv, "d", "raid5", "\"bay1\",\"bay2\",\"bay3\",\"bay4\"");
+
+	raidd_fill("d", 1);
+	sim_pull_disk("sdb");
+	raidd_uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	raidd_fill("d", 3);
+	raidd_fill_busy("d", 2);
+	ck_assert_int_eq(sim_md_dirty("md_d_t1"), 1);
+	sim_power_cut();
+	sim_push_disk("sdb");
+	raidd_reboot();
+	v = volume_find("d");
+	check_dirty_degraded(v);
+	/* Its disk is here: it rejoins (through the bitmap) once the array is writable. */
+	json_object_put(call_expect("volume.start", "{\"name\":\"d\"}", NAS_ERR_REFUSED));
+	json_object_put(call_expect("volume.start", "{\"name\":\"d\",\"force\":true}", 0));
+	ck_assert(!volume_read_only(v));
+	raidd_uevent();
+	ck_assert(v->state == VOL_REBUILDING || v->state == VOL_CLEAN);
+	raidd_fill_busy("d", 4);
+	raidd_check_fill("d", 4);
+}
+END_TEST
+
+/* SHR on 4, 4, 8 and 8 GiB: a RAID 5 tier over all four, a mirror over the big two. */
+static void
+big_bays_3_4(void)
+{
+	sim_remove_disk("sdc");
+	sim_remove_disk("sdd");
+	sim_add_disk("sdc", 8 * GIB, "DRT3", "/sys/devices/sim/host0/target0:0:3/0:0:3:0");
+	sim_add_disk("sdd", 8 * GIB, "DRT4", "/sys/devices/sim/host0/target0:0:4/0:0:4:0");
+	disk_refresh(0);
+}
+
+/*
+ * The failed member's disk is in both tiers: it stays out of both, the
+ * RAID 5 tier is dirty and degraded (read-only), the mirror runs
+ * degraded and writable; force makes the volume writable.
+ */
+START_TEST(failed_member_shr_tiers_start_read_only)
+{
+	struct volume *v;
+
+	big_bays_3_4();
+	v = raidd_create(srv, "d", "shr", "\"bay1\",\"bay2\",\"bay3\",\"bay4\"");
+	ck_assert_int_eq(v->label.ntiers, 2);
+	v = cut_after_member_failed(v, "sdc", 2);
+	check_dirty_degraded(v);
+	ck_assert_int_eq(sys->write_at("md_d_t2", 1 << 20, "x", 1), 0);
+	start_with_force(v);
+}
+END_TEST
+
+static enum job_state
+run_job(struct json_object *a)
+{
+	struct json_object *r, *id;
+	struct job *j;
+
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "job", &id);
+	j = job_find((unsigned)json_object_get_int(id));
+	json_object_put(a);
+	ck_assert_ptr_nonnull(j);
+	for (int i = 0; i < 1000 && job_state(j) == JOB_RUNNING; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	return job_state(j);
+}
+
+/*
+ * Encrypted: after the cut the volume is assembled read-only and
+ * locked (dirty-degraded, the way forward said); unlocked, it is
+ * mounted read-only; force makes it writable.
+ */
+START_TEST(failed_member_encrypted_starts_read_only_locked)
+{
+	struct json_object *o;
+	struct volume *v;
+	const char *s;
+
+	ck_assert_int_eq(run_job(unit_call(srv, &root, "volume.create", "{\"name\":\"d\","
+	    "\"level\":\"raid5\",\"disks\":[\"bay1\",\"bay2\",\"bay3\",\"bay4\"],"
+	    "\"encrypt\":true,\"passphrase\":\"pw\"}")), JOB_DONE);
+	volume_check_states();
+	v = cut_after_member_failed(volume_find("d"), "sdb", 1);
+	ck_assert_int_eq(v->state, VOL_DIRTY_DEGRADED);
+	ck_assert(v->assembled);
+	ck_assert(volume_read_only(v));
+	ck_assert(crypt_locked(v));
+	ck_assert_int_eq(sim_mount_count(), 0);
+	raidd_check_fill("d", 2);
+	o = volume_describe(v);
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	ck_assert_ptr_nonnull(strstr(s, "\"state\":\"dirty-degraded\""));
+	ck_assert_ptr_nonnull(strstr(s, "\"locked\":true"));
+	ck_assert_ptr_nonnull(strstr(s, "volume.start with force"));
+	json_object_put(o);
+	ck_assert_int_eq(run_job(unit_call(srv, &root, "volume.unlock",
+	    "{\"name\":\"d\",\"passphrase\":\"pw\"}")), JOB_DONE);
+	ck_assert(!crypt_locked(v));
+	ck_assert(volume_read_only(v));
+	ck_assert_int_eq(sim_mount_count(), 1);
+	start_with_force(v);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -221,6 +382,10 @@ suite(void)
 	tcase_add_test(tc, dirty_degraded_shr_starts_read_only);
 	tcase_add_test(tc, clean_degraded_raid5_starts_writable);
 	tcase_add_test(tc, dirty_degraded_raid10_starts_writable);
+	tcase_add_test(tc, failed_member_raid5_starts_read_only);
+	tcase_add_test(tc, stale_member_back_while_off_starts_read_only);
+	tcase_add_test(tc, failed_member_shr_tiers_start_read_only);
+	tcase_add_test(tc, failed_member_encrypted_starts_read_only_locked);
 	suite_add_tcase(s, tc);
 	return s;
 }
