@@ -8,7 +8,7 @@ src=$1 out=$2 img=$3 board=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for v in prod test; do
-	python3 "$src/tests/system/run-scenario" --variant "$v" --image-dir "$img" \
+	python3 "$src/tests/system/run-scenario" --board "$board" --variant "$v" --image-dir "$img" \
 		--log-dir "$out/system-logs" --disk-size 256M \
 		"$src/tests/system/tools/bench-board" >"$tmp/$v.out" 2>"$tmp/$v.err" || {
 		cat "$tmp/$v.out" "$tmp/$v.err" >&2
