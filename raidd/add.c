@@ -660,8 +660,9 @@ add_failed(struct add *a, const char *why)
 
 	v->job = NULL;
 	if (v->label.intent.op == LABEL_OP_ADDING)
-		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped (%.150s): "
-		    "volume.add_disk or the next start carries it on", why);
+		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped (%.150s): %s",
+		    why, crypt_locked(v) ? "volume.unlock carries it on" :
+		    "volume.add_disk or the next start carries it on");
 	log_warnx("volume %s: add_disk: %s while %s", v->name, why, as_names[a->step]);
 	volume_refresh_state(v);
 	job_fail(a->job, NAS_ERR_FAILED, "%s while %s", why, as_names[a->step]);

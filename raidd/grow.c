@@ -736,8 +736,9 @@ grow_failed(struct grow *g, const char *why)
 
 	v->job = NULL;
 	if (v->label.intent.op == LABEL_OP_EXPANDING)
-		snprintf(v->problem, sizeof(v->problem), "growing stopped (%.150s): "
-		    "volume.grow or the next start carries it on", why);
+		snprintf(v->problem, sizeof(v->problem), "growing stopped (%.150s): %s", why,
+		    crypt_locked(v) ? "volume.unlock carries it on" :
+		    "volume.grow or the next start carries it on");
 	log_warnx("volume %s: grow: %s while %s", v->name, why, gs_names[g->step]);
 	volume_refresh_state(v);
 	job_fail(g->job, NAS_ERR_FAILED, "%s while %s", why, gs_names[g->step]);

@@ -451,6 +451,9 @@ START_TEST(power_cut_during_encrypted_grow)
 	v = volume_find("g");
 	ck_assert_ptr_nonnull(v);
 	assert_shown("g", 1);
+	/* Stopped where the mapping is needed; the problem says what goes on. */
+	if (v->label.intent.op == LABEL_OP_EXPANDING)
+		ck_assert_msg(strstr(v->problem, "volume.unlock carries it on"), "%s", v->problem);
 	ck_assert_int_eq(run_job(unlock("g", PASS)), JOB_DONE);
 	run_all("g");
 	if (v->label.intent.op == LABEL_OP_NONE && v->label.size == was) {
@@ -667,6 +670,27 @@ START_TEST(auto_unlock_from_a_key_file)
 END_TEST
 
 /* Readable by others, or in a directory others may write: never handed to cryptd. */
+/* volume.grow with a key file instead of the passphrase: cryptd reads it. */
+START_TEST(grow_with_a_key_file)
+{
+	char *dir = unit_tmpdir(), *path, p[512];
+
+	make_grown_disks();
+	path = key_file(dir, "not it", 0600);
+	snprintf(p, sizeof(p), "{\"name\":\"g\",\"keyfile\":\"%s\"}", path);
+	ck_assert_int_eq(run_job(job_of(call("volume.grow", p))), JOB_FAILED);
+	ck_assert_int_eq(volume_find("g")->label.intent.op, LABEL_OP_NONE);
+	free(path);
+	path = key_file(dir, PASS, 0600);
+	ck_assert_int_eq(run_job(job_of(call("volume.grow", p))), JOB_DONE);
+	check_grown("g", volume_find("g")->label.size);
+	ck_assert_int_eq(code_of("volume.grow", "{\"name\":\"g\",\"keyfile\":\"rel\"}"),
+	    RPC_INVALID_PARAMS);
+	free(path);
+	unit_rmtree(dir);
+}
+END_TEST
+
 START_TEST(auto_unlock_refuses_a_key_file_others_can_reach)
 {
 	char *dir = unit_tmpdir(), *path;
@@ -837,6 +861,7 @@ crypt_suite(void)
 	tcase_add_test(tc, create_rolled_back_when_cryptd_refuses);
 	tcase_add_test(tc, name_of_another_volume_is_not_a_mapping);
 	tcase_add_test(tc, auto_unlock_from_a_key_file);
+	tcase_add_test(tc, grow_with_a_key_file);
 	tcase_add_test(tc, auto_unlock_refuses_a_key_file_others_can_reach);
 	tcase_add_test(tc, auto_unlock_never_opens_what_it_refuses);
 	tcase_add_test(tc, auto_unlock_refuses_a_directory_others_could_swap);
