@@ -688,6 +688,7 @@ START_TEST(grow_with_a_key_file)
 	    RPC_INVALID_PARAMS);
 	free(path);
 	unit_rmtree(dir);
+	free(dir);
 }
 END_TEST
 
