@@ -74,8 +74,12 @@ static const struct arg volume_start_args[] = {
 	END_ARGS
 };
 
+/* An encrypted volume's passphrase: asked by run_volume_grow when volume.show says so. */
+#define GROW_PASS_ARG { "--passphrase-file", "passphrase", ARG_STRING, ARG_SECRET, "FILE" }
+
 static const struct arg volume_grow_args[] = {
 	{ "NAME", "name", ARG_STRING, 0, NULL },
+	GROW_PASS_ARG,
 	{ "--no-wait", "no_wait", ARG_BOOL, ARG_LOCAL, NULL },
 	END_ARGS
 };
@@ -107,6 +111,7 @@ static const struct arg volume_add_disk_args[] = {
 	{ "--disk", "disk", ARG_STRING, ARG_REQUIRED, "D" },
 	{ "--level", "level", ARG_STRING, 0, "L" },
 	{ "--force", "force", ARG_BOOL, 0, NULL },
+	GROW_PASS_ARG,
 	{ "--no-wait", "no_wait", ARG_BOOL, ARG_LOCAL, NULL },
 	END_ARGS
 };
@@ -543,11 +548,13 @@ const struct command nasctl_commands[] = {
 	  "check a volume's copies with md (--repair rewrites what differs, --stop stops "
 	  "and keeps the place); prints the job id, or follows it with --wait" },
 	{ "volume", "grow", R, "volume.grow", volume_grow_args, NULL, NULL,
-	  run_started_job, "take the room of bigger disks and wait for the job" },
+	  run_volume_grow, "take the room of bigger disks and wait for the job (an "
+	  "encrypted volume: asks its passphrase)" },
 	{ "volume", "repair", R, "volume.repair", volume_repair_args, NULL, NULL,
 	  run_started_job, "rebuild the missing or failed member on disk D and wait" },
 	{ "volume", "add-disk", R, "volume.add_disk", volume_add_disk_args, NULL, NULL,
-	  run_started_job, "disk D joins the volume (raid5: md reshapes onto it) and wait" },
+	  run_volume_grow, "disk D joins the volume (raid5: md reshapes onto it) and wait "
+	  "(an encrypted volume: asks its passphrase)" },
 	{ "volume", "spare", R, "volume.spare_add", volume_spare_args, NULL, NULL, run_spare,
 	  "add or remove a hot spare of volume NAME: spare add|remove NAME --disk D" },
 	{ "job", "list", NULL, "job.list", job_list_args, NULL, NULL, run_job_list,

@@ -320,3 +320,37 @@ out:
 	rpc_client_close(c);
 	return rc;
 }
+
+/*
+ * volume grow, volume add-disk: an encrypted volume grows only with its
+ * passphrase (Decision 115), read as volume unlock reads it (the file
+ * --passphrase-file names, else the terminal without echo, else a line
+ * of standard input), and only when volume.show says it is encrypted.
+ */
+int
+run_volume_grow(struct ctx *x, const struct command *cmd, struct json_object *params,
+    struct json_object *local)
+{
+	struct json_object *p, *r = NULL, *enc;
+	char why[256];
+	int rc, encrypted;
+
+	if (x->secrets != NULL && x->secrets->n == 0) {
+		p = json_object_new_object();
+		json_object_object_add(p, "name", json_object_get(json_path(params, "name")));
+		if ((rc = call_once(x, cmd->daemon, "volume.show", p, &r)) != EXIT_OK) {
+			json_object_put(params);
+			return rc;
+		}
+		encrypted = json_object_object_get_ex(r, "encrypted", &enc) &&
+		    json_object_get_boolean(enc);
+		json_object_put(r);
+		if (encrypted && secrets_read(x->secrets, x->in, "passphrase", 0, NULL, why,
+		    sizeof(why)) == -1) {
+			fprintf(x->err, "nasctl: %s\n", why);
+			json_object_put(params);
+			return EXIT_USAGE;
+		}
+	}
+	return run_started_job(x, cmd, params, local);
+}

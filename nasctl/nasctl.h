@@ -230,6 +230,8 @@ int	run_spare(struct ctx *, const struct command *, struct json_object *,
 	    struct json_object *);
 int	run_scrub(struct ctx *, const struct command *, struct json_object *,
 	    struct json_object *);
+int	run_volume_grow(struct ctx *, const struct command *, struct json_object *,
+	    struct json_object *);
 int	run_started_job(struct ctx *, const struct command *, struct json_object *,
 	    struct json_object *);
 int	job_id_of(struct json_object *result);

@@ -17,6 +17,9 @@
  * array's, repaired like any); otherwise it is rolled back, the new
  * disk forgotten.  Only once md has finished do the labels take the
  * bigger size, the map and the filesystem grow, and the intent clear.
+ * An encrypted volume's crypt mapping grows between the map and the
+ * filesystem, with the passphrase the call gave (Decision 115; grow.c's
+ * volume_fs_grow).
  */
 #include <sys/random.h>
 
@@ -57,6 +60,8 @@ struct add {
 	char		 serial[64];
 	uint64_t	 size;
 	uint64_t	 was_size;
+	struct crypt_key key;		/* an encrypted volume's, until its mapping grew */
+	int		 proven;	/* the key opened the mapping before any step */
 	ev_timer	 timer;
 };
 
@@ -231,9 +236,6 @@ add_check(struct volume *v, const char *spec, const char *level, int force,
 	if (v->label.intent.op != LABEL_OP_NONE || !v->assembled)
 		return plan_err(err, errlen, "volume %s is not running%s", v->name,
 		    v->label.intent.op ? " or has an operation to finish" : "");
-	if (crypt_encrypted(v))
-		return plan_err(err, errlen, "volume %s is encrypted: volume.add_disk does "
-		    "not grow an encrypted volume yet", v->name);
 	if (volume_state_now(v) != VOL_CLEAN)
 		return plan_err(err, errlen, "volume %s is %s: a disk joins only a clean "
 		    "volume (md reshapes no degraded or syncing array safely)", v->name,
@@ -612,6 +614,8 @@ fs_done(int status, const char *output, void *arg)
 	struct add *a = arg;
 	char why[256];
 
+	/* The mapping has grown (or never will by this job): the key goes. */
+	crypt_key_wipe(&a->key);
 	if (status != 0) {
 		snprintf(why, sizeof(why), "growing the filesystem failed: %.200s", output);
 		add_failed(a, why);
@@ -624,14 +628,7 @@ fs_done(int status, const char *output, void *arg)
 static int
 as_fs(struct add *a, char *err, size_t errlen)
 {
-	static const char *const fs[] = { "none", "ext4", "btrfs" };
-	char dm[SYS_NAME_MAX], mp[256];
-
-	volume_dm_name(a->vol->name, dm, sizeof(dm));
-	volume_mountpoint(a->vol->name, mp, sizeof(mp));
-	if (sys->fs_grow(fs[a->vol->label.fs], dm, mp, fs_done, a) == -1)
-		return plan_err(err, errlen, "growing the filesystem: %s", strerror(errno));
-	return 0;
+	return volume_fs_grow(a->vol, &a->key, fs_done, a, err, errlen);
 }
 
 static int
@@ -663,8 +660,9 @@ add_failed(struct add *a, const char *why)
 
 	v->job = NULL;
 	if (v->label.intent.op == LABEL_OP_ADDING)
-		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped (%.150s): "
-		    "volume.add_disk or the next start carries it on", why);
+		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped (%.150s): %s",
+		    why, crypt_locked(v) ? "volume.unlock carries it on" :
+		    "volume.add_disk or the next start carries it on");
 	log_warnx("volume %s: add_disk: %s while %s", v->name, why, as_names[a->step]);
 	volume_refresh_state(v);
 	job_fail(a->job, NAS_ERR_FAILED, "%s while %s", why, as_names[a->step]);
@@ -691,6 +689,33 @@ add_finish(struct add *a)
 }
 
 static void
+proven(int code, const char *msg, void *arg)
+{
+	struct add *a = arg;
+	struct volume *v = a->vol;
+
+	if (code == 0) {
+		a->proven = 1;
+		add_advance(a, 0);
+		return;
+	}
+	crypt_key_wipe(&a->key);
+	a->step = AS_DONE;	/* not busy with its disk any more (add_disk_busy) */
+	v->job = NULL;
+	log_warnx("volume %s: add_disk: cryptd refused: %s", v->name, msg);
+	job_fail(a->job, code, "volume %s: %s: nothing was changed", v->name, msg);
+}
+
+/* As grow.c's grow_prove: the key proven by a crypt.resize before any step. */
+static void
+add_prove(struct add *a)
+{
+	job_progress(a->job, 0, "proving the passphrase");
+	if (crypt_resize(a->vol, &a->key, proven, a) == -1)
+		proven(NAS_ERR_FAILED, "cryptd cannot be asked", a);
+}
+
+static void
 add_timer(struct ev_loop *l, ev_timer *w, int revents)
 {
 	struct add *a = w->data;
@@ -699,10 +724,12 @@ add_timer(struct ev_loop *l, ev_timer *w, int revents)
 
 	(void)l;
 	(void)revents;
-	if (a->step == AS_FS && a->vol->label.fs == LABEL_FS_NONE)
-		a->step++;
 	if (a->step == AS_DONE) {
 		add_finish(a);
+		return;
+	}
+	if (crypt_key_have(&a->key) && !a->proven) {
+		add_prove(a);
 		return;
 	}
 	if (a->step == AS_WAIT) {
@@ -719,11 +746,11 @@ add_timer(struct ev_loop *l, ev_timer *w, int revents)
 		return;
 	}
 	job_progress(a->job, 100.0 * a->step / AS_DONE, as_names[a->step]);
-	if (as_steps[a->step](a, err, sizeof(err)) == -1) {
+	if ((r = as_steps[a->step](a, err, sizeof(err))) == -1) {
 		add_failed(a, err);
 		return;
 	}
-	if (a->step == AS_FS)
+	if (a->step == AS_FS && r == 0)
 		return;		/* fs_done goes on */
 	a->step++;
 	add_advance(a, 0);
@@ -745,6 +772,7 @@ add_release(void *arg)
 		if (active[i] == a)
 			active[i] = NULL;
 	ev_timer_stop(nas_loop(), &a->timer);
+	crypt_key_wipe(&a->key);
 	free(a);
 }
 
@@ -752,7 +780,8 @@ static const struct job_ops add_ops = { .release = add_release };
 
 static struct job *
 start_at(struct volume *v, const char *disk, const char *serial, uint64_t size,
-    const struct plan *after, enum add_step from, char *err, size_t errlen)
+    const struct plan *after, enum add_step from, struct crypt_key *key, char *err,
+    size_t errlen)
 {
 	struct add *a;
 	int slot = 0;
@@ -761,6 +790,8 @@ start_at(struct volume *v, const char *disk, const char *serial, uint64_t size,
 		slot++;
 	if (slot == MAX_VOLUMES || (a = calloc(1, sizeof(*a))) == NULL)
 		return snprintf(err, errlen, "too many jobs"), NULL;
+	if (key)
+		crypt_key_move(&a->key, key);
 	a->vol = v;
 	a->after = *after;
 	a->member = after->ndisks - 1;
@@ -772,6 +803,7 @@ start_at(struct volume *v, const char *disk, const char *serial, uint64_t size,
 	ev_timer_init(&a->timer, add_timer, 0., 0.);
 	a->timer.data = a;
 	if ((a->job = job_start("volume.add_disk", v->name, &add_ops, a)) == NULL) {
+		crypt_key_wipe(&a->key);
 		free(a);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -784,7 +816,7 @@ start_at(struct volume *v, const char *disk, const char *serial, uint64_t size,
 
 struct job *
 add_start(struct volume *v, const char *spec, int force, const struct plan *after,
-    char *err, size_t errlen)
+    struct crypt_key *key, char *err, size_t errlen)
 {
 	const struct disk *d = disk_find(spec);
 
@@ -792,7 +824,7 @@ add_start(struct volume *v, const char *spec, int force, const struct plan *afte
 		return snprintf(err, errlen, "no disk %s", spec), NULL;
 	log_info("volume %s: %s joins as member %d", v->name, d->sys.name, after->ndisks);
 	return start_at(v, d->sys.name, d->sys.serial, d->sys.size, after,
-	    force ? AS_WIPE : AS_INTENT, err, errlen);
+	    force ? AS_WIPE : AS_INTENT, key, err, errlen);
 }
 
 /* ---- after a power cut ---- */
@@ -905,7 +937,7 @@ add_left_out(struct volume *v)
  * got its label; without one such an add is rolled back.
  */
 static void
-resume(struct volume *v, const struct disk *named)
+resume(struct volume *v, const struct disk *named, struct crypt_key *key)
 {
 	struct plan after;
 	const struct disk *d;
@@ -932,14 +964,14 @@ resume(struct volume *v, const struct disk *named)
 		from = AS_LABEL;
 	}
 	if (start_at(v, d ? d->sys.name : "", d ? d->sys.serial : "", d ? d->sys.size : 0,
-	    &after, from, err, sizeof(err)) == NULL)
+	    &after, from, key, err, sizeof(err)) == NULL)
 		log_warnx("volume %s: %s", v->name, err);
 }
 
 void
 add_resume(struct volume *v)
 {
-	resume(v, NULL);
+	resume(v, NULL, NULL);
 }
 
 /* No array of the old members runs degraded or recovers. */
@@ -998,8 +1030,8 @@ undo(struct volume *v, const struct disk *d)
  * is on the new disk), so a repair or a spare can have it.
  */
 struct job *
-add_carry_on(struct volume *v, const struct disk *d, int force, int *code, char *err,
-    size_t errlen)
+add_carry_on(struct volume *v, const struct disk *d, int force, struct crypt_key *key,
+    int *code, char *err, size_t errlen)
 {
 	int n = v->label.intent.disk;
 
@@ -1031,7 +1063,7 @@ add_carry_on(struct volume *v, const struct disk *d, int force, int *code, char 
 		}
 	}
 	*code = NAS_ERR_LIMIT;
-	resume(v, d);
+	resume(v, d, key);
 	if (v->job == NULL)
 		snprintf(err, errlen, "%s", v->problem);
 	return v->job;

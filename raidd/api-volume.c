@@ -311,22 +311,28 @@ volume_grow_m(struct rpc_call *c, struct json_object *params)
 {
 	struct volume *v;
 	struct plan after;
+	struct crypt_key key;
 	struct json_object *o;
 	struct job *j;
 	char err[256];
 	int code, resume;
 
 	disk_refresh(1);
-	if ((v = find_or_fail(c, params)) == NULL)
+	if ((v = find_or_fail(c, params)) == NULL || crypt_key_take(c, params, v, &key) == -1)
 		return;
 	if (grow_check(v, &after, &code, err, sizeof(err)) == -1) {
+		crypt_key_wipe(&key);
 		rpc_error(c, code, "%s: nothing was changed", err);
 		return;
 	}
 	resume = v->label.intent.op == LABEL_OP_EXPANDING;
-	if (!resume && kernel_lacks(c, &after))
+	if (!resume && kernel_lacks(c, &after)) {
+		crypt_key_wipe(&key);
 		return;
-	if ((j = grow_start(v, resume ? NULL : &after, err, sizeof(err))) == NULL) {
+	}
+	j = grow_start(v, resume ? NULL : &after, &key, err, sizeof(err));
+	crypt_key_wipe(&key);
+	if (j == NULL) {
 		rpc_error(c, NAS_ERR_LIMIT, "%s", err);
 		return;
 	}
@@ -385,6 +391,7 @@ volume_add_disk(struct rpc_call *c, struct json_object *params)
 	const char *disk = rpc_param_str(params, "disk", ""), *level;
 	int force = rpc_param_bool(params, "force", 0), code, resume;
 	struct json_object *o;
+	struct crypt_key key;
 	struct volume *v;
 	struct plan after;
 	struct job *j;
@@ -392,6 +399,8 @@ volume_add_disk(struct rpc_call *c, struct json_object *params)
 
 	disk_refresh(1);
 	if ((v = find_or_fail(c, params)) == NULL)
+		return;
+	if (crypt_key_take(c, params, v, &key) == -1)
 		return;
 	level = json_object_object_get_ex(params, "level", NULL) ?
 	    rpc_param_str(params, "level", "") : NULL;
@@ -403,20 +412,27 @@ volume_add_disk(struct rpc_call *c, struct json_object *params)
 		    v->label.member[n].serial, LABEL_SERIAL_MAX - 1) != 0) {
 			rpc_error(c, NAS_ERR_REFUSED, "volume %s is adding another disk: name "
 			    "that one to carry it on; nothing was changed", v->name);
+			crypt_key_wipe(&key);
 			return;
 		}
-		if ((j = add_carry_on(v, d, force, &code, err, sizeof(err))) == NULL) {
+		j = add_carry_on(v, d, force, &key, &code, err, sizeof(err));
+		crypt_key_wipe(&key);
+		if (j == NULL) {
 			rpc_error(c, code, "%s", err);
 			return;
 		}
 	} else {
 		if (add_check(v, disk, level, force, &after, &code, err, sizeof(err)) == -1) {
+			crypt_key_wipe(&key);
 			rpc_error(c, code, "%s: nothing was changed", err);
 			return;
 		}
-		if (kernel_lacks(c, &after))
+		if (kernel_lacks(c, &after)) {
+			crypt_key_wipe(&key);
 			return;
-		j = add_start(v, disk, force, &after, err, sizeof(err));
+		}
+		j = add_start(v, disk, force, &after, &key, err, sizeof(err));
+		crypt_key_wipe(&key);
 	}
 	if (j == NULL) {
 		rpc_error(c, NAS_ERR_LIMIT, "%s", err);
@@ -433,6 +449,12 @@ volume_add_disk(struct rpc_call *c, struct json_object *params)
 
 #define NAME_PARAM { "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "volume name" }
 #define END_PARAM { NULL, 0, 0, 0, 0, NULL, NULL }
+/* An encrypted volume's, asked again to grow its mapping (Decision 115). */
+#define KEY_PARAMS \
+	{ "passphrase", RPC_STRING, RPC_SECRET, 1, 512, NULL, \
+	  "encrypted volume: its passphrase (as volume.unlock)" }, \
+	{ "keyfile", RPC_STRING, 0, 1, 299, NULL, \
+	  "encrypted volume: a key file's absolute path, read by cryptd" }
 
 static const struct rpc_param create_params[] = {
 	NAME_PARAM,
@@ -459,8 +481,10 @@ static const struct rpc_param add_disk_params[] = {
 	  "the new disk: bay (bay4), kernel name (sdd) or serial" },
 	{ "level", RPC_STRING, 0, 0, 0, levels, "the level after (raid1 to raid5 only)" },
 	{ "force", RPC_BOOL, 0, 0, 0, NULL, "erase the disk even if it holds data" },
+	KEY_PARAMS,
 	END_PARAM
 };
+static const struct rpc_param grow_params[] = { NAME_PARAM, KEY_PARAMS, END_PARAM };
 static const struct rpc_param delete_params[] = {
 	NAME_PARAM,
 	{ "confirm", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "the volume's name again" },
@@ -480,7 +504,7 @@ const struct rpc_method volume_methods[] = {
 	  "make a foreign (or deleted) volume this unit's and assemble it" },
 	{ "volume.clear", volume_clear, name_params, RPC_MUTATES,
 	  "let members md failed for errors rejoin" },
-	{ "volume.grow", volume_grow_m, name_params, RPC_MUTATES,
+	{ "volume.grow", volume_grow_m, grow_params, RPC_MUTATES,
 	  "take the room of bigger disks; returns a job id" },
 	{ "volume.repair", volume_repair, repair_params, RPC_MUTATES,
 	  "rebuild the missing or failed member on a disk; returns a job id" },

@@ -81,7 +81,7 @@ raidd-sysdrv_SRCS := tests/host/sys-linux-drv.c $(RAIDD_LINUX) raidd/label.c \
 raidd-sysdrv_LIBS := -lblkid -lfdisk
 UNIT_TESTS += test-raidd-crypt
 test-raidd-crypt_SRCS := tests/unit/test-raidd-crypt.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
-	tests/unit/unit-util.c tests/unit/raidd-util.c
+	tests/unit/unit-util.c tests/unit/raidd-util.c tests/unit/unit-raidd.c
 test-raidd-crypt_LIBS = $(CHECK_LIBS)
 UNIT_TESTS += test-raidd-dirty
 test-raidd-dirty_SRCS := tests/unit/test-raidd-dirty.c $(RAIDD_LOGIC) $(RAIDD_SIM) \

@@ -25,6 +25,7 @@ struct req {
 	struct rpc_client	*c;
 	const struct secret	*pass;		/* NULL: keyfile */
 	char			 dev[256], name[64], keyfile[300];
+	const char		*method;	/* crypt.open or crypt.resize */
 	int			 then_open;	/* format done: open next */
 	crypt_done_cb		 cb;
 	void			*arg;
@@ -49,7 +50,8 @@ send_open(struct req *r)
 		json_object_object_add(p, "passphrase", secret_string(r->pass));
 	else
 		json_object_object_add(p, "keyfile", json_object_new_string(r->keyfile));
-	return rpc_client_call_ev(r->c, "crypt.open", p, CRYPTD_TIMEOUT_MS, answer, r);
+	return rpc_client_call_ev(r->c, r->method ? r->method : "crypt.open", p,
+	    CRYPTD_TIMEOUT_MS, answer, r);
 }
 
 static void
@@ -140,15 +142,16 @@ cryptd_format_open(const char *dev, const char *name, const char *label,
 	return 0;
 }
 
-/* crypt.open with the passphrase, or with the key file path when pass is NULL. */
+/* method (crypt.open, crypt.resize) with the passphrase, or the key file path when pass is NULL. */
 static int
-open_with(const char *dev, const char *name, const struct secret *pass, const char *path,
-    crypt_done_cb cb, void *arg)
+call_with(const char *method, const char *dev, const char *name, const struct secret *pass,
+    const char *path, crypt_done_cb cb, void *arg)
 {
 	struct req *r;
 
 	if ((r = connect_cryptd(dev, name, pass, cb, arg)) == NULL)
 		return -1;
+	r->method = method;
 	snprintf(r->keyfile, sizeof(r->keyfile), "%s", path ? path : "");
 	if (send_open(r) == -1) {
 		rpc_client_close(r->c);
@@ -162,14 +165,22 @@ static int
 cryptd_open(const char *dev, const char *name, const struct secret *pass,
     crypt_done_cb cb, void *arg)
 {
-	return open_with(dev, name, pass, NULL, cb, arg);
+	return call_with("crypt.open", dev, name, pass, NULL, cb, arg);
 }
 
 static int
 cryptd_open_keyfile(const char *dev, const char *name, const char *path,
     crypt_done_cb cb, void *arg)
 {
-	return open_with(dev, name, NULL, path, cb, arg);
+	return call_with("crypt.open", dev, name, NULL, path, cb, arg);
+}
+
+/* The same table loaded again with the segment's size now (cryptd's Decision 113). */
+static int
+cryptd_resize(const char *dev, const char *name, const struct secret *pass,
+    const char *path, crypt_done_cb cb, void *arg)
+{
+	return call_with("crypt.resize", dev, name, pass, pass ? NULL : path, cb, arg);
 }
 
 const struct crypt_ops crypt_cryptd = {
@@ -177,4 +188,5 @@ const struct crypt_ops crypt_cryptd = {
 	.format_open = cryptd_format_open,
 	.open = cryptd_open,
 	.open_keyfile = cryptd_open_keyfile,
+	.resize = cryptd_resize,
 };

@@ -24,6 +24,7 @@
 #include "rpc.h"
 #include "secret.h"
 #include "system.h"
+#include "system-sim.h"
 #include "crypt.h"
 
 #define SIM_HEADERS	16
@@ -33,7 +34,7 @@ static struct {
 	char		 dev[SYS_NAME_MAX];
 	uint64_t	 pass_hash;
 } headers[SIM_HEADERS];
-static int formats;
+static int formats, resizes;
 
 struct later {
 	ev_timer	 t;
@@ -48,6 +49,13 @@ crypt_sim_reset(void)
 {
 	memset(headers, 0, sizeof(headers));
 	formats = 0;
+	resizes = 0;
+}
+
+int
+crypt_sim_resizes(void)
+{
+	return resizes;
 }
 
 int
@@ -187,29 +195,29 @@ sim_open(const char *dev, const char *name, const struct secret *pass,
 /*
  * As cryptd: the file's bytes, whole, are the key; only a regular file
  * of 1 to 8192 bytes is opened for reading (a FIFO would hang the suite
- * where cryptd refuses it).
+ * where cryptd refuses it).  NULL with msg when it is not such a file.
  */
-static int
-sim_open_keyfile(const char *dev, const char *name, const char *path,
-    crypt_done_cb cb, void *arg)
+static struct secret *
+keyfile_read(const char *path, const char **msg)
 {
 	struct secret *s;
 	struct stat st;
 	char self[64];
 	ssize_t n = -1;
-	int pfd, fd, rc;
+	int pfd, fd;
 
+	*msg = "key file: not a regular file of 1-8192 bytes";
 	if ((pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    fstat(pfd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_size < 1 ||
 	    st.st_size > CRYPT_KEYFILE_MAX) {
 		if (pfd != -1)
 			close(pfd);
-		return answer(NAS_ERR_FAILED, cb, arg, "key file: not a regular file of "
-		    "1-8192 bytes");
+		return NULL;
 	}
+	*msg = "key file: cannot read it";
 	if ((s = secret_new(CRYPT_KEYFILE_MAX)) == NULL) {
 		close(pfd);
-		return -1;
+		return NULL;
 	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 	if ((fd = open(self, O_RDONLY | O_CLOEXEC)) != -1) {
@@ -219,12 +227,82 @@ sim_open_keyfile(const char *dev, const char *name, const char *path,
 	close(pfd);
 	if (n <= 0) {
 		secret_free(s);
-		return answer(NAS_ERR_FAILED, cb, arg, "key file: cannot read it");
+		return NULL;
 	}
 	s->len = (size_t)n;
+	return s;
+}
+
+static int
+sim_open_keyfile(const char *dev, const char *name, const char *path,
+    crypt_done_cb cb, void *arg)
+{
+	struct secret *s;
+	const char *msg;
+	int rc;
+
+	if ((s = keyfile_read(path, &msg)) == NULL)
+		return answer(NAS_ERR_FAILED, cb, arg, msg);
 	rc = sim_open(dev, name, s, cb, arg);
 	secret_free(s);
 	return rc;
+}
+
+/*
+ * crypt.resize as cryptd: the mapping must be open from dev (its table's
+ * device and data offset; NOT_FOUND otherwise) before the passphrase is
+ * tried; it grows to dev's size less the header, never shrinks, and the
+ * same size is answered without a load.
+ */
+static int
+resize_with(const char *dev, const char *name, const struct secret *pass, char *msg,
+    size_t len)
+{
+	const char *b = base(dev);
+	struct sys_seg seg;
+	uint64_t size;
+	int i;
+
+	if (sys->dm_exists(b) != 1)
+		return snprintf(msg, len, "%s: no such device", dev), NAS_ERR_NOT_FOUND;
+	if ((i = header_of(b)) == -1)
+		return snprintf(msg, len, "%s: not a LUKS device", dev), NAS_ERR_INVALID;
+	if (sim_dm_seg(name, &seg) != 1 || strcmp(seg.dev, b) != 0 ||
+	    seg.offset != SIM_LUKS_HEAD)
+		return snprintf(msg, len, "%s: %s is not open from it", dev, name),
+		    NAS_ERR_NOT_FOUND;
+	if (pass->len == 0)
+		return snprintf(msg, len, "passphrase is empty"), RPC_INVALID_PARAMS;
+	if (headers[i].pass_hash != hash(pass))
+		return snprintf(msg, len, "%s: no keyslot opens with that passphrase", dev),
+		    NAS_ERR_DENIED;
+	if (sys->dev_size(b, &size) == -1 || size <= SIM_LUKS_HEAD)
+		return snprintf(msg, len, "%s: too small", dev), NAS_ERR_FAILED;
+	if (size - SIM_LUKS_HEAD < seg.len)
+		return snprintf(msg, len, "%s: smaller than the mapping", dev), NAS_ERR_FAILED;
+	if (size - SIM_LUKS_HEAD == seg.len)
+		return 0;
+	seg.len = size - SIM_LUKS_HEAD;
+	if (sys->dm_reload(name, &seg, 1) == -1)
+		return snprintf(msg, len, "%s: %s", name, strerror(errno)), NAS_ERR_FAILED;
+	return 0;
+}
+
+static int
+sim_resize(const char *dev, const char *name, const struct secret *pass, const char *path,
+    crypt_done_cb cb, void *arg)
+{
+	struct secret *s = NULL;
+	const char *why;
+	char msg[200] = "";
+	int code;
+
+	resizes++;
+	if (pass == NULL && (pass = s = keyfile_read(path, &why)) == NULL)
+		return answer(NAS_ERR_FAILED, cb, arg, why);
+	code = resize_with(dev, name, pass, msg, sizeof(msg));
+	secret_free(s);
+	return answer(code, cb, arg, msg);
 }
 
 const struct crypt_ops crypt_sim = {
@@ -232,4 +310,5 @@ const struct crypt_ops crypt_sim = {
 	.format_open = sim_format_open,
 	.open = sim_open,
 	.open_keyfile = sim_open_keyfile,
+	.resize = sim_resize,
 };

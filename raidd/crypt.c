@@ -85,6 +85,128 @@ crypt_create(struct volume *v, const struct secret *pass, crypt_done_cb cb, void
 	return crypt_ops()->format_open(dev, name, v->name, pass, cb, arg);
 }
 
+/* ---- growing: the key asked again (Decision 115) ---- */
+
+int
+crypt_key_have(const struct crypt_key *k)
+{
+	return k != NULL && (k->pass != NULL || k->keyfile[0] != '\0');
+}
+
+void
+crypt_key_move(struct crypt_key *to, struct crypt_key *from)
+{
+	*to = *from;
+	memset(from, 0, sizeof(*from));
+}
+
+void
+crypt_key_wipe(struct crypt_key *k)
+{
+	secret_free(k->pass);
+	memset(k, 0, sizeof(*k));
+}
+
+/*
+ * An encrypted volume grows only unlocked and with its passphrase or
+ * key file: its mapping's table holds the key, which nobody keeps.
+ * Nothing is taken for a volume that is not encrypted.
+ */
+int
+crypt_key_take(struct rpc_call *c, struct json_object *params, const struct volume *v,
+    struct crypt_key *k)
+{
+	int has_p = json_object_object_get_ex(params, "passphrase", NULL);
+	int has_k = json_object_object_get_ex(params, "keyfile", NULL);
+	const char *path;
+
+	memset(k, 0, sizeof(*k));
+	if (!crypt_encrypted(v)) {
+		if (has_p || has_k)
+			return rpc_error(c, RPC_INVALID_PARAMS, "volume %s is not encrypted: "
+			    "no passphrase or keyfile; nothing was changed", v->name), -1;
+		return 0;
+	}
+	if (crypt_locked(v))
+		return rpc_error(c, NAS_ERR_REFUSED, "volume %s is locked: unlock it first; "
+		    "nothing was changed", v->name), -1;
+	if (has_p == has_k)
+		return rpc_error(c, RPC_INVALID_PARAMS, "volume %s is encrypted: its passphrase "
+		    "or keyfile (one of them) grows its mapping; nothing was changed",
+		    v->name), -1;
+	if (has_k) {
+		path = rpc_param_str(params, "keyfile", "");
+		if (path[0] != '/' || strlen(path) >= sizeof(k->keyfile))
+			return rpc_error(c, RPC_INVALID_PARAMS, "keyfile: an absolute path"), -1;
+		snprintf(k->keyfile, sizeof(k->keyfile), "%s", path);
+		return 0;
+	}
+	if ((k->pass = secret_from_param(params, "passphrase")) == NULL)
+		return rpc_error(c, NAS_ERR_FAILED, "no locked memory for the passphrase"), -1;
+	return 0;
+}
+
+/* The joined map's size now is what the mapping covers. */
+static void
+crypt_note(struct volume *v)
+{
+	char dm[SYS_NAME_MAX];
+	uint64_t size;
+
+	volume_dm_name(v->name, dm, sizeof(dm));
+	v->crypt_over = sys->dev_size(dm, &size) == 0 ? size : 0;
+}
+
+int
+crypt_covers(const struct volume *v)
+{
+	char dm[SYS_NAME_MAX];
+	uint64_t size;
+
+	volume_dm_name(v->name, dm, sizeof(dm));
+	return v->crypt_over != 0 && sys->dev_size(dm, &size) == 0 && size <= v->crypt_over;
+}
+
+struct resize {
+	char		 name[LABEL_NAME_MAX];
+	crypt_done_cb	 cb;
+	void		*arg;
+};
+
+static void
+resize_done(int code, const char *msg, void *arg)
+{
+	struct resize r = *(struct resize *)arg;
+	struct volume *v;
+
+	free(arg);
+	if (code == 0 && (v = volume_find(r.name)) != NULL)
+		crypt_note(v);
+	r.cb(code, msg, r.arg);
+}
+
+int
+crypt_resize(struct volume *v, const struct crypt_key *k, crypt_done_cb cb, void *arg)
+{
+	char dm[SYS_NAME_MAX], dev[SYS_NAME_MAX + 16], name[SYS_NAME_MAX];
+	struct resize *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return -1;
+	snprintf(r->name, sizeof(r->name), "%s", v->name);
+	r->cb = cb;
+	r->arg = arg;
+	volume_dm_name(v->name, dm, sizeof(dm));
+	snprintf(dev, sizeof(dev), "/dev/mapper/%s", dm);
+	crypt_map_name(v->name, name, sizeof(name));
+	if (crypt_ops()->resize(dev, name, k->pass, k->pass ? NULL : k->keyfile,
+	    resize_done, r) == -1) {
+		free(r);
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- volume.unlock: a job, so raidd answers others while cryptd's KDF runs ---- */
 
 struct unlock {
@@ -113,6 +235,24 @@ announce(const char *topic, const struct volume *v)
 	nas_event(topic, ev);
 }
 
+/*
+ * A grow or an add stopped on the locked volume (after a power cut it
+ * comes back locked): carried on now.  cryptd opened the mapping over
+ * the joined map as it is now (crypt_note), so once the map has its
+ * full size the filesystem step needs no key; before that it stops and
+ * volume.grow / volume.add_disk with the passphrase carries it on.
+ */
+static void
+carry_on(struct volume *v)
+{
+	if (v->job != NULL)
+		return;
+	if (v->label.intent.op == LABEL_OP_EXPANDING)
+		grow_resume(v);
+	else if (v->label.intent.op == LABEL_OP_ADDING)
+		add_resume(v);
+}
+
 static void
 unlock_done(int code, const char *msg, void *arg)
 {
@@ -123,11 +263,15 @@ unlock_done(int code, const char *msg, void *arg)
 
 	secret_free(u->pass);
 	u->pass = NULL;
+	if (v != NULL && code == 0)
+		crypt_note(v);
 	if (u->job == NULL) {
 		/* No job could be made: nobody waits for this answer. */
 		if (v != NULL && code == 0 && volume_mount(v, err, sizeof(err)) == -1)
 			log_warnx("volume %s: unlocked but not mounted: %s", u->name, err);
 		unlock_release(u);
+		if (v != NULL && code == 0)
+			carry_on(v);
 		return;
 	}
 	if (v == NULL || v->job != u->job) {
@@ -148,6 +292,7 @@ unlock_done(int code, const char *msg, void *arg)
 		return;
 	}
 	job_done(u->job, volume_describe(v));
+	carry_on(v);
 }
 
 /* The volume named, encrypted, with no job; the call answered if not. */

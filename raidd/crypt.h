@@ -44,6 +44,20 @@ struct crypt_ops {
 	/* cryptd reads the key file at path (crypt.open's keyfile). */
 	int	(*open_keyfile)(const char *dev, const char *name, const char *path,
 		    crypt_done_cb, void *);
+	/* crypt.resize: the open mapping name of dev grown to dev's size now;
+	   with the passphrase, or the key file at path when it is NULL. */
+	int	(*resize)(const char *dev, const char *name, const struct secret *,
+		    const char *path, crypt_done_cb, void *);
+};
+
+/*
+ * What cryptd asks again to grow an encrypted volume's mapping (Decision
+ * 115): a passphrase in locked memory (the holder's, wiped by
+ * crypt_key_wipe) or a key file's path; neither is ever logged.
+ */
+struct crypt_key {
+	struct secret	*pass;
+	char		 keyfile[300];
 };
 
 extern const struct crypt_ops crypt_cryptd, crypt_sim;
@@ -54,6 +68,8 @@ const struct crypt_ops *crypt_ops(void);
 void	crypt_sim_reset(void);
 /* Formats (ever) made by the simulated cryptd. */
 int	crypt_sim_formats(void);
+/* crypt.resize calls (ever) asked of the simulated cryptd. */
+int	crypt_sim_resizes(void);
 
 /* The dm-crypt mapping of a volume: nas-<name>.crypt. */
 void	crypt_map_name(const char *vol, char *buf, size_t len);
@@ -66,6 +82,18 @@ void	crypt_top_name(const struct volume *, char *buf, size_t len);
 int	crypt_close(struct volume *, char *err, size_t errlen);
 /* The passphrase of a new encrypted volume: formats and opens its map. */
 int	crypt_create(struct volume *, const struct secret *, crypt_done_cb, void *);
+
+/* volume.grow/add_disk's passphrase or keyfile of v into k; -1 answered. */
+int	crypt_key_take(struct rpc_call *, struct json_object *params, const struct volume *,
+	    struct crypt_key *k);
+int	crypt_key_have(const struct crypt_key *);
+/* Moved: from's secret is the holder's now, from is left empty. */
+void	crypt_key_move(struct crypt_key *to, struct crypt_key *from);
+void	crypt_key_wipe(struct crypt_key *);
+/* crypt.resize of v's mapping over its joined map, with k (the caller's). */
+int	crypt_resize(struct volume *, const struct crypt_key *, crypt_done_cb, void *);
+/* v's mapping was opened or grown over its joined map at the map's size now. */
+int	crypt_covers(const struct volume *);
 
 struct job *crypt_unlock_start(struct volume *, struct secret *pass, const char *keyfile,
 	    char *err, size_t errlen);

@@ -13,6 +13,10 @@
  * already in the volume moves: md grows at the end of each array and
  * the map appends what a tier gained (plan-grow.c).
  *
+ * An encrypted volume (Decision 115): its crypt mapping grows after the
+ * map, with the passphrase the call gave, proven before the first step;
+ * see volume_fs_grow.
+ *
  * An SHR volume whose disks offer room above its tiers gets a new tier
  * there (Decision 109).  The first label already holds it, its
  * partitions' places and GUIDs and its array's uuid, with the tier's bit
@@ -56,6 +60,8 @@ struct grow {
 	enum grow_step	 step;
 	struct plan	 after;		/* GS_LABEL only: the layout to write */
 	uint64_t	 was_size;
+	struct crypt_key key;		/* an encrypted volume's, until its mapping grew */
+	int		 proven;	/* the key opened the mapping before any step */
 	ev_timer	 timer;
 };
 
@@ -246,10 +252,6 @@ grow_check(const struct volume *v, struct plan *after, int *code, char *err, siz
 		return 0;	/* an interrupted grow: carried on */
 	if (v->label.intent.op != LABEL_OP_NONE || !v->assembled)
 		return plan_err(err, errlen, "volume %s is not running", v->name);
-	/* The crypt mapping and the filesystem on it would keep the old size. */
-	if (crypt_encrypted(v))
-		return plan_err(err, errlen, "volume %s is encrypted: volume.grow does not grow "
-		    "an encrypted volume yet", v->name);
 	if (volume_state_now(v) != VOL_CLEAN)
 		return plan_err(err, errlen, "volume %s is %s: it grows only when clean",
 		    v->name, volume_state_name(volume_state_now(v)));
@@ -646,6 +648,8 @@ fs_done(int status, const char *output, void *arg)
 	struct grow *g = arg;
 	char why[256];
 
+	/* The mapping has grown (or never will by this job): the key goes. */
+	crypt_key_wipe(&g->key);
 	if (status != 0) {
 		snprintf(why, sizeof(why), "growing the filesystem failed: %.200s", output);
 		grow_failed(g, why);
@@ -655,17 +659,90 @@ fs_done(int status, const char *output, void *arg)
 	grow_advance(g);
 }
 
+/* The filesystem on the volume's top device; 1: none to grow. */
+static int
+fs_now(struct volume *v, sys_done_cb done, void *arg, char *err, size_t errlen)
+{
+	static const char *const fs[] = { "none", "ext4", "btrfs" };
+	char top[SYS_NAME_MAX], mp[256];
+
+	if (v->label.fs == LABEL_FS_NONE)
+		return 1;
+	crypt_top_name(v, top, sizeof(top));
+	volume_mountpoint(v->name, mp, sizeof(mp));
+	if (sys->fs_grow(fs[v->label.fs], top, mp, done, arg) == -1)
+		return plan_err(err, errlen, "growing the filesystem: %s", strerror(errno));
+	return 0;
+}
+
+struct fs_after {
+	struct volume	*vol;
+	sys_done_cb	 done;
+	void		*arg;
+};
+
+static void
+mapping_grown(int code, const char *msg, void *arg)
+{
+	struct fs_after f = *(struct fs_after *)arg;
+	char err[256];
+	int r;
+
+	free(arg);
+	if (code != 0) {
+		snprintf(err, sizeof(err), "cryptd did not grow the mapping: %.200s", msg);
+		f.done(1, err, f.arg);
+		return;
+	}
+	if ((r = fs_now(f.vol, f.done, f.arg, err, sizeof(err))) != 0)
+		f.done(r == 1 ? 0 : 1, r == 1 ? "" : err, f.arg);
+}
+
+/*
+ * The filesystem step of a grow or an add (add.c too), once the joined
+ * map has its new size.  An encrypted volume's crypt mapping grows
+ * first: crypt.resize with the key the job holds (Decision 115), then
+ * the filesystem on the mapping.  A job carried on without a key (at a
+ * start, or after volume.unlock) needs none when the mapping was opened
+ * over the map at its size now; otherwise it stops, the intent kept,
+ * for the call again with the passphrase.  0: done(arg) comes later;
+ * 1: nothing to wait for; -1: err.
+ */
+int
+volume_fs_grow(struct volume *v, const struct crypt_key *k, sys_done_cb done, void *arg,
+    char *err, size_t errlen)
+{
+	struct fs_after *f;
+
+	if (crypt_encrypted(v)) {
+		if (crypt_locked(v))
+			return plan_err(err, errlen, "volume %s is locked: volume.unlock carries "
+			    "it on", v->name);
+		if (crypt_key_have(k)) {
+			if ((f = calloc(1, sizeof(*f))) == NULL)
+				return plan_err(err, errlen, "out of memory");
+			f->vol = v;
+			f->done = done;
+			f->arg = arg;
+			if (crypt_resize(v, k, mapping_grown, f) == -1) {
+				free(f);
+				return plan_err(err, errlen, "cryptd cannot be asked: %s",
+				    strerror(errno));
+			}
+			return 0;
+		}
+		if (!crypt_covers(v))
+			return plan_err(err, errlen, "volume %s's crypt mapping is smaller than "
+			    "the volume: asked again with the passphrase, the call carries it on",
+			    v->name);
+	}
+	return fs_now(v, done, arg, err, errlen);
+}
+
 static int
 gs_fs(struct grow *g, char *err, size_t errlen)
 {
-	static const char *const fs[] = { "none", "ext4", "btrfs" };
-	char dm[SYS_NAME_MAX], mp[256];
-
-	volume_dm_name(g->vol->name, dm, sizeof(dm));
-	volume_mountpoint(g->vol->name, mp, sizeof(mp));
-	if (sys->fs_grow(fs[g->vol->label.fs], dm, mp, fs_done, g) == -1)
-		return plan_err(err, errlen, "growing the filesystem: %s", strerror(errno));
-	return 0;
+	return volume_fs_grow(g->vol, &g->key, fs_done, g, err, errlen);
 }
 
 static int
@@ -700,8 +777,9 @@ grow_failed(struct grow *g, const char *why)
 
 	v->job = NULL;
 	if (v->label.intent.op == LABEL_OP_EXPANDING)
-		snprintf(v->problem, sizeof(v->problem), "growing stopped (%.150s): "
-		    "volume.grow or the next start carries it on", why);
+		snprintf(v->problem, sizeof(v->problem), "growing stopped (%.150s): %s", why,
+		    crypt_locked(v) ? "volume.unlock carries it on" :
+		    "volume.grow or the next start carries it on");
 	log_warnx("volume %s: grow: %s while %s", v->name, why, gs_names[g->step]);
 	volume_refresh_state(v);
 	job_fail(g->job, NAS_ERR_FAILED, "%s while %s", why, gs_names[g->step]);
@@ -725,25 +803,67 @@ grow_finish(struct grow *g)
 }
 
 static void
+proven(int code, const char *msg, void *arg)
+{
+	struct grow *g = arg;
+	struct volume *v = g->vol;
+
+	if (code == 0) {
+		g->proven = 1;
+		grow_advance(g);
+		return;
+	}
+	crypt_key_wipe(&g->key);
+	v->job = NULL;
+	log_warnx("volume %s: grow: cryptd refused: %s", v->name, msg);
+	job_fail(g->job, code, "volume %s: %s: nothing was changed", v->name, msg);
+}
+
+/*
+ * Before anything is written the key must open the mapping: crypt.resize
+ * with the joined map as it is (a no-op on a fresh grow, whose map grows
+ * later) proves it, and cryptd's back-off counts a wrong one.
+ */
+static void
+grow_prove(struct grow *g)
+{
+	char err[256];
+
+	job_progress(g->job, 0, "proving the passphrase");
+	if (crypt_resize(g->vol, &g->key, proven, g) == -1) {
+		snprintf(err, sizeof(err), "cryptd cannot be asked: %s", strerror(errno));
+		g->proven = 1;	/* the step failed: before anything was written */
+		crypt_key_wipe(&g->key);
+		g->vol->job = NULL;
+		job_fail(g->job, NAS_ERR_FAILED, "volume %s: %s: nothing was changed",
+		    g->vol->name, err);
+	}
+}
+
+static void
 grow_timer(struct ev_loop *l, ev_timer *w, int revents)
 {
 	struct grow *g = w->data;
 	char err[256];
 
+	int r;
+
 	(void)l;
 	(void)revents;
-	if (g->step == GS_FS && g->vol->label.fs == LABEL_FS_NONE)
-		g->step++;
 	if (g->step == GS_DONE) {
 		grow_finish(g);
 		return;
 	}
+	if (crypt_key_have(&g->key) && !g->proven) {
+		grow_prove(g);
+		return;
+	}
 	job_progress(g->job, 100.0 * g->step / GS_DONE, gs_names[g->step]);
-	if (gs_steps[g->step](g, err, sizeof(err)) == -1) {
+	if ((r = gs_steps[g->step](g, err, sizeof(err))) == -1) {
 		grow_failed(g, err);
 		return;
 	}
-	if (g->step == GS_FS)
+	if (g->step == GS_FS && r == 0)
 		return;		/* fs_done goes on */
 	g->step++;
 	grow_advance(g);
@@ -762,6 +882,7 @@ grow_release(void *arg)
 	struct grow *g = arg;
 
 	ev_timer_stop(nas_loop(), &g->timer);
+	crypt_key_wipe(&g->key);
 	free(g);
 }
 
@@ -772,7 +893,8 @@ static const struct job_ops grow_ops = { .release = grow_release };
  * one the labels' intent already records (from its first step).
  */
 struct job *
-grow_start(struct volume *v, const struct plan *after, char *err, size_t errlen)
+grow_start(struct volume *v, const struct plan *after, struct crypt_key *key, char *err,
+    size_t errlen)
 {
 	struct grow *g;
 
@@ -780,6 +902,8 @@ grow_start(struct volume *v, const struct plan *after, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	if (key)
+		crypt_key_move(&g->key, key);
 	g->vol = v;
 	g->was_size = v->label.size;
 	if (after)
@@ -788,6 +912,7 @@ grow_start(struct volume *v, const struct plan *after, char *err, size_t errlen)
 	ev_timer_init(&g->timer, grow_timer, 0., 0.);
 	g->timer.data = g;
 	if ((g->job = job_start("volume.grow", v->name, &grow_ops, g)) == NULL) {
+		crypt_key_wipe(&g->key);
 		free(g);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -850,6 +975,6 @@ grow_resume(struct volume *v)
 	char err[256];
 
 	log_warnx("volume %s: growing was interrupted: carried on", v->name);
-	if (grow_start(v, NULL, err, sizeof(err)) == NULL)
+	if (grow_start(v, NULL, NULL, err, sizeof(err)) == NULL)
 		log_warnx("volume %s: %s", v->name, err);
 }

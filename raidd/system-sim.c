@@ -2263,6 +2263,17 @@ sim_md_grow(const char *name, uint64_t sectors)
 	return 0;
 }
 
+int
+sim_dm_seg(const char *name, struct sys_seg *seg)
+{
+	struct dev *d = find(name);
+
+	if (d == NULL || d->kind != DEV_DM || d->nsegs < 1)
+		return -1;
+	*seg = d->seg[0];
+	return d->nsegs;
+}
+
 static int
 sim_dm_reload(const char *name, const struct sys_seg *segs, int n)
 {

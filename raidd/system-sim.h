@@ -53,6 +53,8 @@ int	sim_md_dirty(const char *md);
 void	sim_reset(void);
 int	sim_md_count(void);
 int	sim_dm_count(void);
+/* A dm map's first segment and its count of them; -1 no such map. */
+int	sim_dm_seg(const char *name, struct sys_seg *);
 int	sim_mount_count(void);
 /* Disks probed for signatures so far (each probe would wake a sleeping disk). */
 int	sim_probes(void);

@@ -36,6 +36,8 @@ struct volume {
 	uint8_t		 left_out;		/* members whose disk a repair replaced */
 	int		 bay[PLAN_MAX_DISKS];	/* member -> bay it was last seen in, 0 unknown */
 	struct job	*job;			/* create/delete in flight */
+	uint64_t	 crypt_over;		/* bytes of the joined map its crypt mapping
+						   was opened or grown over; 0 unknown */
 };
 
 /* volume.c */
@@ -199,7 +201,11 @@ extern const struct rpc_method spare_methods[];
 /* grow.c */
 int	 grow_check(const struct volume *, struct plan *after, int *code,
 	    char *err, size_t errlen);
-struct job *grow_start(struct volume *, const struct plan *after, char *err, size_t errlen);
+struct crypt_key;
+struct job *grow_start(struct volume *, const struct plan *after, struct crypt_key *,
+	    char *err, size_t errlen);
+int	 volume_fs_grow(struct volume *, const struct crypt_key *, sys_done_cb done,
+	    void *arg, char *err, size_t errlen);
 void	 grow_resume(struct volume *);
 int	 grow_decide(struct volume *, char *why, size_t len);
 int	 volume_plan(const struct volume *, struct plan *, char *err, size_t errlen);
@@ -211,9 +217,9 @@ int	 volume_map_reload(struct volume *, char *err, size_t errlen);
 int	 add_check(struct volume *, const char *disk, const char *level, int force,
 	    struct plan *after, int *code, char *err, size_t errlen);
 struct job *add_start(struct volume *, const char *disk, int force, const struct plan *after,
-	    char *err, size_t errlen);
-struct job *add_carry_on(struct volume *, const struct disk *, int force, int *code,
-	    char *err, size_t errlen);
+	    struct crypt_key *, char *err, size_t errlen);
+struct job *add_carry_on(struct volume *, const struct disk *, int force, struct crypt_key *,
+	    int *code, char *err, size_t errlen);
 int	 add_decide(struct volume *);
 void	 add_left_out(struct volume *);
 void	 add_resume(struct volume *);

@@ -136,7 +136,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # RAID 5 across a power cut (tests/system/long/raidd-dirty-degraded, ~4 min), an encrypted one
 # whose member md failed for errors (raidd-dirty-failed-crypt, ~2 min); RAID 10 and SHR
 # members pulled under a write and rebuilt (raidd-pull-rebuild-levels, ~4 min); a power cut in an
-# SHR grow once it has added a new tier's partition (raidd-shr-grow-powercut, ~2 min).
+# SHR grow once it has added a new tier's partition (raidd-shr-grow-powercut, ~2 min); a power
+# cut in an encrypted volume's grow, finished after volume unlock (raidd-crypt-grow-powercut).
 SOAK_CLIENTS ?= 64
 SOAK_CALLS ?= 10000
 KILL_RUNS ?= 20
@@ -171,4 +172,6 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 	cp $(SRC)/tests/system/scenarios/raidd-shr-grow $(O)/raidd-shr-grow-powercut; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 80M --timeout 600 \
 		$(O)/raidd-shr-grow-powercut || rc=1; \
+	$(RUN_SCENARIO) --disk-size 128M --timeout 420 \
+		$(SRC)/tests/system/long/raidd-crypt-grow-powercut || rc=1; \
 	exit $$rc

@@ -189,7 +189,9 @@ START_TEST(volume_grow_follows_its_job)
 	ck_assert_str_eq(plain(P), "{\"name\":\"v1\"}");
 	ck_assert_str_eq(plain(L), "{\"no_wait\":true}");
 	ck_assert_str_eq(cmd("volume", "grow")->method, "volume.grow");
-	ck_assert_ptr_eq(cmd("volume", "grow")->run, cmd("volume", "create")->run);
+	/* It follows its job as create does, once it knows about a passphrase. */
+	ck_assert_ptr_eq(cmd("volume", "grow")->run, run_volume_grow);
+	ck_assert_ptr_eq(cmd("volume", "add-disk")->run, run_volume_grow);
 }
 END_TEST
 
@@ -1336,6 +1338,83 @@ START_TEST(secret_option_reads_stdin_and_is_wiped)
 }
 END_TEST
 
+/* A daemon that answers two connections in turn (the request file: the last). */
+static pid_t
+fake_daemon2(const char *first, const char *second)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	const char *replies[2] = { first, second };
+	char buf[4096];
+	ssize_t n;
+	int s, c;
+	pid_t pid;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/raidd.sock", sockdir);
+	unlink(sun.sun_path);
+	ck_assert_int_ne(s = socket(AF_UNIX, SOCK_STREAM, 0), -1);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(listen(s, 1), 0);
+	if ((pid = fork()) == 0) {
+		for (int i = 0; i < 2; i++) {
+			if ((c = accept(s, NULL, NULL)) == -1 ||
+			    (n = read_line(c, buf, sizeof(buf))) <= 0)
+				_exit(1);
+			save_request(buf, n);
+			if (write(c, replies[i], strlen(replies[i])) <= 0)
+				_exit(1);
+			close(c);
+		}
+		_exit(0);
+	}
+	close(s);
+	return pid;
+}
+
+/* volume grow asks the passphrase as unlock does, only for an encrypted volume. */
+static void
+grow_asks(int encrypted)
+{
+	const char *argv[] = { "v1", "--no-wait", NULL };
+	struct ctx x = { sockdir, 0, -1, NULL, stderr, -1, NULL };
+	const char *got;
+	char show[160];
+	pid_t pid;
+
+	fake_dir();
+	snprintf(show, sizeof(show), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"name\":"
+	    "\"v1\",\"encrypted\":%s}}\n", encrypted ? "true" : "false");
+	pid = fake_daemon2(show, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"job\":7}}\n");
+	x.in = pipe_with(PASSPHRASE "\n");
+	x.out = mem_open();
+	ck_assert_int_eq(command_exec(&x, cmd("volume", "grow"), 2, (char **)argv), EXIT_OK);
+	mem_close(x.out);
+	ck_assert_ptr_null(x.secrets);
+	ck_assert_int_eq(in_memory(PASSPHRASE), 0);
+	waitpid(pid, NULL, 0);
+	got = request();
+	if (encrypted)
+		ck_assert_str_eq(got, "{\"jsonrpc\":\"2.0\",\"method\":\"volume.grow\","
+		    "\"params\":{\"name\":\"v1\",\"passphrase\":\"" PASSPHRASE "\"},\"id\":1}\n");
+	else
+		ck_assert_str_eq(got, "{\"jsonrpc\":\"2.0\",\"method\":\"volume.grow\","
+		    "\"params\":{\"name\":\"v1\"},\"id\":1}\n");
+	explicit_bzero((char *)got, strlen(got));
+	close(x.in);
+	fake_done(pid);
+}
+
+START_TEST(volume_grow_asks_passphrase_when_encrypted)
+{
+	grow_asks(1);
+}
+END_TEST
+
+START_TEST(volume_grow_asks_no_passphrase_when_clear)
+{
+	grow_asks(0);
+}
+END_TEST
+
 START_TEST(secret_option_reads_a_file_never_argv)
 {
 	const char *file[] = { "v1", "--passphrase-file", NULL, NULL };
@@ -1645,6 +1724,8 @@ nasctl_suite(void)
 	    sizeof(kill_signals) / sizeof(kill_signals[0]));
 	tcase_add_test(t, terminal_is_restored_while_stopped);
 	tcase_add_test(t, secret_option_reads_stdin_and_is_wiped);
+	tcase_add_test(t, volume_grow_asks_passphrase_when_encrypted);
+	tcase_add_test(t, volume_grow_asks_no_passphrase_when_clear);
 	tcase_add_test(t, secret_option_reads_a_file_never_argv);
 	tcase_add_test(t, no_secret_no_call);
 	tcase_add_test(t, secrets_go_only_with_their_method);

@@ -14,13 +14,17 @@
 #include <unistd.h>
 
 #include "job.h"
+#include "log.h"
+#include <fcntl.h>
 #include "raidd/crypt.h"
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
 #include "tests/unit/raidd-util.h"
 #include "tests/unit/unit-util.h"
+#include "tests/unit/unit-raidd.h"
 
 #define CUT_POINTS	40
+#define GROW_CUTS	60
 #define PASS		"correct horse battery"
 
 static struct rpc_server *srv;
@@ -31,6 +35,7 @@ setup(void)
 {
 	raidd_sim_setup(4ULL << 30, "CRY", 0);
 	crypt_sim_reset();
+	add_set_poll(0);
 	srv = rpc_server_new("raidd", "test");
 	rpc_server_add_methods(srv, disk_methods);
 	rpc_server_add_methods(srv, volume_methods);
@@ -214,6 +219,7 @@ START_TEST(refusals_change_nothing)
 END_TEST
 
 /* An encrypted volume is not grown: its crypt mapping would keep the old size. */
+/* Without its passphrase an encrypted volume does not grow: nothing is touched. */
 START_TEST(grow_refused_for_encrypted)
 {
 	int ops;
@@ -223,9 +229,316 @@ START_TEST(grow_refused_for_encrypted)
 	sim_grow_disk("sdb", 8ULL << 30);
 	disk_refresh(0);
 	ops = sim_ops();
-	ck_assert_int_eq(code_of("volume.grow", "{\"name\":\"g\"}"), NAS_ERR_REFUSED);
+	ck_assert_int_eq(code_of("volume.grow", "{\"name\":\"g\"}"), RPC_INVALID_PARAMS);
+	ck_assert_int_eq(code_of("volume.grow", "{\"name\":\"g\",\"passphrase\":\"" PASS "\","
+	    "\"keyfile\":\"/k\"}"), RPC_INVALID_PARAMS);
+	ck_assert_int_eq(code_of("volume.add_disk", "{\"name\":\"g\",\"disk\":\"bay3\"}"),
+	    RPC_INVALID_PARAMS);
 	ck_assert_int_eq(sim_ops(), ops);
+	ck_assert_int_eq(crypt_sim_resizes(), 0);
 	ck_assert_ptr_null(volume_find("g")->job);
+}
+END_TEST
+
+/* ---- growing an encrypted volume (Decision 115) ---- */
+
+#define GROW_G		"{\"name\":\"g\",\"passphrase\":\"" PASS "\"}"
+#define LUKS_HEAD	(16ULL << 20)
+
+/* The loop until no job runs, md's reshape of vol moving on. */
+static void
+run_all(const char *vol)
+{
+	char md[SYS_NAME_MAX];
+
+	for (int i = 0; i < 3000 && job_running_count() > 0; i++) {
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		if (volume_find(vol)) {
+			volume_md_name(volume_find(vol), 0, md, sizeof(md));
+			sim_md_reshape_step(md, 1ULL << 20);
+		}
+	}
+	ck_assert_int_eq(job_running_count(), 0);
+}
+
+/* The code of a failed job's error (job_describe's error.code). */
+static int
+job_err_code(const struct job *j)
+{
+	struct json_object *d = job_describe(j), *e, *c;
+	int code = 0;
+
+	if (json_object_object_get_ex(d, "error", &e) && json_object_object_get_ex(e, "code", &c))
+		code = json_object_get_int(c);
+	json_object_put(d);
+	return code;
+}
+
+static uint64_t
+size_of(const char *dev)
+{
+	uint64_t size = 0;
+
+	ck_assert_int_eq(sys->dev_size(dev, &size), 0);
+	return size;
+}
+
+/*
+ * Every layer of an encrypted vol at its label's size: the joined map,
+ * the crypt mapping over it less the header, the filesystem on the
+ * mapping; the intent cleared, the data there.
+ */
+static void
+check_grown(const char *vol, uint64_t size)
+{
+	struct volume *v = volume_find(vol);
+	char cm[SYS_NAME_MAX];
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->state == VOL_CLEAN, "%s: %s", volume_state_name(v->state), v->problem);
+	ck_assert_msg(v->label.intent.op == LABEL_OP_NONE, "intent %d: %s", v->label.intent.op,
+	    v->problem);
+	ck_assert_uint_eq(v->label.size, size);
+	ck_assert_uint_eq(unit_raidd_dm_size(vol), size);
+	crypt_map_name(vol, cm, sizeof(cm));
+	ck_assert_uint_eq(size_of(cm), size - LUKS_HEAD);
+	ck_assert_uint_eq(sim_fs_size(cm), size - LUKS_HEAD);
+	ck_assert_int_eq(sim_mount_count(), 1);
+	unit_raidd_pattern(cm, 1ULL << 30, 0);
+}
+
+/* An encrypted raid1 of g, the pattern on its mapping, its disks bigger. */
+static uint64_t
+make_grown_disks(void)
+{
+	char cm[SYS_NAME_MAX];
+	uint64_t was;
+
+	ck_assert_int_eq(run_job(create_encrypted("g")), JOB_DONE);
+	was = volume_find("g")->label.size;
+	crypt_map_name("g", cm, sizeof(cm));
+	unit_raidd_pattern(cm, 1ULL << 30, 1);
+	sim_grow_disk("sda", 8ULL << 30);
+	sim_grow_disk("sdb", 8ULL << 30);
+	disk_refresh(0);
+	return was;
+}
+
+static void
+raidd_log_to(const char *path, int *saved)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	*saved = dup(2);
+	dup2(fd, 2);
+	close(fd);
+	log_init("test", 1, 0);
+	log_set_level(LOG_LVL_DEBUG);
+}
+
+static int
+file_has(const char *path, const char *what)
+{
+	char buf[1 << 16];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, what) != NULL;
+}
+
+START_TEST(grow_encrypted_raid1)
+{
+	char log[] = "/tmp/raidd-crypt-grow-XXXXXX";
+	uint64_t was = make_grown_disks(), want;
+	int saved, fd;
+
+	ck_assert_int_ge(fd = mkstemp(log), 0);
+	close(fd);
+	raidd_log_to(log, &saved);
+	ck_assert_int_eq(run_job(job_of(call("volume.grow", GROW_G))), JOB_DONE);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	want = volume_find("g")->label.size;
+	ck_assert_uint_gt(want, was);
+	check_grown("g", want);
+	/* Once to prove the passphrase, once after the map grew. */
+	ck_assert_int_eq(crypt_sim_resizes(), 2);
+	ck_assert(file_has(log, "grown"));
+	ck_assert(!file_has(log, PASS));
+	unlink(log);
+	/* Locked after a start, the passphrase opens it at the new size. */
+	reboot();
+	assert_shown("g", 1);
+	ck_assert_int_eq(run_job(unlock("g", PASS)), JOB_DONE);
+	check_grown("g", want);
+}
+END_TEST
+
+START_TEST(grow_wrong_passphrase_writes_nothing)
+{
+	uint64_t was = make_grown_disks();
+	unsigned gen = volume_find("g")->label.generation;
+	int ops = sim_ops();
+	struct job *j;
+	unsigned id;
+
+	id = job_of(call("volume.grow", "{\"name\":\"g\",\"passphrase\":\"wrong\"}"));
+	ck_assert_int_eq(run_job(id), JOB_FAILED);
+	j = job_find(id);
+	ck_assert_int_eq(job_err_code(j), NAS_ERR_DENIED);
+	ck_assert_int_eq(sim_ops(), ops);
+	ck_assert_uint_eq(volume_find("g")->label.generation, gen);
+	ck_assert_int_eq(volume_find("g")->label.intent.op, LABEL_OP_NONE);
+	ck_assert_uint_eq(unit_raidd_dm_size("g"), was);
+	ck_assert_ptr_null(volume_find("g")->job);
+	/* The right one then grows it. */
+	ck_assert_int_eq(run_job(job_of(call("volume.grow", GROW_G))), JOB_DONE);
+	check_grown("g", volume_find("g")->label.size);
+}
+END_TEST
+
+START_TEST(grow_locked_refused)
+{
+	int ops;
+
+	make_grown_disks();
+	ck_assert_int_eq(code_of("volume.lock", "{\"name\":\"g\"}"), 0);
+	ops = sim_ops();
+	ck_assert_int_eq(code_of("volume.grow", GROW_G), NAS_ERR_REFUSED);
+	ck_assert_int_eq(code_of("volume.add_disk", "{\"name\":\"g\",\"disk\":\"bay3\","
+	    "\"passphrase\":\"" PASS "\"}"), NAS_ERR_REFUSED);
+	ck_assert_int_eq(sim_ops(), ops);
+	ck_assert_int_eq(crypt_sim_resizes(), 0);
+	/* Not encrypted: no passphrase taken. */
+	ck_assert_ptr_nonnull(raidd_create(srv, "plain", "raid1", "\"bay3\",\"bay4\""));
+	ck_assert_int_eq(code_of("volume.grow", "{\"name\":\"plain\",\"passphrase\":\"x\"}"),
+	    RPC_INVALID_PARAMS);
+}
+END_TEST
+
+/*
+ * The power goes after the k-th step of a grow: the volume comes back
+ * locked; the unlock carries the grow on (the mapping opened at the
+ * map's full size), or, cut before the intent, the grow is asked again.
+ */
+START_TEST(power_cut_during_encrypted_grow)
+{
+	int total, k = _i;
+	uint64_t was, want;
+	struct volume *v;
+
+	was = make_grown_disks();
+	total = sim_ops();
+	ck_assert_int_eq(run_job(job_of(call("volume.grow", GROW_G))), JOB_DONE);
+	want = volume_find("g")->label.size;
+	total = sim_ops() - total;
+	ck_assert_int_lt(total, GROW_CUTS);
+	if (k > total)
+		return;
+	teardown();
+	setup();
+	was = make_grown_disks();
+	sim_fail_after(k);
+	run_job(job_of(call("volume.grow", GROW_G)));
+	reboot();
+	run_all("g");
+	v = volume_find("g");
+	ck_assert_ptr_nonnull(v);
+	assert_shown("g", 1);
+	/* Stopped where the mapping is needed; the problem says what goes on. */
+	if (v->label.intent.op == LABEL_OP_EXPANDING)
+		ck_assert_msg(strstr(v->problem, "volume.unlock carries it on"), "%s", v->problem);
+	ck_assert_int_eq(run_job(unlock("g", PASS)), JOB_DONE);
+	run_all("g");
+	if (v->label.intent.op == LABEL_OP_NONE && v->label.size == was) {
+		ck_assert_uint_eq(unit_raidd_dm_size("g"), was);
+		ck_assert_int_eq(run_job(job_of(call("volume.grow", GROW_G))), JOB_DONE);
+	}
+	check_grown("g", want);
+}
+END_TEST
+
+#define RAID5_E	"{\"name\":\"e\",\"level\":\"raid5\",\"disks\":[\"bay1\",\"bay2\"," \
+		"\"bay3\"],\"encrypt\":true,\"passphrase\":\"" PASS "\"}"
+#define ADD_E	"{\"name\":\"e\",\"disk\":\"bay4\",\"passphrase\":\"" PASS "\"}"
+
+static uint64_t
+make_raid5(void)
+{
+	char cm[SYS_NAME_MAX];
+
+	ck_assert_int_eq(run_job(job_of(call("volume.create", RAID5_E))), JOB_DONE);
+	crypt_map_name("e", cm, sizeof(cm));
+	unit_raidd_pattern(cm, 1ULL << 30, 1);
+	return volume_find("e")->label.size;
+}
+
+START_TEST(add_disk_to_encrypted_raid5)
+{
+	uint64_t was = make_raid5();
+
+	ck_assert_int_eq(code_of("volume.add_disk", "{\"name\":\"e\",\"disk\":\"bay4\","
+	    "\"passphrase\":\"wrong\"}"), 0);
+	run_all("e");
+	ck_assert_int_eq(volume_find("e")->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(volume_find("e")->label.ndisks, 3);
+	ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
+	run_all("e");
+	ck_assert_int_eq(volume_find("e")->label.ndisks, 4);
+	check_grown("e", was / 2 * 3);
+	reboot();
+	ck_assert_int_eq(run_job(unlock("e", PASS)), JOB_DONE);
+	check_grown("e", was / 2 * 3);
+}
+END_TEST
+
+/* As for the grow: after a cut anywhere, unlocked, the add ends with every layer grown. */
+START_TEST(power_cut_during_encrypted_add)
+{
+	int total, k = _i;
+	uint64_t was;
+	struct volume *v;
+
+	was = make_raid5();
+	total = sim_ops();
+	ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
+	run_all("e");
+	total = sim_ops() - total;
+	ck_assert_int_lt(total, GROW_CUTS);
+	if (k > total)
+		return;
+	teardown();
+	setup();
+	was = make_raid5();
+	sim_fail_after(k);
+	ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
+	run_all("e");
+	reboot();
+	run_all("e");
+	v = volume_find("e");
+	ck_assert_ptr_nonnull(v);
+	if (crypt_locked(v))
+		ck_assert_int_eq(run_job(unlock("e", PASS)), JOB_DONE);
+	run_all("e");
+	/* Unlocked before md had finished: the mapping is the old map's size,
+	   and the add stops for the passphrase, asked again. */
+	if (v->label.intent.op == LABEL_OP_ADDING) {
+		ck_assert_msg(strstr(v->problem, "passphrase"), "%s", v->problem);
+		ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
+		run_all("e");
+	}
+	if (v->label.intent.op == LABEL_OP_NONE && v->label.ndisks == 3) {
+		ck_assert_int_eq(code_of("volume.add_disk", "{\"name\":\"e\",\"disk\":\"bay4\","
+		    "\"force\":true,\"passphrase\":\"" PASS "\"}"), 0);
+		run_all("e");
+	}
+	check_grown("e", was / 2 * 3);
 }
 END_TEST
 
@@ -357,6 +670,28 @@ START_TEST(auto_unlock_from_a_key_file)
 END_TEST
 
 /* Readable by others, or in a directory others may write: never handed to cryptd. */
+/* volume.grow with a key file instead of the passphrase: cryptd reads it. */
+START_TEST(grow_with_a_key_file)
+{
+	char *dir = unit_tmpdir(), *path, p[512];
+
+	make_grown_disks();
+	path = key_file(dir, "not it", 0600);
+	snprintf(p, sizeof(p), "{\"name\":\"g\",\"keyfile\":\"%s\"}", path);
+	ck_assert_int_eq(run_job(job_of(call("volume.grow", p))), JOB_FAILED);
+	ck_assert_int_eq(volume_find("g")->label.intent.op, LABEL_OP_NONE);
+	free(path);
+	path = key_file(dir, PASS, 0600);
+	ck_assert_int_eq(run_job(job_of(call("volume.grow", p))), JOB_DONE);
+	check_grown("g", volume_find("g")->label.size);
+	ck_assert_int_eq(code_of("volume.grow", "{\"name\":\"g\",\"keyfile\":\"rel\"}"),
+	    RPC_INVALID_PARAMS);
+	free(path);
+	unit_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(auto_unlock_refuses_a_key_file_others_can_reach)
 {
 	char *dir = unit_tmpdir(), *path;
@@ -515,12 +850,19 @@ crypt_suite(void)
 	tcase_add_test(tc, create_reboot_locked_unlock_lock);
 	tcase_add_test(tc, refusals_change_nothing);
 	tcase_add_test(tc, grow_refused_for_encrypted);
+	tcase_add_test(tc, grow_encrypted_raid1);
+	tcase_add_test(tc, grow_wrong_passphrase_writes_nothing);
+	tcase_add_test(tc, grow_locked_refused);
+	tcase_add_test(tc, add_disk_to_encrypted_raid5);
+	tcase_add_loop_test(tc, power_cut_during_encrypted_grow, 0, GROW_CUTS);
+	tcase_add_loop_test(tc, power_cut_during_encrypted_add, 0, GROW_CUTS);
 	tcase_add_test(tc, calls_answered_while_unlocking);
 	tcase_add_test(tc, delete_closes_the_mapping);
 	tcase_add_test(tc, joined_map_busy_under_crypt);
 	tcase_add_test(tc, create_rolled_back_when_cryptd_refuses);
 	tcase_add_test(tc, name_of_another_volume_is_not_a_mapping);
 	tcase_add_test(tc, auto_unlock_from_a_key_file);
+	tcase_add_test(tc, grow_with_a_key_file);
 	tcase_add_test(tc, auto_unlock_refuses_a_key_file_others_can_reach);
 	tcase_add_test(tc, auto_unlock_never_opens_what_it_refuses);
 	tcase_add_test(tc, auto_unlock_refuses_a_directory_others_could_swap);
