@@ -200,6 +200,7 @@ extern const struct rpc_method spare_methods[];
 int	 grow_check(const struct volume *, struct plan *after, int *code,
 	    char *err, size_t errlen);
 struct job *grow_start(struct volume *, const struct plan *after, char *err, size_t errlen);
+int	 grow_label(struct volume *, const struct plan *after, char *err, size_t errlen);
 void	 grow_resume(struct volume *);
 int	 grow_decide(struct volume *, char *why, size_t len);
 int	 volume_plan(const struct volume *, struct plan *, char *err, size_t errlen);
