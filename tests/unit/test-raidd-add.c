@@ -1116,6 +1116,92 @@ START_TEST(power_cut_during_shr_add)
 }
 END_TEST
 
+/*
+ * The power goes while md reshapes an SHR of three's tiers (a raid5 of
+ * three, a raid1 of two taken over): in the first tier's, the second's
+ * waiting, or in the second's, the first done.  md goes on from each
+ * tier's reshape_position; the volume runs at its old size meanwhile.
+ */
+START_TEST(power_cut_mid_shr_reshape)
+{
+	char md0[SYS_NAME_MAX], md1[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct json_object *a;
+	struct volume *v;
+	uint64_t was;
+
+	shr_case(2);
+	was = make_shr();
+	reshape_speed = 0;
+	a = unit_call(srv, &root, "volume.add_disk", "{\"name\":\"r\",\"disk\":\"bay4\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	turn(100);
+	v = volume_find("r");
+	volume_md_name(v, 0, md0, sizeof(md0));
+	volume_md_name(v, 1, md1, sizeof(md1));
+	ck_assert_int_eq(sys->md_status(md1, &st), 0);
+	ck_assert_str_eq(st.level, "raid5");
+	ck_assert_int_eq(st.raid_disks, 3);
+	ck_assert_int_eq(sys->md_status(md0, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	ck_assert_int_eq(st.raid_disks, 4);
+	if (_i == 0) {
+		sim_md_reshape_step(md0, st.sync_total / 3);
+	} else {
+		sim_md_reshape_step(md0, st.sync_total);
+		ck_assert_int_eq(sys->md_status(md1, &st), 0);
+		sim_md_reshape_step(md1, st.sync_total / 2);
+	}
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	turn(100);
+	v = volume_find("r");
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	ck_assert_int_eq(job_running_count(), 1);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(sys->md_status(_i == 0 ? md0 : md1, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	ck_assert_uint_eq(st.sync_done, _i == 0 ? st.sync_total / 3 : st.sync_total / 2);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), was);
+	volume_dm_name("r", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+	reshape_speed = 1 << 17;
+	run_all();
+	check_shr_added(was);
+}
+END_TEST
+
+/* A disk smaller than the volume's top band, or md's raid1 not two: refused, nothing changes. */
+START_TEST(shr_add_refusals)
+{
+	char md[SYS_NAME_MAX];
+	struct volume *v;
+
+	shr_n = 3;
+	shr_new = 256 * MIB;
+	make_shr();
+	refused("{\"name\":\"r\",\"disk\":\"bay4\"}", NAS_ERR_INVALID,
+	    "smaller than the largest band");
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	shr_new = 384 * MIB;
+	make_shr();
+	/* md's raid1 tier is no raid1 of two: md would not take it over. */
+	v = volume_find("r");
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), 0);
+	refused("{\"name\":\"r\",\"disk\":\"bay4\"}", NAS_ERR_REFUSED,
+	    "takes only a raid1 of two");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 3);
+}
+END_TEST
+
 static Suite *
 add_suite(void)
 {
@@ -1150,6 +1236,8 @@ add_suite(void)
 	tcase_add_loop_test(tc, power_cut_during_takeover_add, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, shr_takes_a_disk, 0, 4);
 	tcase_add_loop_test(tc, power_cut_during_shr_add, 0, 2 * SHR_CUTS);
+	tcase_add_loop_test(tc, power_cut_mid_shr_reshape, 0, 2);
+	tcase_add_test(tc, shr_add_refusals);
 	suite_add_tcase(s, tc);
 	return s;
 }
