@@ -1202,6 +1202,34 @@ START_TEST(shr_add_refusals)
 }
 END_TEST
 
+/* An SHR tier turns raid5 between generations only as an add's takeover makes it. */
+START_TEST(shr_labels_take_raid5_only_by_an_add)
+{
+	struct label before, after, l;
+
+	shr_case(2);
+	make_shr();
+	before = volume_find("r")->label;
+	ck_assert_int_eq(before.tier[1].kind, TIER_RAID1);
+	ck_assert_int_eq(run("volume.add_disk", "{\"name\":\"r\",\"disk\":\"bay4\"}"), JOB_DONE);
+	after = volume_find("r")->label;
+	ck_assert_int_eq(after.tier[1].kind, TIER_RAID5);
+	ck_assert(label_same_members(&before, &after));
+	ck_assert(!label_same_members(&after, &before));
+	l = after;
+	l.tier[1].chunk = 1024;			/* not md's takeover chunk */
+	ck_assert(!label_same_members(&before, &l));
+	l = after;
+	l.tier[0].kind = TIER_RAID1;		/* no tier goes back */
+	ck_assert(!label_same_members(&before, &l));
+	l = before;
+	l.generation++;
+	l.tier[1].kind = TIER_RAID5;		/* raid5 without the disk */
+	l.tier[1].chunk = PLAN_TAKEOVER_CHUNK;
+	ck_assert(!label_same_members(&before, &l));
+}
+END_TEST
+
 static Suite *
 add_suite(void)
 {
@@ -1238,6 +1266,7 @@ add_suite(void)
 	tcase_add_loop_test(tc, power_cut_during_shr_add, 0, 2 * SHR_CUTS);
 	tcase_add_loop_test(tc, power_cut_mid_shr_reshape, 0, 2);
 	tcase_add_test(tc, shr_add_refusals);
+	tcase_add_test(tc, shr_labels_take_raid5_only_by_an_add);
 	suite_add_tcase(s, tc);
 	return s;
 }
