@@ -1202,6 +1202,37 @@ START_TEST(shr_add_refusals)
 }
 END_TEST
 
+/*
+ * bay1 grew in place (its label still says 256 MiB): the add plans from
+ * the labels (the raid1 of two becomes a raid5 of three), and the grow
+ * that follows takes the room every disk has above it.
+ */
+START_TEST(shr_add_after_a_disk_grew)
+{
+	struct volume *v;
+	uint64_t was;
+
+	shr_n = 2;
+	shr_new = 384 * MIB;
+	was = make_shr();
+	sim_grow_disk("sda", 384 * MIB);
+	disk_refresh(0);
+	ck_assert_int_eq(run("volume.add_disk", "{\"name\":\"r\",\"disk\":\"bay3\"}"), JOB_DONE);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ntiers, 1);
+	ck_assert_int_eq(v->label.tier[0].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.tier[0].nmembers, 3);
+	check_shr_rule(v);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+	ck_assert_uint_gt(v->label.size, 2 * was);
+	reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	check_shr_rule(v);
+}
+END_TEST
+
 /* An SHR tier turns raid5 between generations only as an add's takeover makes it. */
 START_TEST(shr_labels_take_raid5_only_by_an_add)
 {
@@ -1267,6 +1298,7 @@ add_suite(void)
 	tcase_add_loop_test(tc, power_cut_mid_shr_reshape, 0, 2);
 	tcase_add_test(tc, shr_add_refusals);
 	tcase_add_test(tc, shr_labels_take_raid5_only_by_an_add);
+	tcase_add_test(tc, shr_add_after_a_disk_grew);
 	suite_add_tcase(s, tc);
 	return s;
 }
