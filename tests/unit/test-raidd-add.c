@@ -1261,6 +1261,75 @@ START_TEST(shr_labels_take_raid5_only_by_an_add)
 }
 END_TEST
 
+/* The disk in bay is pulled; a blank one of size (serial NEW<bay>) is repaired into its place. */
+static void
+replace(int bay, const char *old, const char *new, uint64_t size)
+{
+	char path[128], serial[16], params[64], md[SYS_NAME_MAX];
+	struct json_object *a, *r, *id;
+	struct job *j;
+
+	sim_pull_disk(old);
+	disk_refresh(1);
+	volume_scan();
+	volume_check_states();
+	snprintf(path, sizeof(path), "/sys/devices/sim/host0/target0:0:%d/0:0:%d:0", bay, bay);
+	snprintf(serial, sizeof(serial), "NEW%d", bay);
+	sim_add_disk(new, size, serial, path);
+	disk_refresh(0);
+	repair_set_poll(0.0001);
+	snprintf(params, sizeof(params), "{\"name\":\"r\",\"disk\":\"%s\"}", new);
+	a = unit_call(srv, &root, "volume.repair", params);
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "job", &id);
+	j = job_find((unsigned)json_object_get_int(id));
+	json_object_put(a);
+	/* md rebuilds every tier the disk is in */
+	for (int i = 0; i < 2000 && job_state(j) == JOB_RUNNING; i++) {
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		for (int t = 0; t < volume_find("r")->label.ntiers; t++) {
+			volume_md_name(volume_find("r"), t, md, sizeof(md));
+			sim_md_recover(md, UINT64_MAX / 2);
+		}
+	}
+	ck_assert_int_eq(job_state(j), JOB_DONE);
+	volume_check_states();
+	ck_assert_int_eq(volume_find("r")->state, VOL_CLEAN);
+}
+
+/*
+ * A raid1 of two whose smaller disk was replaced by a larger one: with
+ * the new disk the tier would also grow in place, which the add leaves
+ * to volume.grow first (refused, nothing changes); after the grow the
+ * disk joins.
+ */
+START_TEST(shr_add_after_a_replacement)
+{
+	struct volume *v;
+	uint64_t was;
+
+	shr_n = 2;
+	shr_new = 384 * MIB;
+	was = make_shr();
+	replace(1, "sda", "sdx", 384 * MIB);
+	refused("{\"name\":\"r\",\"disk\":\"bay3\"}", NAS_ERR_INVALID,
+	    "volume.grow, then add the disk");
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 2);
+	ck_assert_uint_eq(v->label.size, was);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"r\"}"), JOB_DONE);
+	ck_assert_int_eq(run("volume.add_disk", "{\"name\":\"r\",\"disk\":\"bay3\"}"), JOB_DONE);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ntiers, 1);
+	ck_assert_int_eq(v->label.tier[0].kind, TIER_RAID5);
+	check_shr_rule(v);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+}
+END_TEST
+
 static Suite *
 add_suite(void)
 {
@@ -1299,6 +1368,7 @@ add_suite(void)
 	tcase_add_test(tc, shr_add_refusals);
 	tcase_add_test(tc, shr_labels_take_raid5_only_by_an_add);
 	tcase_add_test(tc, shr_add_after_a_disk_grew);
+	tcase_add_test(tc, shr_add_after_a_replacement);
 	suite_add_tcase(s, tc);
 	return s;
 }
