@@ -101,6 +101,21 @@ tier_taken_over(const struct plan_tier *before, const struct plan_tier *after)
 }
 
 /*
+ * Tier t gains one member, the new disk: md is asked for one more raid
+ * device and holds one spare (md_holds_new).  An old disk joining too (a
+ * replacement's room in the tier's band) would have md reshape by two
+ * with one spare: raid5_start_reshape() takes that, into a degraded array.
+ */
+static int
+new_disk_joins(const struct plan_change *c, int t)
+{
+	const struct plan_tier *b = &c->before.tier[t], *a = &c->after.tier[t];
+
+	return a->nmembers == b->nmembers + 1 &&
+	    a->part[a->nmembers - 1].disk == c->after.ndisks - 1;
+}
+
+/*
  * What plan-grow.c plans and this file carries out: a raid5 tier's
  * reshape, a raid1 of two's takeover and reshape, or a jbod's new bare
  * tier.  An SHR volume's old tiers each take the disk (Decision 118);
@@ -131,6 +146,9 @@ steps_known(const struct plan_change *c, char *err, size_t errlen)
 		if (c->what[t] != w)
 			return plan_err(err, errlen, "tier %d would need more than this raidd "
 			    "does yet", t + 1);
+		if ((w & PLAN_CH_MEMBERS) && !new_disk_joins(c, t))
+			return plan_err(err, errlen, "tier %d would take another member besides "
+			    "the new disk: volume.grow first", t + 1);
 	}
 	return 0;
 }
@@ -139,7 +157,8 @@ steps_known(const struct plan_change *c, char *err, size_t errlen)
  * An SHR add's plan without the new tiers on the room above (a new
  * array, which volume.grow makes with its own intent, Decisions
  * 109-110): they are the last tiers and the last segments of the map.
- * The add reshapes the old tiers only; add_finish() starts the grow.
+ * The add reshapes the old tiers only; its last label write is the
+ * grow's first (as_commit).
  */
 static void
 shr_only_old_tiers(struct plan_change *c)

@@ -1330,6 +1330,44 @@ START_TEST(shr_add_after_a_replacement)
 }
 END_TEST
 
+/*
+ * An SHR of four on 256 and 384 MiB disks whose 256 MiB disk was replaced
+ * by a 384 MiB one: the replacement's room lies in the band of the raid5
+ * of three above, so a fifth disk's plan has that tier take two members.
+ * md would reshape it by two with the one spare, into a degraded array:
+ * refused, nothing changes, every array whole.
+ */
+START_TEST(shr_add_refuses_two_new_members)
+{
+	static const uint64_t sizes[5] = { 256 * MIB, 384 * MIB, 384 * MIB, 384 * MIB,
+		384 * MIB };
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+	struct volume *v;
+
+	teardown();
+	srv = unit_raidd_setup(unit_a, sizes, 4);
+	add_set_poll(0);
+	unit_raidd_disk(5, "sde", sizes[4]);	/* past the board's bays: by its name */
+	disk_refresh(0);
+	make_as("{\"name\":\"r\",\"level\":\"shr\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\",\"bay4\"]}");
+	ck_assert_int_eq(volume_find("r")->label.ntiers, 2);
+	replace(1, "sda", "sdx", 384 * MIB);
+	refused("{\"name\":\"r\",\"disk\":\"sde\"}", NAS_ERR_INVALID,
+	    "another member besides the new disk");
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 4);
+	for (int t = 0; t < 2; t++) {
+		volume_md_name(v, t, md, sizeof(md));
+		ck_assert_int_eq(sys->md_status(md, &st), 0);
+		ck_assert_int_eq(st.raid_disks, 4 - t);
+		ck_assert_int_eq(st.degraded, 0);
+	}
+}
+END_TEST
+
 static Suite *
 add_suite(void)
 {
@@ -1369,6 +1407,7 @@ add_suite(void)
 	tcase_add_test(tc, shr_labels_take_raid5_only_by_an_add);
 	tcase_add_test(tc, shr_add_after_a_disk_grew);
 	tcase_add_test(tc, shr_add_after_a_replacement);
+	tcase_add_test(tc, shr_add_refuses_two_new_members);
 	suite_add_tcase(s, tc);
 	return s;
 }
