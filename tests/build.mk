@@ -135,7 +135,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # reshape after md took it over as RAID 5 (raidd-add-level-powercut); a dirty degraded
 # RAID 5 across a power cut (tests/system/long/raidd-dirty-degraded, ~4 min); RAID 10 and SHR
 # members pulled under a write and rebuilt (raidd-pull-rebuild-levels, ~4 min); a power cut in an
-# SHR grow once it has added a new tier's partition (raidd-shr-grow-powercut, ~2 min).
+# SHR grow once it has added a new tier's partition (raidd-shr-grow-powercut, ~2 min); a power
+# cut in an SHR's add, the first tier reshaping and the second waiting (raidd-shr-add-powercut).
 SOAK_CLIENTS ?= 64
 SOAK_CALLS ?= 10000
 KILL_RUNS ?= 20
@@ -168,4 +169,6 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 	cp $(SRC)/tests/system/scenarios/raidd-shr-grow $(O)/raidd-shr-grow-powercut; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 80M --timeout 600 \
 		$(O)/raidd-shr-grow-powercut || rc=1; \
+	$(RUN_SCENARIO) --bays 4 --disk-size 96M,160M,160M,160M --timeout 600 \
+		$(SRC)/tests/system/long/raidd-shr-add-powercut || rc=1; \
 	exit $$rc
