@@ -95,8 +95,36 @@ level_change(const struct plan_change *c)
 }
 
 /*
+ * A tier md takes over from a raid1 of two to a raid5 of three (the
+ * volume's level change, or an SHR tier's: PLAN_CH_LEVEL).
+ */
+static int
+tier_taken_over(const struct plan_tier *before, const struct plan_tier *after)
+{
+	return before->kind == TIER_RAID1 && after->kind == TIER_RAID5 &&
+	    before->nmembers == 2 && after->nmembers == 3;
+}
+
+/*
+ * Tier t gains one member, the new disk: md is asked for one more raid
+ * device and holds one spare (md_holds_new).  An old disk joining too (a
+ * replacement's room in the tier's band) would have md reshape by two
+ * with one spare: raid5_start_reshape() takes that, into a degraded array.
+ */
+static int
+new_disk_joins(const struct plan_change *c, int t)
+{
+	const struct plan_tier *b = &c->before.tier[t], *a = &c->after.tier[t];
+
+	return a->nmembers == b->nmembers + 1 &&
+	    a->part[a->nmembers - 1].disk == c->after.ndisks - 1;
+}
+
+/*
  * What plan-grow.c plans and this file carries out: a raid5 tier's
- * reshape, or a jbod's new bare tier.
+ * reshape, a raid1 of two's takeover and reshape, or a jbod's new bare
+ * tier.  An SHR volume's old tiers each take the disk (Decision 118);
+ * its new tiers were left to volume.grow (shr_only_old_tiers).
  */
 static int
 steps_known(const struct plan_change *c, char *err, size_t errlen)
@@ -105,17 +133,65 @@ steps_known(const struct plan_change *c, char *err, size_t errlen)
 
 	if (level_change(c))
 		want |= PLAN_CH_LEVEL;
-	else if ((c->before.level != LEVEL_RAID5 && c->before.level != LEVEL_JBOD) ||
-	    c->after.level != c->before.level)
+	else if ((c->before.level != LEVEL_RAID5 && c->before.level != LEVEL_JBOD &&
+	    c->before.level != LEVEL_SHR) || c->after.level != c->before.level)
 		return plan_err(err, errlen, "adding a disk to a %s volume is not done by this "
 		    "raidd yet%s", plan_level_name(c->before.level),
 		    c->before.level == LEVEL_RAID1 ? " (a raid1 of two becomes raid5 with "
 		    "level raid5)" : "");
-	for (int t = 0; t < c->after.ntiers; t++)
-		if (c->what[t] != (t < c->before.ntiers && want == PLAN_CH_NEW ? 0 : want))
+	for (int t = 0; t < c->after.ntiers; t++) {
+		unsigned w = t < c->before.ntiers && want == PLAN_CH_NEW ? 0 : want;
+
+		if (c->before.level == LEVEL_SHR && t < c->before.ntiers &&
+		    tier_taken_over(&c->before.tier[t], &c->after.tier[t]))
+			w |= PLAN_CH_LEVEL;
+		if (c->before.level == LEVEL_SHR && (c->what[t] & PLAN_CH_PART))
+			return plan_err(err, errlen, "tier %d can grow in place first: "
+			    "volume.grow, then add the disk", t + 1);
+		if (c->what[t] != w)
 			return plan_err(err, errlen, "tier %d would need more than this raidd "
 			    "does yet", t + 1);
+		if ((w & PLAN_CH_MEMBERS) && !new_disk_joins(c, t))
+			return plan_err(err, errlen, "tier %d would take another member besides "
+			    "the new disk: volume.grow first", t + 1);
+	}
 	return 0;
+}
+
+/*
+ * An SHR add's plan without the new tiers on the room above (a new
+ * array, which volume.grow makes with its own intent, Decisions
+ * 109-110): they are the last tiers and the last segments of the map.
+ * The add reshapes the old tiers only; its last label write is the
+ * grow's first (as_commit).
+ */
+static void
+shr_only_old_tiers(struct plan_change *c)
+{
+	struct plan *a = &c->after;
+
+	if (c->before.level != LEVEL_SHR)
+		return;
+	while (a->ntiers > c->before.ntiers) {
+		int t = --a->ntiers;
+
+		a->size -= a->tier[t].size;
+		while (a->nsegs > 0 && a->seg[a->nsegs - 1].tier == t)
+			memset(&a->seg[--a->nsegs], 0, sizeof(a->seg[0]));
+		memset(&a->tier[t], 0, sizeof(a->tier[t]));
+		c->what[t] = 0;
+	}
+}
+
+/* plan_add_disk(), for what this file carries out. */
+static int
+plan_add(const struct plan *before, const struct plan_disk *pd, enum vol_level want,
+    struct plan_change *c, char *err, size_t errlen)
+{
+	if (plan_add_disk(before, pd, want, c, err, errlen) == -1)
+		return -1;
+	shr_only_old_tiers(c);
+	return steps_known(c, err, errlen);
 }
 
 /*
@@ -179,9 +255,8 @@ replan(const struct volume *v, struct plan *after, char *err, size_t errlen)
 	pd.size = v->label.member[n].size;
 	/* plan_add_disk() fills all of c, before included: its input lives apart. */
 	if (volume_plan_labels(w, &w_plan, err, errlen) == 0 &&
-	    plan_add_disk(&w_plan, &pd, (enum vol_level)(v->label.intent.level ?
-	    v->label.intent.level : v->label.level), c, err, errlen) == 0 &&
-	    steps_known(c, err, errlen) == 0) {
+	    plan_add(&w_plan, &pd, (enum vol_level)(v->label.intent.level ?
+	    v->label.intent.level : v->label.level), c, err, errlen) == 0) {
 		*after = c->after;
 		rc = 0;
 	}
@@ -198,12 +273,12 @@ replan(const struct volume *v, struct plan *after, char *err, size_t errlen)
  * anything is written.
  */
 static int
-takeover_ok(struct volume *v, char *err, size_t errlen)
+takeover_ok(struct volume *v, int t, char *err, size_t errlen)
 {
 	struct sys_md_status st;
 	char md[SYS_NAME_MAX];
 
-	volume_md_name(v, 0, md, sizeof(md));
+	volume_md_name(v, t, md, sizeof(md));
 	if (sys->md_status(md, &st) == -1)
 		return plan_err(err, errlen, "%s is not running", md);
 	if (strcmp(st.level, "raid1") != 0 || st.raid_disks != 2)
@@ -263,17 +338,18 @@ add_check(struct volume *v, const char *spec, const char *level, int force,
 	pd.size = d->sys.size;
 	*code = NAS_ERR_INVALID;
 	if (volume_plan(v, &before, err, errlen) == -1 ||
-	    plan_add_disk(&before, &pd, want, c, err, errlen) == -1 ||
-	    steps_known(c, err, errlen) == -1)
+	    plan_add(&before, &pd, want, c, err, errlen) == -1)
 		goto out;
 	for (int t = 0; t < c->after.ntiers; t++)
 		if (c->after.tier[t].kind != TIER_NONE &&
 		    new_offset(&c->before.tier[t], t, &off, err, errlen) == -1)
 			goto out;
-	if (level_change(c) && takeover_ok(v, err, errlen) == -1) {
-		*code = NAS_ERR_REFUSED;
-		goto out;
-	}
+	for (int t = 0; t < c->before.ntiers; t++)
+		if (tier_taken_over(&c->before.tier[t], &c->after.tier[t]) &&
+		    takeover_ok(v, t, err, errlen) == -1) {
+			*code = NAS_ERR_REFUSED;
+			goto out;
+		}
 	*after = c->after;
 	rc = 0;
 out:
@@ -477,6 +553,17 @@ md_holds_new(const struct add *a, int t, const char *md, char *err, size_t errle
 }
 
 /*
+ * The labels (until AS_SIZE) say md takes tier t over: a raid1 a third
+ * disk joins, the volume's (Decision 106) or an SHR tier's (118).
+ */
+static int
+label_takes_over(const struct label *l, int t)
+{
+	return l->intent.op == LABEL_OP_ADDING && l->tier[t].kind == TIER_RAID1 &&
+	    l->tier[t].nmembers == 3;
+}
+
+/*
  * md's raid1 of two becomes raid5 (Decision 106).  Only after the labels
  * say AS_RESHAPE: before that md is raid1 for sure, after it md is asked,
  * and a level it has already is no second takeover.
@@ -495,7 +582,16 @@ takeover(struct volume *v, const struct plan_tier *pt, const char *md, char *err
 	return 0;
 }
 
-/* The labels say the reshape has begun before md is asked (add_decide reads it). */
+/*
+ * The labels say the reshape has begun before md is asked (add_decide
+ * reads it).  An SHR volume's tiers are asked in order, each as soon as
+ * the one before has its new count (a takeover first where the labels
+ * say so): md runs one sync at a time on arrays sharing a disk
+ * (md_do_sync waits on match_mddev_units), so the reshapes follow each
+ * other, and each tier's superblocks say from the start where it is
+ * (raid_disks, reshape_position).  A resume asks only tiers still at the
+ * old count (md_holds_new), Decision 118.
+ */
 static int
 as_reshape(struct add *a, char *err, size_t errlen)
 {
@@ -521,7 +617,7 @@ as_reshape(struct add *a, char *err, size_t errlen)
 			continue;
 		volume_md_name(v, t, md, sizeof(md));
 		if (md_holds_new(a, t, md, err, errlen) == -1 ||
-		    (v->label.intent.level && takeover(v, pt, md, err, errlen) == -1))
+		    (label_takes_over(&v->label, t) && takeover(v, pt, md, err, errlen) == -1))
 			return -1;
 		if (new_offset(pt, t, &off, err, errlen) == -1)
 			off = OFFSET_FLOOR;	/* md has it already: md_reshape asks nothing */
@@ -588,12 +684,11 @@ as_size(struct add *a, char *err, size_t errlen)
 
 	grow_label_from(v, &a->after);
 	/* md reshaped as raid5: the labels say so from here (label_same_members). */
-	if (v->label.intent.level) {
+	if (v->label.intent.level)
 		v->label.level = (uint8_t)a->after.level;
-		for (int t = 0; t < a->after.ntiers; t++) {
-			v->label.tier[t].kind = (uint8_t)a->after.tier[t].kind;
-			v->label.tier[t].chunk = a->after.tier[t].chunk;
-		}
+	for (int t = 0; t < a->after.ntiers; t++) {
+		v->label.tier[t].kind = (uint8_t)a->after.tier[t].kind;
+		v->label.tier[t].chunk = a->after.tier[t].chunk;
 	}
 	v->label.intent.step = AS_SIZE;
 	v->label.intent.target = was.generation + 2;
@@ -631,18 +726,36 @@ as_fs(struct add *a, char *err, size_t errlen)
 	return volume_fs_grow(a->vol, &a->key, fs_done, a, err, errlen);
 }
 
+/*
+ * The intent cleared; for an SHR volume whose disks now offer room above
+ * its tiers (shr_only_old_tiers), the same write is the grow's first
+ * label (Decision 118): no cut falls between the add and the grow, which
+ * add_finish() starts.
+ */
 static int
 as_commit(struct add *a, char *err, size_t errlen)
 {
 	struct volume *v = a->vol;
 	struct label was = v->label;
+	struct plan *grow;
+	int code;
 
 	v->label.intent.op = LABEL_OP_NONE;
 	v->label.intent.step = 0;
 	v->label.intent.disk = LABEL_NO_DISK;
 	v->label.intent.target = 0;
 	v->label.intent.level = 0;
-	return label_change(v, ~0U, &was, err, errlen);
+	if (v->label.level != LEVEL_SHR || (grow = malloc(sizeof(*grow))) == NULL)
+		return label_change(v, ~0U, &was, err, errlen);
+	disk_refresh_one(a->disk);	/* the table proves members by their labels */
+	if (grow_check(v, grow, &code, err, errlen) == -1) {
+		free(grow);
+		return label_change(v, ~0U, &was, err, errlen);
+	}
+	if (grow_label(v, grow, err, errlen) == -1 && v->label.generation == was.generation)
+		v->label = was;
+	free(grow);
+	return v->label.intent.op == LABEL_OP_EXPANDING ? 0 : -1;
 }
 
 static int (*const as_steps[])(struct add *, char *, size_t) = {
@@ -668,6 +781,21 @@ add_failed(struct add *a, const char *why)
 	job_fail(a->job, NAS_ERR_FAILED, "%s while %s", why, as_names[a->step]);
 }
 
+/* An SHR add's commit began a grow (as_commit): it goes on as its own job. */
+static void
+shr_grow_after(struct volume *v)
+{
+	char err[256];
+
+	if (v->label.intent.op != LABEL_OP_EXPANDING || v->job)
+		return;
+	log_info("volume %s: the room above its tiers becomes a new tier", v->name);
+	/* No key: an encrypted volume's grow stops before its mapping grows,
+	   and volume.grow with the passphrase carries it on (Decision 115). */
+	if (grow_start(v, NULL, NULL, err, sizeof(err)) == NULL)
+		log_warnx("volume %s: %s", v->name, err);
+}
+
 static void
 add_finish(struct add *a)
 {
@@ -686,6 +814,7 @@ add_finish(struct add *a)
 	log_info("volume %s: %s added, %llu bytes", v->name, a->disk,
 	    (unsigned long long)v->label.size);
 	job_done(a->job, volume_describe(v));
+	shr_grow_after(v);
 }
 
 static void
@@ -829,24 +958,47 @@ add_start(struct volume *v, const char *spec, int force, const struct plan *afte
 
 /* ---- after a power cut ---- */
 
-/* md has taken the new geometry: a present old member's superblock says so. */
+/*
+ * md has taken the new geometry: a present old member's superblock of
+ * any tier says so.  as_reshape asks md tier by tier, so a cut between
+ * two leaves the first tiers at the new count (Decision 118).
+ */
 static int
 md_reshaped(const struct volume *v)
 {
-	const struct label_tier *lt = &v->label.tier[0];
 	char dev[SYS_NAME_MAX];
 	struct mdsb sb;
 
-	for (int r = 0; r < lt->nmembers; r++) {
-		int m = lt->member[r];
+	for (int t = 0; t < v->label.ntiers; t++) {
+		const struct label_tier *lt = &v->label.tier[t];
 
-		if (m == v->label.intent.disk || v->disk[m][0] == '\0' ||
-		    sys->part_dev(v->disk[m], v->mlabel[m].tier[0].start, dev, sizeof(dev)) == -1 ||
-		    member_read_sb(dev, &sb) == -1)
+		if (lt->kind == TIER_NONE)
 			continue;
-		return sb.raid_disks == lt->nmembers;
+		for (int r = 0; r < lt->nmembers; r++) {
+			int m = lt->member[r];
+
+			if (m == v->label.intent.disk || v->disk[m][0] == '\0' ||
+			    sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start, dev,
+			    sizeof(dev)) == -1 || member_read_sb(dev, &sb) == -1)
+				continue;
+			if (sb.raid_disks == lt->nmembers)
+				return 1;
+			break;
+		}
 	}
 	return 0;
+}
+
+/* md may have taken a tier over already (a raid5 of two): the add is kept. */
+static int
+md_may_have_taken_over(const struct volume *v)
+{
+	if (v->label.intent.step < AS_RESHAPE)
+		return 0;
+	for (int t = 0; t < v->label.ntiers; t++)
+		if (label_takes_over(&v->label, t))
+			return 1;
+	return v->label.intent.level != 0;
 }
 
 /* The labels forget the new disk: it never got its own, and md never reshaped. */
@@ -895,8 +1047,7 @@ not_taken_yet(const struct volume *v)
 	/* A jbod's filesystem grows onto the new disk only after step 9. */
 	if (sized_at_once(&v->label))
 		return v->label.intent.step < AS_SIZE;
-	/* md may have taken the level over already: a raid5 of two is kept. */
-	if (v->label.intent.level && v->label.intent.step >= AS_RESHAPE)
+	if (md_may_have_taken_over(v))
 		return 0;
 	/* The step may say reshape while md never began (refused, or a cut). */
 	return !md_reshaped(v);

@@ -336,21 +336,31 @@ label_new_tier(struct volume *v, const struct plan *after, int t)
 static int
 gs_label(struct grow *g, char *err, size_t errlen)
 {
-	struct volume *v = g->vol;
+	return grow_label(g->vol, &g->after, err, errlen);
+}
+
+/*
+ * The grow's first label: after's layout, its new tiers covered, the
+ * intent expanding.  volume.add_disk's last label write for SHR too
+ * (Decision 118), so no cut falls between the add and the grow.
+ */
+int
+grow_label(struct volume *v, const struct plan *after, char *err, size_t errlen)
+{
 	struct label was = v->label, mwas[PLAN_MAX_DISKS];
 	unsigned covered = 0;
 
 	memcpy(mwas, v->mlabel, sizeof(mwas));
-	for (int t = was.ntiers; t < g->after.ntiers; t++) {
-		if (label_new_tier(v, &g->after, t) == -1) {
+	for (int t = was.ntiers; t < after->ntiers; t++) {
+		if (label_new_tier(v, after, t) == -1) {
 			v->label = was;
 			memcpy(v->mlabel, mwas, sizeof(mwas));
 			return plan_err(err, errlen, "no random numbers: %s", strerror(errno));
 		}
 		covered |= 1U << t;
 	}
-	v->label.ntiers = (uint8_t)g->after.ntiers;
-	grow_label_from(v, &g->after);
+	v->label.ntiers = (uint8_t)after->ntiers;
+	grow_label_from(v, after);
 	v->label.intent.op = LABEL_OP_EXPANDING;
 	v->label.intent.step = GS_LABEL;
 	v->label.intent.disk = LABEL_NO_DISK;

@@ -487,7 +487,12 @@ level_kept(const struct label *a, const struct label *b)
 	    y->kind == TIER_RAID5 && y->chunk == PLAN_TAKEOVER_CHUNK && y->nmembers == 3;
 }
 
-/* Tier t of a and of b are the same kind of array, or the level change above. */
+/*
+ * Tier t of a and of b are the same kind of array, or the level change
+ * above, or an SHR tier's alike (Decision 118): a raid1 that a disk
+ * joined after a (the last of b's) is a raid5 of three with md's
+ * takeover chunk.
+ */
 static int
 kind_kept(const struct label *a, const struct label *b, int t)
 {
@@ -495,6 +500,11 @@ kind_kept(const struct label *a, const struct label *b, int t)
 
 	if (x->kind == y->kind && x->chunk == y->chunk)
 		return 1;
+	if (a->level == LEVEL_SHR && b->level == LEVEL_SHR)
+		return x->kind == TIER_RAID1 && x->chunk == 0 && x->nmembers <= 3 &&
+		    y->kind == TIER_RAID5 && y->chunk == PLAN_TAKEOVER_CHUNK &&
+		    y->nmembers == 3 && y->member[2] == b->ndisks - 1 &&
+		    (x->nmembers == 3 || b->joined[b->ndisks - 1] > a->generation);
 	return a->level != b->level && level_kept(a, b);
 }
 

@@ -2257,6 +2257,8 @@ sim_md_grow(const char *name, uint64_t sectors)
 		sb.data_size = m->size / 512 - sb.data_offset;
 		sb_write(m, &sb);
 	}
+	/* update_size() sets dev_sectors: a takeover and a reshape after keep it. */
+	a->member_sectors = sectors;
 	a->size = md_bytes(a->level, (uint32_t)a->md.raid_disks, sectors);
 	/* md_new_event(): the new room is resynced, and sync_action notifies. */
 	sim_md_event(a->name);

@@ -206,6 +206,7 @@ struct job *grow_start(struct volume *, const struct plan *after, struct crypt_k
 	    char *err, size_t errlen);
 int	 volume_fs_grow(struct volume *, const struct crypt_key *, sys_done_cb done,
 	    void *arg, char *err, size_t errlen);
+int	 grow_label(struct volume *, const struct plan *after, char *err, size_t errlen);
 void	 grow_resume(struct volume *);
 int	 grow_decide(struct volume *, char *why, size_t len);
 int	 volume_plan(const struct volume *, struct plan *, char *err, size_t errlen);

@@ -137,7 +137,9 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # whose member md failed for errors (raidd-dirty-failed-crypt, ~2 min); RAID 10 and SHR
 # members pulled under a write and rebuilt (raidd-pull-rebuild-levels, ~4 min); a power cut in an
 # SHR grow once it has added a new tier's partition (raidd-shr-grow-powercut, ~2 min); a power
-# cut in an encrypted volume's grow, finished after volume unlock (raidd-crypt-grow-powercut).
+# cut in an encrypted volume's grow, finished after volume unlock (raidd-crypt-grow-powercut); a
+# power cut in an SHR's add, the first tier reshaping and the second waiting
+# (raidd-shr-add-powercut).
 SOAK_CLIENTS ?= 64
 SOAK_CALLS ?= 10000
 KILL_RUNS ?= 20
@@ -174,4 +176,6 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 		$(O)/raidd-shr-grow-powercut || rc=1; \
 	$(RUN_SCENARIO) --disk-size 128M --timeout 420 \
 		$(SRC)/tests/system/long/raidd-crypt-grow-powercut || rc=1; \
+	$(RUN_SCENARIO) --bays 4 --disk-size 96M,160M,160M,160M --timeout 600 \
+		$(SRC)/tests/system/long/raidd-shr-add-powercut || rc=1; \
 	exit $$rc

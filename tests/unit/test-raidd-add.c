@@ -64,9 +64,12 @@ run_all(void)
 	char md[SYS_NAME_MAX];
 
 	for (int i = 0; i < 2000 && job_running_count() > 0; i++) {
+		struct volume *v = volume_find("r");
+
 		ev_run(EV_DEFAULT, EVRUN_ONCE);
-		if (reshape_speed && volume_find("r")) {
-			md_of("r", md, sizeof(md));
+		/* every tier's md (an SHR's reshape them one after another) */
+		for (int t = 0; reshape_speed && v && t < v->label.ntiers; t++) {
+			volume_md_name(v, t, md, sizeof(md));
 			sim_md_reshape_step(md, reshape_speed);
 		}
 	}
@@ -569,6 +572,7 @@ struct add_case {
 	const char	*add, *forced, *disk;
 	int		 ndisks;
 	void		(*check)(uint64_t was);
+	int		 cuts;		/* the loop's count, CUT_POINTS when 0 */
 };
 
 /*
@@ -587,7 +591,7 @@ cut_at(int k, const struct add_case *ac)
 	start = sim_ops();
 	ck_assert_int_eq(run("volume.add_disk", ac->add), JOB_DONE);
 	total = sim_ops() - start;
-	ck_assert_int_lt(total, CUT_POINTS);
+	ck_assert_int_lt(total, ac->cuts ? ac->cuts : CUT_POINTS);
 	ck_assert_int_gt(total, 4);
 	if (k > total)
 		return;
@@ -614,7 +618,7 @@ cut_at(int k, const struct add_case *ac)
 START_TEST(power_cut_during_add)
 {
 	static const struct add_case raid5 = { make, ADD_SDD,
-		"{\"name\":\"r\",\"disk\":\"bay4\",\"force\":true}", "sdd", 3, check_added };
+		"{\"name\":\"r\",\"disk\":\"bay4\",\"force\":true}", "sdd", 3, check_added, 0 };
 
 	cut_at(_i, &raid5);
 }
@@ -667,7 +671,7 @@ END_TEST
 START_TEST(power_cut_during_jbod_add)
 {
 	static const struct add_case jbod = { make_jbod, ADD_SDC,
-		"{\"name\":\"r\",\"disk\":\"bay3\",\"force\":true}", "sdc", 2, check_jbod_added };
+		"{\"name\":\"r\",\"disk\":\"bay3\",\"force\":true}", "sdc", 2, check_jbod_added, 0 };
 
 	cut_at(_i, &jbod);
 }
@@ -954,7 +958,7 @@ START_TEST(power_cut_during_takeover_add)
 {
 	static const struct add_case r1 = { make_raid1, ADD_SDC_R5,
 		"{\"name\":\"r\",\"disk\":\"bay3\",\"level\":\"raid5\",\"force\":true}", "sdc", 2,
-		check_raid5_of_3 };
+		check_raid5_of_3, 0 };
 
 	cut_at(_i, &r1);
 }
@@ -982,6 +986,385 @@ START_TEST(labels_take_raid5_only_by_an_add)
 	l.tier[0].kind = TIER_RAID5;
 	l.tier[0].chunk = PLAN_TAKEOVER_CHUNK;
 	ck_assert(!label_same_members(&before, &l));
+}
+END_TEST
+
+/* ---- SHR: each old tier takes the disk; the room above is a grow's (Decision 118) ---- */
+
+#define SHR_CUTS	100
+
+static int shr_n;		/* disks the SHR is made of: bays 1..shr_n */
+static uint64_t shr_new;	/* the size of the disk it takes, in bay shr_n + 1 */
+
+/* An SHR "r" of 256 MiB and 384 MiB disks with data; bay shr_n + 1 holds shr_new. */
+static uint64_t
+make_shr(void)
+{
+	uint64_t sizes[4] = { 256 * MIB, 384 * MIB, 384 * MIB, 384 * MIB };
+
+	sizes[shr_n] = shr_new;
+	teardown();
+	srv = unit_raidd_setup(unit_a, sizes, shr_n + 1);
+	add_set_poll(0);
+	return make_as(shr_n == 2 ?
+	    "{\"name\":\"r\",\"level\":\"shr\",\"disks\":[\"bay1\",\"bay2\"]}" :
+	    "{\"name\":\"r\",\"level\":\"shr\",\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}");
+}
+
+/* SHR's rule on the labels: the tiers' partitions hold total - largest. */
+static void
+check_shr_rule(const struct volume *v)
+{
+	uint64_t raw = 0, sum = 0, max = 0, a, tiers = 0;
+
+	for (int t = 0; t < v->label.ntiers; t++) {
+		int m = v->label.tier[t].member[0];
+
+		raw += (uint64_t)(v->label.tier[t].nmembers - 1) * v->mlabel[m].tier[t].size;
+		tiers += v->label.tier[t].tier_size;
+	}
+	for (int m = 0; m < v->label.ndisks; m++) {
+		a = plan_disk_area(v->label.member[m].size);
+		sum += a;
+		max = a > max ? a : max;
+	}
+	ck_assert_uint_eq(raw, sum - max);
+	ck_assert_uint_eq(tiers, v->label.size);
+}
+
+/*
+ * The disk in every tier it reaches, total - largest usable, every
+ * tier's md as its label says (raid5 from three members), idle, whole,
+ * each layer that size, the data there.
+ */
+static void
+check_shr_added(uint64_t was)
+{
+	struct volume *v = volume_find("r");
+	struct sys_md_status st;
+	char dm[SYS_NAME_MAX], md[SYS_NAME_MAX];
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->state == VOL_CLEAN, "state %s: %s", volume_state_name(v->state),
+	    v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.level, LEVEL_SHR);
+	ck_assert_int_eq(v->label.ndisks, shr_n + 1);
+	ck_assert_int_eq(v->label.ntiers, 2);
+	check_shr_rule(v);
+	ck_assert_uint_gt(v->label.size, was);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+	volume_dm_name("r", dm, sizeof(dm));
+	ck_assert_uint_eq(sim_fs_size(dm), v->label.size);
+	for (int t = 0; t < v->label.ntiers; t++) {
+		const struct label_tier *lt = &v->label.tier[t];
+
+		ck_assert_int_eq(lt->kind, lt->nmembers >= 3 ? TIER_RAID5 : TIER_RAID1);
+		volume_md_name(v, t, md, sizeof(md));
+		ck_assert_int_eq(sys->md_status(md, &st), 0);
+		ck_assert_str_eq(st.level, lt->nmembers >= 3 ? "raid5" : "raid1");
+		ck_assert_int_eq(st.raid_disks, lt->nmembers);
+		ck_assert_str_eq(st.sync_action, "idle");
+		ck_assert_int_eq(st.degraded, 0);
+		ck_assert_uint_eq(st.size, lt->tier_size);
+	}
+	/* the first tier on every disk, the new one included */
+	ck_assert_int_eq(v->label.tier[0].nmembers, shr_n + 1);
+	unit_raidd_pattern(dm, was, 0);
+	for (int m = 0; m < v->label.ndisks; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+}
+
+/* SHR of 2 and of 3 disks, the new one as large as the largest or larger. */
+static void
+shr_case(int i)
+{
+	static const int n[] = { 2, 2, 3, 3 };
+	static const uint64_t size[] = { 384 * MIB, 512 * MIB, 384 * MIB, 512 * MIB };
+
+	shr_n = n[i];
+	shr_new = size[i];
+}
+
+START_TEST(shr_takes_a_disk)
+{
+	uint64_t was;
+	char add[64];
+
+	shr_case(_i);
+	was = make_shr();
+	snprintf(add, sizeof(add), "{\"name\":\"r\",\"disk\":\"bay%d\"}", shr_n + 1);
+	ck_assert_int_eq(run("volume.add_disk", add), JOB_DONE);
+	check_shr_added(was);
+	reboot();
+	check_shr_added(was);
+}
+END_TEST
+
+/* As power_cut_during_add, for an SHR: two tiers reshaped, or one and a new tier. */
+START_TEST(power_cut_during_shr_add)
+{
+	static const struct add_case shr3 = { make_shr, "{\"name\":\"r\",\"disk\":\"bay4\"}",
+		"{\"name\":\"r\",\"disk\":\"bay4\",\"force\":true}", "sdd", 3,
+		check_shr_added, SHR_CUTS };
+	static const struct add_case shr2 = { make_shr, "{\"name\":\"r\",\"disk\":\"bay3\"}",
+		"{\"name\":\"r\",\"disk\":\"bay3\",\"force\":true}", "sdc", 2,
+		check_shr_added, SHR_CUTS };
+
+	shr_case(_i < SHR_CUTS ? 2 : 0);
+	cut_at(_i % SHR_CUTS, _i < SHR_CUTS ? &shr3 : &shr2);
+}
+END_TEST
+
+/*
+ * The power goes while md reshapes an SHR of three's tiers (a raid5 of
+ * three, a raid1 of two taken over): in the first tier's, the second's
+ * waiting, or in the second's, the first done.  md goes on from each
+ * tier's reshape_position; the volume runs at its old size meanwhile.
+ */
+START_TEST(power_cut_mid_shr_reshape)
+{
+	char md0[SYS_NAME_MAX], md1[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct json_object *a;
+	struct volume *v;
+	uint64_t was;
+
+	shr_case(2);
+	was = make_shr();
+	reshape_speed = 0;
+	a = unit_call(srv, &root, "volume.add_disk", "{\"name\":\"r\",\"disk\":\"bay4\"}");
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	turn(100);
+	v = volume_find("r");
+	volume_md_name(v, 0, md0, sizeof(md0));
+	volume_md_name(v, 1, md1, sizeof(md1));
+	ck_assert_int_eq(sys->md_status(md1, &st), 0);
+	ck_assert_str_eq(st.level, "raid5");
+	ck_assert_int_eq(st.raid_disks, 3);
+	ck_assert_int_eq(sys->md_status(md0, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	ck_assert_int_eq(st.raid_disks, 4);
+	if (_i == 0) {
+		sim_md_reshape_step(md0, st.sync_total / 3);
+	} else {
+		sim_md_reshape_step(md0, st.sync_total);
+		ck_assert_int_eq(sys->md_status(md1, &st), 0);
+		sim_md_reshape_step(md1, st.sync_total / 2);
+	}
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	turn(100);
+	v = volume_find("r");
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	ck_assert_int_eq(job_running_count(), 1);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(sys->md_status(_i == 0 ? md0 : md1, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	ck_assert_uint_eq(st.sync_done, _i == 0 ? st.sync_total / 3 : st.sync_total / 2);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), was);
+	volume_dm_name("r", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+	reshape_speed = 1 << 17;
+	run_all();
+	check_shr_added(was);
+}
+END_TEST
+
+/* A disk smaller than the volume's top band, or md's raid1 not two: refused, nothing changes. */
+START_TEST(shr_add_refusals)
+{
+	char md[SYS_NAME_MAX];
+	struct volume *v;
+
+	shr_n = 3;
+	shr_new = 256 * MIB;
+	make_shr();
+	refused("{\"name\":\"r\",\"disk\":\"bay4\"}", NAS_ERR_INVALID,
+	    "smaller than the largest band");
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	shr_new = 384 * MIB;
+	make_shr();
+	/* md's raid1 tier is no raid1 of two: md would not take it over. */
+	v = volume_find("r");
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), 0);
+	refused("{\"name\":\"r\",\"disk\":\"bay4\"}", NAS_ERR_REFUSED,
+	    "takes only a raid1 of two");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 3);
+}
+END_TEST
+
+/*
+ * bay1 grew in place (its label still says 256 MiB): the add plans from
+ * the labels (the raid1 of two becomes a raid5 of three), and the grow
+ * that follows takes the room every disk has above it.
+ */
+START_TEST(shr_add_after_a_disk_grew)
+{
+	struct volume *v;
+	uint64_t was;
+
+	shr_n = 2;
+	shr_new = 384 * MIB;
+	was = make_shr();
+	sim_grow_disk("sda", 384 * MIB);
+	disk_refresh(0);
+	ck_assert_int_eq(run("volume.add_disk", "{\"name\":\"r\",\"disk\":\"bay3\"}"), JOB_DONE);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ntiers, 1);
+	ck_assert_int_eq(v->label.tier[0].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.tier[0].nmembers, 3);
+	check_shr_rule(v);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+	ck_assert_uint_gt(v->label.size, 2 * was);
+	reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	check_shr_rule(v);
+}
+END_TEST
+
+/* An SHR tier turns raid5 between generations only as an add's takeover makes it. */
+START_TEST(shr_labels_take_raid5_only_by_an_add)
+{
+	struct label before, after, l;
+
+	shr_case(2);
+	make_shr();
+	before = volume_find("r")->label;
+	ck_assert_int_eq(before.tier[1].kind, TIER_RAID1);
+	ck_assert_int_eq(run("volume.add_disk", "{\"name\":\"r\",\"disk\":\"bay4\"}"), JOB_DONE);
+	after = volume_find("r")->label;
+	ck_assert_int_eq(after.tier[1].kind, TIER_RAID5);
+	ck_assert(label_same_members(&before, &after));
+	ck_assert(!label_same_members(&after, &before));
+	l = after;
+	l.tier[1].chunk = 1024;			/* not md's takeover chunk */
+	ck_assert(!label_same_members(&before, &l));
+	l = after;
+	l.tier[0].kind = TIER_RAID1;		/* no tier goes back */
+	ck_assert(!label_same_members(&before, &l));
+	l = before;
+	l.generation++;
+	l.tier[1].kind = TIER_RAID5;		/* raid5 without the disk */
+	l.tier[1].chunk = PLAN_TAKEOVER_CHUNK;
+	ck_assert(!label_same_members(&before, &l));
+}
+END_TEST
+
+/* The disk in bay is pulled; a blank one of size (serial NEW<bay>) is repaired into its place. */
+static void
+replace(int bay, const char *old, const char *new, uint64_t size)
+{
+	char path[128], serial[16], params[64], md[SYS_NAME_MAX];
+	struct json_object *a, *r, *id;
+	struct job *j;
+
+	sim_pull_disk(old);
+	disk_refresh(1);
+	volume_scan();
+	volume_check_states();
+	snprintf(path, sizeof(path), "/sys/devices/sim/host0/target0:0:%d/0:0:%d:0", bay, bay);
+	snprintf(serial, sizeof(serial), "NEW%d", bay);
+	sim_add_disk(new, size, serial, path);
+	disk_refresh(0);
+	repair_set_poll(0.0001);
+	snprintf(params, sizeof(params), "{\"name\":\"r\",\"disk\":\"%s\"}", new);
+	a = unit_call(srv, &root, "volume.repair", params);
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "job", &id);
+	j = job_find((unsigned)json_object_get_int(id));
+	json_object_put(a);
+	/* md rebuilds every tier the disk is in */
+	for (int i = 0; i < 2000 && job_state(j) == JOB_RUNNING; i++) {
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		for (int t = 0; t < volume_find("r")->label.ntiers; t++) {
+			volume_md_name(volume_find("r"), t, md, sizeof(md));
+			sim_md_recover(md, UINT64_MAX / 2);
+		}
+	}
+	ck_assert_int_eq(job_state(j), JOB_DONE);
+	volume_check_states();
+	ck_assert_int_eq(volume_find("r")->state, VOL_CLEAN);
+}
+
+/*
+ * A raid1 of two whose smaller disk was replaced by a larger one: with
+ * the new disk the tier would also grow in place, which the add leaves
+ * to volume.grow first (refused, nothing changes); after the grow the
+ * disk joins.
+ */
+START_TEST(shr_add_after_a_replacement)
+{
+	struct volume *v;
+	uint64_t was;
+
+	shr_n = 2;
+	shr_new = 384 * MIB;
+	was = make_shr();
+	replace(1, "sda", "sdx", 384 * MIB);
+	refused("{\"name\":\"r\",\"disk\":\"bay3\"}", NAS_ERR_INVALID,
+	    "volume.grow, then add the disk");
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 2);
+	ck_assert_uint_eq(v->label.size, was);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"r\"}"), JOB_DONE);
+	ck_assert_int_eq(run("volume.add_disk", "{\"name\":\"r\",\"disk\":\"bay3\"}"), JOB_DONE);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ntiers, 1);
+	ck_assert_int_eq(v->label.tier[0].kind, TIER_RAID5);
+	check_shr_rule(v);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+}
+END_TEST
+
+/*
+ * An SHR of four on 256 and 384 MiB disks whose 256 MiB disk was replaced
+ * by a 384 MiB one: the replacement's room lies in the band of the raid5
+ * of three above, so a fifth disk's plan has that tier take two members.
+ * md would reshape it by two with the one spare, into a degraded array:
+ * refused, nothing changes, every array whole.
+ */
+START_TEST(shr_add_refuses_two_new_members)
+{
+	static const uint64_t sizes[5] = { 256 * MIB, 384 * MIB, 384 * MIB, 384 * MIB,
+		384 * MIB };
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+	struct volume *v;
+
+	teardown();
+	srv = unit_raidd_setup(unit_a, sizes, 4);
+	add_set_poll(0);
+	unit_raidd_disk(5, "sde", sizes[4]);	/* past the board's bays: by its name */
+	disk_refresh(0);
+	make_as("{\"name\":\"r\",\"level\":\"shr\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\",\"bay4\"]}");
+	ck_assert_int_eq(volume_find("r")->label.ntiers, 2);
+	replace(1, "sda", "sdx", 384 * MIB);
+	refused("{\"name\":\"r\",\"disk\":\"sde\"}", NAS_ERR_INVALID,
+	    "another member besides the new disk");
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 4);
+	for (int t = 0; t < 2; t++) {
+		volume_md_name(v, t, md, sizeof(md));
+		ck_assert_int_eq(sys->md_status(md, &st), 0);
+		ck_assert_int_eq(st.raid_disks, 4 - t);
+		ck_assert_int_eq(st.degraded, 0);
+	}
 }
 END_TEST
 
@@ -1017,6 +1400,14 @@ add_suite(void)
 	tcase_add_test(tc, power_cut_after_takeover);
 	tcase_add_test(tc, labels_take_raid5_only_by_an_add);
 	tcase_add_loop_test(tc, power_cut_during_takeover_add, 0, CUT_POINTS);
+	tcase_add_loop_test(tc, shr_takes_a_disk, 0, 4);
+	tcase_add_loop_test(tc, power_cut_during_shr_add, 0, 2 * SHR_CUTS);
+	tcase_add_loop_test(tc, power_cut_mid_shr_reshape, 0, 2);
+	tcase_add_test(tc, shr_add_refusals);
+	tcase_add_test(tc, shr_labels_take_raid5_only_by_an_add);
+	tcase_add_test(tc, shr_add_after_a_disk_grew);
+	tcase_add_test(tc, shr_add_after_a_replacement);
+	tcase_add_test(tc, shr_add_refuses_two_new_members);
 	suite_add_tcase(s, tc);
 	return s;
 }
