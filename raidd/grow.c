@@ -423,9 +423,11 @@ zero_stale(struct volume *v, int m, const struct plan_tier *pt, struct dfd *f,
 }
 
 /*
- * Member m's partition of new tier t: its band zeroed, then the entry
- * added, which the table and the kernel refuse unless the band is free
- * on both (sys->part_add); once there, it is zeroed again (GS_MAKE).
+ * Member m's partition of new tier t: its band proven free on the table
+ * and the kernel (sys->part_free: a partition the kernel still holds
+ * there, gone from the GPT, is someone's data), then zeroed, then the
+ * entry added, which part_add refuses on the same terms; once there, it
+ * is zeroed again (GS_MAKE).
  */
 static int
 part_new(struct volume *v, int m, int t, const struct plan_tier *pt, char *err,
@@ -447,17 +449,19 @@ part_new(struct volume *v, int m, int t, const struct plan_tier *pt, char *err,
 		return -1;
 	if (dfd_recheck(&f, err, errlen) == -1)
 		goto fail;
+	if (sys->part_free(v->disk[m], f.fd, &sp) == -1)
+		goto refused;
 	if (sys->part_dev(v->disk[m], own->start, dev, sizeof(dev)) == -1 &&
 	    zero_stale(v, m, pt, &f, err, errlen) == -1)
 		goto fail;
-	if (sys->part_add(v->disk[m], f.fd, &sp) == -1) {
-		plan_err(err, errlen, "%s: adding tier %d's partition: %s", v->disk[m], t + 1,
-		    errno == EBUSY ? "its band is not free" : strerror(errno));
-		goto fail;
-	}
+	if (sys->part_add(v->disk[m], f.fd, &sp) == -1)
+		goto refused;
 	if (dfd_recheck(&f, err, errlen) == -1)
 		goto fail;
 	return dfd_close(&f, err, errlen);
+refused:
+	plan_err(err, errlen, "%s: adding tier %d's partition: %s", v->disk[m], t + 1,
+	    errno == EBUSY ? "its band is not free" : strerror(errno));
 fail:
 	dfd_abandon(&f);
 	return -1;

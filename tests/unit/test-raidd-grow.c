@@ -611,6 +611,126 @@ START_TEST(part_add_refuses_overlap)
 }
 END_TEST
 
+/* Once every member carries the grow's first label: the new tier's band on sde. */
+static int
+labels_written(uint64_t *start, uint64_t *size)
+{
+	struct volume *v = volume_find("s");
+
+	if (v->label.intent.op != LABEL_OP_EXPANDING || v->label.ntiers < 2)
+		return 0;
+	for (int m = 0; m < v->label.ndisks; m++)
+		if (v->mlabel[m].generation != v->label.generation)
+			return 0;
+	*start = v->mlabel[0].tier[1].start;
+	*size = v->mlabel[0].tier[1].size;
+	return 1;
+}
+
+static uint8_t kdata[4096];
+
+/* The kernel holds a partition over the head of the band above sde's tier, its data there. */
+static void
+kernel_part_over_band(void)
+{
+	const struct volume *v = volume_find("s");
+	uint64_t top = v->mlabel[0].tier[0].start + v->mlabel[0].tier[0].size;
+
+	memset(kdata, 0x5a, sizeof(kdata));
+	sim_kernel_part("sde", 7, top + MIB / 2, 8 * MIB);
+	ck_assert_int_eq(sys->write_at("sde", top + MIB / 2, kdata, sizeof(kdata)), 0);
+}
+
+/*
+ * A partition the kernel still holds in the band, gone from the GPT, is
+ * someone's: the band is proven free on both before any byte is zeroed.
+ */
+START_TEST(shr_band_held_by_the_kernel_not_zeroed)
+{
+	uint8_t buf[sizeof(kdata)];
+	char dev[SYS_NAME_MAX];
+	uint64_t start;
+
+	shr_replaced(3);
+	kernel_part_over_band();
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_FAILED);
+	start = volume_find("s")->mlabel[0].tier[1].start;
+	ck_assert_uint_eq(start, volume_find("s")->mlabel[0].tier[0].start +
+	    volume_find("s")->mlabel[0].tier[0].size);
+	ck_assert_int_eq(sys->read_at("sde", start + MIB / 2, buf, sizeof(buf)), 0);
+	ck_assert_mem_eq(buf, kdata, sizeof(buf));
+	ck_assert_int_eq(sys->part_dev("sde", start, dev, sizeof(dev)), -1);
+}
+END_TEST
+
+/* After the labels the kernel holds exactly the band's partition, the GPT no entry. */
+static void
+kernel_part_is_band(void)
+{
+	uint64_t start, size;
+
+	if (!labels_written(&start, &size)) {
+		sim_before_step(kernel_part_is_band);
+		return;
+	}
+	sim_kernel_part("sde", 7, start, size - MIB);
+}
+
+static void
+kernel_part_exactly_band(void)
+{
+	uint64_t start, size;
+
+	if (!labels_written(&start, &size)) {
+		sim_before_step(kernel_part_exactly_band);
+		return;
+	}
+	sim_kernel_part("sde", 7, start, size);
+}
+
+/* The GPT entry of disk that starts at start: its last LBA, 0 when none. */
+static uint64_t
+gpt_last(const char *disk, uint64_t start)
+{
+	static uint8_t ent[128 * 128];
+	uint64_t f, l;
+
+	ck_assert_int_eq(sys->read_at(disk, 1024, ent, sizeof(ent)), 0);
+	for (int i = 0; i < 128; i++) {
+		memcpy(&f, ent + i * 128 + 32, 8);
+		memcpy(&l, ent + i * 128 + 40, 8);
+		if (f == start / 512)
+			return l;
+	}
+	return 0;
+}
+
+/*
+ * A kernel partition at the band's start is taken only when it is the
+ * band exactly (start and size), and the GPT entry is then written too.
+ */
+START_TEST(shr_band_kernel_part_must_be_exact)
+{
+	uint64_t was = shr_replaced(3), want, start, size;
+	struct volume *v;
+
+	sim_before_step(kernel_part_is_band);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_FAILED);
+	v = volume_find("s");
+	start = v->mlabel[0].tier[1].start;
+	size = v->mlabel[0].tier[1].size;
+	ck_assert_uint_eq(gpt_last("sde", start), 0);
+	was = shr_replaced(3);
+	sim_before_step(kernel_part_exactly_band);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	v = volume_find("s");
+	want = v->label.size;
+	ck_assert_uint_eq(gpt_last("sde", start), (start + size) / 512 - 1);
+	check_grown("s", was, want);
+	check_new_tier(v, 1, "raid5", 3);
+}
+END_TEST
+
 /* md claims its members: an array is never made on a device another one holds (EBUSY). */
 START_TEST(md_refuses_a_claimed_member)
 {
@@ -692,6 +812,8 @@ grow_suite(void)
 	tcase_add_test(tc, shr_new_mirror);
 	tcase_add_test(tc, shr_stale_superblock_in_band);
 	tcase_add_test(tc, part_add_refuses_overlap);
+	tcase_add_test(tc, shr_band_held_by_the_kernel_not_zeroed);
+	tcase_add_test(tc, shr_band_kernel_part_must_be_exact);
 	tcase_add_test(tc, md_refuses_a_claimed_member);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
