@@ -468,9 +468,31 @@ fail:
 }
 
 /*
+ * The plan a grow carries on with: from the labels, an absent member's
+ * disk known by its serial (Decision 120).  A tier not made yet must
+ * have every member: this raidd makes no array degraded.
+ */
+static int
+grow_plan(struct volume *v, struct plan *p, char *err, size_t errlen)
+{
+	if (volume_plan_labels(v, p, err, errlen) == -1)
+		return -1;
+	for (int t = 0; t < v->label.ntiers; t++)
+		for (int r = 0; grow_making(&v->label, t) && r < v->label.tier[t].nmembers; r++)
+			if (v->disk[v->label.tier[t].member[r]][0] == '\0')
+				return plan_err(err, errlen, "member %d is missing, and the new "
+				    "tier %d is not made yet: put it back",
+				    v->label.tier[t].member[r] + 1, t + 1);
+	return 0;
+}
+
+/*
  * Every partition whose label says it is bigger than it is, or new.
- * A new tier's partitions are added only once every member carries the
- * label with their places: until then a start forgets none of them.
+ * A new tier's partitions are added only once every member of the
+ * volume present carries the label with their places: until then a
+ * start forgets none of them.  An absent member's disk is left as it
+ * is (Decision 120): md grows a degraded array, and refuses that disk
+ * back if its partition is now too small; a repair replaces it.
  */
 static int
 gs_parts(struct grow *g, char *err, size_t errlen)
@@ -480,11 +502,11 @@ gs_parts(struct grow *g, char *err, size_t errlen)
 
 	if (v->label.intent.covered && label_write_all(v, err, errlen) == -1)
 		return -1;
-	if (volume_plan(v, &p, err, errlen) == -1)
+	if (grow_plan(v, &p, err, errlen) == -1)
 		return -1;
 	for (int m = 0; m < v->label.ndisks; m++) {
 		if (v->disk[m][0] == '\0')
-			return plan_err(err, errlen, "member %d is missing", m + 1);
+			continue;
 		for (int t = 0; t < v->label.ntiers; t++) {
 			const struct label_tier *own = &v->mlabel[m].tier[t];
 
@@ -559,7 +581,7 @@ gs_make(struct grow *g, char *err, size_t errlen)
 
 	if (v->label.intent.covered == 0)
 		return 0;
-	if (volume_plan(v, &p, err, errlen) == -1)
+	if (grow_plan(v, &p, err, errlen) == -1)
 		return -1;
 	for (int t = 0; t < p.ntiers; t++)
 		if (grow_making(&v->label, t) && make_tier(v, t, &p.tier[t], err, errlen) == -1)
@@ -591,7 +613,7 @@ gs_arrays(struct grow *g, char *err, size_t errlen)
 	struct plan p;
 	char md[SYS_NAME_MAX];
 
-	if (volume_plan(v, &p, err, errlen) == -1)
+	if (grow_plan(v, &p, err, errlen) == -1)
 		return -1;
 	for (int t = 0; t < p.ntiers; t++) {
 		if (p.tier[t].kind == TIER_NONE)

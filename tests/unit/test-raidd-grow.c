@@ -792,6 +792,73 @@ START_TEST(power_cut_during_shr_grow)
 }
 END_TEST
 
+/*
+ * An SHR grow cut after k mutating steps, and tier 0's member sdd gone
+ * at the next start: tier 0 (raid5 of four) runs without it, so the
+ * volume comes up with its data and the grow goes on degraded; then
+ * a repair onto a new disk works.
+ */
+static void
+cut_then_member_gone(int k)
+{
+	uint64_t was = shr_replaced(3), want;
+	struct volume *v;
+	char dm[SYS_NAME_MAX];
+
+	/* The data was written long before: md marked its arrays clean. */
+	sim_md_idle(NULL);
+	sim_fail_after(k);
+	run("volume.grow", "{\"name\":\"s\"}");
+	sim_fail_after(-1);
+	sim_pull_disk("sdd");
+	reboot();
+	v = volume_find("s");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	want = v->label.size;
+	ck_assert_uint_gt(want, was);
+	check_new_tier(v, 1, "raid5", 3);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	replace("s", 4, "sdd", "sdh", 2 * GIB);
+	check_grown("s", was, want);
+	reboot();
+	check_grown("s", was, want);
+}
+
+START_TEST(shr_grow_cut_after_label_member_gone)
+{
+	cut_then_member_gone(4);
+}
+END_TEST
+
+/* The cut after the new arrays were recorded (GS_MADE): they run; the rest goes on. */
+START_TEST(shr_grow_cut_after_made_member_gone)
+{
+	struct volume *v;
+	int k;
+
+	shr_replaced(3);
+	/* The step count up to and with GS_MADE's labels: where covered clears. */
+	for (k = 5; k < SHR_CUTS; k++) {
+		shr_replaced(3);
+		sim_md_idle(NULL);
+		sim_fail_after(k);
+		run("volume.grow", "{\"name\":\"s\"}");
+		sim_fail_after(-1);
+		v = volume_find("s");
+		if (v->label.intent.op == LABEL_OP_EXPANDING && v->label.intent.covered == 0 &&
+		    v->label.intent.step == 4)
+			break;
+	}
+	ck_assert_int_lt(k, SHR_CUTS);
+	cut_then_member_gone(k);
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -814,6 +881,8 @@ grow_suite(void)
 	tcase_add_test(tc, part_add_refuses_overlap);
 	tcase_add_test(tc, shr_band_held_by_the_kernel_not_zeroed);
 	tcase_add_test(tc, shr_band_kernel_part_must_be_exact);
+	tcase_add_test(tc, shr_grow_cut_after_label_member_gone);
+	tcase_add_test(tc, shr_grow_cut_after_made_member_gone);
 	tcase_add_test(tc, md_refuses_a_claimed_member);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
