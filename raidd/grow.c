@@ -851,7 +851,9 @@ grow_decide(struct volume *v, char *why, size_t len)
 			struct label_tier *own = &v->mlabel[m].tier[t];
 			const struct label_tier *lt = &v->label.tier[t];
 
-			if (v->disk[m][0] == '\0' || v->mlabel[m].generation == v->label.generation)
+			/* Only a tier the member's own label lacks: an old one keeps its GUIDs. */
+			if (v->disk[m][0] == '\0' || v->mlabel[m].generation == v->label.generation ||
+			    t < v->mlabel[m].ntiers)
 				continue;
 			memset(own, 0, sizeof(*own));
 			own->role = LABEL_NO_ROLE;
