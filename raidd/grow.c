@@ -520,11 +520,30 @@ gs_parts(struct grow *g, char *err, size_t errlen)
 	return 0;
 }
 
-/* The old arrays; a new tier's is not assembled from what its partitions hold. */
+/*
+ * The old arrays; a new tier's is not assembled from what its partitions
+ * hold.  One md runs read-only (dirty and degraded, Decision 90) grows
+ * nothing, nor does the filesystem on it: the user makes it writable
+ * (volume.start with force) first.
+ */
 static int
 gs_start(struct grow *g, char *err, size_t errlen)
 {
-	return volume_start_arrays(g->vol, err, errlen);
+	struct volume *v = g->vol;
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	if (volume_start_arrays(v, err, errlen) == -1)
+		return -1;
+	for (int t = 0; t < v->label.ntiers; t++) {
+		if (v->label.tier[t].kind == TIER_NONE || grow_making(&v->label, t))
+			continue;
+		volume_md_name(v, t, md, sizeof(md));
+		if (sys->md_status(md, &st) == 0 && strcmp(st.array_state, "readonly") == 0)
+			return plan_err(err, errlen, "%s runs read-only (written when the power "
+			    "went while it lacked a member): volume.start with force first", md);
+	}
+	return 0;
 }
 
 /* A new tier's array that runs: made by this grow (its uuid), or not ours. */
@@ -717,18 +736,26 @@ static int (*const gs_steps[])(struct grow *, char *, size_t) = {
 /*
  * A failed step leaves the intent on the disks: the next start (or the
  * next volume.grow) carries the grow on from its first step.  Before
- * the intent was written, nothing changed.
+ * the intent was written, nothing changed.  A volume the start handed
+ * to the grow is brought up as it was before it (Decision 120).
  */
 static void
 grow_failed(struct grow *g, const char *why)
 {
 	struct volume *v = g->vol;
 
+	char err[256];
+
 	v->job = NULL;
+	log_warnx("volume %s: grow: %s while %s", v->name, why, gs_names[g->step]);
+	/* Carried on at start and stopped: the volume still comes up as it was. */
+	if (!v->assembled && v->label.intent.op == LABEL_OP_EXPANDING &&
+	    (volume_assemble_as_was(v, err, sizeof(err)) == -1 ||
+	    volume_mount(v, err, sizeof(err)) == -1))
+		log_warnx("volume %s: %s", v->name, err);
 	if (v->label.intent.op == LABEL_OP_EXPANDING)
 		snprintf(v->problem, sizeof(v->problem), "growing stopped (%.150s): "
 		    "volume.grow or the next start carries it on", why);
-	log_warnx("volume %s: grow: %s while %s", v->name, why, gs_names[g->step]);
 	volume_refresh_state(v);
 	job_fail(g->job, NAS_ERR_FAILED, "%s while %s", why, gs_names[g->step]);
 }

@@ -2303,9 +2303,11 @@ sim_md_grow(const char *name, uint64_t sectors)
 		return 0;
 	if (step() == -1)
 		return -1;
-	/* update_size(): not while a sync thread runs. */
+	/* update_size(): not while a sync thread runs, nor on a read-only array. */
 	if (sim_md_syncing(name) || reshaping(name))
 		return errno = EBUSY, -1;
+	if (a->ro)
+		return errno = EROFS, -1;
 	for (int i = 0; i < a->md.nmembers; i++) {
 		if (a->faulty[i] || (m = find(a->md.member[i].dev)) == NULL)
 			continue;

@@ -128,6 +128,7 @@ void	 volume_scan(void);
 int	 member_read_sb(const char *dev, struct mdsb *);
 void	 volume_note_failed(struct volume *);
 int	 volume_assemble(struct volume *, char *err, size_t errlen);
+int	 volume_assemble_as_was(struct volume *, char *err, size_t errlen);
 int	 volume_start_arrays(struct volume *, char *err, size_t errlen);
 int	 volume_segments(struct volume *, struct sys_seg *, int *n, char *err, size_t errlen);
 int	 volume_mount(struct volume *, char *err, size_t errlen);

@@ -859,6 +859,84 @@ START_TEST(shr_grow_cut_after_made_member_gone)
 }
 END_TEST
 
+/*
+ * The cut left tier 0 dirty (written since md last marked it clean) and
+ * sdd is gone: md runs it read-only only (Decision 90); the volume still
+ * comes up, read-only, with its data, and the grow ends once the user
+ * made it writable.
+ */
+START_TEST(shr_grow_cut_dirty_member_gone)
+{
+	uint64_t was = shr_replaced(3), want;
+	struct json_object *a;
+	struct volume *v;
+	char dm[SYS_NAME_MAX];
+
+	sim_fail_after(4);
+	run("volume.grow", "{\"name\":\"s\"}");
+	sim_fail_after(-1);
+	sim_pull_disk("sdd");
+	reboot();
+	v = volume_find("s");
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_DIRTY_DEGRADED);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_EXPANDING);
+	ck_assert_uint_eq(unit_raidd_dm_size("s"), was);
+	a = unit_call(srv, &root, "volume.start", "{\"name\":\"s\",\"force\":true}");
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_put(a);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	v = volume_find("s");
+	want = v->label.size;
+	ck_assert_uint_gt(want, was);
+	replace("s", 4, "sdd", "sdh", 2 * GIB);
+	check_grown("s", was, want);
+}
+END_TEST
+
+/*
+ * sde, a member of the new tier not made yet, is gone: no array is made
+ * degraded, so the grow waits for it; the volume comes up as it was
+ * (degraded, its data, the old size), and with sde back the grow ends.
+ */
+START_TEST(shr_grow_cut_new_tier_member_gone)
+{
+	uint64_t was = shr_replaced(3), want;
+	struct volume *v;
+	char dm[SYS_NAME_MAX];
+
+	sim_md_idle(NULL);
+	sim_fail_after(4);
+	run("volume.grow", "{\"name\":\"s\"}");
+	sim_fail_after(-1);
+	sim_pull_disk("sde");
+	reboot();
+	v = volume_find("s");
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	volume_dm_name("s", dm, sizeof(dm));
+	ck_assert_uint_eq(unit_raidd_dm_size("s"), was);
+	unit_raidd_pattern(dm, was, 0);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_EXPANDING);
+	sim_push_disk("sde");
+	reboot();
+	v = volume_find("s");
+	want = v->label.size;
+	ck_assert_uint_gt(want, was);
+	/* sde missed what was written meanwhile: md takes it back and resyncs. */
+	disk_refresh(1);
+	volume_scan();
+	recover_all(v);
+	volume_check_states();
+	check_grown("s", was, want);
+	check_new_tier(v, 1, "raid5", 3);
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -883,6 +961,8 @@ grow_suite(void)
 	tcase_add_test(tc, shr_band_kernel_part_must_be_exact);
 	tcase_add_test(tc, shr_grow_cut_after_label_member_gone);
 	tcase_add_test(tc, shr_grow_cut_after_made_member_gone);
+	tcase_add_test(tc, shr_grow_cut_dirty_member_gone);
+	tcase_add_test(tc, shr_grow_cut_new_tier_member_gone);
 	tcase_add_test(tc, md_refuses_a_claimed_member);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
