@@ -825,6 +825,24 @@ dm_uuid(const struct volume *v, char *buf, size_t len)
 }
 
 /* A failed assembly leaves nothing it started running. */
+static int assemble(struct volume *, int, char *, size_t);
+
+int
+volume_assemble(struct volume *v, char *err, size_t errlen)
+{
+	return assemble(v, 0, err, errlen);
+}
+
+/*
+ * A volume whose grow stopped and cannot go on (Decision 120): its old
+ * arrays and the map as far as they hold it, the size it had before.
+ */
+int
+volume_assemble_as_was(struct volume *v, char *err, size_t errlen)
+{
+	return assemble(v, 1, err, errlen);
+}
+
 static void
 stop_started(struct volume *v, const int *started)
 {
@@ -839,8 +857,26 @@ stop_started(struct volume *v, const int *started)
 	}
 }
 
-int
-volume_assemble(struct volume *v, char *err, size_t errlen)
+/*
+ * The map's segments up to the first one its device does not hold whole
+ * (an array a stopped grow has not grown or made yet).  The map only
+ * appends and the filesystem grows only after the whole map did, so
+ * every byte the volume used before the grow is in this prefix.
+ */
+static int
+backed_prefix(const struct sys_seg *segs, int n)
+{
+	uint64_t size;
+
+	for (int i = 0; i < n; i++)
+		if (sys->dev_size(segs[i].dev, &size) == -1 || segs[i].offset > size ||
+		    segs[i].len > size - segs[i].offset)
+			return i;
+	return n;
+}
+
+static int
+assemble(struct volume *v, int backed, char *err, size_t errlen)
 {
 	struct sys_seg segs[PLAN_MAX_SEGS];
 	struct sys_md_status st;
@@ -865,6 +901,10 @@ volume_assemble(struct volume *v, char *err, size_t errlen)
 	if (!exists) {
 		if (volume_segments(v, segs, &nsegs, err, errlen) == -1)
 			goto fail;
+		if (backed && (nsegs = backed_prefix(segs, nsegs)) == 0) {
+			snprintf(err, errlen, "no array of the volume holds its first bytes");
+			goto fail;
+		}
 		dm_uuid(v, uuid, sizeof(uuid));
 		if (sys->dm_create(dm, uuid, segs, nsegs) == -1) {
 			snprintf(err, errlen, "mapping %s: %s", dm, strerror(errno));

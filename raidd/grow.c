@@ -435,9 +435,11 @@ zero_stale(struct volume *v, int m, const struct plan_tier *pt, struct dfd *f,
 }
 
 /*
- * Member m's partition of new tier t: its band zeroed, then the entry
- * added, which the table and the kernel refuse unless the band is free
- * on both (sys->part_add); once there, it is zeroed again (GS_MAKE).
+ * Member m's partition of new tier t: its band proven free on the table
+ * and the kernel (sys->part_free: a partition the kernel still holds
+ * there, gone from the GPT, is someone's data), then zeroed, then the
+ * entry added, which part_add refuses on the same terms; once there, it
+ * is zeroed again (GS_MAKE).
  */
 static int
 part_new(struct volume *v, int m, int t, const struct plan_tier *pt, char *err,
@@ -459,26 +461,50 @@ part_new(struct volume *v, int m, int t, const struct plan_tier *pt, char *err,
 		return -1;
 	if (dfd_recheck(&f, err, errlen) == -1)
 		goto fail;
+	if (sys->part_free(v->disk[m], f.fd, &sp) == -1)
+		goto refused;
 	if (sys->part_dev(v->disk[m], own->start, dev, sizeof(dev)) == -1 &&
 	    zero_stale(v, m, pt, &f, err, errlen) == -1)
 		goto fail;
-	if (sys->part_add(v->disk[m], f.fd, &sp) == -1) {
-		plan_err(err, errlen, "%s: adding tier %d's partition: %s", v->disk[m], t + 1,
-		    errno == EBUSY ? "its band is not free" : strerror(errno));
-		goto fail;
-	}
+	if (sys->part_add(v->disk[m], f.fd, &sp) == -1)
+		goto refused;
 	if (dfd_recheck(&f, err, errlen) == -1)
 		goto fail;
 	return dfd_close(&f, err, errlen);
+refused:
+	plan_err(err, errlen, "%s: adding tier %d's partition: %s", v->disk[m], t + 1,
+	    errno == EBUSY ? "its band is not free" : strerror(errno));
 fail:
 	dfd_abandon(&f);
 	return -1;
 }
 
 /*
+ * The plan a grow carries on with: from the labels, an absent member's
+ * disk known by its serial (Decision 120).  A tier not made yet must
+ * have every member: this raidd makes no array degraded.
+ */
+static int
+grow_plan(struct volume *v, struct plan *p, char *err, size_t errlen)
+{
+	if (volume_plan_labels(v, p, err, errlen) == -1)
+		return -1;
+	for (int t = 0; t < v->label.ntiers; t++)
+		for (int r = 0; grow_making(&v->label, t) && r < v->label.tier[t].nmembers; r++)
+			if (v->disk[v->label.tier[t].member[r]][0] == '\0')
+				return plan_err(err, errlen, "member %d is missing, and the new "
+				    "tier %d is not made yet: put it back",
+				    v->label.tier[t].member[r] + 1, t + 1);
+	return 0;
+}
+
+/*
  * Every partition whose label says it is bigger than it is, or new.
- * A new tier's partitions are added only once every member carries the
- * label with their places: until then a start forgets none of them.
+ * A new tier's partitions are added only once every member of the
+ * volume present carries the label with their places: until then a
+ * start forgets none of them.  An absent member's disk is left as it
+ * is (Decision 120): md grows a degraded array, and refuses that disk
+ * back if its partition is now too small; a repair replaces it.
  */
 static int
 gs_parts(struct grow *g, char *err, size_t errlen)
@@ -488,11 +514,11 @@ gs_parts(struct grow *g, char *err, size_t errlen)
 
 	if (v->label.intent.covered && label_write_all(v, err, errlen) == -1)
 		return -1;
-	if (volume_plan(v, &p, err, errlen) == -1)
+	if (grow_plan(v, &p, err, errlen) == -1)
 		return -1;
 	for (int m = 0; m < v->label.ndisks; m++) {
 		if (v->disk[m][0] == '\0')
-			return plan_err(err, errlen, "member %d is missing", m + 1);
+			continue;
 		for (int t = 0; t < v->label.ntiers; t++) {
 			const struct label_tier *own = &v->mlabel[m].tier[t];
 
@@ -506,11 +532,30 @@ gs_parts(struct grow *g, char *err, size_t errlen)
 	return 0;
 }
 
-/* The old arrays; a new tier's is not assembled from what its partitions hold. */
+/*
+ * The old arrays; a new tier's is not assembled from what its partitions
+ * hold.  One md runs read-only (dirty and degraded, Decision 90) grows
+ * nothing, nor does the filesystem on it: the user makes it writable
+ * (volume.start with force) first.
+ */
 static int
 gs_start(struct grow *g, char *err, size_t errlen)
 {
-	return volume_start_arrays(g->vol, err, errlen);
+	struct volume *v = g->vol;
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	if (volume_start_arrays(v, err, errlen) == -1)
+		return -1;
+	for (int t = 0; t < v->label.ntiers; t++) {
+		if (v->label.tier[t].kind == TIER_NONE || grow_making(&v->label, t))
+			continue;
+		volume_md_name(v, t, md, sizeof(md));
+		if (sys->md_status(md, &st) == 0 && strcmp(st.array_state, "readonly") == 0)
+			return plan_err(err, errlen, "%s runs read-only (written when the power "
+			    "went while it lacked a member): volume.start with force first", md);
+	}
+	return 0;
 }
 
 /* A new tier's array that runs: made by this grow (its uuid), or not ours. */
@@ -567,7 +612,7 @@ gs_make(struct grow *g, char *err, size_t errlen)
 
 	if (v->label.intent.covered == 0)
 		return 0;
-	if (volume_plan(v, &p, err, errlen) == -1)
+	if (grow_plan(v, &p, err, errlen) == -1)
 		return -1;
 	for (int t = 0; t < p.ntiers; t++)
 		if (grow_making(&v->label, t) && make_tier(v, t, &p.tier[t], err, errlen) == -1)
@@ -599,7 +644,7 @@ gs_arrays(struct grow *g, char *err, size_t errlen)
 	struct plan p;
 	char md[SYS_NAME_MAX];
 
-	if (volume_plan(v, &p, err, errlen) == -1)
+	if (grow_plan(v, &p, err, errlen) == -1)
 		return -1;
 	for (int t = 0; t < p.ntiers; t++) {
 		if (p.tier[t].kind == TIER_NONE)
@@ -778,19 +823,26 @@ static int (*const gs_steps[])(struct grow *, char *, size_t) = {
 /*
  * A failed step leaves the intent on the disks: the next start (or the
  * next volume.grow) carries the grow on from its first step.  Before
- * the intent was written, nothing changed.
+ * the intent was written, nothing changed.  A volume the start handed
+ * to the grow is brought up as it was before it (Decision 120).
  */
 static void
 grow_failed(struct grow *g, const char *why)
 {
 	struct volume *v = g->vol;
+	char err[256];
 
 	v->job = NULL;
+	log_warnx("volume %s: grow: %s while %s", v->name, why, gs_names[g->step]);
+	/* Carried on at start and stopped: the volume still comes up as it was. */
+	if (!v->assembled && v->label.intent.op == LABEL_OP_EXPANDING &&
+	    (volume_assemble_as_was(v, err, sizeof(err)) == -1 ||
+	    volume_mount(v, err, sizeof(err)) == -1))
+		log_warnx("volume %s: %s", v->name, err);
 	if (v->label.intent.op == LABEL_OP_EXPANDING)
 		snprintf(v->problem, sizeof(v->problem), "growing stopped (%.150s): %s", why,
 		    crypt_locked(v) ? "volume.unlock carries it on" :
 		    "volume.grow or the next start carries it on");
-	log_warnx("volume %s: grow: %s while %s", v->name, why, gs_names[g->step]);
 	volume_refresh_state(v);
 	job_fail(g->job, NAS_ERR_FAILED, "%s while %s", why, gs_names[g->step]);
 }
@@ -960,7 +1012,9 @@ grow_decide(struct volume *v, char *why, size_t len)
 			struct label_tier *own = &v->mlabel[m].tier[t];
 			const struct label_tier *lt = &v->label.tier[t];
 
-			if (v->disk[m][0] == '\0' || v->mlabel[m].generation == v->label.generation)
+			/* Only a tier the member's own label lacks: an old one keeps its GUIDs. */
+			if (v->disk[m][0] == '\0' || v->mlabel[m].generation == v->label.generation ||
+			    t < v->mlabel[m].ntiers)
 				continue;
 			memset(own, 0, sizeof(*own));
 			own->role = LABEL_NO_ROLE;

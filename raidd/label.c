@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "label.h"
+#include "plan-grow.h"
 
 #define HDR_CRC		16	/* offset of the crc32c field */
 #define OFF_MEMBERS	256
@@ -717,4 +718,220 @@ label_from_plan(struct label *l, const struct plan *p, int position,
 		    array_uuid[i]);
 	label_map_from_plan(l, p);
 	return label_check(l, err, errlen);
+}
+
+/* ---- an older and a newer label of one volume compared ---- */
+
+/* The same disk in an older and a newer label; volume.grow may only enlarge it. */
+static int
+member_kept(const struct label_member *older, const struct label_member *newer)
+{
+	return memcmp(older->uuid, newer->uuid, 16) == 0 && older->size <= newer->size &&
+	    strncmp(older->serial, newer->serial, LABEL_SERIAL_MAX) == 0;
+}
+
+/*
+ * Member m is the same disk in a and b, or the newer label says it
+ * took its place (volume.repair) after the older one was written.
+ */
+static int
+same_member(const struct label *a, const struct label *b, int m)
+{
+	const struct label *older = a->generation <= b->generation ? a : b;
+	const struct label *newer = older == a ? b : a;
+
+	return member_kept(&older->member[m], &newer->member[m]) ||
+	    newer->joined[m] > older->generation;
+}
+
+/* l's own member entry was replaced in v's label since l was written. */
+int
+label_replaced(const struct label *l, const struct label *newest)
+{
+	int m = l->position;
+
+	return m < newest->ndisks && l->generation < newest->generation &&
+	    newest->joined[m] > l->generation &&
+	    !member_kept(&l->member[m], &newest->member[m]);
+}
+
+/* Segment k of l's map: the map's, or tier k whole (a map of version 1). */
+static struct label_seg
+seg_of(const struct label *l, int k)
+{
+	struct label_seg s = { (uint8_t)k, 0, l->tier[k].tier_size };
+
+	return l->nsegs ? l->seg[k] : s;
+}
+
+/*
+ * Every byte of a's volume is where b's map puts it (volume.grow only
+ * appends, and never moves what the volume held): a map reordered
+ * elsewhere would put the data at other offsets.
+ */
+static int
+map_kept(const struct label *a, const struct label *b)
+{
+	int na = a->nsegs ? a->nsegs : a->ntiers, nb = b->nsegs ? b->nsegs : b->ntiers;
+	uint64_t ao = 0, bo = 0, n;
+	int i = 0, j = 0;
+
+	while (i < na) {
+		struct label_seg x = seg_of(a, i), y;
+
+		if (x.len == 0) {
+			i++;
+			continue;
+		}
+		if (j >= nb)
+			return 0;
+		if ((y = seg_of(b, j)).len == 0) {
+			j++;
+			continue;
+		}
+		if (x.tier != y.tier || x.offset + ao != y.offset + bo)
+			return 0;
+		n = x.len - ao < y.len - bo ? x.len - ao : y.len - bo;
+		ao += n;
+		bo += n;
+		if (ao == x.len)
+			i++, ao = 0;
+		if (bo == y.len)
+			j++, bo = 0;
+	}
+	return 1;
+}
+
+/*
+ * Disks b has past a's: each joined (volume.add_disk) after a was
+ * written, so b must be the newer label.
+ */
+static int
+members_added(const struct label *a, const struct label *b)
+{
+	if (b->ndisks == a->ndisks)
+		return 1;
+	if (a->generation >= b->generation)
+		return 0;
+	for (int m = a->ndisks; m < b->ndisks; m++)
+		if (b->joined[m] <= a->generation)
+			return 0;
+	return 1;
+}
+
+/* A tier keeps its roles; the roles it gained are held by disks that joined (above). */
+static int
+roles_kept(const struct label_tier *x, const struct label_tier *y, int olddisks)
+{
+	if (x->nmembers > y->nmembers || x->nmembers > PLAN_MAX_DISKS ||
+	    y->nmembers > PLAN_MAX_DISKS || memcmp(x->member, y->member, x->nmembers) != 0)
+		return 0;
+	for (int r = x->nmembers; r < y->nmembers; r++)
+		if (y->member[r] < olddisks)
+			return 0;
+	return 1;
+}
+
+/*
+ * The one level change between generations (volume.add_disk, Decision
+ * 106): a raid1 of two that disks joined after a became raid5, with the
+ * chunk md's takeover gave it: a raid5 of three.
+ */
+static int
+level_kept(const struct label *a, const struct label *b)
+{
+	const struct label_tier *x = &a->tier[0], *y = &b->tier[0];
+
+	if (a->level == b->level)
+		return 1;
+	return a->level == LEVEL_RAID1 && b->level == LEVEL_RAID5 && a->ntiers == 1 &&
+	    b->ntiers == 1 && b->ndisks == 3 && x->kind == TIER_RAID1 && x->chunk == 0 &&
+	    y->kind == TIER_RAID5 && y->chunk == PLAN_TAKEOVER_CHUNK && y->nmembers == 3;
+}
+
+/*
+ * Tier t of a and of b are the same kind of array, or the level change
+ * above, or an SHR tier's alike (Decision 118): a raid1 that a disk
+ * joined after a (the last of b's) is a raid5 of three with md's
+ * takeover chunk.
+ */
+static int
+kind_kept(const struct label *a, const struct label *b, int t)
+{
+	const struct label_tier *x = &a->tier[t], *y = &b->tier[t];
+
+	if (x->kind == y->kind && x->chunk == y->chunk)
+		return 1;
+	if (a->level == LEVEL_SHR && b->level == LEVEL_SHR)
+		return x->kind == TIER_RAID1 && x->chunk == 0 && x->nmembers <= 3 &&
+		    y->kind == TIER_RAID5 && y->chunk == PLAN_TAKEOVER_CHUNK &&
+		    y->nmembers == 3 && y->member[2] == b->ndisks - 1 &&
+		    (x->nmembers == 3 || b->joined[b->ndisks - 1] > a->generation);
+	return a->level != b->level && level_kept(a, b);
+}
+
+/*
+ * An expanding b's covered tiers (Decision 110) against the older a:
+ * each is new since a (a lacks it, or covers it too: the same grow),
+ * and each tier a lacks is covered, its array not made yet (a grow
+ * makes tiers only after every member present carries its first
+ * label).  Otherwise b would have start_tier skip an old tier, give
+ * its members new GUIDs (grow_decide), or add a tier no one asked for.
+ */
+static int
+covered_kept(const struct label *a, const struct label *b)
+{
+	unsigned ac = a->intent.op == LABEL_OP_EXPANDING ? a->intent.covered : 0;
+
+	if (b->intent.op != LABEL_OP_EXPANDING)
+		return 1;
+	for (int t = 0; t < b->ntiers; t++) {
+		int bit = t < 8 && (b->intent.covered & 1U << t);
+
+		if (t < a->ntiers ? bit && !(t < 8 && (ac & 1U << t)) : !bit)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * b (the newer) describes the disks and arrays a (the older) does. No
+ * operation here but a repair (one member's disk, after the older label)
+ * changes these between generations, so a label that differs from an
+ * older member's in them was not written by raidd to this volume: a
+ * copy from elsewhere, widened or reshaped, is never obeyed. Sizes alone
+ * may grow (volume.grow: disks, tiers), the map only append (map_kept),
+ * and disks only join at the end, into new roles or new tiers of their
+ * own (volume.add_disk); an SHR grow's newer label, while its intent
+ * stands, has new tiers on the old disks (Decision 109).
+ */
+int
+label_same_members(const struct label *a, const struct label *b)
+{
+	/* An SHR grow in flight in b, written after a, gives old disks new tiers. */
+	int grown = b->level == LEVEL_SHR && b->intent.op == LABEL_OP_EXPANDING &&
+	    a->generation < b->generation;
+
+	if (!level_kept(a, b) || a->ndisks > b->ndisks || a->ntiers > b->ntiers ||
+	    a->size > b->size || b->ndisks > PLAN_MAX_DISKS || b->ntiers > PLAN_MAX_TIERS ||
+	    !members_added(a, b) || (b->ntiers > a->ntiers && b->ndisks == a->ndisks && !grown) ||
+	    (a->generation < b->generation && !covered_kept(a, b)))
+		return 0;
+	/* A tier of its own for each added disk (jbod): on added disks only. */
+	for (int t = a->ntiers; t < b->ntiers; t++)
+		if (!roles_kept(&(struct label_tier){ .nmembers = 0 }, &b->tier[t],
+		    grown ? 0 : a->ndisks))
+			return 0;
+	for (int m = 0; m < a->ndisks; m++)
+		if (!same_member(a, b, m))
+			return 0;
+	for (int t = 0; t < a->ntiers; t++) {
+		const struct label_tier *x = &a->tier[t], *y = &b->tier[t];
+
+		if (!kind_kept(a, b, t) ||
+		    x->tier_size > y->tier_size || memcmp(x->array_uuid, y->array_uuid, 16) != 0 ||
+		    !roles_kept(x, y, a->ndisks))
+			return 0;
+	}
+	return map_kept(a, b);
 }

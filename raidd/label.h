@@ -141,4 +141,9 @@ int	 label_from_plan(struct label *, const struct plan *, int position,
 	    const uint8_t array_uuid[][16], const struct label_member *,
 	    uint64_t now, char *err, size_t errlen);
 
+/* b (the newer label) describes the disks and arrays a does (volume.grow, add_disk, repair aside). */
+int	label_same_members(const struct label *a, const struct label *b);
+/* l's own member entry was replaced in newest since l was written (volume.repair). */
+int	label_replaced(const struct label *l, const struct label *newest);
+
 #endif

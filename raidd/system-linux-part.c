@@ -341,20 +341,63 @@ gpt_place(struct fdisk_context *cxt, uint64_t start, uint64_t len, uint64_t *siz
 }
 
 /*
+ * The kernel's partitions of disk against [start, start + size): 1 when
+ * one is exactly there, 0 when none touches it, -1 (EBUSY) when one
+ * overlaps it or starts there with another size (sysfs start and size,
+ * in sectors).
+ */
+static int
+kernel_place(const char *disk, uint64_t start, uint64_t size)
+{
+	char (*part)[SYS_NAME_MAX];
+	char path[PATH_MAX];
+	uint64_t s, n;
+	int i, cnt, found = 0;
+
+	if ((part = calloc(LNX_MAX_PARTS, sizeof(*part))) == NULL)
+		return -1;
+	cnt = lnx_partitions(disk, part, LNX_MAX_PARTS);
+	for (i = 0; i < cnt && found != -1; i++) {
+		snprintf(path, sizeof(path), "/sys/block/%s/%s/start", disk, part[i]);
+		if (lnx_read_u64(path, &s) == -1) {
+			found = -1;
+			break;
+		}
+		snprintf(path, sizeof(path), "/sys/block/%s/%s/size", disk, part[i]);
+		if (lnx_read_u64(path, &n) == -1) {
+			found = -1;
+			break;
+		}
+		s *= 512;
+		n *= 512;
+		if (s == start && n == size)
+			found = 1;
+		else if (s < start + size && start < s + n)
+			found = -1;
+	}
+	free(part);
+	if (found == -1)
+		errno = EBUSY;
+	return found;
+}
+
+/*
  * One more partition while the others are in use (volume.grow's new
  * tier): libfdisk adds the entry to the table read through fd, and
- * BLKPG_ADD_PARTITION tells the kernel, which refuses a place that
- * overlaps a partition it has (EBUSY).  A re-read is no option: the
- * disk is busy.  Run again after a power cut it adds what is missing.
+ * BLKPG_ADD_PARTITION tells the kernel.  The place must be free on both
+ * (EBUSY): no entry of the table and no partition the kernel has may
+ * overlap it, except one exactly there (start and size).  A re-read is
+ * no option: the disk is busy.  Run again after a power cut it adds
+ * what is missing.  check: only the proof that the place is free.
  */
-int
-lnx_part_add(const char *disk, int fd, const struct sys_part *p)
+static int
+part_add(const char *disk, int fd, const struct sys_part *p, int check)
 {
 	struct fdisk_context *cxt;
 	char path[PATH_MAX], name[SYS_NAME_MAX];
 	uint64_t have = 0;
 	size_t no;
-	int r, waited = 0;
+	int r, k, waited = 0;
 
 	if (lnx_devpath(disk, path, sizeof(path)) == -1 ||
 	    (cxt = fdisk_new_context()) == NULL)
@@ -374,6 +417,13 @@ lnx_part_add(const char *disk, int fd, const struct sys_part *p)
 		errno = EBUSY;
 		goto fail;
 	}
+	if ((k = kernel_place(disk, p->start, p->size)) == -1)
+		goto fail;
+	if (check) {
+		fdisk_deassign_device(cxt, 1);
+		fdisk_unref_context(cxt);
+		return 0;
+	}
 	if (r == 0 && no == SIZE_MAX) {
 		errno = ENOSPC;
 		goto fail;
@@ -388,7 +438,8 @@ lnx_part_add(const char *disk, int fd, const struct sys_part *p)
 	if (fdisk_deassign_device(cxt, 1) < 0)
 		log_warnx("%s: closing after the GPT write", disk);
 	fdisk_unref_context(cxt);
-	if (lnx_part_dev(disk, p->start, name, sizeof(name)) == 0)
+	/* Exactly there already (start and size, kernel_place). */
+	if (k == 1 && lnx_part_dev(disk, p->start, name, sizeof(name)) == 0)
 		return lnx_node_wait(name, PART_WAIT_MS);
 	/* The kernel's number for it is the GPT entry's. */
 	if (blkpg(fd, BLKPG_ADD_PARTITION, (int)no + 1, p->start, p->size) == -1) {
@@ -402,4 +453,16 @@ fail:
 	fdisk_unref_context(cxt);
 	errno = r;
 	return -1;
+}
+
+int
+lnx_part_add(const char *disk, int fd, const struct sys_part *p)
+{
+	return part_add(disk, fd, p, 0);
+}
+
+int
+lnx_part_free(const char *disk, int fd, const struct sys_part *p)
+{
+	return part_add(disk, fd, p, 1);
 }

@@ -318,6 +318,7 @@ const struct sys_ops sys_linux = {
 	.is_mounted = lnx_is_mounted,
 	.part_resize = lnx_part_resize,
 	.part_add = lnx_part_add,
+	.part_free = lnx_part_free,
 	.md_grow = lnx_md_grow,
 	.dm_reload = join_reload,
 	.fs_grow = lnx_fs_grow,

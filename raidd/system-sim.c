@@ -2106,6 +2106,21 @@ sim_grow_disk(const char *name, uint64_t size)
 		d->size = size;
 }
 
+/* A partition only the kernel has (BLKPG, or an entry the GPT lost): named disk + no. */
+void
+sim_kernel_part(const char *disk, int no, uint64_t start, uint64_t size)
+{
+	struct dev *d = find(disk), *p;
+	char name[SYS_NAME_MAX];
+
+	snprintf(name, sizeof(name), "%.60s%d", disk, no);
+	if (d == NULL || find(name) != NULL || (p = new_dev(DEV_PART, name)) == NULL)
+		return;
+	p->parent = (int)(d - devs);
+	p->start = start;
+	p->size = size;
+}
+
 uint64_t
 sim_fs_size(const char *dev)
 {
@@ -2159,61 +2174,104 @@ sim_part_resize(const char *disk, int fd, uint64_t start, uint64_t size)
 }
 
 /*
- * As libfdisk adds an entry to the table there and BLKPG_ADD_PARTITION
- * tells the kernel: the first free entry, refused (EBUSY) when the
- * place overlaps another entry of the table or a partition the kernel
- * has, or lies outside the usable LBAs.
+ * np's place on d as lnx_part_add proves it: no partition the kernel has
+ * and no entry of the table overlaps it, except one exactly there (start
+ * and size; *kp, *have), else EBUSY.  *slot: the first unused entry.
  */
 static int
-sim_part_add(const char *disk, int fd, const struct sys_part *np)
+sim_band(struct dev *d, const struct sys_part *np, struct dev **kp, int *have, int *slot)
 {
 	static const uint8_t zero[16];
-	struct dev *d = fd_dev(fd), *p;
 	uint64_t first = np->start / 512, last = (np->start + np->size) / 512 - 1, f, l;
 	uint8_t ent[128];
-	char name[SYS_NAME_MAX];
-	int slot = -1;
+
+	*kp = NULL;
+	*have = *slot = -1;
+	for (int i = 0; i < ndevs; i++) {
+		struct dev *q = &devs[i];
+
+		if (q->kind != DEV_PART || !q->name[0] || &devs[q->parent] != d ||
+		    q->start >= np->start + np->size || np->start >= q->start + q->size)
+			continue;
+		if (q->start != np->start || q->size != np->size)
+			return errno = EBUSY, -1;
+		*kp = q;
+	}
+	for (int i = 127; i >= 0; i--) {
+		if (dev_io(d, 1024 + (uint64_t)i * 128, ent, NULL, sizeof(ent)) == -1)
+			return -1;
+		if (memcmp(ent, zero, 16) == 0) {
+			*slot = i;
+			continue;
+		}
+		memcpy(&f, ent + 32, 8);
+		memcpy(&l, ent + 40, 8);
+		if (f == first && l == last)
+			*have = i;
+		else if (f <= last && first <= l)
+			return errno = EBUSY, -1;
+	}
+	return 0;
+}
+
+static int
+sim_part_free(const char *disk, int fd, const struct sys_part *np)
+{
+	struct dev *d = fd_dev(fd), *kp;
+	int have, slot;
 
 	(void)disk;
 	if (d == NULL)
 		return -1;
-	for (int i = 0; i < ndevs; i++)
-		if (devs[i].kind == DEV_PART && devs[i].name[0] && &devs[devs[i].parent] == d &&
-		    devs[i].start == np->start)
-			return devs[i].size == np->size ? 0 : (errno = EBUSY, -1);
+	return sim_band(d, np, &kp, &have, &slot);
+}
+
+/*
+ * As libfdisk adds an entry to the table there and BLKPG_ADD_PARTITION
+ * tells the kernel: the first free entry, refused (EBUSY) when the
+ * place overlaps another entry of the table or a partition the kernel
+ * has, or one starts there with another size, or lies outside the
+ * usable LBAs.  What is there already (entry or kernel's) is kept.
+ */
+static int
+sim_part_add(const char *disk, int fd, const struct sys_part *np)
+{
+	struct dev *d = fd_dev(fd), *p;
+	uint64_t first = np->start / 512, last = (np->start + np->size) / 512 - 1;
+	uint8_t ent[128];
+	char name[SYS_NAME_MAX];
+	int slot, have;
+
+	(void)disk;
+	if (d == NULL || sim_band(d, np, &p, &have, &slot) == -1)
+		return -1;
+	if (p != NULL && have >= 0)
+		return 0;
 	if (step() == -1)
 		return -1;
 	if (!has_bytes(d, 512, "EFI PART", 8) || np->size == 0 || np->start % 512 ||
 	    np->size % 512 || np->start < 34 * 512 || np->start + np->size > d->size - 33 * 512)
 		return errno = EINVAL, -1;
-	for (int i = 0; i < ndevs; i++)
-		if (devs[i].kind == DEV_PART && devs[i].name[0] && &devs[devs[i].parent] == d &&
-		    devs[i].start < np->start + np->size && np->start < devs[i].start + devs[i].size)
-			return errno = EBUSY, -1;
-	for (int i = 127; i >= 0; i--) {
-		if (dev_io(d, 1024 + (uint64_t)i * 128, ent, NULL, sizeof(ent)) == -1)
-			return -1;
-		if (memcmp(ent, zero, 16) == 0) {
-			slot = i;
-			continue;
-		}
-		memcpy(&f, ent + 32, 8);
-		memcpy(&l, ent + 40, 8);
-		if (f <= last && first <= l)
-			return errno = EBUSY, -1;
+	if (have < 0) {
+		if (slot < 0 || slot > 8)
+			return errno = ENOSPC, -1;
+		memset(ent, 0, sizeof(ent));
+		memcpy(ent, np->type, 16);
+		memcpy(ent + 16, np->guid, 16);
+		memcpy(ent + 32, &first, 8);
+		memcpy(ent + 40, &last, 8);
+		for (int k = 0; k < 36 && np->name[k]; k++)
+			ent[56 + 2 * k] = (uint8_t)np->name[k];
+		dev_io(d, 1024 + (uint64_t)slot * 128, NULL, ent, sizeof(ent));
+		gpt_reseal(d);
+		have = slot;
 	}
-	if (slot < 0 || slot > 8)
+	if (p != NULL)
+		return 0;
+	if (have > 8)
 		return errno = ENOSPC, -1;
-	memset(ent, 0, sizeof(ent));
-	memcpy(ent, np->type, 16);
-	memcpy(ent + 16, np->guid, 16);
-	memcpy(ent + 32, &first, 8);
-	memcpy(ent + 40, &last, 8);
-	for (int k = 0; k < 36 && np->name[k]; k++)
-		ent[56 + 2 * k] = (uint8_t)np->name[k];
-	dev_io(d, 1024 + (uint64_t)slot * 128, NULL, ent, sizeof(ent));
-	gpt_reseal(d);
-	snprintf(name, sizeof(name), "%.60s%c", d->name, '1' + slot);
+	/* The kernel's number for it is the GPT entry's. */
+	snprintf(name, sizeof(name), "%.60s%c", d->name, '1' + have);
 	if (find(name) != NULL || (p = new_dev(DEV_PART, name)) == NULL)
 		return errno = EBUSY, -1;
 	p->parent = (int)(d - devs);
@@ -2241,9 +2299,11 @@ sim_md_grow(const char *name, uint64_t sectors)
 		return 0;
 	if (step() == -1)
 		return -1;
-	/* update_size(): not while a sync thread runs. */
+	/* update_size(): not while a sync thread runs, nor on a read-only array. */
 	if (sim_md_syncing(name) || reshaping(name))
 		return errno = EBUSY, -1;
+	if (a->ro)
+		return errno = EROFS, -1;
 	for (int i = 0; i < a->md.nmembers; i++) {
 		if (a->faulty[i] || (m = find(a->md.member[i].dev)) == NULL)
 			continue;
@@ -2356,6 +2416,7 @@ const struct sys_ops sys_sim = {
 	.is_mounted = sim_is_mounted,
 	.part_resize = sim_part_resize,
 	.part_add = sim_part_add,
+	.part_free = sim_part_free,
 	.md_grow = sim_md_grow,
 	.dm_reload = sim_dm_reload,
 	.fs_grow = sim_fs_grow,

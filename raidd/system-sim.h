@@ -35,6 +35,8 @@ void	sim_node_swap(const char *a, const char *b);
 void	sim_before_step(void (*fn)(void));
 /* The disk grows in place (a virtual disk resized); its data stays. */
 void	sim_grow_disk(const char *name, uint64_t size);
+/* The kernel holds partition disk<no> at start, size bytes, the GPT no entry for it. */
+void	sim_kernel_part(const char *disk, int no, uint64_t start, uint64_t size);
 /* Bytes the filesystem on dev spans (mkfs, then fs_grow); 0 if none. */
 uint64_t sim_fs_size(const char *dev);
 /* Mutating operations after the next n succeed fail with EIO, as if the

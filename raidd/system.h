@@ -213,9 +213,13 @@ struct sys_ops {
 	 * One more partition in disk's GPT, the others kept (in use), written
 	 * through fd (proven) and told to the kernel (BLKPG); waits for its
 	 * node.  EBUSY when it would overlap any entry of the table or any
-	 * partition the kernel has; 0 at once when exactly it is there.
+	 * partition the kernel has, except one exactly there (start and
+	 * size); 0 at once when both the table and the kernel have it.
 	 */
 	int	(*part_add)(const char *disk, int fd, const struct sys_part *);
+	/* What part_add would take: 0 when the place is free on both (or
+	   exactly p), -1 EBUSY otherwise; nothing written. */
+	int	(*part_free)(const char *disk, int fd, const struct sys_part *);
 	int	(*md_grow)(const char *name, uint64_t sectors);
 	int	(*dm_reload)(const char *name, const struct sys_seg *, int n);
 	int	(*fs_grow)(const char *fs, const char *dev, const char *dir,

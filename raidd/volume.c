@@ -276,6 +276,9 @@ volume_state_now(const struct volume *v)
 		return VOL_FAILED;
 	/* The worst tier: failed, degraded, rebuilding, resyncing. */
 	for (int t = 0; t < v->label.ntiers; t++) {
+		/* A stopped grow's tier not made yet holds nothing (Decision 110). */
+		if (grow_making(&v->label, t))
+			continue;
 		ts = volume_tier_state(v, t, &st);
 		if (volume_state_rank(ts) > volume_state_rank(s))
 			s = ts;

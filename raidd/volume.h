@@ -75,8 +75,6 @@ int	 label_write_all(struct volume *, char *err, size_t errlen);
 int	 label_write_some(struct volume *, unsigned mask, char *err, size_t errlen);
 int	 label_next(struct volume *, char *err, size_t errlen);
 int	 label_agrees(const struct volume *, int m);
-int	 label_same_members(const struct label *, const struct label *);
-int	 label_replaced(const struct label *, const struct label *newest);
 int	 label_change(struct volume *, unsigned mask, const struct label *was,
 	    char *err, size_t errlen);
 int	 member_open(const struct volume *, int m, struct dfd *, char *err, size_t errlen);
@@ -132,6 +130,7 @@ void	 volume_scan(void);
 int	 member_read_sb(const char *dev, struct mdsb *);
 void	 volume_note_failed(struct volume *);
 int	 volume_assemble(struct volume *, char *err, size_t errlen);
+int	 volume_assemble_as_was(struct volume *, char *err, size_t errlen);
 int	 volume_start_arrays(struct volume *, char *err, size_t errlen);
 int	 volume_segments(struct volume *, struct sys_seg *, int *n, char *err, size_t errlen);
 int	 volume_mount(struct volume *, char *err, size_t errlen);

@@ -611,6 +611,126 @@ START_TEST(part_add_refuses_overlap)
 }
 END_TEST
 
+/* Once every member carries the grow's first label: the new tier's band on sde. */
+static int
+labels_written(uint64_t *start, uint64_t *size)
+{
+	struct volume *v = volume_find("s");
+
+	if (v->label.intent.op != LABEL_OP_EXPANDING || v->label.ntiers < 2)
+		return 0;
+	for (int m = 0; m < v->label.ndisks; m++)
+		if (v->mlabel[m].generation != v->label.generation)
+			return 0;
+	*start = v->mlabel[0].tier[1].start;
+	*size = v->mlabel[0].tier[1].size;
+	return 1;
+}
+
+static uint8_t kdata[4096];
+
+/* The kernel holds a partition over the head of the band above sde's tier, its data there. */
+static void
+kernel_part_over_band(void)
+{
+	const struct volume *v = volume_find("s");
+	uint64_t top = v->mlabel[0].tier[0].start + v->mlabel[0].tier[0].size;
+
+	memset(kdata, 0x5a, sizeof(kdata));
+	sim_kernel_part("sde", 7, top + MIB / 2, 8 * MIB);
+	ck_assert_int_eq(sys->write_at("sde", top + MIB / 2, kdata, sizeof(kdata)), 0);
+}
+
+/*
+ * A partition the kernel still holds in the band, gone from the GPT, is
+ * someone's: the band is proven free on both before any byte is zeroed.
+ */
+START_TEST(shr_band_held_by_the_kernel_not_zeroed)
+{
+	uint8_t buf[sizeof(kdata)];
+	char dev[SYS_NAME_MAX];
+	uint64_t start;
+
+	shr_replaced(3);
+	kernel_part_over_band();
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_FAILED);
+	start = volume_find("s")->mlabel[0].tier[1].start;
+	ck_assert_uint_eq(start, volume_find("s")->mlabel[0].tier[0].start +
+	    volume_find("s")->mlabel[0].tier[0].size);
+	ck_assert_int_eq(sys->read_at("sde", start + MIB / 2, buf, sizeof(buf)), 0);
+	ck_assert_mem_eq(buf, kdata, sizeof(buf));
+	ck_assert_int_eq(sys->part_dev("sde", start, dev, sizeof(dev)), -1);
+}
+END_TEST
+
+/* After the labels the kernel holds exactly the band's partition, the GPT no entry. */
+static void
+kernel_part_is_band(void)
+{
+	uint64_t start, size;
+
+	if (!labels_written(&start, &size)) {
+		sim_before_step(kernel_part_is_band);
+		return;
+	}
+	sim_kernel_part("sde", 7, start, size - MIB);
+}
+
+static void
+kernel_part_exactly_band(void)
+{
+	uint64_t start, size;
+
+	if (!labels_written(&start, &size)) {
+		sim_before_step(kernel_part_exactly_band);
+		return;
+	}
+	sim_kernel_part("sde", 7, start, size);
+}
+
+/* The GPT entry of disk that starts at start: its last LBA, 0 when none. */
+static uint64_t
+gpt_last(const char *disk, uint64_t start)
+{
+	static uint8_t ent[128 * 128];
+	uint64_t f, l;
+
+	ck_assert_int_eq(sys->read_at(disk, 1024, ent, sizeof(ent)), 0);
+	for (int i = 0; i < 128; i++) {
+		memcpy(&f, ent + i * 128 + 32, 8);
+		memcpy(&l, ent + i * 128 + 40, 8);
+		if (f == start / 512)
+			return l;
+	}
+	return 0;
+}
+
+/*
+ * A kernel partition at the band's start is taken only when it is the
+ * band exactly (start and size), and the GPT entry is then written too.
+ */
+START_TEST(shr_band_kernel_part_must_be_exact)
+{
+	uint64_t was = shr_replaced(3), want, start, size;
+	struct volume *v;
+
+	sim_before_step(kernel_part_is_band);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_FAILED);
+	v = volume_find("s");
+	start = v->mlabel[0].tier[1].start;
+	size = v->mlabel[0].tier[1].size;
+	ck_assert_uint_eq(gpt_last("sde", start), 0);
+	was = shr_replaced(3);
+	sim_before_step(kernel_part_exactly_band);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	v = volume_find("s");
+	want = v->label.size;
+	ck_assert_uint_eq(gpt_last("sde", start), (start + size) / 512 - 1);
+	check_grown("s", was, want);
+	check_new_tier(v, 1, "raid5", 3);
+}
+END_TEST
+
 /* md claims its members: an array is never made on a device another one holds (EBUSY). */
 START_TEST(md_refuses_a_claimed_member)
 {
@@ -672,6 +792,151 @@ START_TEST(power_cut_during_shr_grow)
 }
 END_TEST
 
+/*
+ * An SHR grow cut after k mutating steps, and tier 0's member sdd gone
+ * at the next start: tier 0 (raid5 of four) runs without it, so the
+ * volume comes up with its data and the grow goes on degraded; then
+ * a repair onto a new disk works.
+ */
+static void
+cut_then_member_gone(int k)
+{
+	uint64_t was = shr_replaced(3), want;
+	struct volume *v;
+	char dm[SYS_NAME_MAX];
+
+	/* The data was written long before: md marked its arrays clean. */
+	sim_md_idle(NULL);
+	sim_fail_after(k);
+	run("volume.grow", "{\"name\":\"s\"}");
+	sim_fail_after(-1);
+	sim_pull_disk("sdd");
+	reboot();
+	v = volume_find("s");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	want = v->label.size;
+	ck_assert_uint_gt(want, was);
+	check_new_tier(v, 1, "raid5", 3);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	replace("s", 4, "sdd", "sdh", 2 * GIB);
+	check_grown("s", was, want);
+	reboot();
+	check_grown("s", was, want);
+}
+
+START_TEST(shr_grow_cut_after_label_member_gone)
+{
+	cut_then_member_gone(4);
+}
+END_TEST
+
+/* The cut after the new arrays were recorded (GS_MADE): they run; the rest goes on. */
+START_TEST(shr_grow_cut_after_made_member_gone)
+{
+	struct volume *v;
+	int k;
+
+	shr_replaced(3);
+	/* The step count up to and with GS_MADE's labels: where covered clears. */
+	for (k = 5; k < SHR_CUTS; k++) {
+		shr_replaced(3);
+		sim_md_idle(NULL);
+		sim_fail_after(k);
+		run("volume.grow", "{\"name\":\"s\"}");
+		sim_fail_after(-1);
+		v = volume_find("s");
+		if (v->label.intent.op == LABEL_OP_EXPANDING && v->label.intent.covered == 0 &&
+		    v->label.intent.step == 4)
+			break;
+	}
+	ck_assert_int_lt(k, SHR_CUTS);
+	cut_then_member_gone(k);
+}
+END_TEST
+
+/*
+ * The cut left tier 0 dirty (written since md last marked it clean) and
+ * sdd is gone: md runs it read-only only (Decision 90); the volume still
+ * comes up, read-only, with its data, and the grow ends once the user
+ * made it writable.
+ */
+START_TEST(shr_grow_cut_dirty_member_gone)
+{
+	uint64_t was = shr_replaced(3), want;
+	struct json_object *a;
+	struct volume *v;
+	char dm[SYS_NAME_MAX];
+
+	sim_fail_after(4);
+	run("volume.grow", "{\"name\":\"s\"}");
+	sim_fail_after(-1);
+	sim_pull_disk("sdd");
+	reboot();
+	v = volume_find("s");
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_DIRTY_DEGRADED);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_EXPANDING);
+	ck_assert_uint_eq(unit_raidd_dm_size("s"), was);
+	a = unit_call(srv, &root, "volume.start", "{\"name\":\"s\",\"force\":true}");
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_put(a);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	v = volume_find("s");
+	want = v->label.size;
+	ck_assert_uint_gt(want, was);
+	replace("s", 4, "sdd", "sdh", 2 * GIB);
+	check_grown("s", was, want);
+}
+END_TEST
+
+/*
+ * sde, a member of the new tier not made yet, is gone: no array is made
+ * degraded, so the grow waits for it; the volume comes up as it was
+ * (degraded, its data, the old size), and with sde back the grow ends.
+ */
+START_TEST(shr_grow_cut_new_tier_member_gone)
+{
+	uint64_t was = shr_replaced(3), want;
+	struct volume *v;
+	char dm[SYS_NAME_MAX];
+
+	sim_md_idle(NULL);
+	sim_fail_after(4);
+	run("volume.grow", "{\"name\":\"s\"}");
+	sim_fail_after(-1);
+	sim_pull_disk("sde");
+	reboot();
+	v = volume_find("s");
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	volume_dm_name("s", dm, sizeof(dm));
+	ck_assert_uint_eq(unit_raidd_dm_size("s"), was);
+	unit_raidd_pattern(dm, was, 0);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_EXPANDING);
+	sim_push_disk("sde");
+	reboot();
+	v = volume_find("s");
+	want = v->label.size;
+	ck_assert_uint_gt(want, was);
+	/* sde missed what was written meanwhile: md takes it back and resyncs. */
+	disk_refresh(1);
+	volume_scan();
+	recover_all(v);
+	volume_check_states();
+	check_grown("s", was, want);
+	check_new_tier(v, 1, "raid5", 3);
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -692,6 +957,12 @@ grow_suite(void)
 	tcase_add_test(tc, shr_new_mirror);
 	tcase_add_test(tc, shr_stale_superblock_in_band);
 	tcase_add_test(tc, part_add_refuses_overlap);
+	tcase_add_test(tc, shr_band_held_by_the_kernel_not_zeroed);
+	tcase_add_test(tc, shr_band_kernel_part_must_be_exact);
+	tcase_add_test(tc, shr_grow_cut_after_label_member_gone);
+	tcase_add_test(tc, shr_grow_cut_after_made_member_gone);
+	tcase_add_test(tc, shr_grow_cut_dirty_member_gone);
+	tcase_add_test(tc, shr_grow_cut_new_tier_member_gone);
 	tcase_add_test(tc, md_refuses_a_claimed_member);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);

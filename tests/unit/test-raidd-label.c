@@ -498,6 +498,57 @@ START_TEST(grow_covered)
 }
 END_TEST
 
+/*
+ * A newer expanding label's covered tiers against an older label
+ * (Decision 110): only tiers the older lacks (or covers too) may be
+ * covered, and each tier it lacks must be; else an old tier would be
+ * skipped at start and its members given new GUIDs, or a tier no one
+ * asked for added.
+ */
+START_TEST(grow_covered_against_older)
+{
+	struct label a, b;
+
+	setup_shr();
+	/* a: before the grow, tiers 1 and 2 only; b: the grow's first label. */
+	make_label(&a, 2);
+	make_label(&b, 2);
+	a.ntiers = 2;
+	a.size = a.tier[0].tier_size + a.tier[1].tier_size;
+	a.nsegs = 0;
+	b.nsegs = 0;
+	b.generation = a.generation + 1;
+	b.intent.op = LABEL_OP_EXPANDING;
+	b.intent.covered = 1U << 2;
+	ck_assert_int_eq(label_same_members(&a, &b), 1);
+	/* An old tier covered too. */
+	b.intent.covered = (1U << 2) | 1U;
+	ck_assert_int_eq(label_same_members(&a, &b), 0);
+	b.intent.covered = 1U << 1;
+	ck_assert_int_eq(label_same_members(&a, &b), 0);
+	/* The new tier not covered: an array made without the labels saying so. */
+	b.intent.covered = 0;
+	ck_assert_int_eq(label_same_members(&a, &b), 0);
+	/* a from the same grow (covers tier 3), b after the arrays were made. */
+	a.ntiers = 3;
+	a.size = b.size;
+	a.intent.op = LABEL_OP_EXPANDING;
+	a.intent.covered = 1U << 2;
+	ck_assert_int_eq(label_same_members(&a, &b), 1);
+	b.intent.covered = 1U << 2;
+	ck_assert_int_eq(label_same_members(&a, &b), 1);
+	b.intent.covered = (1U << 2) | (1U << 1);
+	ck_assert_int_eq(label_same_members(&a, &b), 0);
+	/* a committed with three tiers: b may cover none of them. */
+	a.intent.op = LABEL_OP_NONE;
+	a.intent.covered = 0;
+	b.intent.covered = 1U << 2;
+	ck_assert_int_eq(label_same_members(&a, &b), 0);
+	b.intent.covered = 0;
+	ck_assert_int_eq(label_same_members(&a, &b), 1);
+}
+END_TEST
+
 START_TEST(choose_slots)
 {
 	struct label l, w;
@@ -678,6 +729,7 @@ label_suite(void)
 	tcase_add_test(tc, corruptions);
 	tcase_add_test(tc, impossible_contents);
 	tcase_add_test(tc, grow_covered);
+	tcase_add_test(tc, grow_covered_against_older);
 	tcase_add_test(tc, map_of_segments);
 	tcase_add_test(tc, choose_slots);
 	tcase_add_test(tc, torn_writes);
