@@ -503,7 +503,24 @@ as_partition(struct add *a, char *err, size_t errlen)
 static int
 as_start(struct add *a, char *err, size_t errlen)
 {
-	return volume_start_arrays(a->vol, err, errlen);
+	struct volume *v = a->vol;
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	if (volume_start_arrays(v, err, errlen) == -1)
+		return -1;
+	/* md reshapes no read-only array, nor grows a filesystem on one: a
+	   dirty degraded start (Decision 116) is made writable first. */
+	for (int t = 0; t < v->label.ntiers; t++) {
+		if (v->label.tier[t].kind == TIER_NONE)
+			continue;
+		volume_md_name(v, t, md, sizeof(md));
+		if (sys->md_status(md, &st) == 0 && strcmp(st.array_state, "readonly") == 0)
+			return plan_err(err, errlen, "%s runs read-only (written when the power "
+			    "went while it lacked a member): volume.start with force, then "
+			    "volume.add_disk, carries the add on", md);
+	}
+	return 0;
 }
 
 /* The new partition joins each array it will be a member of, as a spare. */
@@ -770,8 +787,15 @@ static void
 add_failed(struct add *a, const char *why)
 {
 	struct volume *v = a->vol;
+	char err[256];
 
 	v->job = NULL;
+	/* Carried on at start and stopped: the volume still comes up, at the
+	   size its labels hold (md keeps the arrays at it until it is done). */
+	if (!v->assembled && v->label.intent.op == LABEL_OP_ADDING &&
+	    (volume_assemble_as_was(v, err, sizeof(err)) == -1 ||
+	    volume_mount(v, err, sizeof(err)) == -1))
+		log_warnx("volume %s: %s", v->name, err);
 	if (v->label.intent.op == LABEL_OP_ADDING)
 		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped (%.150s): %s",
 		    why, crypt_locked(v) ? "volume.unlock carries it on" :

@@ -1651,7 +1651,8 @@ sim_md_reshape_step(const char *name, uint64_t sectors)
 	struct mdsb sb;
 	int si = store_index(name);
 
-	if (a == NULL || a->kind != DEV_MD || si < 0 || stores[si].from_disks == 0)
+	/* md_do_sync() runs no reshape on a read-only array. */
+	if (a == NULL || a->kind != DEV_MD || si < 0 || stores[si].from_disks == 0 || a->ro)
 		return;
 	stores[si].reshape_pos = a->member_sectors - stores[si].reshape_pos > sectors ?
 	    stores[si].reshape_pos + sectors : a->member_sectors;
@@ -2362,12 +2363,16 @@ sim_fs_grow(const char *fs, const char *dev, const char *dir, sys_done_cb cb, vo
 {
 	struct mkfs_done *m;
 	struct dev *d = find(dev);
+	uint8_t sb[2];
 
 	if (d == NULL)
 		return errno = ENOENT, -1;
 	if ((strcmp(fs, "ext4") != 0 && strcmp(fs, "btrfs") != 0) ||
 	    !has_bytes(d, 1080, "\x53\xef", 2) || strcmp(d->mounted, dir) != 0)
 		return errno = EINVAL, -1;
+	/* resize2fs writes the superblock: not through a read-only array. */
+	if (dev_io(d, 1080, sb, NULL, 2) == -1 || dev_io(d, 1080, NULL, sb, 2) == -1)
+		return errno = EROFS, -1;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return -1;
 	m->cb = cb;
