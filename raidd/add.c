@@ -726,8 +726,11 @@ fs_done(int status, const char *output, void *arg)
 	struct add *a = arg;
 	char why[256];
 
-	/* The mapping has grown (or never will by this job): the key goes. */
-	crypt_key_wipe(&a->key);
+	/* The mapping has grown (or never will by this job): the key goes,
+	   unless an SHR's commit may start a grow that needs it (add_finish
+	   hands it on; the job's release wipes it otherwise). */
+	if (a->vol->label.level != LEVEL_SHR)
+		crypt_key_wipe(&a->key);
 	if (status != 0) {
 		snprintf(why, sizeof(why), "growing the filesystem failed: %.200s", output);
 		add_failed(a, why);
@@ -769,10 +772,13 @@ as_commit(struct add *a, char *err, size_t errlen)
 		free(grow);
 		return label_change(v, ~0U, &was, err, errlen);
 	}
-	if (grow_label(v, grow, err, errlen) == -1 && v->label.generation == was.generation)
+	/* A write that failed on some members fails the add: the next start
+	   reconciles the labels and carries the grow on from the newest. */
+	if ((code = grow_label(v, grow, err, errlen)) == -1 &&
+	    v->label.generation == was.generation)
 		v->label = was;
 	free(grow);
-	return v->label.intent.op == LABEL_OP_EXPANDING ? 0 : -1;
+	return code == -1 || v->label.intent.op != LABEL_OP_EXPANDING ? -1 : 0;
 }
 
 static int (*const as_steps[])(struct add *, char *, size_t) = {
@@ -807,16 +813,15 @@ add_failed(struct add *a, const char *why)
 
 /* An SHR add's commit began a grow (as_commit): it goes on as its own job. */
 static void
-shr_grow_after(struct volume *v)
+shr_grow_after(struct volume *v, struct crypt_key *key)
 {
 	char err[256];
 
 	if (v->label.intent.op != LABEL_OP_EXPANDING || v->job)
 		return;
 	log_info("volume %s: the room above its tiers becomes a new tier", v->name);
-	/* No key: an encrypted volume's grow stops before its mapping grows,
-	   and volume.grow with the passphrase carries it on (Decision 115). */
-	if (grow_start(v, NULL, NULL, err, sizeof(err)) == NULL)
+	/* The add's key, proven: an encrypted volume's mapping grows with it. */
+	if (grow_start(v, NULL, crypt_key_have(key) ? key : NULL, err, sizeof(err)) == NULL)
 		log_warnx("volume %s: %s", v->name, err);
 }
 
@@ -825,7 +830,10 @@ add_finish(struct add *a)
 {
 	struct volume *v = a->vol;
 	struct json_object *ev = json_object_new_object();
+	struct crypt_key key = { 0 };
 
+	/* Out of a first: job_done() may release it. */
+	crypt_key_move(&key, &a->key);
 	disk_refresh_one(a->disk);
 	v->job = NULL;
 	v->problem[0] = '\0';
@@ -838,7 +846,8 @@ add_finish(struct add *a)
 	log_info("volume %s: %s added, %llu bytes", v->name, a->disk,
 	    (unsigned long long)v->label.size);
 	job_done(a->job, volume_describe(v));
-	shr_grow_after(v);
+	shr_grow_after(v, &key);
+	crypt_key_wipe(&key);
 }
 
 static void

@@ -720,6 +720,44 @@ may_lack(enum tier_kind k, int nmembers)
 	}
 }
 
+/*
+ * Member m, which the labels call failed, is faulty in tier t's array:
+ * the freshest superblock of the tier's present members gives its slot
+ * the faulty role (md failed it there), or its own cannot be read.  A
+ * disk md failed in one tier (errors in that band) stays in the others,
+ * where md has it in sync: left out there, a tier would run degraded, or
+ * dirty and degraded, for nothing.
+ */
+static int
+faulty_in_tier(const struct volume *v, int t, int m)
+{
+	static struct mdsb sb, own;
+	const struct label_tier *lt = &v->label.tier[t];
+	char dev[SYS_NAME_MAX];
+	uint64_t best = 0;
+	int found = 0, faulty = 0;
+
+	if (sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1 ||
+	    member_read_sb(dev, &own) == -1 ||
+	    memcmp(own.set_uuid, lt->array_uuid, 16) != 0)
+		return 1;
+	for (int r = 0; r < lt->nmembers; r++) {
+		int k = lt->member[r];
+
+		if (v->disk[k][0] == '\0' || sys->part_dev(v->disk[k],
+		    v->mlabel[k].tier[t].start, dev, sizeof(dev)) == -1 ||
+		    member_read_sb(dev, &sb) == -1 ||
+		    memcmp(sb.set_uuid, lt->array_uuid, 16) != 0 ||
+		    (found && sb.events <= best) || own.dev_number >= sb.max_dev ||
+		    own.dev_number >= MDSB_MAX_DEV_LIMIT)
+			continue;
+		found = 1;
+		best = sb.events;
+		faulty = sb.dev_roles[own.dev_number] == MDSB_ROLE_FAULTY;
+	}
+	return !found || faulty;
+}
+
 static int
 start_tier(struct volume *v, int t, char *err, size_t errlen)
 {
@@ -737,9 +775,10 @@ start_tier(struct volume *v, int t, char *err, size_t errlen)
 	for (int r = 0; r < lt->nmembers; r++) {
 		int m = lt->member[r];
 
-		/* A member md failed for errors stays out (mark_failed): it is known
-		   bad whatever its superblock says; volume.clear or a repair handles it. */
-		if (v->disk[m][0] == '\0' || (v->label.failed & (1U << m)) ||
+		/* A member md failed for errors (mark_failed) stays out of the
+		   arrays md failed it in; volume.clear or a repair handles it. */
+		if (v->disk[m][0] == '\0' ||
+		    ((v->label.failed & (1U << m)) && faulty_in_tier(v, t, m)) ||
 		    sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start,
 		    md.member[md.nmembers].dev, sizeof(md.member[0].dev)) == -1) {
 			lacking++;

@@ -10,6 +10,8 @@
  * off what matters, then volume.start with force makes it writable;
  * a replacement disk rebuilds it after that.
  */
+#include <linux/raid/md_p.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,8 +46,8 @@ volume_read_only(const struct volume *v)
  * The members md would run in a role: as md's analyze_sbs, the freshest
  * superblock decides. A member more than one event behind it is kicked
  * (super_1_validate), and one a single event behind takes the role the
- * freshest gives it: faulty for one md failed before the stop. What
- * raidd passed is not what md runs.
+ * freshest gives it: faulty for one md failed before the stop; one
+ * half rebuilt is in no role yet. What raidd passed is not what md runs.
  */
 static int
 roles_active(const struct sys_md *md, const struct mdsb *fresh, const struct mdsb *sb,
@@ -54,11 +56,20 @@ roles_active(const struct sys_md *md, const struct mdsb *fresh, const struct mds
 	int held[MDSB_MAX_DEV] = { 0 }, n = 0;
 
 	for (int i = 0; i < md->nmembers; i++) {
-		uint16_t role;
+		uint16_t role, own;
 
-		if (!ok[i] || sb[i].events + 1 < fresh->events || sb[i].dev_number >= fresh->max_dev)
+		if (!ok[i] || sb[i].dev_number >= fresh->max_dev)
 			continue;
-		role = fresh->dev_roles[sb[i].dev_number];
+		own = sb[i].dev_number < sb[i].max_dev && sb[i].dev_number < MDSB_MAX_DEV_LIMIT ?
+		    sb[i].dev_roles[sb[i].dev_number] : MDSB_ROLE_SPARE;
+		/* Kicked only when its own superblock puts it in a role. */
+		if (own < MDSB_ROLE_FAULTY && sb[i].events + 1 < fresh->events)
+			continue;
+		role = sb[i].events < fresh->events ? fresh->dev_roles[sb[i].dev_number] : own;
+		/* Half rebuilt (a recovery offset): not in sync, md counts the
+		   role as lacking (raid5_calc_degraded). */
+		if (sb[i].feature_map & MD_FEATURE_RECOVERY_OFFSET)
+			continue;
 		if (role < fresh->raid_disks && role < MDSB_MAX_DEV && !held[role]) {
 			held[role] = 1;
 			n++;

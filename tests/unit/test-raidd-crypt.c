@@ -840,6 +840,47 @@ START_TEST(power_cut_during_encrypted_create)
 }
 END_TEST
 
+/*
+ * An encrypted SHR of two takes a bigger disk with room above its tier
+ * (bay2 grew too): the add reshapes the tier, and the grow its commit
+ * starts makes a tier above and grows the mapping with the add's key,
+ * so no grow is left waiting for a passphrase (which would refuse every
+ * repair while its intent stands).
+ */
+START_TEST(add_disk_to_encrypted_shr_grows_above)
+{
+	char cm[SYS_NAME_MAX];
+	struct volume *v;
+	uint64_t was;
+
+	ck_assert_int_eq(run_job(job_of(call("volume.create", "{\"name\":\"e\","
+	    "\"level\":\"shr\",\"disks\":[\"bay1\",\"bay2\"],\"encrypt\":true,"
+	    "\"passphrase\":\"" PASS "\"}"))), JOB_DONE);
+	crypt_map_name("e", cm, sizeof(cm));
+	unit_raidd_pattern(cm, 1ULL << 30, 1);
+	v = volume_find("e");
+	was = v->label.size;
+	sim_grow_disk("sdb", 8ULL << 30);
+	sim_grow_disk("sdc", 8ULL << 30);
+	disk_refresh(1);
+	ck_assert_int_eq(code_of("volume.add_disk", "{\"name\":\"e\",\"disk\":\"bay3\","
+	    "\"passphrase\":\"" PASS "\"}"), 0);
+	for (int i = 0; i < 3000 && job_running_count() > 0; i++) {
+		char md[SYS_NAME_MAX];
+
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		for (int t = 0; t < v->label.ntiers; t++) {
+			volume_md_name(v, t, md, sizeof(md));
+			sim_md_reshape_step(md, 1ULL << 20);
+		}
+	}
+	ck_assert_int_eq(job_running_count(), 0);
+	ck_assert_int_eq(v->label.ntiers, 2);
+	ck_assert_uint_gt(v->label.size, was * 2);
+	check_grown("e", v->label.size);
+}
+END_TEST
+
 static Suite *
 crypt_suite(void)
 {
@@ -854,6 +895,7 @@ crypt_suite(void)
 	tcase_add_test(tc, grow_wrong_passphrase_writes_nothing);
 	tcase_add_test(tc, grow_locked_refused);
 	tcase_add_test(tc, add_disk_to_encrypted_raid5);
+	tcase_add_test(tc, add_disk_to_encrypted_shr_grows_above);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_grow, 0, GROW_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_add, 0, GROW_CUTS);
 	tcase_add_test(tc, calls_answered_while_unlocking);

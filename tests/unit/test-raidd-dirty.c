@@ -369,6 +369,70 @@ START_TEST(failed_member_encrypted_starts_read_only_locked)
 }
 END_TEST
 
+/*
+ * A power cut while md rebuilds a RAID 5 member and the volume is
+ * written: md counts the half-rebuilt member as not in sync (its
+ * superblock has a recovery offset), so the array is dirty and degraded
+ * and md refuses it; raidd must see that and start it read-only.
+ */
+START_TEST(cut_mid_rebuild_while_written_starts_read_only)
+{
+	struct volume *v = raidd_create(srv, "d", "raid5", "\"bay1\",\"bay2\",\"bay3\",\"bay4\"");
+	struct json_object *a;
+
+	raidd_fill("d", 1);
+	sim_pull_disk("sdb");
+	raidd_uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	sim_add_disk("sde", 4 * GIB, "DRT5", "/sys/devices/sim/host0/target0:0:2/0:0:2:0");
+	raidd_uevent();
+	a = call_expect("volume.repair", "{\"name\":\"d\",\"disk\":\"sde\"}", 0);
+	json_object_put(a);
+	for (int i = 0; i < 100 && (v->label.intent.op != LABEL_OP_NONE ||
+	    v->label.member[1].serial[0] != 'D' || v->label.member[1].serial[3] != '5'); i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	sim_md_recover("md_d_t1", 8192);
+	raidd_fill_busy("d", 2);
+	ck_assert_int_eq(sim_md_dirty("md_d_t1"), 1);
+	raidd_reboot();
+	check_dirty_degraded(volume_find("d"));
+}
+END_TEST
+
+/*
+ * SHR on a small and two bigger disks (tier 1 a raid5 of three, tier 2 a
+ * raid1 of the bigger two). The small disk dies, then md fails bay 2 in
+ * tier 2 only (errors in that band): after a restart tier 1 runs on bays
+ * 2 and 3 and tier 2 on bay 3. Left out of every tier, bay 2 took tier 1
+ * below what it can run: the whole volume was down.
+ */
+START_TEST(failed_in_one_tier_stays_in_the_others)
+{
+	struct volume *v;
+	char dev[SYS_NAME_MAX];
+
+	sim_grow_disk("sdb", 8 * GIB);
+	sim_grow_disk("sdc", 8 * GIB);
+	disk_refresh(0);
+	v = raidd_create(srv, "d", "shr", "\"bay1\",\"bay2\",\"bay3\"");
+	ck_assert_int_eq(v->label.ntiers, 2);
+	raidd_fill("d", 1);
+	sim_pull_disk("sda");
+	raidd_uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_int_eq(sys->part_dev("sdb", v->mlabel[1].tier[1].start, dev, sizeof(dev)), 0);
+	sim_fail_member("md_d_t2", dev);
+	raidd_uevent();
+	ck_assert_int_eq(v->label.failed, 1U << 1);
+	raidd_reboot();
+	v = volume_find("d");
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	raidd_check_fill("d", 1);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -383,6 +447,8 @@ suite(void)
 	tcase_add_test(tc, clean_degraded_raid5_starts_writable);
 	tcase_add_test(tc, dirty_degraded_raid10_starts_writable);
 	tcase_add_test(tc, failed_member_raid5_starts_read_only);
+	tcase_add_test(tc, cut_mid_rebuild_while_written_starts_read_only);
+	tcase_add_test(tc, failed_in_one_tier_stays_in_the_others);
 	tcase_add_test(tc, stale_member_back_while_off_starts_read_only);
 	tcase_add_test(tc, failed_member_shr_tiers_start_read_only);
 	tcase_add_test(tc, failed_member_encrypted_starts_read_only_locked);
