@@ -100,6 +100,19 @@ stripe_cache(const char *name)
 	return 0;
 }
 
+/* md changes no geometry while a sync thread runs: EBUSY unless idle. */
+static int
+sync_idle(const char *name)
+{
+	char buf[32];
+
+	if (attr_read(name, "sync_action", buf, sizeof(buf)) == -1)
+		return -1;
+	if (strncmp(buf, "idle", 4) != 0)
+		return errno = EBUSY, -1;
+	return 0;
+}
+
 int
 lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 {
@@ -115,12 +128,8 @@ lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 		return -1;
 	if (atoi(buf) == raid_disks)
 		return 0;
-	if (attr_read(name, "sync_action", buf, sizeof(buf)) == -1)
+	if (sync_idle(name) == -1)
 		return -1;
-	if (strncmp(buf, "idle", 4) != 0) {
-		errno = EBUSY;
-		return -1;
-	}
 	if (stripe_cache(name) == -1)
 		return -1;
 	/* new_offset_store() refuses while a sync thread runs. */
@@ -169,12 +178,8 @@ lnx_md_set_level(const char *name, const char *level)
 		return -1;
 	if (strcmp(buf, level) == 0)
 		return 0;
-	if (attr_read(name, "sync_action", buf, sizeof(buf)) == -1)
+	if (sync_idle(name) == -1)
 		return -1;
-	if (strncmp(buf, "idle", 4) != 0) {
-		errno = EBUSY;
-		return -1;
-	}
 	/* As mdadm: no recovery thread may start (a spare is there) while md switches. */
 	if (attr_write(name, "sync_action", "frozen") == -1)
 		log_warn("md %s: freezing recovery", name);
