@@ -7,16 +7,14 @@
  */
 #include <sys/stat.h>
 
-#include <sys/syscall.h>
-
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "keyfile.h"
 #include "log.h"
 #include "rpc.h"
 #include "secret.h"
@@ -24,76 +22,12 @@
 #include "prom.h"
 #include "system.h"
 
-#define KEYFILE_MAX	8192
-
 static char file_dirs[256] = "/volumes /media /mnt";
 
 void
 crypt_set_file_dirs(const char *dirs)
 {
 	snprintf(file_dirs, sizeof(file_dirs), "%s", dirs);
-}
-
-/*
- * A header backup lives under one of file_dirs, by a path with no "."
- * or ".." parts, opened without following any symlink: cryptd runs as
- * root and an admin must not get it to write (or read back) a file
- * elsewhere, e.g. a header whose label is a shell line in /etc.
- */
-static int
-file_open(const char *path, int flags, char *err, size_t errlen)
-{
-	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-	    .mode = (flags & O_CREAT) ? 0600 : 0,
-	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	char dirs[256], *d, *save = NULL;
-	int fd, ok = 0;
-
-	if (path[0] != '/' || strstr(path, "/./") || strstr(path, "/../") ||
-	    strstr(path, "//"))
-		return luks2_err(err, errlen, "%s: not a plain absolute path", path);
-	snprintf(dirs, sizeof(dirs), "%s", file_dirs);
-	for (d = strtok_r(dirs, " ", &save); d && !ok; d = strtok_r(NULL, " ", &save))
-		ok = strncmp(path, d, strlen(d)) == 0 && path[strlen(d)] == '/' &&
-		    path[strlen(d) + 1] != '\0';
-	if (!ok)
-		return luks2_err(err, errlen, "%s: not under %s", path, file_dirs);
-	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))) < 0)
-		return luks2_err(err, errlen, "%s: %s", path, strerror(errno));
-	return fd;
-}
-
-/* A key file's bytes, whole, as cryptsetup takes them. */
-static struct secret *
-keyfile_read(const char *path, char *err, size_t errlen)
-{
-	struct secret *s;
-	struct stat st;
-	ssize_t n;
-	int fd;
-
-	/* Not a FIFO that blocks cryptd, nor a device whose open acts. */
-	if ((fd = node_open(path, O_RDONLY, S_IFREG, &st)) < 0) {
-		luks2_err(err, errlen, "key file %s: %s", path, errno == EINVAL ?
-		    "not a regular file" : strerror(errno));
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size == 0 ||
-	    st.st_size > KEYFILE_MAX || (s = secret_new(KEYFILE_MAX)) == NULL) {
-		close(fd);
-		luks2_err(err, errlen, "key file %s: not a regular file of 1-%d bytes",
-		    path, KEYFILE_MAX);
-		return NULL;
-	}
-	n = read(fd, s->buf, KEYFILE_MAX);
-	close(fd);
-	if (n <= 0) {
-		secret_free(s);
-		luks2_err(err, errlen, "key file %s: cannot read it", path);
-		return NULL;
-	}
-	s->len = (size_t)n;
-	return s;
 }
 
 /* The secret named pname, or the key file named fname; exactly one. */
@@ -112,7 +46,9 @@ take_secret(struct rpc_call *call, struct json_object *params, const char *pname
 		return NULL;
 	}
 	if (file != NULL) {
-		if ((s = keyfile_read(file, err, sizeof(err))) == NULL)
+		/* Under file_dirs too: a client must not get root to try
+		 * /etc/shadow's bytes as a key, nor open a device node. */
+		if ((s = keyfile_read(file_dirs, file, err, sizeof(err))) == NULL)
 			rpc_error(call, NAS_ERR_FAILED, "%s", err);
 		return s;
 	}
@@ -749,8 +685,14 @@ header_backup(struct rpc_call *call, struct json_object *params)
 		return;
 	}
 	n = header_bytes(h);
-	/* A new file, root's alone: it holds every keyslot. */
-	if ((fd = file_open(file, O_WRONLY | O_CREAT | O_EXCL, err, sizeof(err))) < 0) {
+	/*
+	 * A new file, root's alone: it holds every keyslot.  Under
+	 * file_dirs, no symlink on the way: an admin must not get root to
+	 * write a file elsewhere (a header whose label is a shell line in
+	 * /etc, say).
+	 */
+	if ((fd = path_open_under(file_dirs, file, O_WRONLY | O_CREAT | O_EXCL, err,
+	    sizeof(err))) < 0) {
 		rpc_error(call, NAS_ERR_FAILED, "%s", err);
 		goto out;
 	}
@@ -788,7 +730,7 @@ header_restore(struct rpc_call *call, struct json_object *params)
 		    "keys of the backup replace the current ones");
 		return;
 	}
-	if ((fd = file_open(file, O_RDONLY, err, sizeof(err))) < 0) {
+	if ((fd = path_open_under(file_dirs, file, O_RDONLY, err, sizeof(err))) < 0) {
 		rpc_error(call, NAS_ERR_NOT_FOUND, "%s", err);
 		return;
 	}

@@ -6,3 +6,4 @@ libnas_SRCS += lib/client-ev.c lib/rpc-socket.c
 libnas_SRCS += lib/dm.c
 libnas_SRCS += lib/metrics.c
 libnas_SRCS += lib/rpc-later.c
+libnas_SRCS += lib/keyfile.c

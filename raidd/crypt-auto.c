@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "job.h"
+#include "keyfile.h"
 #include "log.h"
 #include "volume.h"
 #include "crypt.h"
@@ -82,6 +83,7 @@ parents_ok(const char *dir, char *why, size_t len)
 int
 crypt_keyfile_check(const char *dir, const char *file, char *why, size_t len)
 {
+	char path[400];
 	struct stat st;
 	int dfd, rc;
 
@@ -99,15 +101,8 @@ crypt_keyfile_check(const char *dir, const char *file, char *why, size_t len)
 	close(dfd);
 	if (rc == -1)
 		return snprintf(why, len, "%s/%s: %s", dir, file, strerror(errno)), -1;
-	if (!S_ISREG(st.st_mode) || !owner_ok(&st) || (st.st_mode & 077))
-		return errno = EPERM, snprintf(why, len, "%s/%s: refused: not a regular "
-		    "file of root's that only root may read and write (chmod 600)", dir,
-		    file), -1;
-	if (st.st_size < 1 || st.st_size > CRYPT_KEYFILE_MAX)
-		return errno = EPERM, snprintf(why, len, "%s/%s: refused: %lld bytes, a key "
-		    "file has 1 to %d", dir, file, (long long)st.st_size,
-		    CRYPT_KEYFILE_MAX), -1;
-	return 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	return keyfile_stat_ok(path, &st, why, len);
 }
 
 static int

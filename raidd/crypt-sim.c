@@ -21,6 +21,7 @@
 #include <ev.h>
 
 #include "daemon.h"
+#include "keyfile.h"
 #include "rpc.h"
 #include "secret.h"
 #include "system.h"
@@ -35,6 +36,9 @@ static struct {
 	uint64_t	 pass_hash;
 } headers[SIM_HEADERS];
 static int formats, resizes;
+/* cryptd.ini's [crypt] file_dirs: the key files cryptd will read. */
+#define SIM_FILE_DIRS	"/volumes /media /mnt"
+static char file_dirs[256] = SIM_FILE_DIRS;
 
 struct later {
 	ev_timer	 t;
@@ -50,6 +54,13 @@ crypt_sim_reset(void)
 	memset(headers, 0, sizeof(headers));
 	formats = 0;
 	resizes = 0;
+	crypt_sim_file_dirs(NULL);
+}
+
+void
+crypt_sim_file_dirs(const char *dirs)
+{
+	snprintf(file_dirs, sizeof(file_dirs), "%s", dirs ? dirs : SIM_FILE_DIRS);
 }
 
 int
@@ -192,56 +203,16 @@ sim_open(const char *dev, const char *name, const struct secret *pass,
 	return answer(code, cb, arg, msg);
 }
 
-/*
- * As cryptd: the file's bytes, whole, are the key; only a regular file
- * of 1 to 8192 bytes is opened for reading (a FIFO would hang the suite
- * where cryptd refuses it).  NULL with msg when it is not such a file.
- */
-static struct secret *
-keyfile_read(const char *path, const char **msg)
-{
-	struct secret *s;
-	struct stat st;
-	char self[64];
-	ssize_t n = -1;
-	int pfd, fd;
-
-	*msg = "key file: not a regular file of 1-8192 bytes";
-	if ((pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-	    fstat(pfd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_size < 1 ||
-	    st.st_size > CRYPT_KEYFILE_MAX) {
-		if (pfd != -1)
-			close(pfd);
-		return NULL;
-	}
-	*msg = "key file: cannot read it";
-	if ((s = secret_new(CRYPT_KEYFILE_MAX)) == NULL) {
-		close(pfd);
-		return NULL;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	if ((fd = open(self, O_RDONLY | O_CLOEXEC)) != -1) {
-		n = read(fd, s->buf, s->cap);
-		close(fd);
-	}
-	close(pfd);
-	if (n <= 0) {
-		secret_free(s);
-		return NULL;
-	}
-	s->len = (size_t)n;
-	return s;
-}
-
 static int
 sim_open_keyfile(const char *dev, const char *name, const char *path,
     crypt_done_cb cb, void *arg)
 {
 	struct secret *s;
-	const char *msg;
+	char msg[400];
 	int rc;
 
-	if ((s = keyfile_read(path, &msg)) == NULL)
+	/* As cryptd: the file's bytes, whole, are the key (keyfile.c). */
+	if ((s = keyfile_read(file_dirs, path, msg, sizeof(msg))) == NULL)
 		return answer(NAS_ERR_FAILED, cb, arg, msg);
 	rc = sim_open(dev, name, s, cb, arg);
 	secret_free(s);
@@ -293,13 +264,13 @@ sim_resize(const char *dev, const char *name, const struct secret *pass, const c
     crypt_done_cb cb, void *arg)
 {
 	struct secret *s = NULL;
-	const char *why;
-	char msg[200] = "";
+	char msg[400] = "";
 	int code;
 
 	resizes++;
-	if (pass == NULL && (pass = s = keyfile_read(path, &why)) == NULL)
-		return answer(NAS_ERR_FAILED, cb, arg, why);
+	if (pass == NULL && (pass = s = keyfile_read(file_dirs, path, msg,
+	    sizeof(msg))) == NULL)
+		return answer(NAS_ERR_FAILED, cb, arg, msg);
 	code = resize_with(dev, name, pass, msg, sizeof(msg));
 	secret_free(s);
 	return answer(code, cb, arg, msg);

@@ -70,6 +70,8 @@ void	crypt_sim_reset(void);
 int	crypt_sim_formats(void);
 /* crypt.resize calls (ever) asked of the simulated cryptd. */
 int	crypt_sim_resizes(void);
+/* cryptd.ini's file_dirs for the simulated cryptd; NULL: the default. */
+void	crypt_sim_file_dirs(const char *dirs);
 
 /* The dm-crypt mapping of a volume: nas-<name>.crypt. */
 void	crypt_map_name(const char *vol, char *buf, size_t len);
@@ -101,8 +103,6 @@ struct job *crypt_unlock_start(struct volume *, struct secret *pass, const char 
 /* crypt-auto.c: auto-unlock from <dir>/<name>.key (Decision 63); "" off. */
 void	crypt_auto_start(const char *dir);
 void	crypt_auto_tick(void);
-/* A key file's size limit, cryptd's (KEYFILE_MAX in cryptd/api-crypt.c). */
-#define CRYPT_KEYFILE_MAX	8192
 int	crypt_keyfile_check(const char *dir, const char *file, char *why, size_t len);
 
 extern const struct rpc_method crypt_methods[];

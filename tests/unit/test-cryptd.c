@@ -18,6 +18,7 @@
 
 #include "unit-util.h"
 #include "rpc.h"
+#include "keyfile.h"
 #include "secret.h"
 #include "cryptd/cryptd.h"
 #include "cryptd/prom.h"
@@ -401,6 +402,7 @@ START_TEST(keyfile)
 {
 	char *kf = unit_write(dir, "key", "\x01\x02 a key file\n\n");
 
+	ck_assert_int_eq(chmod(kf, 0600), 0);
 	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"keyfile\":\"%s\"}",
 	    dev, kf), 0);
 	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"k\","
@@ -413,6 +415,80 @@ START_TEST(keyfile)
 	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"k\","
 	    "\"keyfile\":\"%s\"}", dev, dir), NAS_ERR_FAILED);
 	free(kf);
+}
+END_TEST
+
+/* crypt.open with key file path: refused, and the message says why. */
+static void
+keyfile_refused(const char *path, const char *why)
+{
+	struct json_object *a;
+
+	snprintf(p, sizeof(p), "{\"device\":\"%s\",\"name\":\"k\",\"keyfile\":\"%s\"}",
+	    dev, path);
+	a = unit_call(srv, &root, "crypt.open", p);
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
+	ck_assert_msg(strstr(unit_err_msg(a), why) != NULL, "%s: %s", path, unit_err_msg(a));
+	json_object_put(a);
+}
+
+/*
+ * cryptd is root: a key file is read only under file_dirs, through no
+ * symlink, and only when nobody but root could have read or swapped it
+ * (Decision 129).  Before, any root-readable path was tried as a key
+ * (/etc/shadow's bytes), and a symlinked directory was followed.  None
+ * of the refusals tries a key, so none costs a back-off step.
+ */
+START_TEST(keyfile_only_roots_under_file_dirs)
+{
+	char *sub = NULL, *kf, *out, path[700], big[KEYFILE_MAX + 2];
+	char *outside = unit_tmpdir();
+
+	ck_assert_int_ne(asprintf(&sub, "%s/keys", dir), -1);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	kf = unit_write(sub, "k.key", "the key\n");
+	ck_assert_int_eq(chmod(kf, 0600), 0);
+	ck_assert_int_eq(code("crypt.format", "{\"device\":\"%s\",\"keyfile\":\"%s\"}",
+	    dev, kf), 0);
+	/* The same bytes outside file_dirs. */
+	out = unit_write(outside, "k.key", "the key\n");
+	ck_assert_int_eq(chmod(out, 0600), 0);
+	keyfile_refused(out, "not under");
+	/* A symlink to a directory, or to the file, inside file_dirs. */
+	snprintf(path, sizeof(path), "%s/ln", dir);
+	ck_assert_int_eq(symlink(sub, path), 0);
+	snprintf(path, sizeof(path), "%s/ln/k.key", dir);
+	keyfile_refused(path, "symlink");
+	snprintf(path, sizeof(path), "%s/file-ln", dir);
+	ck_assert_int_eq(symlink(kf, path), 0);
+	keyfile_refused(path, "symlink");
+	snprintf(path, sizeof(path), "%s/./keys/k.key", dir);
+	keyfile_refused(path, "not a plain absolute path");
+	snprintf(path, sizeof(path), "%s/keys/", dir);
+	keyfile_refused(path, "not a plain absolute path");
+	/* Readable by the group; then another name for it. */
+	ck_assert_int_eq(chmod(kf, 0640), 0);
+	keyfile_refused(kf, "chmod 600");
+	ck_assert_int_eq(chmod(kf, 0600), 0);
+	snprintf(path, sizeof(path), "%s/hard", dir);
+	ck_assert_int_eq(link(kf, path), 0);
+	keyfile_refused(kf, "hard link");
+	ck_assert_int_eq(unlink(path), 0);
+	/* One byte over the limit. */
+	memset(big, 'k', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	free(unit_write(sub, "big.key", big));
+	snprintf(path, sizeof(path), "%s/big.key", sub);
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	keyfile_refused(path, "8192 bytes");
+	/* The key itself opens at once: no refusal cost a back-off step. */
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"k\","
+	    "\"keyfile\":\"%s\"}", dev, kf), 0);
+	unit_rmtree(outside);
+	free(outside);
+	free(out);
+	free(kf);
+	free(sub);
 }
 END_TEST
 
@@ -676,6 +752,7 @@ cryptd_suite(void)
 	tcase_add_test(tc, rate_limit);
 	tcase_add_test(tc, keys);
 	tcase_add_test(tc, keyfile);
+	tcase_add_test(tc, keyfile_only_roots_under_file_dirs);
 	tcase_add_test(tc, open_twice_refused);
 	tcase_add_test(tc, format_over_unreadable_luks);
 	tcase_add_test(tc, fifo_never_opened);

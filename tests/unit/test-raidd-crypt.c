@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "job.h"
+#include "keyfile.h"
 #include "log.h"
 #include <fcntl.h>
 #include "raidd/crypt.h"
@@ -650,6 +651,7 @@ START_TEST(auto_unlock_from_a_key_file)
 
 	ck_assert_int_eq(run_job(create_encrypted("sec")), JOB_DONE);
 	ck_assert_int_eq(chmod(dir, 0700), 0);
+	crypt_sim_file_dirs(dir);
 	reboot();
 	/* No file yet (the stick is not in): locked, tried again later. */
 	crypt_auto_start(dir);
@@ -670,14 +672,28 @@ START_TEST(auto_unlock_from_a_key_file)
 END_TEST
 
 /* Readable by others, or in a directory others may write: never handed to cryptd. */
-/* volume.grow with a key file instead of the passphrase: cryptd reads it. */
+/*
+ * volume.grow with a key file instead of the passphrase: cryptd reads it,
+ * only under its file_dirs and only a file nobody but root could read
+ * (Decision 129); every refusal leaves the volume as it was.
+ */
 START_TEST(grow_with_a_key_file)
 {
-	char *dir = unit_tmpdir(), *path, p[512];
+	char *dir = unit_tmpdir(), *elsewhere = unit_tmpdir(), *path, p[512];
 
 	make_grown_disks();
-	path = key_file(dir, "not it", 0600);
+	crypt_sim_file_dirs(dir);
+	path = key_file(elsewhere, PASS, 0600);
 	snprintf(p, sizeof(p), "{\"name\":\"g\",\"keyfile\":\"%s\"}", path);
+	ck_assert_int_eq(run_job(job_of(call("volume.grow", p))), JOB_FAILED);
+	ck_assert_int_eq(volume_find("g")->label.intent.op, LABEL_OP_NONE);
+	free(path);
+	path = key_file(dir, PASS, 0640);
+	snprintf(p, sizeof(p), "{\"name\":\"g\",\"keyfile\":\"%s\"}", path);
+	ck_assert_int_eq(run_job(job_of(call("volume.grow", p))), JOB_FAILED);
+	ck_assert_int_eq(volume_find("g")->label.intent.op, LABEL_OP_NONE);
+	free(path);
+	path = key_file(dir, "not it", 0600);
 	ck_assert_int_eq(run_job(job_of(call("volume.grow", p))), JOB_FAILED);
 	ck_assert_int_eq(volume_find("g")->label.intent.op, LABEL_OP_NONE);
 	free(path);
@@ -687,6 +703,8 @@ START_TEST(grow_with_a_key_file)
 	ck_assert_int_eq(code_of("volume.grow", "{\"name\":\"g\",\"keyfile\":\"rel\"}"),
 	    RPC_INVALID_PARAMS);
 	free(path);
+	unit_rmtree(elsewhere);
+	free(elsewhere);
 	unit_rmtree(dir);
 	free(dir);
 }
@@ -694,9 +712,10 @@ END_TEST
 
 START_TEST(auto_unlock_refuses_a_key_file_others_can_reach)
 {
-	char *dir = unit_tmpdir(), *path;
+	char *dir = unit_tmpdir(), *path, other[600];
 
 	ck_assert_int_eq(run_job(create_encrypted("sec")), JOB_DONE);
+	crypt_sim_file_dirs(dir);
 	reboot();
 	ck_assert_int_eq(chmod(dir, 0700), 0);
 	path = key_file(dir, PASS, 0640);
@@ -714,6 +733,14 @@ START_TEST(auto_unlock_refuses_a_key_file_others_can_reach)
 	crypt_auto_start(dir);
 	crypt_auto_tick();
 	ck_assert_ptr_null(volume_find("sec")->job);
+	/* Another name for it: whoever holds that name reads the key. */
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	snprintf(other, sizeof(other), "%s/other", dir);
+	ck_assert_int_eq(link(path, other), 0);
+	crypt_auto_start(dir);
+	crypt_auto_tick();
+	ck_assert_ptr_null(volume_find("sec")->job);
+	ck_assert_int_eq(unlink(other), 0);
 	ck_assert_int_eq(unlink(path), 0);
 	ck_assert_int_eq(symlink("/etc/hostname", path), 0);
 	ck_assert_int_eq(chmod(dir, 0700), 0);
@@ -753,7 +780,7 @@ auto_try(const char *dir)
  */
 START_TEST(auto_unlock_never_opens_what_it_refuses)
 {
-	char *dir = unit_tmpdir(), path[512], big[CRYPT_KEYFILE_MAX + 2];
+	char *dir = unit_tmpdir(), path[512], big[KEYFILE_MAX + 2];
 	struct inotify_event ev;
 	int in;
 
@@ -791,6 +818,7 @@ START_TEST(auto_unlock_refuses_a_directory_others_could_swap)
 	char *top = unit_tmpdir(), share[512], keys[600];
 
 	ck_assert_int_eq(run_job(create_encrypted("sec")), JOB_DONE);
+	crypt_sim_file_dirs(top);
 	reboot();
 	snprintf(share, sizeof(share), "%s/share", top);
 	snprintf(keys, sizeof(keys), "%s/keys", share);
