@@ -730,13 +730,19 @@ header_restore(struct rpc_call *call, struct json_object *params)
 		    "keys of the backup replace the current ones");
 		return;
 	}
-	if ((fd = path_open_under(file_dirs, file, O_RDONLY, err, sizeof(err))) < 0) {
+	/* Never a FIFO's or a device's open (keyfile.c). */
+	if ((fd = path_open_regular(file_dirs, file, &st, err, sizeof(err))) < 0) {
 		rpc_error(call, NAS_ERR_NOT_FOUND, "%s", err);
 		return;
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	/*
+	 * A backup others could have written might hold keyslots of theirs
+	 * over the volume's uuid: restored, it locks the owner out.
+	 */
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022)) {
 		close(fd);
-		rpc_error(call, NAS_ERR_NOT_FOUND, "%s: not a regular file", file);
+		rpc_error(call, NAS_ERR_REFUSED, "%s: refused: a backup must be root's and "
+		    "writable by root only", file);
 		return;
 	}
 	luks2_io_fd(&in, &fd, (uint64_t)st.st_size);

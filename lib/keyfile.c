@@ -14,13 +14,20 @@
 
 #include "keyfile.h"
 
-/* 1 when path is dir/<something>, dir given without a trailing slash. */
+/*
+ * 1 when path (plain, absolute) is dir/<something>.  Trailing slashes of
+ * dir are not part of its name ("/media/" is /media); "/" is everything.
+ */
 static int
 under(const char *dir, const char *path)
 {
 	size_t n = strlen(dir);
 
-	return n > 0 && strncmp(path, dir, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
+	while (n > 0 && dir[n - 1] == '/')
+		n--;
+	if (dir[0] != '/')
+		return 0;
+	return strncmp(path, dir, n) == 0 && path[n] == '/' && path[n + 1] != '\0';
 }
 
 /* Absolute, and no part empty, "." or "..". */
@@ -90,8 +97,6 @@ keyfile_stat_ok(const char *path, const struct stat *st, char *err, size_t errle
 		why = "not root's";
 	else if (st->st_mode & 077)
 		why = "group or others may read or write it (chmod 600)";
-	else if (st->st_nlink != 1)
-		why = "it has another name (a hard link)";
 	else if (st->st_size < 1 || st->st_size > KEYFILE_MAX)
 		why = "not 1 to 8192 bytes";
 	if (why == NULL)
@@ -102,45 +107,78 @@ keyfile_stat_ok(const char *path, const struct stat *st, char *err, size_t errle
 }
 
 /*
- * Opened O_PATH first: a FIFO (which would block) or a device node
+ * Opened O_PATH first: a FIFO (whose open would block) or a device node
  * (whose open acts: /dev/watchdog) is judged by fstat and never opened
  * for reading; the real open goes through the descriptor's own /proc
- * link, so it is the inode judged.  One byte more than the limit is
- * read: a file grown since the fstat is refused, not cut.
+ * link, so it is the inode judged.
+ */
+int
+path_open_regular(const char *dirs, const char *path, struct stat *st, char *err,
+    size_t errlen)
+{
+	char self[64];
+	int pfd, fd;
+
+	if ((pfd = path_open_under(dirs, path, O_PATH, err, errlen)) < 0)
+		return -1;
+	if (fstat(pfd, st) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(pfd);
+		return -1;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(err, errlen, "%s: refused: %s", path, S_ISLNK(st->st_mode) ?
+		    "a symlink" : "not a regular file");
+		close(pfd);
+		return -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	close(pfd);
+	if (fd < 0)
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return fd;
+}
+
+/*
+ * Read to the end, one byte past the limit: a file grown since the
+ * fstat is refused, not cut, and a short read (a network filesystem)
+ * does not make a key of part of the file.
  */
 struct secret *
 keyfile_read(const char *dirs, const char *path, char *err, size_t errlen)
 {
-	struct secret *s = NULL;
+	struct secret *s;
 	struct stat st;
-	char self[64];
-	ssize_t n = -1;
-	int pfd, fd;
+	size_t len = 0;
+	ssize_t n = 1;
+	int fd;
 
-	if ((pfd = path_open_under(dirs, path, O_PATH, err, errlen)) < 0)
+	if ((fd = path_open_regular(dirs, path, &st, err, errlen)) < 0)
 		return NULL;
-	if (fstat(pfd, &st) == -1) {
-		snprintf(err, errlen, "key file %s: %s", path, strerror(errno));
-		close(pfd);
-		return NULL;
-	}
 	if (keyfile_stat_ok(path, &st, err, errlen) == -1) {
-		close(pfd);
+		close(fd);
 		return NULL;
 	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	if ((s = secret_new(KEYFILE_MAX + 1)) != NULL &&
-	    (fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY)) != -1) {
-		n = read(fd, s->buf, s->cap);
+	if ((s = secret_new(KEYFILE_MAX + 1)) == NULL) {
 		close(fd);
+		snprintf(err, errlen, "key file %s: no locked memory for it", path);
+		return NULL;
 	}
-	close(pfd);
-	if (n <= 0 || n > KEYFILE_MAX) {
-		snprintf(err, errlen, "key file %s: %s", path, n > KEYFILE_MAX ?
-		    "refused: not 1 to 8192 bytes" : "cannot read it");
+	while (len < s->cap && (n = read(fd, s->buf + len, s->cap - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (n < 0 || len == 0 || len > KEYFILE_MAX) {
+		snprintf(err, errlen, "key file %s: %s", path, n < 0 ? "cannot read it" :
+		    "refused: not 1 to 8192 bytes");
 		secret_free(s);
 		return NULL;
 	}
-	s->len = (size_t)n;
+	s->len = len;
 	return s;
 }

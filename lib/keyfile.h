@@ -28,11 +28,18 @@ int	path_open_under(const char *dirs, const char *path, int flags, char *err,
 /*
  * 0 when st (path's, for the message) is a key file nobody but root
  * could have read or swapped: a regular file of 1 to KEYFILE_MAX bytes,
- * root's (or, in the unit suites, this user's), no group or world bits,
- * one link.  -1 (errno EPERM) with err.
+ * root's (or, in the unit suites, this user's), no group or world bits:
+ * on the NAS's own filesystems (a stick's files carry whatever owner
+ * and mode its author gave them).  -1 (errno EPERM) with err.
  */
 int	keyfile_stat_ok(const char *path, const struct stat *st, char *err,
 	    size_t errlen);
+/*
+ * path under dirs (as path_open_under) opened for reading only once
+ * fstat says it is a regular file; st is its.  -1 with err.
+ */
+int	path_open_regular(const char *dirs, const char *path, struct stat *st,
+	    char *err, size_t errlen);
 /* The key file's bytes, whole, in a secret; NULL with err. */
 struct secret *keyfile_read(const char *dirs, const char *path, char *err,
 	    size_t errlen);

@@ -171,7 +171,13 @@ auto_cb(struct ev_loop *l, ev_timer *w, int revents)
 void
 crypt_auto_start(const char *dir)
 {
+	size_t n;
+
 	snprintf(keyfile_dir, sizeof(keyfile_dir), "%s", dir ? dir : "");
+	/* "/mnt/keys/" is /mnt/keys: cryptd refuses a path with "//". */
+	n = strlen(keyfile_dir);
+	while (n > 1 && keyfile_dir[n - 1] == '/')
+		keyfile_dir[--n] = '\0';
 	ntried = ticks = 0;
 	ev_timer_stop(nas_loop(), &auto_w);
 	if (keyfile_dir[0] == '\0')
