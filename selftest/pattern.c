@@ -4,11 +4,12 @@
  * of one run (base differs), so a unit read from the wrong place fails.
  *
  * Both loops are scalar 64-bit words, four to a step, with i * K kept
- * as a running sum: natively as fast as the vectorised loops were (4-8
- * GB/s on the build host), and under qemu TCG, which emulates SSE one
- * helper call at a time, 4-9x faster. There the check had cost the
- * self-test a third of its seq-max figure against fio (Decision 130).
- * build.mk keeps the compiler from vectorising them again.
+ * as a running sum: natively about as fast as the vectorised loops were
+ * (medians 6.8 / 8.1 GB/s fill / check on the build host, against 7.0 /
+ * 9.2), and under qemu TCG, which emulates SSE one helper call at a time,
+ * 4-9x faster. There the check had cost the self-test a third of its
+ * seq-max figure against fio (Decision 130). build.mk keeps the compiler
+ * from vectorising them again.
  */
 #include <string.h>
 
