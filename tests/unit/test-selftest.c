@@ -60,6 +60,28 @@ START_TEST(pattern_units_differ)
 }
 END_TEST
 
+/* A whole block written for another place, another file or another run
+ * (the misplaced or stale block a disk or a filesystem can return) fails
+ * in its first unit; one unit of it in place fails at that unit. */
+START_TEST(pattern_misplaced_block)
+{
+	static char a[4096], b[4096];
+
+	pattern_fill(a, sizeof(a), 9, 4, 7 * 4096);
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 9, 4, 7 * 4096), -1);
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 9, 4, 3 * 4096), 0);
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 9, 5, 7 * 4096), 0);
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 10, 4, 7 * 4096), 0);
+	pattern_fill(b, sizeof(b), 9, 4, 3 * 4096);
+	memcpy(a + 5 * PATTERN_UNIT, b + 5 * PATTERN_UNIT, PATTERN_UNIT);
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 9, 4, 7 * 4096), 5 * PATTERN_UNIT);
+	/* The last word of the last unit is checked too. */
+	pattern_fill(a, sizeof(a), 9, 4, 7 * 4096);
+	a[sizeof(a) - 1] ^= 0x40;
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 9, 4, 7 * 4096), 7 * PATTERN_UNIT);
+}
+END_TEST
+
 static char *
 tmpfile_of(size_t size)
 {
@@ -126,6 +148,53 @@ engine_case(int qd)
 	unlink(path);
 	free(path);
 }
+
+/*
+ * One pread/pwrite thread with its pattern thread (seq-max's job): a
+ * sequential write of 1 MiB blocks reads back whole; a block copied over
+ * another (misplaced) and a flipped byte are both found, the first at
+ * the lowest offset.
+ */
+START_TEST(engine_one_thread)
+{
+	const size_t mib = 1 << 20, size = 8 * mib;
+	char *path = tmpfile_of(size), *blk = malloc(mib);
+	struct io_result r;
+	struct io_job j;
+	int fd = open(path, O_RDWR);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_ptr_nonnull(blk);
+	job_on(&j, fd, 1, 0);
+	j.threads = 1;
+	j.bs = (uint32_t)mib;
+	j.span = size;
+	j.fsync_end = 1;
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_int_eq(r.err, 0);
+	ck_assert_uint_eq(r.bytes, size);
+	ck_assert_uint_eq(r.ops, 8);
+	j.write = 0;
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_int_eq(r.err, 0);
+	ck_assert_uint_eq(r.ops, 8);
+	ck_assert_uint_eq(r.bad_units, 0);
+	ck_assert_int_eq(r.first_bad, -1);
+	/* block 2 written over block 6, one byte of block 4 flipped */
+	ck_assert_int_eq(pread(fd, blk, mib, 2 * mib), (ssize_t)mib);
+	ck_assert_int_eq(pwrite(fd, blk, mib, 6 * mib), (ssize_t)mib);
+	ck_assert_int_eq(pread(fd, blk, 1, 4 * mib + 3000), 1);
+	blk[0] ^= 1;
+	ck_assert_int_eq(pwrite(fd, blk, 1, 4 * mib + 3000), 1);
+	ck_assert_int_eq(io_run(&j, &r), 0);
+	ck_assert_uint_eq(r.bad_units, 2);
+	ck_assert_int_eq(r.first_bad, 4 * mib + 3000 / PATTERN_UNIT * PATTERN_UNIT);
+	close(fd);
+	unlink(path);
+	free(path);
+	free(blk);
+}
+END_TEST
 
 START_TEST(engine_threads) { engine_case(1); }
 END_TEST
@@ -218,12 +287,17 @@ START_TEST(engine_short_file)
 	struct io_job j;
 	int fd = open(path, O_RDONLY);
 
-	/* Reading past the end is an error, never a pass with fewer bytes. */
+	/* Reading past the end is an error, never a pass with fewer bytes.
+	 * One thread hands its reads to a pattern thread: the two blocks
+	 * before the end (zeroes) are still checked, and nothing hangs. */
 	job_on(&j, fd, 0, 0);
 	j.threads = 1;
 	ck_assert_int_eq(io_run(&j, &r), 0);
 	ck_assert_int_ne(r.err, 0);
 	ck_assert_str_eq(r.what, "short read");
+	ck_assert_uint_eq(r.ops, 2);
+	ck_assert_uint_eq(r.bad_units, 2);
+	ck_assert_int_eq(r.first_bad, 0);
 	j.bs = 1000;			/* not a whole pattern unit */
 	ck_assert_int_eq(io_run(&j, &r), -1);
 	close(fd);
@@ -958,7 +1032,9 @@ suite(void)
 	tcase_add_test(t, pattern_roundtrip);
 	tcase_add_test(t, pattern_every_bit);
 	tcase_add_test(t, pattern_units_differ);
+	tcase_add_test(t, pattern_misplaced_block);
 	tcase_add_test(t, engine_threads);
+	tcase_add_test(t, engine_one_thread);
 	tcase_add_test(t, engine_uring);
 	tcase_add_test(t, engine_short_file);
 	tcase_add_test(t, engine_read_not_replayed);
