@@ -542,6 +542,66 @@ START_TEST(power_cut_during_encrypted_add)
 }
 END_TEST
 
+/*
+ * An encrypted add stopped before the new disk's label (a write to it
+ * failed), the disk then given a filesystem: asked again with force and
+ * a wrong passphrase, nothing is written, the disk's data included, and
+ * "nothing was changed" is true (Decision 121; the old code erased the
+ * disk before the proof).  _i 0: the right passphrase then carries the
+ * add on; 1: a member failed meanwhile, and the wrong passphrase does
+ * not undo the add either, the right one does.
+ */
+START_TEST(carry_on_wrong_passphrase_writes_nothing)
+{
+	static const uint8_t ext4[2] = { 0x53, 0xef };
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	uint64_t was = make_raid5();
+	struct volume *v = volume_find("e");
+	unsigned gen, id;
+	uint8_t got[2];
+	int ops;
+
+	sim_disk_error("sdd", 1);
+	ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
+	run_all("e");
+	sim_disk_error("sdd", 0);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_lt(v->label.intent.step, 6);
+	ck_assert_int_eq(sys->write_at("sdd", 1080, ext4, 2), 0);
+	disk_refresh(0);
+	volume_md_name(v, 0, md, sizeof(md));
+	if (_i == 1) {
+		ck_assert_int_eq(sys->part_dev(v->disk[1], v->mlabel[1].tier[0].start, dev,
+		    sizeof(dev)), 0);
+		sim_fail_member(md, dev);
+	}
+	gen = v->label.generation;
+	ops = sim_ops();
+	id = job_of(call("volume.add_disk", "{\"name\":\"e\",\"disk\":\"bay4\","
+	    "\"force\":true,\"passphrase\":\"wrong\"}"));
+	ck_assert_int_eq(run_job(id), JOB_FAILED);
+	ck_assert_int_eq(job_err_code(job_find(id)), NAS_ERR_DENIED);
+	ck_assert_int_eq(sim_ops(), ops);
+	ck_assert_int_eq(sys->read_at("sdd", 1080, got, 2), 0);
+	ck_assert_mem_eq(got, ext4, 2);
+	ck_assert_uint_eq(v->label.generation, gen);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_ptr_null(v->job);
+	id = job_of(call("volume.add_disk", "{\"name\":\"e\",\"disk\":\"bay4\","
+	    "\"force\":true,\"passphrase\":\"" PASS "\"}"));
+	if (_i == 1) {
+		ck_assert_int_eq(run_job(id), JOB_FAILED);
+		ck_assert_int_eq(job_err_code(job_find(id)), NAS_ERR_REFUSED);
+		ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+		ck_assert_int_eq(v->label.ndisks, 3);
+		ck_assert_ptr_null(v->job);
+		return;
+	}
+	run_all("e");
+	check_grown("e", was / 2 * 3);
+}
+END_TEST
+
 /* The unlock waits for cryptd; raidd answers everyone meanwhile. */
 START_TEST(calls_answered_while_unlocking)
 {
@@ -896,6 +956,7 @@ crypt_suite(void)
 	tcase_add_test(tc, grow_locked_refused);
 	tcase_add_test(tc, add_disk_to_encrypted_raid5);
 	tcase_add_test(tc, add_disk_to_encrypted_shr_grows_above);
+	tcase_add_loop_test(tc, carry_on_wrong_passphrase_writes_nothing, 0, 2);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_grow, 0, GROW_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_add, 0, GROW_CUTS);
 	tcase_add_test(tc, calls_answered_while_unlocking);
