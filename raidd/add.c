@@ -650,12 +650,20 @@ as_reshape(struct add *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* Usable while md reshapes: the map at the old size, mounted. */
+/*
+ * Usable while md reshapes: the map at the old size, mounted.  A locked
+ * volume stops here, with a filesystem or without one (volume_mount has
+ * nothing to mount then): md carries the reshape on by itself, and
+ * volume.unlock, refused while a job runs, carries the add on
+ * (Decisions 115, 122).
+ */
 static int
 as_open(struct add *a, char *err, size_t errlen)
 {
 	if (volume_map_reload(a->vol, err, errlen) == -1)
 		return -1;
+	if (crypt_locked(a->vol))
+		return plan_err(err, errlen, "volume %s is locked", a->vol->name);
 	return volume_mount(a->vol, err, errlen);
 }
 

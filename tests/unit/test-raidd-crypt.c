@@ -602,6 +602,53 @@ START_TEST(carry_on_wrong_passphrase_writes_nothing)
 }
 END_TEST
 
+/*
+ * An encrypted raid5 with no filesystem, the power cut while md
+ * reshapes onto a fourth disk: the start carries the add on without a
+ * key and stops at "opening the volume" as one with a filesystem does,
+ * so no job is held for the rest of the reshape and volume.unlock is
+ * not refused meanwhile (Decision 122; the old code held the job, the
+ * unlock refused busy).  The unlock then carries the add on; md done,
+ * the call with the passphrase grows the mapping.
+ */
+START_TEST(keyless_resume_without_fs_holds_no_job)
+{
+	char md[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct volume *v;
+
+	ck_assert_int_eq(run_job(job_of(call("volume.create", "{\"name\":\"e\","
+	    "\"level\":\"raid5\",\"disks\":[\"bay1\",\"bay2\",\"bay3\"],\"fs\":\"none\","
+	    "\"encrypt\":true,\"passphrase\":\"" PASS "\"}"))), JOB_DONE);
+	v = volume_find("e");
+	volume_md_name(v, 0, md, sizeof(md));
+	ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
+	for (int i = 0; i < 100; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE | EVRUN_NOWAIT);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	sim_md_reshape_step(md, st.sync_total / 3);
+	reboot();
+	for (int i = 0; i < 100; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE | EVRUN_NOWAIT);
+	v = volume_find("e");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	ck_assert_int_eq(job_running_count(), 0);
+	ck_assert_msg(strstr(v->problem, "volume.unlock carries it on"), "%s", v->problem);
+	ck_assert_int_eq(run_job(unlock("e", PASS)), JOB_DONE);
+	run_all("e");
+	if (v->label.intent.op == LABEL_OP_ADDING) {
+		ck_assert_msg(strstr(v->problem, "passphrase"), "%s", v->problem);
+		ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
+		run_all("e");
+	}
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 4);
+}
+END_TEST
+
 /* The unlock waits for cryptd; raidd answers everyone meanwhile. */
 START_TEST(calls_answered_while_unlocking)
 {
@@ -957,6 +1004,7 @@ crypt_suite(void)
 	tcase_add_test(tc, add_disk_to_encrypted_raid5);
 	tcase_add_test(tc, add_disk_to_encrypted_shr_grows_above);
 	tcase_add_loop_test(tc, carry_on_wrong_passphrase_writes_nothing, 0, 2);
+	tcase_add_test(tc, keyless_resume_without_fs_holds_no_job);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_grow, 0, GROW_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_add, 0, GROW_CUTS);
 	tcase_add_test(tc, calls_answered_while_unlocking);
