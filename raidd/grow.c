@@ -744,6 +744,14 @@ mapping_grown(int code, const char *msg, void *arg)
 	int r;
 
 	free(arg);
+	/* Proven before the first step: refused now, it was changed since
+	   (its keyslot gone: refused untried, Decision 123). */
+	if (code == NAS_ERR_DENIED) {
+		snprintf(err, sizeof(err), "the passphrase was changed since the call (%.150s): "
+		    "asked again with the new one, the call carries it on", msg);
+		f.done(1, err, f.arg);
+		return;
+	}
 	if (code != 0) {
 		snprintf(err, sizeof(err), "cryptd did not grow the mapping: %.200s", msg);
 		f.done(1, err, f.arg);
@@ -764,7 +772,7 @@ mapping_grown(int code, const char *msg, void *arg)
  * 1: nothing to wait for; -1: err.
  */
 int
-volume_fs_grow(struct volume *v, const struct crypt_key *k, sys_done_cb done, void *arg,
+volume_fs_grow(struct volume *v, struct crypt_key *k, sys_done_cb done, void *arg,
     char *err, size_t errlen)
 {
 	struct fs_after *f;

@@ -203,7 +203,7 @@ int	 grow_check(const struct volume *, struct plan *after, int *code,
 struct crypt_key;
 struct job *grow_start(struct volume *, const struct plan *after, struct crypt_key *,
 	    char *err, size_t errlen);
-int	 volume_fs_grow(struct volume *, const struct crypt_key *, sys_done_cb done,
+int	 volume_fs_grow(struct volume *, struct crypt_key *, sys_done_cb done,
 	    void *arg, char *err, size_t errlen);
 int	 grow_label(struct volume *, const struct plan *after, char *err, size_t errlen);
 void	 grow_resume(struct volume *);

@@ -649,6 +649,40 @@ START_TEST(keyless_resume_without_fs_holds_no_job)
 }
 END_TEST
 
+/*
+ * The passphrase is changed (key.change) while md reshapes an add: the
+ * job's passphrase, proven at the start, is not tried again at the end
+ * (its keyslot is gone: cryptd refuses it untried), so no back-off step
+ * is spent and the new passphrase is taken at once (Decision 123; the
+ * old code tried the stale one, a back-off step).  The add stops saying
+ * so, and the call with the new passphrase finishes it.
+ */
+START_TEST(passphrase_changed_during_add_costs_no_backoff)
+{
+	char dm[SYS_NAME_MAX];
+	uint64_t was = make_raid5();
+	struct volume *v = volume_find("e");
+	unsigned id;
+
+	id = job_of(call("volume.add_disk", ADD_E));
+	for (int i = 0; i < 100; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE | EVRUN_NOWAIT);
+	ck_assert_int_eq(job_state(job_find(id)), JOB_RUNNING);
+	volume_dm_name("e", dm, sizeof(dm));
+	ck_assert_int_eq(crypt_sim_key_change(dm, "a new one"), 0);
+	run_all("e");
+	ck_assert_int_eq(job_state(job_find(id)), JOB_FAILED);
+	ck_assert_int_eq(crypt_sim_denials(), 0);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_msg(strstr(v->problem, "passphrase was changed"), "%s", v->problem);
+	ck_assert_int_eq(code_of("volume.add_disk", "{\"name\":\"e\",\"disk\":\"bay4\","
+	    "\"passphrase\":\"a new one\"}"), 0);
+	run_all("e");
+	ck_assert_int_eq(crypt_sim_denials(), 0);
+	check_grown("e", was / 2 * 3);
+}
+END_TEST
+
 /* The unlock waits for cryptd; raidd answers everyone meanwhile. */
 START_TEST(calls_answered_while_unlocking)
 {
@@ -1005,6 +1039,7 @@ crypt_suite(void)
 	tcase_add_test(tc, add_disk_to_encrypted_shr_grows_above);
 	tcase_add_loop_test(tc, carry_on_wrong_passphrase_writes_nothing, 0, 2);
 	tcase_add_test(tc, keyless_resume_without_fs_holds_no_job);
+	tcase_add_test(tc, passphrase_changed_during_add_costs_no_backoff);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_grow, 0, GROW_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_add, 0, GROW_CUTS);
 	tcase_add_test(tc, calls_answered_while_unlocking);
