@@ -521,8 +521,8 @@ as_start(struct add *a, char *err, size_t errlen)
 		volume_md_name(v, t, md, sizeof(md));
 		if (sys->md_status(md, &st) == 0 && strcmp(st.array_state, "readonly") == 0)
 			return plan_err(err, errlen, "%s runs read-only (written when the power "
-			    "went while it lacked a member): volume.start with force, then "
-			    "volume.add_disk, carries the add on", md);
+			    "went while it lacked a member): volume.start with force carries the "
+			    "add on", md);
 	}
 	return 0;
 }
@@ -550,6 +550,29 @@ as_add(struct add *a, char *err, size_t errlen)
  * with md untouched, and md reshapes without a spare into a degraded
  * array.
  */
+/*
+ * An SHR tier other than t that md has at its new member count: md has
+ * begun the add there (as_reshape asks tier by tier), and will not go
+ * back.
+ */
+static int
+md_began_elsewhere(const struct add *a, int t)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	if (a->vol->label.level != LEVEL_SHR)
+		return 0;
+	for (int u = 0; u < a->after.ntiers; u++) {
+		if (u == t || a->after.tier[u].kind == TIER_NONE)
+			continue;
+		volume_md_name(a->vol, u, md, sizeof(md));
+		if (sys->md_status(md, &st) == 0 && st.raid_disks == a->after.tier[u].nmembers)
+			return 1;
+	}
+	return 0;
+}
+
 static int
 md_holds_new(const struct add *a, int t, const char *md, char *err, size_t errlen)
 {
@@ -561,6 +584,16 @@ md_holds_new(const struct add *a, int t, const char *md, char *err, size_t errle
 		return plan_err(err, errlen, "%s is not running", md);
 	if (st.raid_disks == a->after.tier[t].nmembers)
 		return 0;
+	/* The new disk went after md began another tier (a cut between two
+	   tiers' writes, Decision 124): it is a member lost, as in that
+	   tier; this one is reshaped without it too, and a repair replaces
+	   it in both.  The volume has lost its redundancy already: the other
+	   tier runs degraded, and the joined map needs every tier. */
+	if (v->disk[a->member][0] == '\0' && md_began_elsewhere(a, t)) {
+		log_warnx("volume %s: the new disk is gone after md began: %s is reshaped "
+		    "without it, degraded", v->name, md);
+		return 0;
+	}
 	if (v->disk[a->member][0] == '\0' || sys->part_dev(v->disk[a->member],
 	    v->mlabel[a->member].tier[t].start, dev, sizeof(dev)) == -1)
 		return plan_err(err, errlen, "the new disk is gone: %s is not reshaped "
