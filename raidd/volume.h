@@ -78,6 +78,17 @@ int	 label_agrees(const struct volume *, int m);
 int	 label_change(struct volume *, unsigned mask, const struct label *was,
 	    char *err, size_t errlen);
 int	 member_open(const struct volume *, int m, struct dfd *, char *err, size_t errlen);
+/*
+ * fn(f, arg) through member m's proven descriptor, the node rechecked
+ * before and after it (the kernel's part of a partition change names the
+ * disk); then closed, synced, or abandoned when anything failed.
+ */
+int	 member_through(const struct volume *, int m,
+	    int (*fn)(struct dfd *, void *arg, char *err, size_t errlen), void *arg,
+	    char *err, size_t errlen);
+/* member_through() of libfdisk's table: parts, n of them. */
+int	 member_partition(const struct volume *, int m, const struct sys_part *parts, int n,
+	    char *err, size_t errlen);
 
 /* diskfd.c */
 int	 member_readd(struct volume *, int m, const char *md, const char *dev, int role,
