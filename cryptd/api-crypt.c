@@ -494,6 +494,7 @@ resize_done(struct rpc_call *call, struct kdf_job *j)
 	json_object_object_add(o, "name", json_object_new_string(j->name));
 	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)now));
 	json_object_object_add(o, "was_bytes", json_object_new_int64((int64_t)was));
+	json_object_object_add(o, "keyslot", json_object_new_int(j->slot));
 	rpc_result(call, o);
 }
 
@@ -518,10 +519,18 @@ crypt_resize(struct rpc_call *call, struct json_object *params)
 	if ((j = unlock_job(call, params, 0)) == NULL)
 		return;
 	snprintf(j->name, sizeof(j->name), "%s", name);
-	j->want_slot = -1;
+	j->want_slot = (int)rpc_param_int(params, "keyslot", -1);
 	/* Before the KDF: the mapping must be this device's already. */
 	if (map_is_of(j->h, &j->d, name, &sectors, err, sizeof(err)) != 0) {
 		rpc_error(call, NAS_ERR_NOT_FOUND, "%s: %s", j->device, err);
+		kdf_job_free(j);
+		return;
+	}
+	/* A keyslot gone (key.change dropped it) opens with no passphrase:
+	   refused untried, so the back-off counts nothing (Decision 123). */
+	if (j->want_slot >= 0 && !j->h->ks[j->want_slot].used) {
+		rpc_error(call, NAS_ERR_DENIED, "%s: keyslot %d is not in use: passphrase not "
+		    "tried", j->device, j->want_slot);
 		kdf_job_free(j);
 		return;
 	}
@@ -898,6 +907,8 @@ static const struct rpc_param resize_params[] = {
 	DEVICE,
 	{ "name", RPC_STRING, RPC_REQUIRED, 1, 64, NULL, "the device's open mapping" },
 	PASS, KEYFILE,
+	{ "keyslot", RPC_INT, 0, 0, LUKS2_KEYSLOTS - 1, NULL,
+	  "try this keyslot only; one not in use is refused untried" },
 	END
 };
 static const struct rpc_param name_params[] = {

@@ -62,6 +62,9 @@ struct add {
 	uint64_t	 was_size;
 	struct crypt_key key;		/* an encrypted volume's, until its mapping grew */
 	int		 proven;	/* the key opened the mapping before any step */
+	int		 carry;		/* asked again: carry_checks() once proven */
+	int		 force;		/* the call's force, for carry_checks() */
+	int		 checking;	/* in carry_checks(): its own disk is not busy */
 	ev_timer	 timer;
 };
 
@@ -78,7 +81,8 @@ const char *
 add_disk_busy(const char *disk)
 {
 	for (int i = 0; i < MAX_VOLUMES; i++)
-		if (active[i] && active[i]->step < AS_DONE && strcmp(active[i]->disk, disk) == 0)
+		if (active[i] && active[i]->step < AS_DONE && !active[i]->checking &&
+		    strcmp(active[i]->disk, disk) == 0)
 			return active[i]->vol->name;
 	return NULL;
 }
@@ -517,8 +521,8 @@ as_start(struct add *a, char *err, size_t errlen)
 		volume_md_name(v, t, md, sizeof(md));
 		if (sys->md_status(md, &st) == 0 && strcmp(st.array_state, "readonly") == 0)
 			return plan_err(err, errlen, "%s runs read-only (written when the power "
-			    "went while it lacked a member): volume.start with force, then "
-			    "volume.add_disk, carries the add on", md);
+			    "went while it lacked a member): volume.start with force carries the "
+			    "add on", md);
 	}
 	return 0;
 }
@@ -546,6 +550,29 @@ as_add(struct add *a, char *err, size_t errlen)
  * with md untouched, and md reshapes without a spare into a degraded
  * array.
  */
+/*
+ * An SHR tier other than t that md has at its new member count: md has
+ * begun the add there (as_reshape asks tier by tier), and will not go
+ * back.
+ */
+static int
+md_began_elsewhere(const struct add *a, int t)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	if (a->vol->label.level != LEVEL_SHR)
+		return 0;
+	for (int u = 0; u < a->after.ntiers; u++) {
+		if (u == t || a->after.tier[u].kind == TIER_NONE)
+			continue;
+		volume_md_name(a->vol, u, md, sizeof(md));
+		if (sys->md_status(md, &st) == 0 && st.raid_disks == a->after.tier[u].nmembers)
+			return 1;
+	}
+	return 0;
+}
+
 static int
 md_holds_new(const struct add *a, int t, const char *md, char *err, size_t errlen)
 {
@@ -557,6 +584,16 @@ md_holds_new(const struct add *a, int t, const char *md, char *err, size_t errle
 		return plan_err(err, errlen, "%s is not running", md);
 	if (st.raid_disks == a->after.tier[t].nmembers)
 		return 0;
+	/* The new disk went after md began another tier (a cut between two
+	   tiers' writes, Decision 124): it is a member lost, as in that
+	   tier; this one is reshaped without it too, and a repair replaces
+	   it in both.  The volume has lost its redundancy already: the other
+	   tier runs degraded, and the joined map needs every tier. */
+	if (v->disk[a->member][0] == '\0' && md_began_elsewhere(a, t)) {
+		log_warnx("volume %s: the new disk is gone after md began: %s is reshaped "
+		    "without it, degraded", v->name, md);
+		return 0;
+	}
 	if (v->disk[a->member][0] == '\0' || sys->part_dev(v->disk[a->member],
 	    v->mlabel[a->member].tier[t].start, dev, sizeof(dev)) == -1)
 		return plan_err(err, errlen, "the new disk is gone: %s is not reshaped "
@@ -646,12 +683,20 @@ as_reshape(struct add *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* Usable while md reshapes: the map at the old size, mounted. */
+/*
+ * Usable while md reshapes: the map at the old size, mounted.  A locked
+ * volume stops here, with a filesystem or without one (volume_mount has
+ * nothing to mount then): md carries the reshape on by itself, and
+ * volume.unlock, refused while a job runs, carries the add on
+ * (Decisions 115, 122).
+ */
 static int
 as_open(struct add *a, char *err, size_t errlen)
 {
 	if (volume_map_reload(a->vol, err, errlen) == -1)
 		return -1;
+	if (crypt_locked(a->vol))
+		return plan_err(err, errlen, "volume %s is locked", a->vol->name);
 	return volume_mount(a->vol, err, errlen);
 }
 
@@ -719,6 +764,9 @@ as_map(struct add *a, char *err, size_t errlen)
 }
 
 static void add_failed(struct add *, const char *);
+static int carry_checks(struct volume *, const struct disk *, int, int, int *, char *,
+    size_t);
+static int not_taken_yet(const struct volume *);
 
 static void
 fs_done(int status, const char *output, void *arg)
@@ -868,6 +916,35 @@ proven(int code, const char *msg, void *arg)
 	job_fail(a->job, code, "volume %s: %s: nothing was changed", v->name, msg);
 }
 
+/*
+ * A carry-on asked with a key: what add_carry_on() would have written
+ * before the job (the undo, the erase), now that the key is proven.
+ */
+static int
+carried_on(struct add *a)
+{
+	struct volume *v = a->vol;
+	const struct disk *d = NULL;
+	char err[256];
+	int code = NAS_ERR_REFUSED, r;
+
+	if (not_taken_yet(v) && (d = job_disk(a, err, sizeof(err))) == NULL)
+		code = NAS_ERR_NOT_FOUND;
+	else {
+		a->checking = 1;
+		r = d == NULL ? 0 : carry_checks(v, d, a->force, 1, &code, err, sizeof(err));
+		a->checking = 0;
+		if (r == 0)
+			return 0;
+	}
+	crypt_key_wipe(&a->key);
+	a->step = AS_DONE;	/* not busy with its disk any more (add_disk_busy) */
+	v->job = NULL;
+	log_warnx("volume %s: add_disk: %s", v->name, err);
+	job_fail(a->job, code, "%s", err);
+	return -1;
+}
+
 /* As grow.c's grow_prove: the key proven by a crypt.resize before any step. */
 static void
 add_prove(struct add *a)
@@ -893,6 +970,11 @@ add_timer(struct ev_loop *l, ev_timer *w, int revents)
 	if (crypt_key_have(&a->key) && !a->proven) {
 		add_prove(a);
 		return;
+	}
+	if (a->carry) {
+		a->carry = 0;
+		if (carried_on(a) == -1)
+			return;
 	}
 	if (a->step == AS_WAIT) {
 		if ((r = reshaped(a, err, sizeof(err))) == -1) {
@@ -940,7 +1022,7 @@ add_release(void *arg)
 
 static const struct job_ops add_ops = { .release = add_release };
 
-static struct job *
+static struct add *
 start_at(struct volume *v, const char *disk, const char *serial, uint64_t size,
     const struct plan *after, enum add_step from, struct crypt_key *key, char *err,
     size_t errlen)
@@ -973,7 +1055,7 @@ start_at(struct volume *v, const char *disk, const char *serial, uint64_t size,
 	v->job = a->job;
 	active[slot] = a;
 	add_advance(a, 0);
-	return a->job;
+	return a;
 }
 
 struct job *
@@ -981,12 +1063,14 @@ add_start(struct volume *v, const char *spec, int force, const struct plan *afte
     struct crypt_key *key, char *err, size_t errlen)
 {
 	const struct disk *d = disk_find(spec);
+	struct add *a;
 
 	if (d == NULL)
 		return snprintf(err, errlen, "no disk %s", spec), NULL;
 	log_info("volume %s: %s joins as member %d", v->name, d->sys.name, after->ndisks);
-	return start_at(v, d->sys.name, d->sys.serial, d->sys.size, after,
+	a = start_at(v, d->sys.name, d->sys.serial, d->sys.size, after,
 	    force ? AS_WIPE : AS_INTENT, key, err, errlen);
+	return a ? a->job : NULL;
 }
 
 /* ---- after a power cut ---- */
@@ -1120,9 +1204,10 @@ add_left_out(struct volume *v)
  * caller named and proved (add_carry_on), taken when the new disk never
  * got its label; without one such an add is rolled back.
  */
-static void
+static struct add *
 resume(struct volume *v, const struct disk *named, struct crypt_key *key)
 {
+	struct add *a;
 	struct plan after;
 	const struct disk *d;
 	enum add_step from = AS_PARTITION;
@@ -1133,7 +1218,7 @@ resume(struct volume *v, const struct disk *named, struct crypt_key *key)
 	if (replan(v, &after, err, sizeof(err)) == -1) {
 		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped: %.200s", err);
 		log_warnx("volume %s: %s", v->name, v->problem);
-		return;
+		return NULL;
 	}
 	d = v->disk[n][0] ? disk_find(v->disk[n]) : NULL;
 	if (d == NULL && not_taken_yet(v)) {
@@ -1143,13 +1228,14 @@ resume(struct volume *v, const struct disk *named, struct crypt_key *key)
 			snprintf(v->problem, sizeof(v->problem), "adding a disk stopped before "
 			    "the disk was labelled, and it is gone: left out, add it again");
 			log_warnx("volume %s: %s", v->name, v->problem);
-			return;
+			return NULL;
 		}
 		from = AS_LABEL;
 	}
-	if (start_at(v, d ? d->sys.name : "", d ? d->sys.serial : "", d ? d->sys.size : 0,
-	    &after, from, key, err, sizeof(err)) == NULL)
+	if ((a = start_at(v, d ? d->sys.name : "", d ? d->sys.serial : "", d ? d->sys.size : 0,
+	    &after, from, key, err, sizeof(err))) == NULL)
 		log_warnx("volume %s: %s", v->name, err);
+	return a;
 }
 
 void
@@ -1213,11 +1299,45 @@ undo(struct volume *v, const struct disk *d)
  * that lost a member meanwhile gets the add undone (nothing of its data
  * is on the new disk), so a repair or a spare can have it.
  */
+/*
+ * While md has not begun, a carried-on add asks what a new add asks: a
+ * volume that lacks a member gets it undone, a disk about to get its
+ * label must be free (with force, it is erased).  act 0 only looks:
+ * the undo and the erase are left to a job whose key is proven.
+ */
+static int
+carry_checks(struct volume *v, const struct disk *d, int force, int act, int *code,
+    char *err, size_t errlen)
+{
+	int n = v->label.intent.disk;
+
+	*code = NAS_ERR_REFUSED;
+	if (!not_taken_yet(v))
+		return 0;
+	if (!old_members_whole(v)) {
+		if (!act)
+			return 0;
+		undo(v, d);
+		return plan_err(err, errlen, "volume %s lacks a member: adding %s was "
+		    "undone (md had not begun; none of the data was on it); repair the "
+		    "volume, then add the disk again", v->name, d->sys.name);
+	}
+	/* It gets its label now: free, as for a new add. */
+	if (v->disk[n][0] == '\0') {
+		if (disk_check_free(force, d, code, err, errlen) == -1)
+			return -1;
+		if (act && force && d->sys.nsigs && wipe_disk(d, err, errlen) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 struct job *
 add_carry_on(struct volume *v, const struct disk *d, int force, struct crypt_key *key,
     int *code, char *err, size_t errlen)
 {
-	int n = v->label.intent.disk;
+	int n = v->label.intent.disk, keyed;
+	struct add *a;
 
 	*code = NAS_ERR_REFUSED;
 	if (v->job) {
@@ -1231,24 +1351,17 @@ add_carry_on(struct volume *v, const struct disk *d, int force, struct crypt_key
 	    d->sys.size != v->label.member[n].size)
 		return plan_err(err, errlen, "%s is not the disk volume %s was adding",
 		    d->sys.name, v->name), NULL;
-	if (not_taken_yet(v)) {
-		if (!old_members_whole(v)) {
-			undo(v, d);
-			return plan_err(err, errlen, "volume %s lacks a member: adding %s was "
-			    "undone (md had not begun; none of the data was on it); repair the "
-			    "volume, then add the disk again", v->name, d->sys.name), NULL;
-		}
-		/* It gets its label now: free, as for a new add. */
-		if (v->disk[n][0] == '\0') {
-			if (disk_check_free(force, d, code, err, errlen) == -1)
-				return NULL;
-			if (force && d->sys.nsigs && wipe_disk(d, err, errlen) == -1)
-				return NULL;
-		}
-	}
+	/* With a key, nothing is written before the job has proven it
+	   (Decision 121): checked now, done by the job once proven. */
+	keyed = crypt_key_have(key);
+	if (carry_checks(v, d, force, !keyed, code, err, errlen) == -1)
+		return NULL;
 	*code = NAS_ERR_LIMIT;
-	resume(v, d, key);
-	if (v->job == NULL)
+	if ((a = resume(v, d, key)) == NULL) {
 		snprintf(err, errlen, "%s", v->problem);
-	return v->job;
+		return NULL;
+	}
+	a->carry = keyed;
+	a->force = force;
+	return a->job;
 }

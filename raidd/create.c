@@ -242,23 +242,9 @@ static int
 partition_member(struct create *c, int i, const struct sys_part *parts, int n,
     char *err, size_t errlen)
 {
-	struct dfd f;
-
-	if (job_disk(c, i, err, errlen) == NULL ||
-	    member_open(c->vol, i, &f, err, errlen) == -1)
+	if (job_disk(c, i, err, errlen) == NULL)
 		return -1;
-	if (dfd_recheck(&f, err, errlen) == -1)
-		goto fail;
-	if (sys->partition(c->req.disk[i], f.fd, parts, n) == -1) {
-		snprintf(err, errlen, "%s: partitioning: %s", c->req.disk[i], strerror(errno));
-		goto fail;
-	}
-	if (dfd_recheck(&f, err, errlen) == -1)
-		goto fail;
-	return dfd_close(&f, err, errlen);
-fail:
-	dfd_abandon(&f);
-	return -1;
+	return member_partition(c->vol, i, parts, n, err, errlen);
 }
 
 static int

@@ -27,6 +27,8 @@ struct req {
 	char			 dev[256], name[64], keyfile[300];
 	const char		*method;	/* crypt.open or crypt.resize */
 	int			 then_open;	/* format done: open next */
+	int			 slot;		/* crypt.resize: this keyslot only, or -1 */
+	int			*slot_out;	/* crypt.resize: the keyslot that opened */
 	crypt_done_cb		 cb;
 	void			*arg;
 };
@@ -50,6 +52,8 @@ send_open(struct req *r)
 		json_object_object_add(p, "passphrase", secret_string(r->pass));
 	else
 		json_object_object_add(p, "keyfile", json_object_new_string(r->keyfile));
+	if (r->slot >= 0)
+		json_object_object_add(p, "keyslot", json_object_new_int(r->slot));
 	return rpc_client_call_ev(r->c, r->method ? r->method : "crypt.open", p,
 	    CRYPTD_TIMEOUT_MS, answer, r);
 }
@@ -69,9 +73,9 @@ static void
 answer(struct json_object *result, const struct rpc_client_error *err, void *arg)
 {
 	struct req *r = arg;
+	struct json_object *slot;
 	char msg[600];
 
-	(void)result;
 	if (err != NULL) {
 		if (err->code == RPC_CLIENT_IO || err->code == RPC_CLIENT_UNREACHABLE) {
 			snprintf(msg, sizeof(msg), "cryptd: %s", err->message);
@@ -88,6 +92,9 @@ answer(struct json_object *result, const struct rpc_client_error *err, void *arg
 		}
 		return;
 	}
+	if (r->slot_out && json_object_object_get_ex(result, "keyslot", &slot) &&
+	    json_object_is_type(slot, json_type_int))
+		*r->slot_out = json_object_get_int(slot);
 	finish(r, 0, "");
 }
 
@@ -112,6 +119,7 @@ connect_cryptd(const char *dev, const char *name, const struct secret *pass,
 	snprintf(r->dev, sizeof(r->dev), "%s", dev);
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	r->pass = pass;
+	r->slot = -1;
 	r->cb = cb;
 	r->arg = arg;
 	return r;
@@ -142,16 +150,22 @@ cryptd_format_open(const char *dev, const char *name, const char *label,
 	return 0;
 }
 
-/* method (crypt.open, crypt.resize) with the passphrase, or the key file path when pass is NULL. */
+/*
+ * method (crypt.open, crypt.resize) with the passphrase, or the key file
+ * path when pass is NULL; crypt.resize of keyslot slot (-1 any), the one
+ * that opened into *slot_out.
+ */
 static int
 call_with(const char *method, const char *dev, const char *name, const struct secret *pass,
-    const char *path, crypt_done_cb cb, void *arg)
+    const char *path, int slot, int *slot_out, crypt_done_cb cb, void *arg)
 {
 	struct req *r;
 
 	if ((r = connect_cryptd(dev, name, pass, cb, arg)) == NULL)
 		return -1;
 	r->method = method;
+	r->slot = slot;
+	r->slot_out = slot_out;
 	snprintf(r->keyfile, sizeof(r->keyfile), "%s", path ? path : "");
 	if (send_open(r) == -1) {
 		rpc_client_close(r->c);
@@ -165,22 +179,23 @@ static int
 cryptd_open(const char *dev, const char *name, const struct secret *pass,
     crypt_done_cb cb, void *arg)
 {
-	return call_with("crypt.open", dev, name, pass, NULL, cb, arg);
+	return call_with("crypt.open", dev, name, pass, NULL, -1, NULL, cb, arg);
 }
 
 static int
 cryptd_open_keyfile(const char *dev, const char *name, const char *path,
     crypt_done_cb cb, void *arg)
 {
-	return call_with("crypt.open", dev, name, NULL, path, cb, arg);
+	return call_with("crypt.open", dev, name, NULL, path, -1, NULL, cb, arg);
 }
 
 /* The same table loaded again with the segment's size now (cryptd's Decision 113). */
 static int
 cryptd_resize(const char *dev, const char *name, const struct secret *pass,
-    const char *path, crypt_done_cb cb, void *arg)
+    const char *path, int slot, int *slot_out, crypt_done_cb cb, void *arg)
 {
-	return call_with("crypt.resize", dev, name, pass, pass ? NULL : path, cb, arg);
+	return call_with("crypt.resize", dev, name, pass, pass ? NULL : path, slot, slot_out,
+	    cb, arg);
 }
 
 const struct crypt_ops crypt_cryptd = {

@@ -34,8 +34,9 @@
 static struct {
 	char		 dev[SYS_NAME_MAX];
 	uint64_t	 pass_hash;
+	int		 slot;		/* the one keyslot in use */
 } headers[SIM_HEADERS];
-static int formats, resizes;
+static int formats, resizes, denials;
 /* cryptd.ini's [crypt] file_dirs: the key files cryptd will read. */
 #define SIM_FILE_DIRS	"/volumes /media /mnt"
 static char file_dirs[256] = SIM_FILE_DIRS;
@@ -54,6 +55,7 @@ crypt_sim_reset(void)
 	memset(headers, 0, sizeof(headers));
 	formats = 0;
 	resizes = 0;
+	denials = 0;
 	crypt_sim_file_dirs(NULL);
 }
 
@@ -61,6 +63,12 @@ void
 crypt_sim_file_dirs(const char *dirs)
 {
 	snprintf(file_dirs, sizeof(file_dirs), "%s", dirs ? dirs : SIM_FILE_DIRS);
+}
+
+int
+crypt_sim_denials(void)
+{
+	return denials;
 }
 
 int
@@ -176,6 +184,7 @@ sim_format_open(const char *dev, const char *name, const char *label,
 			return errno = ENOSPC, -1;
 		snprintf(headers[i].dev, sizeof(headers[i].dev), "%s", b);
 		headers[i].pass_hash = hash(pass);
+		headers[i].slot = 0;
 		formats++;
 		code = map(b, name, msg, sizeof(msg));
 	}
@@ -196,6 +205,7 @@ sim_open(const char *dev, const char *name, const struct secret *pass,
 		code = NAS_ERR_INVALID;
 		snprintf(msg, sizeof(msg), "%s: not a LUKS device", dev);
 	} else if (headers[i].pass_hash != hash(pass)) {
+		denials++;
 		code = NAS_ERR_DENIED;
 		snprintf(msg, sizeof(msg), "%s: no keyslot opens with that passphrase", dev);
 	} else
@@ -226,8 +236,8 @@ sim_open_keyfile(const char *dev, const char *name, const char *path,
  * same size is answered without a load.
  */
 static int
-resize_with(const char *dev, const char *name, const struct secret *pass, char *msg,
-    size_t len)
+resize_with(const char *dev, const char *name, const struct secret *pass, int slot,
+    int *slot_out, char *msg, size_t len)
 {
 	const char *b = base(dev);
 	struct sys_seg seg;
@@ -242,11 +252,15 @@ resize_with(const char *dev, const char *name, const struct secret *pass, char *
 	    seg.offset != SIM_LUKS_HEAD)
 		return snprintf(msg, len, "%s: %s is not open from it", dev, name),
 		    NAS_ERR_NOT_FOUND;
+	if (slot >= 0 && slot != headers[i].slot)
+		return snprintf(msg, len, "%s: keyslot %d is not in use: passphrase not tried",
+		    dev, slot), NAS_ERR_DENIED;
 	if (pass->len == 0)
 		return snprintf(msg, len, "passphrase is empty"), RPC_INVALID_PARAMS;
 	if (headers[i].pass_hash != hash(pass))
-		return snprintf(msg, len, "%s: no keyslot opens with that passphrase", dev),
-		    NAS_ERR_DENIED;
+		return denials++, snprintf(msg, len, "%s: no keyslot opens with that passphrase",
+		    dev), NAS_ERR_DENIED;
+	*slot_out = headers[i].slot;
 	if (sys->dev_size(b, &size) == -1 || size <= SIM_LUKS_HEAD)
 		return snprintf(msg, len, "%s: too small", dev), NAS_ERR_FAILED;
 	if (size - SIM_LUKS_HEAD < seg.len)
@@ -261,7 +275,7 @@ resize_with(const char *dev, const char *name, const struct secret *pass, char *
 
 static int
 sim_resize(const char *dev, const char *name, const struct secret *pass, const char *path,
-    crypt_done_cb cb, void *arg)
+    int slot, int *slot_out, crypt_done_cb cb, void *arg)
 {
 	struct secret *s = NULL;
 	char msg[400] = "";
@@ -271,9 +285,26 @@ sim_resize(const char *dev, const char *name, const struct secret *pass, const c
 	if (pass == NULL && (pass = s = keyfile_read(file_dirs, path, msg,
 	    sizeof(msg))) == NULL)
 		return answer(NAS_ERR_FAILED, cb, arg, msg);
-	code = resize_with(dev, name, pass, msg, sizeof(msg));
+	code = resize_with(dev, name, pass, slot, slot_out, msg, sizeof(msg));
 	secret_free(s);
 	return answer(code, cb, arg, msg);
+}
+
+/* As cryptd's key.change: the new key in the lowest free slot, the old slot dropped. */
+int
+crypt_sim_key_change(const char *dev, const char *pass)
+{
+	struct secret *s;
+	int i;
+
+	if ((i = header_of(dev)) == -1 || (s = secret_new(strlen(pass))) == NULL)
+		return -1;
+	memcpy(s->buf, pass, strlen(pass));
+	s->len = strlen(pass);
+	headers[i].pass_hash = hash(s);
+	headers[i].slot = headers[i].slot == 0 ? 1 : 0;
+	secret_free(s);
+	return 0;
 }
 
 const struct crypt_ops crypt_sim = {

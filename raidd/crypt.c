@@ -169,6 +169,8 @@ crypt_covers(const struct volume *v)
 
 struct resize {
 	char		 name[LABEL_NAME_MAX];
+	struct crypt_key *key;
+	int		 slot;		/* the keyslot that opened */
 	crypt_done_cb	 cb;
 	void		*arg;
 };
@@ -180,13 +182,15 @@ resize_done(int code, const char *msg, void *arg)
 	struct volume *v;
 
 	free(arg);
+	if (code == 0 && r.slot >= 0)
+		r.key->keyslot = r.slot + 1;
 	if (code == 0 && (v = volume_find(r.name)) != NULL)
 		crypt_note(v);
 	r.cb(code, msg, r.arg);
 }
 
 int
-crypt_resize(struct volume *v, const struct crypt_key *k, crypt_done_cb cb, void *arg)
+crypt_resize(struct volume *v, struct crypt_key *k, crypt_done_cb cb, void *arg)
 {
 	char dm[SYS_NAME_MAX], dev[SYS_NAME_MAX + 16], name[SYS_NAME_MAX];
 	struct resize *r;
@@ -194,13 +198,15 @@ crypt_resize(struct volume *v, const struct crypt_key *k, crypt_done_cb cb, void
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return -1;
 	snprintf(r->name, sizeof(r->name), "%s", v->name);
+	r->key = k;
+	r->slot = -1;
 	r->cb = cb;
 	r->arg = arg;
 	volume_dm_name(v->name, dm, sizeof(dm));
 	snprintf(dev, sizeof(dev), "/dev/mapper/%s", dm);
 	crypt_map_name(v->name, name, sizeof(name));
 	if (crypt_ops()->resize(dev, name, k->pass, k->pass ? NULL : k->keyfile,
-	    resize_done, r) == -1) {
+	    k->keyslot - 1, &r->slot, resize_done, r) == -1) {
 		free(r);
 		return -1;
 	}

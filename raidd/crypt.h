@@ -45,9 +45,11 @@ struct crypt_ops {
 	int	(*open_keyfile)(const char *dev, const char *name, const char *path,
 		    crypt_done_cb, void *);
 	/* crypt.resize: the open mapping name of dev grown to dev's size now;
-	   with the passphrase, or the key file at path when it is NULL. */
+	   with the passphrase, or the key file at path when it is NULL; only
+	   keyslot slot when >= 0 (one not in use refused untried).  Done,
+	   *slot_out (alive until cb) is the keyslot that opened. */
 	int	(*resize)(const char *dev, const char *name, const struct secret *,
-		    const char *path, crypt_done_cb, void *);
+		    const char *path, int slot, int *slot_out, crypt_done_cb, void *);
 };
 
 /*
@@ -58,6 +60,7 @@ struct crypt_ops {
 struct crypt_key {
 	struct secret	*pass;
 	char		 keyfile[300];
+	int		 keyslot;	/* the slot it opened, plus 1; 0 not known yet */
 };
 
 extern const struct crypt_ops crypt_cryptd, crypt_sim;
@@ -66,6 +69,10 @@ const struct crypt_ops *crypt_ops(void);
 
 /* crypt-sim.c, for the unit suites: forgets every header. */
 void	crypt_sim_reset(void);
+/* key.change of the header on dev (a kernel name): a new keyslot, the old one dropped. */
+int	crypt_sim_key_change(const char *dev, const char *pass);
+/* Wrong passphrases tried (ever): each a step of cryptd's back-off. */
+int	crypt_sim_denials(void);
 /* Formats (ever) made by the simulated cryptd. */
 int	crypt_sim_formats(void);
 /* crypt.resize calls (ever) asked of the simulated cryptd. */
@@ -92,8 +99,12 @@ int	crypt_key_have(const struct crypt_key *);
 /* Moved: from's secret is the holder's now, from is left empty. */
 void	crypt_key_move(struct crypt_key *to, struct crypt_key *from);
 void	crypt_key_wipe(struct crypt_key *);
-/* crypt.resize of v's mapping over its joined map, with k (the caller's). */
-int	crypt_resize(struct volume *, const struct crypt_key *, crypt_done_cb, void *);
+/*
+ * crypt.resize of v's mapping over its joined map, with k (the caller's,
+ * alive until cb): asked of the keyslot k opened before, if known, and
+ * that slot recorded in k once it opens (Decision 123).
+ */
+int	crypt_resize(struct volume *, struct crypt_key *, crypt_done_cb, void *);
 /* v's mapping was opened or grown over its joined map at the map's size now. */
 int	crypt_covers(const struct volume *);
 

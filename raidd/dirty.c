@@ -232,6 +232,10 @@ volume_start_m(struct rpc_call *c, struct json_object *params)
 	}
 	announce_state(v);
 	rpc_result(c, volume_describe(v));
+	/* An add stopped at its start step for the read-only array goes on
+	   now, as at a start: its new disk may be gone (named by no call). */
+	if (v->label.intent.op == LABEL_OP_ADDING && v->job == NULL)
+		add_resume(v);
 }
 
 const struct rpc_param volume_start_params[] = {

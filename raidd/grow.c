@@ -380,27 +380,32 @@ grow_label(struct volume *v, const struct plan *after, char *err, size_t errlen)
  * member's proven descriptor (Decision 21); the kernel's part of it goes
  * by name too (sysfs), so the node is rechecked before and after.
  */
+/* What a change to member m's table through member_through() is of. */
+struct part_at {
+	struct volume		*vol;
+	int			 m, t;
+	const struct plan_tier	*pt;	/* part_new's */
+	const struct sys_part	*sp;
+};
+
+static int
+resize_through(struct dfd *f, void *arg, char *err, size_t errlen)
+{
+	const struct part_at *p = arg;
+	const struct label_tier *own = &p->vol->mlabel[p->m].tier[p->t];
+
+	if (sys->part_resize(p->vol->disk[p->m], f->fd, own->start, own->size) == -1)
+		return plan_err(err, errlen, "%s: growing tier %d's partition: %s",
+		    p->vol->disk[p->m], p->t + 1, strerror(errno));
+	return 0;
+}
+
 static int
 part_grow(struct volume *v, int m, int t, char *err, size_t errlen)
 {
-	const struct label_tier *own = &v->mlabel[m].tier[t];
-	struct dfd f;
+	struct part_at p = { v, m, t, NULL, NULL };
 
-	if (member_open(v, m, &f, err, errlen) == -1)
-		return -1;
-	if (dfd_recheck(&f, err, errlen) == -1)
-		goto fail;
-	if (sys->part_resize(v->disk[m], f.fd, own->start, own->size) == -1) {
-		plan_err(err, errlen, "%s: growing tier %d's partition: %s", v->disk[m], t + 1,
-		    strerror(errno));
-		goto fail;
-	}
-	if (dfd_recheck(&f, err, errlen) == -1)
-		goto fail;
-	return dfd_close(&f, err, errlen);
-fail:
-	dfd_abandon(&f);
-	return -1;
+	return member_through(v, m, resize_through, &p, err, errlen);
 }
 
 /*
@@ -442,13 +447,32 @@ zero_stale(struct volume *v, int m, const struct plan_tier *pt, struct dfd *f,
  * is zeroed again (GS_MAKE).
  */
 static int
+add_through(struct dfd *f, void *arg, char *err, size_t errlen)
+{
+	const struct part_at *p = arg;
+	const char *disk = p->vol->disk[p->m];
+	char dev[SYS_NAME_MAX];
+
+	if (sys->part_free(disk, f->fd, p->sp) == -1)
+		goto refused;
+	if (sys->part_dev(disk, p->sp->start, dev, sizeof(dev)) == -1 &&
+	    zero_stale(p->vol, p->m, p->pt, f, err, errlen) == -1)
+		return -1;
+	if (sys->part_add(disk, f->fd, p->sp) == -1)
+		goto refused;
+	return 0;
+refused:
+	return plan_err(err, errlen, "%s: adding tier %d's partition: %s", disk, p->t + 1,
+	    errno == EBUSY ? "its band is not free" : strerror(errno));
+}
+
+static int
 part_new(struct volume *v, int m, int t, const struct plan_tier *pt, char *err,
     size_t errlen)
 {
 	const struct label_tier *own = &v->mlabel[m].tier[t];
 	struct sys_part sp;
-	char dev[SYS_NAME_MAX];
-	struct dfd f;
+	struct part_at p = { v, m, t, pt, &sp };
 
 	memset(&sp, 0, sizeof(sp));
 	sp.start = own->start;
@@ -457,26 +481,7 @@ part_new(struct volume *v, int m, int t, const struct plan_tier *pt, char *err,
 	memcpy(sp.type, own->part_type, 16);
 	snprintf(sp.name, sizeof(sp.name), "raidd:%.*s:t%c", VOL_NAME_MAX, v->name,
 	    (char)('1' + t));
-	if (member_open(v, m, &f, err, errlen) == -1)
-		return -1;
-	if (dfd_recheck(&f, err, errlen) == -1)
-		goto fail;
-	if (sys->part_free(v->disk[m], f.fd, &sp) == -1)
-		goto refused;
-	if (sys->part_dev(v->disk[m], own->start, dev, sizeof(dev)) == -1 &&
-	    zero_stale(v, m, pt, &f, err, errlen) == -1)
-		goto fail;
-	if (sys->part_add(v->disk[m], f.fd, &sp) == -1)
-		goto refused;
-	if (dfd_recheck(&f, err, errlen) == -1)
-		goto fail;
-	return dfd_close(&f, err, errlen);
-refused:
-	plan_err(err, errlen, "%s: adding tier %d's partition: %s", v->disk[m], t + 1,
-	    errno == EBUSY ? "its band is not free" : strerror(errno));
-fail:
-	dfd_abandon(&f);
-	return -1;
+	return member_through(v, m, add_through, &p, err, errlen);
 }
 
 /*
@@ -744,6 +749,14 @@ mapping_grown(int code, const char *msg, void *arg)
 	int r;
 
 	free(arg);
+	/* Proven before the first step: refused now, it was changed since
+	   (its keyslot gone: refused untried, Decision 123). */
+	if (code == NAS_ERR_DENIED) {
+		snprintf(err, sizeof(err), "the passphrase was changed since the call (%.150s): "
+		    "asked again with the new one, the call carries it on", msg);
+		f.done(1, err, f.arg);
+		return;
+	}
 	if (code != 0) {
 		snprintf(err, sizeof(err), "cryptd did not grow the mapping: %.200s", msg);
 		f.done(1, err, f.arg);
@@ -764,7 +777,7 @@ mapping_grown(int code, const char *msg, void *arg)
  * 1: nothing to wait for; -1: err.
  */
 int
-volume_fs_grow(struct volume *v, const struct crypt_key *k, sys_done_cb done, void *arg,
+volume_fs_grow(struct volume *v, struct crypt_key *k, sys_done_cb done, void *arg,
     char *err, size_t errlen)
 {
 	struct fs_after *f;

@@ -271,6 +271,48 @@ member_open(const struct volume *v, int m, struct dfd *f, char *err, size_t errl
 	return 0;
 }
 
+int
+member_through(const struct volume *v, int m,
+    int (*fn)(struct dfd *, void *arg, char *err, size_t errlen), void *arg,
+    char *err, size_t errlen)
+{
+	struct dfd f;
+
+	if (member_open(v, m, &f, err, errlen) == -1)
+		return -1;
+	if (dfd_recheck(&f, err, errlen) == -1 || fn(&f, arg, err, errlen) == -1 ||
+	    dfd_recheck(&f, err, errlen) == -1) {
+		dfd_abandon(&f);
+		return -1;
+	}
+	return dfd_close(&f, err, errlen);
+}
+
+struct table {
+	const char		*disk;
+	const struct sys_part	*parts;
+	int			 n;
+};
+
+static int
+table_write(struct dfd *f, void *arg, char *err, size_t errlen)
+{
+	const struct table *t = arg;
+
+	if (sys->partition(t->disk, f->fd, t->parts, t->n) == -1)
+		return plan_err(err, errlen, "%s: partitioning: %s", t->disk, strerror(errno));
+	return 0;
+}
+
+int
+member_partition(const struct volume *v, int m, const struct sys_part *parts, int n,
+    char *err, size_t errlen)
+{
+	struct table t = { v->disk[m], parts, n };
+
+	return member_through(v, m, table_write, &t, err, errlen);
+}
+
 /* One member's label, through its proven descriptor, synced. */
 static int
 member_write(struct volume *v, int m, const struct label *l, char *err, size_t errlen)

@@ -331,22 +331,7 @@ static int
 partition_member(struct repair *rp, const struct sys_part *parts, int n, char *err,
     size_t errlen)
 {
-	struct dfd f;
-
-	if (member_open(rp->vol, rp->member, &f, err, errlen) == -1)
-		return -1;
-	if (dfd_recheck(&f, err, errlen) == -1)
-		goto fail;
-	if (sys->partition(rp->disk, f.fd, parts, n) == -1) {
-		snprintf(err, errlen, "%s: partitioning: %s", rp->disk, strerror(errno));
-		goto fail;
-	}
-	if (dfd_recheck(&f, err, errlen) == -1)
-		goto fail;
-	return dfd_close(&f, err, errlen);
-fail:
-	dfd_abandon(&f);
-	return -1;
+	return member_partition(rp->vol, rp->member, parts, n, err, errlen);
 }
 
 /* Skipped when every partition is there already (a resumed repair). */

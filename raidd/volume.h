@@ -78,6 +78,17 @@ int	 label_agrees(const struct volume *, int m);
 int	 label_change(struct volume *, unsigned mask, const struct label *was,
 	    char *err, size_t errlen);
 int	 member_open(const struct volume *, int m, struct dfd *, char *err, size_t errlen);
+/*
+ * fn(f, arg) through member m's proven descriptor, the node rechecked
+ * before and after it (the kernel's part of a partition change names the
+ * disk); then closed, synced, or abandoned when anything failed.
+ */
+int	 member_through(const struct volume *, int m,
+	    int (*fn)(struct dfd *, void *arg, char *err, size_t errlen), void *arg,
+	    char *err, size_t errlen);
+/* member_through() of libfdisk's table: parts, n of them. */
+int	 member_partition(const struct volume *, int m, const struct sys_part *parts, int n,
+	    char *err, size_t errlen);
 
 /* diskfd.c */
 int	 member_readd(struct volume *, int m, const char *md, const char *dev, int role,
@@ -203,7 +214,7 @@ int	 grow_check(const struct volume *, struct plan *after, int *code,
 struct crypt_key;
 struct job *grow_start(struct volume *, const struct plan *after, struct crypt_key *,
 	    char *err, size_t errlen);
-int	 volume_fs_grow(struct volume *, const struct crypt_key *, sys_done_cb done,
+int	 volume_fs_grow(struct volume *, struct crypt_key *, sys_done_cb done,
 	    void *arg, char *err, size_t errlen);
 int	 grow_label(struct volume *, const struct plan *after, char *err, size_t errlen);
 void	 grow_resume(struct volume *);

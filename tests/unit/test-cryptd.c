@@ -274,6 +274,39 @@ START_TEST(resize_grows_its_own_mapping)
 }
 END_TEST
 
+/*
+ * crypt.resize says which keyslot opened; asked with that keyslot after
+ * key.change dropped it, it refuses untried, and the back-off counts
+ * nothing: the new passphrase is taken at once (Decision 123).
+ */
+START_TEST(resize_keyslot_gone_counts_no_failure)
+{
+	struct json_object *r, *v;
+
+	format("pw");
+	ck_assert_int_eq(code("crypt.open", "{\"device\":\"%s\",\"name\":\"g\","
+	    "\"passphrase\":\"pw\"}", dev), 0);
+	snprintf(p, sizeof(p), "{\"device\":\"%s\",\"name\":\"g\",\"passphrase\":\"pw\"}",
+	    dev);
+	r = result("crypt.resize", p);
+	ck_assert(json_object_object_get_ex(r, "keyslot", &v));
+	ck_assert_int_eq(json_object_get_int(v), 0);
+	json_object_put(r);
+	ck_assert_int_eq(code("key.change", "{\"device\":\"%s\",\"passphrase\":\"pw\","
+	    "\"new_passphrase\":\"pw2\"}", dev), 0);
+	ck_assert_int_eq(code("crypt.resize", "{\"device\":\"%s\",\"name\":\"g\","
+	    "\"passphrase\":\"pw\",\"keyslot\":0}", dev), NAS_ERR_DENIED);
+	/* No clock moved: a counted failure would make this wait. */
+	snprintf(p, sizeof(p), "{\"device\":\"%s\",\"name\":\"g\",\"passphrase\":\"pw2\","
+	    "\"keyslot\":1}", dev);
+	r = result("crypt.resize", p);
+	ck_assert(json_object_object_get_ex(r, "keyslot", &v));
+	ck_assert_int_eq(json_object_get_int(v), 1);
+	json_object_put(r);
+	ck_assert_int_eq(code("crypt.close", "{\"name\":\"g\"}"), 0);
+}
+END_TEST
+
 START_TEST(format_open_close)
 {
 	struct json_object *r, *v;
@@ -770,6 +803,7 @@ cryptd_suite(void)
 	tcase_add_test(tc, benchmark);
 	tcase_add_test(tc, metrics_file);
 	tcase_add_test(tc, resize_grows_its_own_mapping);
+	tcase_add_test(tc, resize_keyslot_gone_counts_no_failure);
 	tcase_add_test(tc, resize_reads_the_size_after_the_kdf);
 	suite_add_tcase(s, tc);
 	return s;

@@ -543,6 +543,147 @@ START_TEST(power_cut_during_encrypted_add)
 }
 END_TEST
 
+/*
+ * An encrypted add stopped before the new disk's label (a write to it
+ * failed), the disk then given a filesystem: asked again with force and
+ * a wrong passphrase, nothing is written, the disk's data included, and
+ * "nothing was changed" is true (Decision 121; the old code erased the
+ * disk before the proof).  _i 0: the right passphrase then carries the
+ * add on; 1: a member failed meanwhile, and the wrong passphrase does
+ * not undo the add either, the right one does.
+ */
+START_TEST(carry_on_wrong_passphrase_writes_nothing)
+{
+	static const uint8_t ext4[2] = { 0x53, 0xef };
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	uint64_t was = make_raid5();
+	struct volume *v = volume_find("e");
+	unsigned gen, id;
+	uint8_t got[2];
+	int ops;
+
+	sim_disk_error("sdd", 1);
+	ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
+	run_all("e");
+	sim_disk_error("sdd", 0);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_lt(v->label.intent.step, 6);
+	ck_assert_int_eq(sys->write_at("sdd", 1080, ext4, 2), 0);
+	disk_refresh(0);
+	volume_md_name(v, 0, md, sizeof(md));
+	if (_i == 1) {
+		ck_assert_int_eq(sys->part_dev(v->disk[1], v->mlabel[1].tier[0].start, dev,
+		    sizeof(dev)), 0);
+		sim_fail_member(md, dev);
+	}
+	gen = v->label.generation;
+	ops = sim_ops();
+	id = job_of(call("volume.add_disk", "{\"name\":\"e\",\"disk\":\"bay4\","
+	    "\"force\":true,\"passphrase\":\"wrong\"}"));
+	ck_assert_int_eq(run_job(id), JOB_FAILED);
+	ck_assert_int_eq(job_err_code(job_find(id)), NAS_ERR_DENIED);
+	ck_assert_int_eq(sim_ops(), ops);
+	ck_assert_int_eq(sys->read_at("sdd", 1080, got, 2), 0);
+	ck_assert_mem_eq(got, ext4, 2);
+	ck_assert_uint_eq(v->label.generation, gen);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_ptr_null(v->job);
+	id = job_of(call("volume.add_disk", "{\"name\":\"e\",\"disk\":\"bay4\","
+	    "\"force\":true,\"passphrase\":\"" PASS "\"}"));
+	if (_i == 1) {
+		ck_assert_int_eq(run_job(id), JOB_FAILED);
+		ck_assert_int_eq(job_err_code(job_find(id)), NAS_ERR_REFUSED);
+		ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+		ck_assert_int_eq(v->label.ndisks, 3);
+		ck_assert_ptr_null(v->job);
+		return;
+	}
+	run_all("e");
+	check_grown("e", was / 2 * 3);
+}
+END_TEST
+
+/*
+ * An encrypted raid5 with no filesystem, the power cut while md
+ * reshapes onto a fourth disk: the start carries the add on without a
+ * key and stops at "opening the volume" as one with a filesystem does,
+ * so no job is held for the rest of the reshape and volume.unlock is
+ * not refused meanwhile (Decision 122; the old code held the job, the
+ * unlock refused busy).  The unlock then carries the add on; md done,
+ * the call with the passphrase grows the mapping.
+ */
+START_TEST(keyless_resume_without_fs_holds_no_job)
+{
+	char md[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct volume *v;
+
+	ck_assert_int_eq(run_job(job_of(call("volume.create", "{\"name\":\"e\","
+	    "\"level\":\"raid5\",\"disks\":[\"bay1\",\"bay2\",\"bay3\"],\"fs\":\"none\","
+	    "\"encrypt\":true,\"passphrase\":\"" PASS "\"}"))), JOB_DONE);
+	v = volume_find("e");
+	volume_md_name(v, 0, md, sizeof(md));
+	ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
+	for (int i = 0; i < 100; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE | EVRUN_NOWAIT);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	sim_md_reshape_step(md, st.sync_total / 3);
+	reboot();
+	for (int i = 0; i < 100; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE | EVRUN_NOWAIT);
+	v = volume_find("e");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	ck_assert_int_eq(job_running_count(), 0);
+	ck_assert_msg(strstr(v->problem, "volume.unlock carries it on"), "%s", v->problem);
+	ck_assert_int_eq(run_job(unlock("e", PASS)), JOB_DONE);
+	run_all("e");
+	if (v->label.intent.op == LABEL_OP_ADDING) {
+		ck_assert_msg(strstr(v->problem, "passphrase"), "%s", v->problem);
+		ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
+		run_all("e");
+	}
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 4);
+}
+END_TEST
+
+/*
+ * The passphrase is changed (key.change) while md reshapes an add: the
+ * job's passphrase, proven at the start, is not tried again at the end
+ * (its keyslot is gone: cryptd refuses it untried), so no back-off step
+ * is spent and the new passphrase is taken at once (Decision 123; the
+ * old code tried the stale one, a back-off step).  The add stops saying
+ * so, and the call with the new passphrase finishes it.
+ */
+START_TEST(passphrase_changed_during_add_costs_no_backoff)
+{
+	char dm[SYS_NAME_MAX];
+	uint64_t was = make_raid5();
+	struct volume *v = volume_find("e");
+	unsigned id;
+
+	id = job_of(call("volume.add_disk", ADD_E));
+	for (int i = 0; i < 100; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE | EVRUN_NOWAIT);
+	ck_assert_int_eq(job_state(job_find(id)), JOB_RUNNING);
+	volume_dm_name("e", dm, sizeof(dm));
+	ck_assert_int_eq(crypt_sim_key_change(dm, "a new one"), 0);
+	run_all("e");
+	ck_assert_int_eq(job_state(job_find(id)), JOB_FAILED);
+	ck_assert_int_eq(crypt_sim_denials(), 0);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_msg(strstr(v->problem, "passphrase was changed"), "%s", v->problem);
+	ck_assert_int_eq(code_of("volume.add_disk", "{\"name\":\"e\",\"disk\":\"bay4\","
+	    "\"passphrase\":\"a new one\"}"), 0);
+	run_all("e");
+	ck_assert_int_eq(crypt_sim_denials(), 0);
+	check_grown("e", was / 2 * 3);
+}
+END_TEST
+
 /* The unlock waits for cryptd; raidd answers everyone meanwhile. */
 START_TEST(calls_answered_while_unlocking)
 {
@@ -919,6 +1060,9 @@ crypt_suite(void)
 	tcase_add_test(tc, grow_locked_refused);
 	tcase_add_test(tc, add_disk_to_encrypted_raid5);
 	tcase_add_test(tc, add_disk_to_encrypted_shr_grows_above);
+	tcase_add_loop_test(tc, carry_on_wrong_passphrase_writes_nothing, 0, 2);
+	tcase_add_test(tc, keyless_resume_without_fs_holds_no_job);
+	tcase_add_test(tc, passphrase_changed_during_add_costs_no_backoff);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_grow, 0, GROW_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_add, 0, GROW_CUTS);
 	tcase_add_test(tc, calls_answered_while_unlocking);
