@@ -1293,6 +1293,35 @@ undo(struct volume *v, const struct disk *d)
 }
 
 /*
+ * volume.start force made a read-only volume writable with an add
+ * stopped: carried on as at a start, unless md never began and the
+ * volume lacks a member.  md, writable now, rebuilds the lost member
+ * onto the new disk's spare against the labels, and once it has, the
+ * add can neither go on nor be undone (the disk is a member) and a
+ * repair is refused for the add: undone at once, as volume.add_disk
+ * would (carry_checks), so a repair can have the volume.
+ */
+void
+add_resume_forced(struct volume *v)
+{
+	const struct disk *d;
+	char name[SYS_NAME_MAX];
+	int n = v->label.intent.disk;
+
+	if (n < 1 || n >= v->label.ndisks || v->disk[n][0] == '\0' || !not_taken_yet(v) ||
+	    old_members_whole(v) || (d = disk_find(v->disk[n])) == NULL) {
+		add_resume(v);
+		return;
+	}
+	snprintf(name, sizeof(name), "%s", d->sys.name);
+	undo(v, d);
+	snprintf(v->problem, sizeof(v->problem), "lacks a member: adding %s was undone (md "
+	    "had not begun; none of the data was on it); repair the volume, then add the "
+	    "disk again", name);
+	log_warnx("volume %s: %s", v->name, v->problem);
+}
+
+/*
  * volume.add_disk on a volume whose add was interrupted, with the disk
  * d the labels name (serial checked by the caller): carried on, with
  * what add_check asks of a new add while md has not begun.  A volume

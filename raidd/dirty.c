@@ -235,7 +235,7 @@ volume_start_m(struct rpc_call *c, struct json_object *params)
 	/* An add stopped at its start step for the read-only array goes on
 	   now, as at a start: its new disk may be gone (named by no call). */
 	if (v->label.intent.op == LABEL_OP_ADDING && v->job == NULL)
-		add_resume(v);
+		add_resume_forced(v);
 }
 
 const struct rpc_param volume_start_params[] = {

@@ -234,6 +234,9 @@ struct job *add_carry_on(struct volume *, const struct disk *, int force, struct
 int	 add_decide(struct volume *);
 void	 add_left_out(struct volume *);
 void	 add_resume(struct volume *);
+/* volume.start force's: add_resume, or the add undone when md never began
+   and the volume lacks a member. */
+void	 add_resume_forced(struct volume *);
 void	 add_set_poll(double seconds);
 const char *add_disk_busy(const char *disk);
 

@@ -574,6 +574,58 @@ START_TEST(power_cut_mid_reshape_member_gone)
 }
 END_TEST
 
+/*
+ * An add md never began, its new partition a spare in md; then a member
+ * is lost and the power goes while the volume is written: it starts
+ * read-only.  volume.start force makes md writable, and md rebuilds the
+ * lost member onto the add's spare, against the labels; carried on, the
+ * add failed, and once md was done neither volume.add_disk (the disk is
+ * "in use") nor volume.repair (an add to finish) was taken until a
+ * reboot.  The add is undone by the start instead (review of Decision
+ * 124), and a repair is taken.
+ */
+START_TEST(start_force_undoes_an_add_md_never_began_on_a_lacking_volume)
+{
+	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
+	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	uint8_t buf[4096] = { 1 };
+	struct sys_md_status st;
+	struct json_object *a;
+	struct volume *v;
+
+	make();
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_sync(md, &check), 0);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
+	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
+	sim_pull_disk("sdb");
+	disk_refresh(0);
+	volume_dm_name("r", dm, sizeof(dm));
+	ck_assert_int_eq(sys->write_at(dm, 1 << 20, buf, sizeof(buf)), 0);
+	reshape_speed = 0;
+	reboot();
+	turn(50);
+	a = unit_call(srv, &root, "volume.start", "{\"name\":\"r\",\"force\":true}");
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_put(a);
+	turn(50);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	ck_assert_ptr_nonnull(strstr(v->problem, "undone"));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	for (int i = 0; i < st.nmembers; i++)
+		ck_assert_msg(strncmp(st.member[i].dev, "sdd", 3) != 0 ||
+		    strcmp(st.member[i].state, "faulty") == 0, "%s is %s in md",
+		    st.member[i].dev, st.member[i].state);
+	reshape_speed = 1 << 17;
+	a = unit_call(srv, &root, "volume.repair",
+	    "{\"name\":\"r\",\"disk\":\"bay4\",\"force\":true}");
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_put(a);
+}
+END_TEST
+
 /* One kind of add to cut short: the volume before, the disk, the check after. */
 struct add_case {
 	uint64_t	(*make)(void);
@@ -1474,6 +1526,7 @@ add_suite(void)
 	tcase_add_loop_test(tc, power_cut_during_shr_add, 0, 2 * SHR_CUTS);
 	tcase_add_loop_test(tc, power_cut_mid_shr_reshape, 0, 2);
 	tcase_add_test(tc, shr_add_between_tiers_new_disk_lost);
+	tcase_add_test(tc, start_force_undoes_an_add_md_never_began_on_a_lacking_volume);
 	tcase_add_test(tc, shr_add_refusals);
 	tcase_add_test(tc, shr_labels_take_raid5_only_by_an_add);
 	tcase_add_test(tc, shr_add_after_a_disk_grew);
