@@ -219,6 +219,30 @@ volume_plan_labels(const struct volume *v, struct plan *p, char *err, size_t err
 }
 
 /*
+ * A replacement's room that would join an old tier (issue 9): md would
+ * take a raid1 of two over as raid5 and reshape it onto the new member.
+ * Not done by this grow yet (Decision 125): refused before anything is
+ * written, saying which tier and which disks, and the room stays free.
+ */
+static int
+join_refused(const struct plan_change *c, int t, char *err, size_t errlen)
+{
+	const struct plan_tier *b = &c->before.tier[t], *a = &c->after.tier[t];
+	int disks[PLAN_MAX_DISKS], n = plan_joiners(c, t, disks);
+	char who[64] = "";
+	size_t len = 0;
+
+	for (int i = 0; i < n && len < sizeof(who); i++)
+		len += (size_t)snprintf(who + len, sizeof(who) - len, "%s%d", i ? ", " : "",
+		    disks[i] + 1);
+	return plan_err(err, errlen, "tier %d (%s of %d) would take the room of member%s "
+	    "%s and become %s of %d (md %sreshape): volume.grow does not do that yet, "
+	    "the room stays free", t + 1, plan_tier_kind_name(b->kind), b->nmembers,
+	    n == 1 ? "" : "s", who, plan_tier_kind_name(a->kind), a->nmembers,
+	    (c->what[t] & PLAN_CH_LEVEL) ? "takeover, then " : "");
+}
+
+/*
  * Only what the steps below carry out: partitions that grow in place,
  * and an SHR volume's new raid1 or raid5 tier.
  */
@@ -229,6 +253,8 @@ steps_known(const struct plan_change *c, char *err, size_t errlen)
 		if (c->what[t] == PLAN_CH_NEW && c->before.level == LEVEL_SHR &&
 		    (c->after.tier[t].kind == TIER_RAID1 || c->after.tier[t].kind == TIER_RAID5))
 			continue;
+		else if (c->what[t] & PLAN_CH_MEMBERS)
+			return join_refused(c, t, err, errlen);
 		else if (c->what[t] & ~PLAN_CH_PART)
 			return plan_err(err, errlen, "tier %d needs %s, which this raidd does "
 			    "not do yet", t + 1, (c->what[t] & PLAN_CH_NEW) ? "a new array" :

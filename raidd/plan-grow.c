@@ -338,6 +338,24 @@ shr_extend(struct plan *a, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The disks whose room joins old tier t of c (after's members that were
+ * not before's), in the roles they take; how many.  A tier's old
+ * members keep their roles, so the joiners are after's last ones.
+ */
+int
+plan_joiners(const struct plan_change *c, int t, int *disks)
+{
+	const struct plan_tier *a = &c->after.tier[t], *b = &c->before.tier[t];
+	int n = 0;
+
+	if (t >= c->before.ntiers || t >= c->after.ntiers)
+		return 0;
+	for (int r = b->nmembers; r < a->nmembers; r++)
+		disks[n++] = a->part[r].disk;
+	return n;
+}
+
 static int
 check_before(const struct plan *p, char *err, size_t errlen)
 {

@@ -550,6 +550,48 @@ START_TEST(shr_new_mirror)
 END_TEST
 
 /*
+ * Issue 9: an SHR of three 1 GiB disks, bays swapped one at a time for
+ * 2 GiB ones.  After two, the room above is a mirror; after the third,
+ * its room would join that mirror (md takeover to raid5, reshape to
+ * three).  This raidd refuses that grow with what it would take and
+ * changes nothing: no label, no array, no map (Decision 125).
+ */
+START_TEST(shr_join_refused)
+{
+	static const uint64_t sizes[3] = { GIB, GIB, GIB };
+	struct volume *v;
+	uint64_t was, mirrored, gen;
+
+	teardown();
+	srv = unit_raidd_setup(unit_a, sizes, 3);
+	repair_set_poll(0.0001);
+	was = make("{\"name\":\"s\",\"level\":\"shr\","
+	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}", "s");
+	replace("s", 1, "sda", "sde", 2 * GIB);
+	replace("s", 2, "sdb", "sdf", 2 * GIB);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	v = volume_find("s");
+	mirrored = v->label.size;
+	ck_assert_int_eq(v->label.ntiers, 2);
+	check_new_tier(v, 1, "raid1", 2);
+	check_grown("s", was, mirrored);
+	replace("s", 3, "sdc", "sdg", 2 * GIB);
+	v = volume_find("s");
+	gen = v->label.generation;
+	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "tier 2 (raid1 of 2) would take "
+	    "the room of member 3 and become raid5 of 3 (md takeover, then reshape)");
+	ck_assert_uint_eq(v->label.generation, gen);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	check_new_tier(v, 1, "raid1", 2);
+	check_grown("s", was, mirrored);
+	reboot();
+	v = volume_find("s");
+	check_grown("s", was, mirrored);
+	check_new_tier(v, 1, "raid1", 2);
+}
+END_TEST
+
+/*
  * Another array's superblock left in the room above a replacement's
  * partitions (the disk's past): it must not become the new tier's,
  * nor be assembled, nor make the disk fail its proof.
@@ -964,6 +1006,7 @@ grow_suite(void)
 	tcase_add_test(tc, shr_grow_cut_dirty_member_gone);
 	tcase_add_test(tc, shr_grow_cut_new_tier_member_gone);
 	tcase_add_test(tc, md_refuses_a_claimed_member);
+	tcase_add_test(tc, shr_join_refused);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
 	return s;

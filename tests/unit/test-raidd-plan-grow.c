@@ -509,6 +509,69 @@ START_TEST(shr_replacements_add_tier)
 }
 END_TEST
 
+/*
+ * Issue 9: an SHR of three, its bays swapped one at a time for disks
+ * twice as big.  Two swaps give a mirror above; the third disk's room
+ * then joins that mirror, which md takes over as raid5 of two and
+ * reshapes to three (PLAN_CH_MEMBERS | PLAN_CH_LEVEL): the band keeps
+ * its start and size, the members their roles, and what the tier gains
+ * continues its segment of the map.
+ */
+START_TEST(shr_swaps_join_mirror)
+{
+	uint64_t u[3] = { 1, 1, 1 }, g1[3] = { 2, 1, 1 }, g2[3] = { 2, 2, 1 },
+	    g3[3] = { 2, 2, 2 };
+	struct plan_change c, c2;
+	struct plan p;
+	int joins[PLAN_MAX_DISKS];
+
+	make(LEVEL_SHR, 3, u, &p);
+	REQUIRE_EQ(p.ntiers, 1);
+	REQUIRE_EQ(p.tier[0].kind, TIER_RAID5);
+	grow_refused(&p, g1, "nothing to grow");
+	grow_ok(&p, g2, &c);
+	REQUIRE_EQ(c.after.ntiers, 2);
+	REQUIRE_EQ(c.what[1], PLAN_CH_NEW);
+	REQUIRE_EQ(c.after.tier[1].kind, TIER_RAID1);
+	REQUIRE_EQ(c.after.tier[1].nmembers, 2);
+	REQUIRE_EQ(plan_joiners(&c, 0, joins), 0);
+	REQUIRE_EQ(plan_joiners(&c, 1, joins), 0);	/* new, not joined */
+	grow_ok(&c.after, g3, &c2);
+	REQUIRE_EQ(c2.after.ntiers, 2);
+	REQUIRE_EQ(c2.what[0], 0);
+	REQUIRE_EQ(c2.what[1], PLAN_CH_MEMBERS | PLAN_CH_LEVEL);
+	REQUIRE_EQ(plan_joiners(&c2, 0, joins), 0);
+	REQUIRE_EQ(plan_joiners(&c2, 1, joins), 1);
+	REQUIRE_EQ(joins[0], 2);
+	REQUIRE_EQ(c2.after.tier[1].kind, TIER_RAID5);
+	REQUIRE_EQ(c2.after.tier[1].md_level, 5);
+	REQUIRE_EQ(c2.after.tier[1].chunk, PLAN_TAKEOVER_CHUNK);
+	REQUIRE_EQ(c2.after.tier[1].nmembers, 3);
+	REQUIRE_EQ(c2.after.tier[1].part[2].start, c.after.tier[1].part[0].start);
+	REQUIRE_EQ(c2.after.tier[1].part[2].size, c.after.tier[1].part[0].size);
+	REQUIRE_EQ(c2.after.tier[1].member_sectors, c.after.tier[1].member_sectors);
+	REQUIRE_EQ(c2.after.tier[1].data_offset, c.after.tier[1].data_offset);
+	REQUIRE_EQ(c2.after.tier[1].size, 2 * c.after.tier[1].size);
+	/* The mirror's gain continues its segment: t1, t2. */
+	REQUIRE_EQ(c2.after.nsegs, 2);
+	REQUIRE_EQ(c2.after.seg[1].tier, 1);
+	REQUIRE_EQ(c2.after.seg[1].len, c2.after.tier[1].size);
+	REQUIRE_EQ(c2.after.size, c.after.size + c.after.tier[1].size);
+	REQUIRE_EQ(raw_of(&c2.after), total_minus_largest(&c2.after));
+	/* Two joiners in one tier: the 1,1,2,2 example's mirror takes both. */
+	{
+		uint64_t v[4] = { 1, 1, 2, 2 }, w[4] = { 3, 3, 2, 2 };
+
+		make(LEVEL_SHR, 4, v, &p);
+		grow_ok(&p, w, &c);
+		REQUIRE_EQ(plan_joiners(&c, 1, joins), 2);
+		REQUIRE_EQ(joins[0], 0);
+		REQUIRE_EQ(joins[1], 1);
+		REQUIRE_EQ(plan_joiners(&c, 2, joins), 0);
+	}
+}
+END_TEST
+
 /* Each new tier: above every partition, on exactly the disks reaching its top. */
 static void
 check_new_tiers(const struct plan_change *c)
@@ -629,6 +692,7 @@ grow_suite(void)
 	tcase_add_test(tc, hostile_layout);
 	tcase_add_test(tc, shr_random_lives);
 	tcase_add_test(tc, shr_replacements_add_tier);
+	tcase_add_test(tc, shr_swaps_join_mirror);
 	tcase_add_test(tc, shr_replacement_mixes);
 	tcase_add_test(tc, every_level_grow);
 	suite_add_tcase(s, tc);
