@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "keyfile.h"
 #include "log.h"
 #include "secret.h"
 #include "cryptd.h"
@@ -34,26 +35,12 @@
 int
 node_open(const char *path, int flags, mode_t type, struct stat *st)
 {
-	char self[64];
-	int pfd, fd;
+	int pfd;
 
 	if ((pfd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return -1;
-	if (fstat(pfd, st) != 0) {
-		close(pfd);
-		return -1;
-	}
 	/* The simulator's devices are plain files. */
-	if ((st->st_mode & S_IFMT) != type && !(type == S_IFBLK &&
-	    S_ISREG(st->st_mode) && sys == &sys_sim)) {
-		close(pfd);
-		errno = type == S_IFBLK ? ENOTBLK : EINVAL;
-		return -1;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, flags | O_CLOEXEC);
-	close(pfd);
-	return fd;
+	return node_reopen(pfd, flags, type, sys == &sys_sim, st);
 }
 
 int

@@ -113,31 +113,44 @@ keyfile_stat_ok(const char *path, const struct stat *st, char *err, size_t errle
  * link, so it is the inode judged.
  */
 int
+node_reopen(int pfd, int flags, mode_t type, int reg_as_blk, struct stat *st)
+{
+	char self[64];
+	int fd;
+
+	if (fstat(pfd, st) != 0) {
+		close(pfd);
+		return -1;
+	}
+	if ((st->st_mode & S_IFMT) != type && !(type == S_IFBLK && reg_as_blk &&
+	    S_ISREG(st->st_mode))) {
+		close(pfd);
+		errno = type == S_IFBLK ? ENOTBLK : S_ISLNK(st->st_mode) ? ELOOP : EINVAL;
+		return -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, flags | O_CLOEXEC | O_NOCTTY);
+	close(pfd);
+	return fd;
+}
+
+/* path under dirs, opened for reading only if it is a regular file. */
+int
 path_open_regular(const char *dirs, const char *path, struct stat *st, char *err,
     size_t errlen)
 {
-	char self[64];
 	int pfd, fd;
 
 	if ((pfd = path_open_under(dirs, path, O_PATH, err, errlen)) < 0)
 		return -1;
-	if (fstat(pfd, st) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		close(pfd);
-		return -1;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		snprintf(err, errlen, "%s: refused: %s", path, S_ISLNK(st->st_mode) ?
+	if ((fd = node_reopen(pfd, O_RDONLY, S_IFREG, 0, st)) >= 0)
+		return fd;
+	if (errno == ELOOP || errno == EINVAL)
+		snprintf(err, errlen, "%s: refused: %s", path, errno == ELOOP ?
 		    "a symlink" : "not a regular file");
-		close(pfd);
-		return -1;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	close(pfd);
-	if (fd < 0)
+	else
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-	return fd;
+	return -1;
 }
 
 /*

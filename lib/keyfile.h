@@ -18,6 +18,15 @@
 #define KEYFILE_MAX	8192
 
 /*
+ * The O_PATH descriptor pfd (closed) opened for real with flags once
+ * fstat judges its node of type (S_IFBLK or S_IFREG; reg_as_blk lets a
+ * regular file stand for a block device: the simulator's disks): no
+ * driver's open runs before that, a FIFO never blocks, and the open goes
+ * through pfd's own /proc link, so it is the inode judged.  -1 with
+ * errno ENOTBLK or EINVAL (ELOOP: a symlink) for a node of another type.
+ */
+int	node_reopen(int pfd, int flags, mode_t type, int reg_as_blk, struct stat *st);
+/*
  * path, a plain absolute path (no "." or ".." part, no "//") under one
  * of dirs (space-separated), opened with flags and no symlink followed
  * anywhere on the way; O_CREAT makes the file 0600.  The descriptor, or
