@@ -173,6 +173,9 @@ distclean:
 # check-unit runs every suite twice: plain, then under ASan + UBSan.
 # A board's toolchain.mk may drop the sanitizer tier (UNIT_TIERS).
 UNIT_TIERS ?= plain san
+# The ASan build is a second build of everything: on all CPUs unless this
+# make already shares a jobserver (make -jN).
+UNIT_BUILD_JOBS := $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 check-unit: $(addprefix check-unit-,$(UNIT_TIERS))
 
 # Check and the sanitizer runtimes must be there before a test is compiled.
@@ -183,7 +186,7 @@ check-unit-plain: $(addprefix $(O)/bin/,$(UNIT_TESTS))
 
 check-unit-san:
 	@test -f $(O)/san/.config || { mkdir -p $(O)/san && cp $(O)/.config $(O)/san/.config; }
-	@$(MAKE) --no-print-directory -f $(SRC)/Makefile O=$(O)/san SANITIZE=1 san-run-unit
+	@$(MAKE) --no-print-directory $(UNIT_BUILD_JOBS) -f $(SRC)/Makefile O=$(O)/san SANITIZE=1 san-run-unit
 
 .PHONY: san-run-unit
 san-run-unit: $(addprefix $(O)/bin/,$(UNIT_TESTS))
