@@ -75,6 +75,12 @@ check_intent(const struct label *l, char *err, size_t errlen)
 	if (in->disk != LABEL_NO_DISK && in->disk >= l->ndisks)
 		return plan_err(err, errlen, "intent names disk %u of %u",
 		    in->disk, l->ndisks);
+	/* An add's disk is the one it joins at the end (add.c: replan, roll_back
+	   drops the last disk): naming an old member, its undo would drop that
+	   member and every one after it. */
+	if (in->op == LABEL_OP_ADDING && (l->ndisks < 2 || in->disk != l->ndisks - 1))
+		return plan_err(err, errlen, "an add's intent names disk %u of %u, not the "
+		    "last", in->disk, l->ndisks);
 	if (in->op == LABEL_OP_NONE && (in->step || in->target || in->covered))
 		return plan_err(err, errlen, "idle intent with a step or target");
 	if (in->op != LABEL_OP_DELETING && in->op != LABEL_OP_EXPANDING && in->covered)

@@ -397,9 +397,20 @@ START_TEST(impossible_contents)
 		reseal(s1);
 		decode_fails(s1, sizeof(s1), c[i].want);
 	}
-	/* Intent level (Decision 106): an add's, raid5, on a raid1 or raid5 label only. */
+	/* An add names the disk it joins at the end, never an old member. */
 	l.intent.op = LABEL_OP_ADDING;
 	l.intent.target = l.generation + 1;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "an add's intent names disk 255 of 4"));
+	l.intent.disk = 1;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "names disk 1 of 4, not the last"));
+	l.intent.disk = 3;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), 0);
+	ck_assert_int_eq(label_decode(s1, sizeof(s1), &d, err, sizeof(err)), 0);
+	s1[138] = 2, reseal(s1);
+	decode_fails(s1, sizeof(s1), "names disk 2 of 4, not the last");
+	/* Intent level (Decision 106): an add's, raid5, on a raid1 or raid5 label only. */
 	l.intent.level = LEVEL_RAID5;
 	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "intent to make a 6 volume level 4"));
@@ -416,6 +427,7 @@ START_TEST(impossible_contents)
 	l.intent.level = LEVEL_RAID5;
 	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
 	l.intent.op = LABEL_OP_NONE;
+	l.intent.disk = LABEL_NO_DISK;
 	l.intent.level = 0;
 	l.intent.target = 0;
 	l.level = LEVEL_SHR;
