@@ -1139,29 +1139,7 @@ roll_back(struct volume *v)
 
 	log_warnx("volume %s: adding member %d was interrupted before md took it: the "
 	    "disk is left out", v->name, n + 1);
-	for (int t = 0; t < v->label.ntiers; t++) {
-		struct label_tier *lt = &v->label.tier[t];
-
-		while (lt->nmembers > 0 && lt->member[lt->nmembers - 1] == n)
-			lt->member[--lt->nmembers] = 0;
-	}
-	/* A jbod's tier on the new disk goes, and with it its bytes of the map. */
-	while (v->label.ntiers > 1 && v->label.tier[v->label.ntiers - 1].nmembers == 0) {
-		int t = --v->label.ntiers;
-
-		v->label.size -= v->label.tier[t].tier_size;
-		memset(&v->label.tier[t], 0, sizeof(v->label.tier[t]));
-		while (v->label.nsegs > 0 && v->label.seg[v->label.nsegs - 1].tier == t)
-			memset(&v->label.seg[--v->label.nsegs], 0, sizeof(v->label.seg[0]));
-	}
-	memset(&v->label.member[n], 0, sizeof(v->label.member[n]));
-	v->label.joined[n] = 0;
-	v->label.ndisks = (uint8_t)n;
-	v->label.intent.op = LABEL_OP_NONE;
-	v->label.intent.step = 0;
-	v->label.intent.disk = LABEL_NO_DISK;
-	v->label.intent.target = 0;
-	v->label.intent.level = 0;
+	label_drop_added(&v->label);	/* a jbod's tier on the disk too */
 	v->disk[n][0] = '\0';
 	if (label_change(v, ~0U, &was, err, sizeof(err)) == -1)
 		log_warnx("volume %s: %s", v->name, err);

@@ -537,6 +537,51 @@ START_TEST(clean_start_lacking_a_member_undoes_an_add_md_never_began)
 }
 END_TEST
 
+/*
+ * An add rolled back while an old member was absent (above): that member,
+ * back, still carries the add's label (one disk more, intent adding).  It
+ * was left out when plugged in, and at the next start its label "described
+ * other disks" and the volume was inconsistent.  A label whose add was
+ * rolled back since is compared with the add undone (label_drop_added).
+ */
+START_TEST(old_member_back_after_an_add_rolled_back)
+{
+	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
+	char md[SYS_NAME_MAX];
+	struct volume *v;
+	uint64_t was;
+
+	was = make();
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_sync(md, &check), 0);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
+	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
+	sim_md_idle(NULL);
+	sim_pull_disk("sdb");
+	disk_refresh(0);
+	reboot();
+	turn(50);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.ndisks, 3);
+	sim_push_disk("sdb");
+	disk_refresh(0);
+	volume_scan();
+	turn(50);
+	v = volume_find("r");
+	ck_assert_msg(strcmp(v->disk[1], "sdb") == 0, "sdb left out: %s", v->problem);
+	reboot();
+	turn(50);
+	v = volume_find("r");
+	ck_assert_msg(!v->inconsistent && v->assembled, "%s", v->problem);
+	ck_assert_str_eq(v->disk[1], "sdb");
+	ck_assert_int_eq(v->label.ndisks, 3);
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), was);
+	ck_assert_ptr_null(volume_of_disk("sdd"));
+}
+END_TEST
+
 /* The new disk's partition is there (the add is past AS_PARTITION). */
 static int
 new_part_made(void)
@@ -1629,6 +1674,7 @@ add_suite(void)
 	tcase_add_test(tc, carry_on_after_a_member_failed_undoes);
 	tcase_add_test(tc, clean_start_lacking_a_member_undoes_an_add_md_never_began);
 	tcase_add_test(tc, member_lost_before_the_spare_joins_stops_the_add);
+	tcase_add_test(tc, old_member_back_after_an_add_rolled_back);
 	tcase_add_test(tc, power_cut_mid_reshape_member_gone);
 	tcase_add_test(tc, jbod_takes_a_disk);
 	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);

@@ -561,6 +561,43 @@ START_TEST(grow_covered_against_older)
 }
 END_TEST
 
+/*
+ * An add rolled back (add.c roll_back) while a member was absent: that
+ * member's older label has the added disk; the newer one does not.  The
+ * same volume only when the newer is the older with the add undone.
+ */
+START_TEST(add_rolled_back_against_older)
+{
+	struct label a, b, c;
+
+	setup_shr();
+	make_label(&a, 1);
+	a.intent.op = LABEL_OP_ADDING;
+	a.intent.disk = 3;
+	a.intent.target = a.generation + 2;
+	a.joined[3] = a.generation;
+	b = a;
+	label_drop_added(&b);
+	b.generation = a.generation + 2;
+	ck_assert_int_eq(b.ndisks, 3);
+	ck_assert_int_eq(b.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(label_same_members(&a, &b), 1);
+	/* Not older: no add of a's was rolled back in b. */
+	c = b, c.generation = a.generation;
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
+	/* A disk dropped that no add named. */
+	c = a, c.intent.op = LABEL_OP_NONE, c.intent.disk = LABEL_NO_DISK;
+	ck_assert_int_eq(label_same_members(&c, &b), 0);
+	c = b, c.ndisks = 2;
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
+	/* An old member or array not a's. */
+	c = b, c.member[1].uuid[0] ^= 1;
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
+	c = b, c.tier[0].array_uuid[0] ^= 1;
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
+}
+END_TEST
+
 START_TEST(choose_slots)
 {
 	struct label l, w;
@@ -742,6 +779,7 @@ label_suite(void)
 	tcase_add_test(tc, impossible_contents);
 	tcase_add_test(tc, grow_covered);
 	tcase_add_test(tc, grow_covered_against_older);
+	tcase_add_test(tc, add_rolled_back_against_older);
 	tcase_add_test(tc, map_of_segments);
 	tcase_add_test(tc, choose_slots);
 	tcase_add_test(tc, torn_writes);
