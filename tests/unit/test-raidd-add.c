@@ -475,6 +475,28 @@ START_TEST(carry_on_after_a_member_failed_undoes)
 END_TEST
 
 /*
+ * An add md never began (a check held md: EBUSY), its new partition a
+ * spare in md; then sdb is lost and the volume starts again cleanly (md
+ * marked clean: writable).  The volume's size before.
+ */
+static uint64_t
+add_stopped_then_sdb_lost(char *md, size_t len)
+{
+	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
+	uint64_t was = make();
+
+	md_of("r", md, len);
+	ck_assert_int_eq(sys->md_sync(md, &check), 0);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
+	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
+	sim_md_idle(NULL);
+	sim_pull_disk("sdb");
+	disk_refresh(0);
+	reboot();
+	return was;
+}
+
+/*
  * An add md never began, its new partition a spare in md; a member is
  * lost and the volume starts again cleanly (md writable).  Carried on,
  * the add had md assembled with the spare, md rebuilt the lost member
@@ -486,22 +508,13 @@ END_TEST
  */
 START_TEST(clean_start_lacking_a_member_undoes_an_add_md_never_began)
 {
-	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
 	char md[SYS_NAME_MAX];
 	struct sys_md_status st;
 	struct json_object *a;
 	struct volume *v;
 	uint64_t was;
 
-	was = make();
-	md_of("r", md, sizeof(md));
-	ck_assert_int_eq(sys->md_sync(md, &check), 0);
-	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
-	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
-	sim_md_idle(NULL);	/* md marked clean: the start is writable */
-	sim_pull_disk("sdb");
-	disk_refresh(0);
-	reboot();
+	was = add_stopped_then_sdb_lost(md, sizeof(md));
 	turn(50);
 	v = volume_find("r");
 	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
@@ -546,20 +559,11 @@ END_TEST
  */
 START_TEST(old_member_back_after_an_add_rolled_back)
 {
-	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
 	char md[SYS_NAME_MAX];
 	struct volume *v;
 	uint64_t was;
 
-	was = make();
-	md_of("r", md, sizeof(md));
-	ck_assert_int_eq(sys->md_sync(md, &check), 0);
-	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
-	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
-	sim_md_idle(NULL);
-	sim_pull_disk("sdb");
-	disk_refresh(0);
-	reboot();
+	was = add_stopped_then_sdb_lost(md, sizeof(md));
 	turn(50);
 	v = volume_find("r");
 	ck_assert_int_eq(v->label.ndisks, 3);
