@@ -527,7 +527,16 @@ as_start(struct add *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* The new partition joins each array it will be a member of, as a spare. */
+static int old_members_whole(const struct volume *);
+static int not_taken_yet(const struct volume *);
+
+/*
+ * The new partition joins each array it will be a member of, as a spare.
+ * Not while an old member is lost and md has not begun: md would rebuild
+ * the lost member onto the spare, against the labels (add_decide);
+ * volume.add_disk then undoes the add (carry_checks), so a repair can
+ * have the volume.
+ */
 static int
 as_add(struct add *a, char *err, size_t errlen)
 {
@@ -535,6 +544,9 @@ as_add(struct add *a, char *err, size_t errlen)
 
 	if (new_disk_gone(a))
 		return 0;
+	if (!sized_at_once(l) && not_taken_yet(a->vol) && !old_members_whole(a->vol))
+		return plan_err(err, errlen, "an array lacks a member: md would rebuild it "
+		    "onto the new disk; volume.add_disk undoes the add, then repair the volume");
 	for (int t = 0; t < l->ntiers; t++)
 		if (l->tier[t].role != LABEL_NO_ROLE && l->tier[t].kind != TIER_NONE &&
 		    repair_member_join(a->vol, a->member, t, -1, err, errlen) == -1)
@@ -766,7 +778,6 @@ as_map(struct add *a, char *err, size_t errlen)
 static void add_failed(struct add *, const char *);
 static int carry_checks(struct volume *, const struct disk *, int, int, int *, char *,
     size_t);
-static int not_taken_yet(const struct volume *);
 
 static void
 fs_done(int status, const char *output, void *arg)
@@ -1128,29 +1139,7 @@ roll_back(struct volume *v)
 
 	log_warnx("volume %s: adding member %d was interrupted before md took it: the "
 	    "disk is left out", v->name, n + 1);
-	for (int t = 0; t < v->label.ntiers; t++) {
-		struct label_tier *lt = &v->label.tier[t];
-
-		while (lt->nmembers > 0 && lt->member[lt->nmembers - 1] == n)
-			lt->member[--lt->nmembers] = 0;
-	}
-	/* A jbod's tier on the new disk goes, and with it its bytes of the map. */
-	while (v->label.ntiers > 1 && v->label.tier[v->label.ntiers - 1].nmembers == 0) {
-		int t = --v->label.ntiers;
-
-		v->label.size -= v->label.tier[t].tier_size;
-		memset(&v->label.tier[t], 0, sizeof(v->label.tier[t]));
-		while (v->label.nsegs > 0 && v->label.seg[v->label.nsegs - 1].tier == t)
-			memset(&v->label.seg[--v->label.nsegs], 0, sizeof(v->label.seg[0]));
-	}
-	memset(&v->label.member[n], 0, sizeof(v->label.member[n]));
-	v->label.joined[n] = 0;
-	v->label.ndisks = (uint8_t)n;
-	v->label.intent.op = LABEL_OP_NONE;
-	v->label.intent.step = 0;
-	v->label.intent.disk = LABEL_NO_DISK;
-	v->label.intent.target = 0;
-	v->label.intent.level = 0;
+	label_drop_added(&v->label);	/* a jbod's tier on the disk too */
 	v->disk[n][0] = '\0';
 	if (label_change(v, ~0U, &was, err, sizeof(err)) == -1)
 		log_warnx("volume %s: %s", v->name, err);
@@ -1170,10 +1159,24 @@ not_taken_yet(const struct volume *v)
 	return !md_reshaped(v);
 }
 
+/* An old member's disk is not here (the labels' members less the new disk). */
+static int
+old_member_absent(const struct volume *v)
+{
+	for (int m = 0; m < v->label.ndisks; m++)
+		if (m != v->label.intent.disk && v->disk[m][0] == '\0')
+			return 1;
+	return 0;
+}
+
 /*
  * At start-up, before assembly (assemble.c decide()): carried on when
  * the new disk is here with its label, or md has the new geometry;
- * else rolled back.
+ * else rolled back.  Rolled back too while md has not begun and an old
+ * member is absent: assembled with the new disk's spare, a writable md
+ * rebuilds the lost member onto it at once, against the labels, and the
+ * add can neither go on (md holds no spare) nor a repair be taken (an
+ * add to finish).  A jbod's new tier has no spare to take.
  */
 int
 add_decide(struct volume *v)
@@ -1182,9 +1185,18 @@ add_decide(struct volume *v)
 
 	if (n >= v->label.ndisks || n < 1)
 		return 0;	/* add_resume reports it */
-	if (v->disk[n][0] || !not_taken_yet(v))
+	if (!not_taken_yet(v))
 		return 0;
-	return roll_back(v);
+	if (v->disk[n][0] == '\0')
+		return roll_back(v);
+	if (sized_at_once(&v->label) || !old_member_absent(v))
+		return 0;
+	roll_back(v);
+	snprintf(v->problem, sizeof(v->problem), "lacks a member: adding a disk was undone "
+	    "at the start (md had not begun; none of the data was on it); repair the "
+	    "volume, then add the disk again");
+	log_warnx("volume %s: %s", v->name, v->problem);
+	return 0;
 }
 
 /* A disk at a place past the volume's disks, with an older label: an add rolled back. */

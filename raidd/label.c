@@ -75,6 +75,12 @@ check_intent(const struct label *l, char *err, size_t errlen)
 	if (in->disk != LABEL_NO_DISK && in->disk >= l->ndisks)
 		return plan_err(err, errlen, "intent names disk %u of %u",
 		    in->disk, l->ndisks);
+	/* An add's disk is the one it joins at the end (add.c: replan, roll_back
+	   drops the last disk): naming an old member, its undo would drop that
+	   member and every one after it. */
+	if (in->op == LABEL_OP_ADDING && (l->ndisks < 2 || in->disk != l->ndisks - 1))
+		return plan_err(err, errlen, "an add's intent names disk %u of %u, not the "
+		    "last", in->disk, l->ndisks);
 	if (in->op == LABEL_OP_NONE && (in->step || in->target || in->covered))
 		return plan_err(err, errlen, "idle intent with a step or target");
 	if (in->op != LABEL_OP_DELETING && in->op != LABEL_OP_EXPANDING && in->covered)
@@ -895,6 +901,43 @@ covered_kept(const struct label *a, const struct label *b)
 }
 
 /*
+ * l with its add undone (add.c's roll back): the disk the adding intent
+ * names leaves every tier's list, a jbod's tier of its own on it goes
+ * with its bytes of the map, and the intent clears.  The generation is
+ * the caller's to set.
+ */
+void
+label_drop_added(struct label *l)
+{
+	int n = l->intent.disk;
+
+	for (int t = 0; t < l->ntiers; t++) {
+		struct label_tier *lt = &l->tier[t];
+
+		while (lt->nmembers > 0 && lt->member[lt->nmembers - 1] == n)
+			lt->member[--lt->nmembers] = 0;
+	}
+	while (l->ntiers > 1 && l->tier[l->ntiers - 1].nmembers == 0) {
+		int t = --l->ntiers;
+
+		l->size -= l->tier[t].tier_size;
+		memset(&l->tier[t], 0, sizeof(l->tier[t]));
+		while (l->nsegs > 0 && l->seg[l->nsegs - 1].tier == t)
+			memset(&l->seg[--l->nsegs], 0, sizeof(l->seg[0]));
+	}
+	if (n < PLAN_MAX_DISKS) {
+		memset(&l->member[n], 0, sizeof(l->member[n]));
+		l->joined[n] = 0;
+		l->ndisks = (uint8_t)n;
+	}
+	l->intent.op = LABEL_OP_NONE;
+	l->intent.step = 0;
+	l->intent.disk = LABEL_NO_DISK;
+	l->intent.target = 0;
+	l->intent.level = 0;
+}
+
+/*
  * b (the newer) describes the disks and arrays a (the older) does. No
  * operation here but a repair (one member's disk, after the older label)
  * changes these between generations, so a label that differs from an
@@ -912,6 +955,16 @@ label_same_members(const struct label *a, const struct label *b)
 	int grown = b->level == LEVEL_SHR && b->intent.op == LABEL_OP_EXPANDING &&
 	    a->generation < b->generation;
 
+	/* An add in flight in a, rolled back since (b lacks its disk): a member
+	   absent at the roll back still holds a; it describes b's disks less
+	   the added one, or it is no label of this volume. */
+	if (a->intent.op == LABEL_OP_ADDING && a->generation < b->generation &&
+	    b->ndisks < a->ndisks) {
+		struct label undone = *a;
+
+		label_drop_added(&undone);
+		return label_same_members(&undone, b);
+	}
 	if (!level_kept(a, b) || a->ndisks > b->ndisks || a->ntiers > b->ntiers ||
 	    a->size > b->size || b->ndisks > PLAN_MAX_DISKS || b->ntiers > PLAN_MAX_TIERS ||
 	    !members_added(a, b) || (b->ntiers > a->ntiers && b->ndisks == a->ndisks && !grown) ||

@@ -143,6 +143,7 @@ int	 label_from_plan(struct label *, const struct plan *, int position,
 
 /* b (the newer label) describes the disks and arrays a does (volume.grow, add_disk, repair aside). */
 int	label_same_members(const struct label *a, const struct label *b);
+void	label_drop_added(struct label *);
 /* l's own member entry was replaced in newest since l was written (volume.repair). */
 int	label_replaced(const struct label *l, const struct label *newest);
 

@@ -397,9 +397,20 @@ START_TEST(impossible_contents)
 		reseal(s1);
 		decode_fails(s1, sizeof(s1), c[i].want);
 	}
-	/* Intent level (Decision 106): an add's, raid5, on a raid1 or raid5 label only. */
+	/* An add names the disk it joins at the end, never an old member. */
 	l.intent.op = LABEL_OP_ADDING;
 	l.intent.target = l.generation + 1;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "an add's intent names disk 255 of 4"));
+	l.intent.disk = 1;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "names disk 1 of 4, not the last"));
+	l.intent.disk = 3;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), 0);
+	ck_assert_int_eq(label_decode(s1, sizeof(s1), &d, err, sizeof(err)), 0);
+	s1[138] = 2, reseal(s1);
+	decode_fails(s1, sizeof(s1), "names disk 2 of 4, not the last");
+	/* Intent level (Decision 106): an add's, raid5, on a raid1 or raid5 label only. */
 	l.intent.level = LEVEL_RAID5;
 	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "intent to make a 6 volume level 4"));
@@ -416,6 +427,7 @@ START_TEST(impossible_contents)
 	l.intent.level = LEVEL_RAID5;
 	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
 	l.intent.op = LABEL_OP_NONE;
+	l.intent.disk = LABEL_NO_DISK;
 	l.intent.level = 0;
 	l.intent.target = 0;
 	l.level = LEVEL_SHR;
@@ -546,6 +558,43 @@ START_TEST(grow_covered_against_older)
 	ck_assert_int_eq(label_same_members(&a, &b), 0);
 	b.intent.covered = 0;
 	ck_assert_int_eq(label_same_members(&a, &b), 1);
+}
+END_TEST
+
+/*
+ * An add rolled back (add.c roll_back) while a member was absent: that
+ * member's older label has the added disk; the newer one does not.  The
+ * same volume only when the newer is the older with the add undone.
+ */
+START_TEST(add_rolled_back_against_older)
+{
+	struct label a, b, c;
+
+	setup_shr();
+	make_label(&a, 1);
+	a.intent.op = LABEL_OP_ADDING;
+	a.intent.disk = 3;
+	a.intent.target = a.generation + 2;
+	a.joined[3] = a.generation;
+	b = a;
+	label_drop_added(&b);
+	b.generation = a.generation + 2;
+	ck_assert_int_eq(b.ndisks, 3);
+	ck_assert_int_eq(b.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(label_same_members(&a, &b), 1);
+	/* Not older: no add of a's was rolled back in b. */
+	c = b, c.generation = a.generation;
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
+	/* A disk dropped that no add named. */
+	c = a, c.intent.op = LABEL_OP_NONE, c.intent.disk = LABEL_NO_DISK;
+	ck_assert_int_eq(label_same_members(&c, &b), 0);
+	c = b, c.ndisks = 2;
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
+	/* An old member or array not a's. */
+	c = b, c.member[1].uuid[0] ^= 1;
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
+	c = b, c.tier[0].array_uuid[0] ^= 1;
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
 }
 END_TEST
 
@@ -730,6 +779,7 @@ label_suite(void)
 	tcase_add_test(tc, impossible_contents);
 	tcase_add_test(tc, grow_covered);
 	tcase_add_test(tc, grow_covered_against_older);
+	tcase_add_test(tc, add_rolled_back_against_older);
 	tcase_add_test(tc, map_of_segments);
 	tcase_add_test(tc, choose_slots);
 	tcase_add_test(tc, torn_writes);
