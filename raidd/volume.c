@@ -200,7 +200,7 @@ describe_tier(const struct volume *v, int t)
 	if (up && st.sync_total) {
 		json_object_object_add(o, "sync_action", json_object_new_string(st.sync_action));
 		json_object_object_add(o, "sync_percent",
-		    json_object_new_double(100.0 * st.sync_done / st.sync_total));
+		    watch_percent(st.sync_done, st.sync_total));
 	}
 	if (lt->kind != TIER_NONE)
 		watch_sync_fields(o, &st);

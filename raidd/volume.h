@@ -129,6 +129,7 @@ int	 watch_start(void);
 void	 watch_update(void);
 void	 watch_stop(void);
 void	 watch_sync_fields(struct json_object *, const struct sys_md_status *);
+struct json_object *watch_percent(uint64_t, uint64_t);
 
 /* led.c */
 void	 led_update(void);

@@ -55,6 +55,21 @@ action_name(const struct sys_md_status *st)
 	return "idle";
 }
 
+/* done of total as a percent with one decimal, rounded down and written as
+ * such (not 18.899999999999999): what volume.show and the events say. */
+struct json_object *
+watch_percent(uint64_t done, uint64_t total)
+{
+	char pct[16];
+
+	if (total == 0)
+		return json_object_new_double_s(0.0, "0.0");
+	if (done > total)
+		done = total;
+	snprintf(pct, sizeof(pct), "%.1f", (double)(1000 * done / total) / 10.0);
+	return json_object_new_double_s(atof(pct), pct);
+}
+
 /* A tier's sync: action, progress, eta_s, speed_kbs, mismatch_cnt. */
 void
 watch_sync_fields(struct json_object *o, const struct sys_md_status *st)
@@ -63,13 +78,9 @@ watch_sync_fields(struct json_object *o, const struct sys_md_status *st)
 	int busy = strcmp(action, "idle") != 0 && st->sync_total > 0;
 	uint64_t done = st->sync_done < st->sync_total ? st->sync_done : st->sync_total;
 	uint64_t left = busy ? st->sync_total - done : 0;
-	char pct[16];
 
-	/* One decimal, written as such (not 18.899999999999999). */
-	snprintf(pct, sizeof(pct), "%.1f", busy ? (double)(int)(1000.0 * done / st->sync_total) /
-	    10.0 : 0.0);
 	json_object_object_add(o, "action", json_object_new_string(action));
-	json_object_object_add(o, "progress", busy ? json_object_new_double_s(atof(pct), pct) :
+	json_object_object_add(o, "progress", busy ? watch_percent(done, st->sync_total) :
 	    NULL);
 	json_object_object_add(o, "speed_kbs", busy ?
 	    json_object_new_int64((int64_t)st->sync_speed) : NULL);

@@ -118,6 +118,24 @@ spin(void)
 }
 
 /* md fails a member for errors: the watch fd wakes, raidd says degraded. */
+/* Percents are written with one decimal, rounded down: 69.3, not
+ * 69.299999999999997 (volume.show's sync_percent was). */
+START_TEST(percent_one_decimal_rounded_down)
+{
+	static const struct { uint64_t done, total; const char *want; } c[] = {
+		{ 693, 1000, "69.3" }, { 2, 3, "66.6" }, { 0, 7, "0.0" },
+		{ 5, 0, "0.0" }, { 9, 4, "100.0" }, { 1ULL << 40, (1ULL << 40) + 1, "99.9" },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct json_object *o = watch_percent(c[i].done, c[i].total);
+
+		ck_assert_str_eq(json_object_to_json_string(o), c[i].want);
+		json_object_put(o);
+	}
+}
+END_TEST
+
 START_TEST(md_failure_wakes_without_a_timer)
 {
 	struct volume *v = create("r", "raid1", "\"bay1\",\"bay2\"");
@@ -398,6 +416,7 @@ watch_suite(void)
 	tcase_add_test(tc, member_errors_give_disk_health);
 	tcase_add_test(tc, bay_leds_follow_members);
 	tcase_add_test(tc, led_writer_on_a_fixture_tree);
+	tcase_add_test(tc, percent_one_decimal_rounded_down);
 	suite_add_tcase(s, tc);
 	return s;
 }
