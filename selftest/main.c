@@ -35,7 +35,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: nas-selftest run [--volume NAME | --dir DIR] [--preset review|quick|factory]\n"
 	    "           [--tests T1,T2,...] [--scale F] [--peers ADDR,...] [--json FILE]\n"
-	    "           [--html FILE] [--board FILE] [--seed N] [--exec-between CMD] [-S DIR]\n"
+	    "           [--html FILE] [--board FILE] [--seed N] [--exec-between CMD] [--exec-after CMD] [-S DIR]\n"
 	    "           [--progress-file FILE]\n"
 	    "       nas-selftest factory [--config FILE] [--out DIR] [--board FILE] [--leds DIR]\n"
 	    "           [--seed N] [-S DIR]\n"
@@ -150,6 +150,7 @@ parse(int argc, char **argv, struct st_run *run, const char **tests, struct fact
 		{ "board", required_argument, NULL, 'b' },
 		{ "seed", required_argument, NULL, 'e' },
 		{ "exec-between", required_argument, NULL, 'x' },
+		{ "exec-after", required_argument, NULL, 'X' },
 		{ "progress-file", required_argument, NULL, 'g' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "out", required_argument, NULL, 'o' },
@@ -161,7 +162,7 @@ parse(int argc, char **argv, struct st_run *run, const char **tests, struct fact
 	int c;
 
 	while ((c = getopt_long(argc, argv, "S:h", opts, NULL)) != -1) {
-		if (strchr(fo ? "vdptsPjHx" : "col", c)) {
+		if (strchr(fo ? "vdptsPjHxX" : "col", c)) {
 			for (int i = 0; opts[i].name; i++)
 				if (opts[i].val == c)
 					log_warnx("--%s: not an option of %s", opts[i].name,
@@ -181,6 +182,7 @@ parse(int argc, char **argv, struct st_run *run, const char **tests, struct fact
 		case 'H': run->html_path = optarg; break;
 		case 'b': run->board_ini = optarg; break;
 		case 'x': run->between = optarg; break;
+		case 'X': run->after = optarg; break;
 		case 'S': run->sockdir = optarg; break;
 		case 'g':
 			run->progress_fd = open(optarg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |

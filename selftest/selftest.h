@@ -107,6 +107,7 @@ struct st_run {
 	const char	*sockdir;
 	const char	*board_ini;
 	const char	*between;	/* shell command between write and read */
+	const char	*after;		/* shell command after the reads */
 	uint64_t	 seed;
 	double		 origin;	/* now_s() at the start: the record's time 0 */
 	int		 progress_tty;

@@ -306,17 +306,20 @@ first_extent(const char *path)
 
 /*
  * --exec-between: a command run after a test's writes and before its
- * reads, told the file and where its first extent lies on the device.
- * The tests corrupt a block with it; a line PC could pull a disk.
+ * reads; --exec-after: after its reads, the file still there.  Either is
+ * told the file and where its first extent lies on the device.  The
+ * tests corrupt a block with the first; the fio comparison runs fio on
+ * the test's own file before or after the test's reads (Decision 131);
+ * a line PC could pull a disk.
  */
 static void
-between(struct ctx *c, const char *test, const char *path)
+hook(struct ctx *c, const char *cmd, const char *name, const char *test, const char *path)
 {
 	char phys[32];
 	pid_t pid;
 	int status;
 
-	if (c->run->between == NULL)
+	if (cmd == NULL || *c->run->stop)
 		return;
 	snprintf(phys, sizeof(phys), "%lld", first_extent(path));
 	if ((pid = fork()) == -1) {
@@ -327,13 +330,25 @@ between(struct ctx *c, const char *test, const char *path)
 		setenv("NAS_SELFTEST_TEST", test, 1);
 		setenv("NAS_SELFTEST_FILE", path, 1);
 		setenv("NAS_SELFTEST_PHYS", phys, 1);
-		execl("/bin/sh", "sh", "-c", c->run->between, (char *)NULL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		log_warnx("--exec-between command failed for %s", test);
+		log_warnx("--%s command failed for %s", name, test);
+}
+
+static void
+between(struct ctx *c, const char *test, const char *path)
+{
+	hook(c, c->run->between, "exec-between", test, path);
+}
+
+static void
+after(struct ctx *c, const char *test, const char *path)
+{
+	hook(c, c->run->after, "exec-after", test, path);
 }
 
 /* O_DIRECT where the test asks and the filesystem allows (tmpfs does not). */
@@ -475,6 +490,7 @@ run_seqfile(struct ctx *c, const struct tdef *t)
 	}
 	if (!*c->run->stop)
 		w->verified = r->verified;
+	after(c, t->name, path);
 	unlink(path);
 	return 0;
 }
@@ -540,6 +556,7 @@ run_iops(struct ctx *c, const struct tdef *t)
 	if (*c->run->stop || one_job(c, t, path, &j, OP_READ, ST_IOPS, &r) == -1)
 		return *c->run->stop ? 0 : -1;
 	w->verified = r->verified;
+	after(c, t->name, path);
 	return 0;
 }
 
@@ -689,6 +706,7 @@ run_many(struct ctx *c, const struct tdef *t)
 		snprintf(r->note, sizeof(r->note), "%llu of %llu files did not verify",
 		    (unsigned long long)bad, (unsigned long long)done);
 	progress_done(c, r);
+	after(c, t->name, path);
 clean:
 	rc = 0;
 out:

@@ -92,6 +92,18 @@ check "a corrupted block: verified false on both tests, pass false" jq -e \
 	 and .pass == false and .exit == 1' "$tmp/c.json"
 check "a corrupted block: the table says FAIL (data)" grep -q '^file-2g .*FAIL (data)$' "$tmp/table"
 
+# --exec-after: after the reads, the file still there and still the test's
+# (a judge's read of it after the test's own); --exec-between before them.
+hooks='echo "$1 $NAS_SELFTEST_TEST $(stat -c %s "$NAS_SELFTEST_FILE")" >>'"'$tmp/hooks'"
+rm -f "$tmp/hooks"
+run --dir "$mnt" --tests seq-max,iops-4k-q16 --scale 0.002 --exec-between "set -- between; $hooks" \
+	--exec-after "set -- after; $hooks" --json "$tmp/h.json" >/dev/null 2>&1
+rc=$?
+check "--exec-between/--exec-after: exit 0 (got $rc)" test "$rc" = 0
+check "--exec-after: run after each test's reads on its whole file, in order" sh -c \
+	"[ \"\$(awk '{ print \$1, \$2, (\$3 > 0) }' '$tmp/hooks' | tr '\n' ,)\" = \
+	 'between seq-max 1,after seq-max 1,between iops-4k-q16 1,after iops-4k-q16 1,' ]"
+
 # Usage errors exit 2; a directory that cannot hold the tests exits 3.
 run --tests nosuch >/dev/null 2>&1
 check "unknown test: exit 2" test $? = 2
