@@ -156,6 +156,7 @@ sync_worker(void *arg)
 {
 	struct worker *w = arg;
 	const struct io_job *j = w->job;
+	struct pattern_buf pb = { 0 };
 	uint64_t off, t0;
 	ssize_t n;
 	void *buf;
@@ -167,7 +168,9 @@ sync_worker(void *arg)
 	}
 	while ((off = next_offset(w)) != END) {
 		if ((wr = next_is_write(w)))
-			pattern_fill(buf, j->bs, j->seed, j->file, off);
+			pattern_into(&pb, buf, j->bs, j->seed, j->file, off);
+		else
+			pb.held = 0;	/* the read overwrites it */
 		t0 = now_ns();
 		n = wr ? pwrite(j->fd, buf, j->bs, (off_t)off) :
 		    pread(j->fd, buf, j->bs, (off_t)off);
@@ -196,6 +199,7 @@ struct pipe {
 	pthread_cond_t	 cv;
 	struct worker	*w;
 	void		*buf[PIPE_BUFS];
+	struct pattern_buf pb[PIPE_BUFS];	/* a write's: what buf holds */
 	uint64_t	 off[PIPE_BUFS];
 	int		 state[PIPE_BUFS];
 	int		 done;		/* the I/O thread hands out no more */
@@ -236,7 +240,7 @@ pattern_worker(void *arg)
 		if (!pipe_wait(p, i, j->write ? B_FILL : B_CHECK))
 			break;
 		if (j->write) {
-			pattern_fill(p->buf[i], j->bs, j->seed, j->file, p->off[i]);
+			pattern_into(&p->pb[i], p->buf[i], j->bs, j->seed, j->file, p->off[i]);
 			pipe_set(p, i, B_READY);
 		} else {
 			verify(j, &p->checked, p->buf[i], p->off[i]);
@@ -348,6 +352,7 @@ pipe_worker(void *arg)
 
 struct slot {
 	void		*buf;
+	struct pattern_buf pb;		/* a write's: what buf holds */
 	uint64_t	 off;
 	uint64_t	 t0;
 };
@@ -362,7 +367,7 @@ uring_queue(struct io_uring *ring, struct worker *w, struct slot *s)
 	if ((s->off = next_offset(w)) == END || (sqe = io_uring_get_sqe(ring)) == NULL)
 		return 0;
 	if (j->write) {
-		pattern_fill(s->buf, j->bs, j->seed, j->file, s->off);
+		pattern_into(&s->pb, s->buf, j->bs, j->seed, j->file, s->off);
 		io_uring_prep_write(sqe, j->fd, s->buf, j->bs, s->off);
 	} else
 		io_uring_prep_read(sqe, j->fd, s->buf, j->bs, s->off);

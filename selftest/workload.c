@@ -560,9 +560,10 @@ run_iops(struct ctx *c, const struct tdef *t)
 	return 0;
 }
 
-/* Writes file i of a many-file test; -1 with errno. */
+/* Writes file i of a many-file test from buf (pb says what it holds); -1 with errno. */
 static int
-write_small(const char *path, void *buf, uint64_t size, uint64_t seed, uint64_t file)
+write_small(const char *path, struct pattern_buf *pb, void *buf, uint64_t size, uint64_t seed,
+    uint64_t file)
 {
 	int fd, e;
 
@@ -571,7 +572,7 @@ write_small(const char *path, void *buf, uint64_t size, uint64_t seed, uint64_t 
 	for (uint64_t off = 0; off < size; off += MiB) {
 		size_t len = size - off < MiB ? size - off : MiB;
 
-		pattern_fill(buf, len, seed, file, off);
+		pattern_into(pb, buf, len, seed, file, off);
 		if (pwrite(fd, buf, len, (off_t)off) != (ssize_t)len) {
 			e = errno ? errno : EIO;
 			close(fd);
@@ -645,6 +646,7 @@ many_remove(struct ctx *c, uint64_t count)
 static int
 run_many(struct ctx *c, const struct tdef *t)
 {
+	struct pattern_buf pb = { 0 };	/* buf: written from, then read into */
 	struct st_result *w, *r;
 	struct phase ph;
 	char path[600];
@@ -668,7 +670,7 @@ run_many(struct ctx *c, const struct tdef *t)
 	phase_begin(&ph);
 	for (i = 0; i < t->count && !*c->run->stop; i++) {
 		many_path(c, path, sizeof(path), i);
-		if (write_small(path, buf, t->size, c->run->seed, 1000 + i) == -1)
+		if (write_small(path, &pb, buf, t->size, c->run->seed, 1000 + i) == -1)
 			break;
 	}
 	done = i;

@@ -82,6 +82,64 @@ START_TEST(pattern_misplaced_block)
 }
 END_TEST
 
+/* A block of the same phase a whole period away (the same body) fails by
+ * its stamps alone, in every unit. */
+START_TEST(pattern_period_away)
+{
+	static char a[4096], b[4096];
+
+	pattern_fill(a, sizeof(a), 3, 1, 5 * 4096);
+	pattern_fill(b, sizeof(b), 3, 1, 5 * 4096 + PATTERN_PERIOD);
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 3, 1, 5 * 4096 + PATTERN_PERIOD), 0);
+	for (size_t u = 0; u < sizeof(a); u += PATTERN_UNIT) {
+		/* The units differ in their first word only. */
+		ck_assert_int_ne(memcmp(a + u, b + u, 8), 0);
+		ck_assert_int_eq(memcmp(a + u + 8, b + u + 8, PATTERN_UNIT - 8), 0);
+		memcpy(a + u, b + u, PATTERN_UNIT);
+		ck_assert_int_eq(pattern_check(a, sizeof(a), 3, 1, 5 * 4096), (int64_t)u);
+		pattern_fill(a, sizeof(a), 3, 1, 5 * 4096);
+	}
+}
+END_TEST
+
+/* pattern_into writes what pattern_fill would, rewriting the stamps only
+ * where the buffer holds the phase's body, and all of it otherwise. */
+START_TEST(pattern_into_restamps)
+{
+	static char a[8192], want[8192];
+	struct pattern_buf pb = { 0 };
+	uint64_t off = 3 * PATTERN_PERIOD + 4096;
+
+	pattern_into(&pb, a, sizeof(a), 11, 2, 4096);
+	pattern_fill(want, sizeof(want), 11, 2, 4096);
+	ck_assert_int_eq(memcmp(a, want, sizeof(a)), 0);
+	/* Same phase, another file and period: equal to a full fill. */
+	pattern_into(&pb, a, sizeof(a), 11, 9, off);
+	pattern_fill(want, sizeof(want), 11, 9, off);
+	ck_assert_int_eq(memcmp(a, want, sizeof(a)), 0);
+	/* Only the stamps were written: a body changed behind pb's back stays. */
+	a[3 * PATTERN_UNIT + 100] ^= 1;
+	pattern_into(&pb, a, sizeof(a), 11, 9, off + PATTERN_PERIOD);
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 11, 9, off + PATTERN_PERIOD),
+	    3 * PATTERN_UNIT);
+	/* Forgotten (a read went into it), the whole buffer is written. */
+	pb.held = 0;
+	pattern_into(&pb, a, sizeof(a), 11, 9, off + PATTERN_PERIOD);
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 11, 9, off + PATTERN_PERIOD), -1);
+	/* Another phase, seed or length is a full fill. */
+	a[100] ^= 1;
+	a[sizeof(a) - 1] ^= 1;
+	pattern_into(&pb, a, sizeof(a), 11, 9, off + PATTERN_UNIT);
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 11, 9, off + PATTERN_UNIT), -1);
+	a[100] ^= 1;
+	pattern_into(&pb, a, sizeof(a), 12, 9, off + PATTERN_UNIT);
+	ck_assert_int_eq(pattern_check(a, sizeof(a), 12, 9, off + PATTERN_UNIT), -1);
+	a[100] ^= 1;
+	pattern_into(&pb, a, 4096, 12, 9, off + PATTERN_UNIT);
+	ck_assert_int_eq(pattern_check(a, 4096, 12, 9, off + PATTERN_UNIT), -1);
+}
+END_TEST
+
 static char *
 tmpfile_of(size_t size)
 {
@@ -1033,6 +1091,8 @@ suite(void)
 	tcase_add_test(t, pattern_every_bit);
 	tcase_add_test(t, pattern_units_differ);
 	tcase_add_test(t, pattern_misplaced_block);
+	tcase_add_test(t, pattern_period_away);
+	tcase_add_test(t, pattern_into_restamps);
 	tcase_add_test(t, engine_threads);
 	tcase_add_test(t, engine_one_thread);
 	tcase_add_test(t, engine_uring);
