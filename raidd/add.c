@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/raid/md_p.h>
+
 #include "job.h"
 #include "mdsb.h"
 #include "plan-grow.h"
@@ -1087,33 +1089,36 @@ add_start(struct volume *v, const char *spec, int force, const struct plan *afte
 /* ---- after a power cut ---- */
 
 /*
- * md has taken the new geometry: a present old member's superblock of
- * any tier says so.  as_reshape asks md tier by tier, so a cut between
- * two leaves the first tiers at the new count (Decision 118).
+ * md has begun the add on tier t: a superblock of the tier's array on a
+ * present member, the new disk's included, counts the new raid disks or
+ * records a reshape.  md writes its members' superblocks one after
+ * another (md_update_sb), so a cut may leave any one of them, the new
+ * disk's too, alone at the new geometry: every one is read.
+ */
+static int
+tier_reshaped(const struct volume *v, int t)
+{
+	const struct label_tier *lt = &v->label.tier[t];
+	struct mdsb sb;
+
+	for (int r = 0; r < lt->nmembers; r++)
+		if (tier_sb(v, t, lt->member[r], &sb) == 0 && (sb.raid_disks == lt->nmembers ||
+		    (sb.feature_map & MD_FEATURE_RESHAPE_ACTIVE)))
+			return 1;
+	return 0;
+}
+
+/*
+ * md has taken the new geometry on any tier: as_reshape asks md tier by
+ * tier, so a cut between two leaves the first tiers at the new count
+ * (Decision 118).
  */
 static int
 md_reshaped(const struct volume *v)
 {
-	char dev[SYS_NAME_MAX];
-	struct mdsb sb;
-
-	for (int t = 0; t < v->label.ntiers; t++) {
-		const struct label_tier *lt = &v->label.tier[t];
-
-		if (lt->kind == TIER_NONE)
-			continue;
-		for (int r = 0; r < lt->nmembers; r++) {
-			int m = lt->member[r];
-
-			if (m == v->label.intent.disk || v->disk[m][0] == '\0' ||
-			    sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start, dev,
-			    sizeof(dev)) == -1 || member_read_sb(dev, &sb) == -1)
-				continue;
-			if (sb.raid_disks == lt->nmembers)
-				return 1;
-			break;
-		}
-	}
+	for (int t = 0; t < v->label.ntiers; t++)
+		if (v->label.tier[t].kind != TIER_NONE && tier_reshaped(v, t))
+			return 1;
 	return 0;
 }
 

@@ -443,6 +443,24 @@ member_read_sb(const char *dev, struct mdsb *sb)
 	    mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, sb, err, sizeof(err)) == 0 ? 0 : -1;
 }
 
+/*
+ * Member m's superblock of tier t, from its partition: only one of the
+ * tier's own array (set_uuid).  A partition may hold another array's (a
+ * disk from elsewhere, a new disk's past life), which says nothing of
+ * this one.
+ */
+int
+tier_sb(const struct volume *v, int t, int m, struct mdsb *sb)
+{
+	char dev[SYS_NAME_MAX];
+
+	if (v->disk[m][0] == '\0' || sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start,
+	    dev, sizeof(dev)) == -1 || member_read_sb(dev, sb) == -1 ||
+	    memcmp(sb->set_uuid, v->label.tier[t].array_uuid, 16) != 0)
+		return -1;
+	return 0;
+}
+
 static uint64_t
 bitmap_cleared(const char *dev, const struct mdsb *sb)
 {
@@ -733,21 +751,13 @@ faulty_in_tier(const struct volume *v, int t, int m)
 {
 	static struct mdsb sb, own;
 	const struct label_tier *lt = &v->label.tier[t];
-	char dev[SYS_NAME_MAX];
 	uint64_t best = 0;
 	int found = 0, faulty = 0;
 
-	if (sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1 ||
-	    member_read_sb(dev, &own) == -1 ||
-	    memcmp(own.set_uuid, lt->array_uuid, 16) != 0)
+	if (tier_sb(v, t, m, &own) == -1)
 		return 1;
 	for (int r = 0; r < lt->nmembers; r++) {
-		int k = lt->member[r];
-
-		if (v->disk[k][0] == '\0' || sys->part_dev(v->disk[k],
-		    v->mlabel[k].tier[t].start, dev, sizeof(dev)) == -1 ||
-		    member_read_sb(dev, &sb) == -1 ||
-		    memcmp(sb.set_uuid, lt->array_uuid, 16) != 0 ||
+		if (tier_sb(v, t, lt->member[r], &sb) == -1 ||
 		    (found && sb.events <= best) || own.dev_number >= sb.max_dev ||
 		    own.dev_number >= MDSB_MAX_DEV_LIMIT)
 			continue;

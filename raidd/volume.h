@@ -140,6 +140,7 @@ void	 led_set_sysfs(const char *root);
 struct mdsb;
 void	 volume_scan(void);
 int	 member_read_sb(const char *dev, struct mdsb *);
+int	 tier_sb(const struct volume *, int t, int m, struct mdsb *);
 void	 volume_note_failed(struct volume *);
 int	 volume_assemble(struct volume *, char *err, size_t errlen);
 int	 volume_assemble_as_was(struct volume *, char *err, size_t errlen);

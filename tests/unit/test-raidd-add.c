@@ -636,6 +636,33 @@ START_TEST(member_lost_before_the_spare_joins_stops_the_add)
 }
 END_TEST
 
+/* volume.add_disk of sdd until md reshapes, md not moving on: md's array and status. */
+static void
+reshaping(char *md, size_t len, struct sys_md_status *st)
+{
+	struct json_object *a;
+
+	reshape_speed = 0;
+	a = unit_call(srv, &root, "volume.add_disk", ADD_SDD);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	turn(100);
+	md_of("r", md, len);
+	ck_assert_int_eq(sys->md_status(md, st), 0);
+	ck_assert_str_eq(st->sync_action, "reshape");
+}
+
+/* raidd starts again after a power cut (sim_power_cut), the loop turning, md stalled. */
+static void
+restart(void)
+{
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	turn(100);
+}
+
 /*
  * The power goes in the middle of md's reshape: the volume is back at
  * its old size, usable, while md carries the reshape on from where it
@@ -646,26 +673,14 @@ START_TEST(power_cut_mid_reshape)
 	uint64_t was = make();
 	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
 	struct sys_md_status st;
-	struct json_object *a;
 
-	reshape_speed = 0;
-	a = unit_call(srv, &root, "volume.add_disk", ADD_SDD);
-	ck_assert_int_eq(unit_err_code(a), 0);
-	json_object_put(a);
-	turn(100);
-	md_of("r", md, sizeof(md));
-	ck_assert_int_eq(sys->md_status(md, &st), 0);
-	ck_assert_str_eq(st.sync_action, "reshape");
+	reshaping(md, sizeof(md), &st);
 	/* md starts no check while it reshapes. */
 	ck_assert_int_eq(sys->md_sync(md, &(struct sys_md_sync){ .action = "check" }), -1);
 	ck_assert_int_eq(errno, EBUSY);
 	sim_md_reshape_step(md, st.sync_total / 3);
 	sim_power_cut();
-	volume_reset();
-	job_reset();
-	disk_refresh(0);
-	volume_scan();
-	turn(100);
+	restart();
 	ck_assert_int_eq(job_running_count(), 1);
 	ck_assert_int_eq(volume_find("r")->label.intent.op, LABEL_OP_ADDING);
 	ck_assert_int_eq(sys->md_status(md, &st), 0);
@@ -682,6 +697,33 @@ START_TEST(power_cut_mid_reshape)
 END_TEST
 
 /*
+ * An add carried on over a volume dirty and degraded at the cut: it
+ * waits, read-only, and volume.start force carries it on (Decision 124)
+ * to a volume grown and degraded, the data there.
+ */
+static void
+forced_to_the_end(struct volume *v, const char *md, uint64_t was)
+{
+	char dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+
+	ck_assert_int_eq(job_running_count(), 0);
+	ck_assert_ptr_nonnull(strstr(v->problem, "read-only"));
+	json_object_put(unit_call_expect(srv, &root, "volume.start",
+	    "{\"name\":\"r\",\"force\":true}", 0));
+	ck_assert_int_eq(job_running_count(), 1);
+	run_all();
+	ck_assert_msg(v->label.intent.op == LABEL_OP_NONE, "%s", v->problem);
+	ck_assert_uint_eq(v->label.size, was / 2 * 3);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.raid_disks, 4);
+	ck_assert_int_eq(st.degraded, 1);
+	volume_dm_name("r", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+}
+
+/*
  * The power goes in the middle of md's reshape and an old member's disk
  * is gone at the next start: md carries the reshape on degraded, and so
  * does the add (planned from the labels, the absent member by its
@@ -692,25 +734,13 @@ START_TEST(power_cut_mid_reshape_member_gone)
 	uint64_t was = make();
 	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
 	struct sys_md_status st;
-	struct json_object *a;
 	struct volume *v;
 
-	reshape_speed = 0;
-	a = unit_call(srv, &root, "volume.add_disk", ADD_SDD);
-	ck_assert_int_eq(unit_err_code(a), 0);
-	json_object_put(a);
-	turn(100);
-	md_of("r", md, sizeof(md));
-	ck_assert_int_eq(sys->md_status(md, &st), 0);
-	ck_assert_str_eq(st.sync_action, "reshape");
+	reshaping(md, sizeof(md), &st);
 	sim_md_reshape_step(md, st.sync_total / 3);
 	sim_power_cut();
 	sim_pull_disk("sdb");
-	volume_reset();
-	job_reset();
-	disk_refresh(0);
-	volume_scan();
-	turn(100);
+	restart();
 	v = volume_find("r");
 	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
 	volume_dm_name("r", dm, sizeof(dm));
@@ -719,20 +749,100 @@ START_TEST(power_cut_mid_reshape_member_gone)
 	   add waits for force (md reshapes no read-only array, Decision 116). */
 	reshape_speed = 1 << 17;
 	ck_assert_int_eq(v->state, VOL_DIRTY_DEGRADED);
-	ck_assert_int_eq(job_running_count(), 0);
-	ck_assert_ptr_nonnull(strstr(v->problem, "read-only"));
-	/* The start carries the add on by itself (Decision 124). */
-	json_object_put(unit_call_expect(srv, &root, "volume.start",
-	    "{\"name\":\"r\",\"force\":true}", 0));
-	ck_assert_int_eq(job_running_count(), 1);
-	run_all();
-	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
-	ck_assert_uint_eq(v->label.size, was / 2 * 3);
-	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
-	ck_assert_int_eq(sys->md_status(md, &st), 0);
-	ck_assert_int_eq(st.raid_disks, 4);
-	ck_assert_int_eq(st.degraded, 1);
+	forced_to_the_end(v, md, was);
+}
+END_TEST
+
+/* disk's superblock of the first tier, changed by edit. */
+static void
+sb_rewrite(const char *disk, void (*edit)(struct mdsb *))
+{
+	static uint8_t buf[MDSB_BLOCK];
+	static struct mdsb sb;
+	char dev[SYS_NAME_MAX], err[MDSB_ERRLEN];
+
+	ck_assert_int_eq(sys->part_dev(disk, MIB, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(sys->read_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, &sb, err,
+	    sizeof(err)), 0);
+	edit(&sb);
+	ck_assert_msg(mdsb_encode(&sb, buf, sizeof(buf), err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(sys->write_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)), 0);
+}
+
+/* As md left a raid5 of three's member when the power went before
+   md_update_sb reached it: one event behind, three raid disks. */
+static void
+sb_behind(struct mdsb *sb)
+{
+	sb->raid_disks = 3;
+	sb->events--;
+}
+
+/*
+ * md began the reshape, and the power went while it wrote its members'
+ * superblocks one after another: the first member's still says three
+ * raid disks (0: the others four, the new disk then lost; 1: only the
+ * new disk's says four, an old member then lost).  The start read the
+ * first old member's only, found md untouched and rolled the add back
+ * over md's half-done reshape: every superblock of the array is read,
+ * the new disk's too, and the add goes on.
+ */
+START_TEST(reshape_begun_on_some_superblocks_is_never_rolled_back)
+{
+	static const char *const disks[] = { "sda", "sdb", "sdc" };
+	uint64_t was = make();
+	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct volume *v;
+
+	reshaping(md, sizeof(md), &st);
+	sim_power_cut();
+	/* md_update_sb had not reached the first member (0), or had reached
+	   only the new disk (1) */
+	for (int i = 0; i < (_i == 0 ? 1 : 3); i++)
+		sb_rewrite(disks[i], sb_behind);
+	sim_pull_disk(_i == 0 ? "sdd" : "sdc");
+	restart();
+	v = volume_find("r");
+	ck_assert_msg(v->label.ndisks == 4 && v->label.intent.op == LABEL_OP_ADDING,
+	    "the add md began was rolled back: %s", v->problem);
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	volume_dm_name("r", dm, sizeof(dm));
 	unit_raidd_pattern(dm, was, 0);
+	reshape_speed = 1 << 17;
+	ck_assert_int_eq(v->state, VOL_DIRTY_DEGRADED);
+	forced_to_the_end(v, md, was);
+}
+END_TEST
+
+/* Another array's superblock, of four raid disks (a disk's past life). */
+static void
+sb_alien(struct mdsb *sb)
+{
+	sb->set_uuid[0] ^= 0xff;
+	sb->raid_disks = 4;
+}
+
+/*
+ * A superblock counts for an array only when it is that array's: the
+ * start reads every member's (add_decide), and one of another array
+ * (a disk's past life) says nothing of this one.  The disk proof keeps
+ * such a disk out of the volume before; tier_sb is the last guard.
+ */
+START_TEST(tier_sb_reads_only_the_tiers_array)
+{
+	struct volume *v;
+	struct mdsb sb;
+
+	make();
+	v = volume_find("r");
+	ck_assert_int_eq(tier_sb(v, 0, 1, &sb), 0);
+	ck_assert_int_eq(sb.raid_disks, 3);
+	sim_md_idle(NULL);
+	sb_rewrite("sdb", sb_alien);
+	ck_assert_int_eq(tier_sb(v, 0, 1, &sb), -1);
+	ck_assert_int_eq(tier_sb(v, 0, 0, &sb), 0);
 }
 END_TEST
 
@@ -1680,6 +1790,8 @@ add_suite(void)
 	tcase_add_test(tc, member_lost_before_the_spare_joins_stops_the_add);
 	tcase_add_test(tc, old_member_back_after_an_add_rolled_back);
 	tcase_add_test(tc, power_cut_mid_reshape_member_gone);
+	tcase_add_loop_test(tc, reshape_begun_on_some_superblocks_is_never_rolled_back, 0, 2);
+	tcase_add_test(tc, tier_sb_reads_only_the_tiers_array);
 	tcase_add_test(tc, jbod_takes_a_disk);
 	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_jbod_add, 0, CUT_POINTS);
