@@ -1089,49 +1089,52 @@ add_start(struct volume *v, const char *spec, int force, const struct plan *afte
 /* ---- after a power cut ---- */
 
 /*
- * md has begun the add on tier t: a superblock of the tier's array on a
- * present member, the new disk's included, counts the new raid disks or
- * records a reshape.  md writes its members' superblocks one after
- * another (md_update_sb), so a cut may leave any one of them, the new
- * disk's too, alone at the new geometry: every one is read.
+ * What one superblock of tier t's array says: md has begun the add
+ * there.  It counts the new raid disks or records a reshape; or md took
+ * a raid1 of two over as raid5 (the level raid5_takeover_raid1 writes in
+ * every member's), the reshape not asked yet.  The labels' step says
+ * none of this: it is written before md is asked, which may refuse
+ * (EBUSY) or never be asked before a cut.
  */
 static int
-tier_reshaped(const struct volume *v, int t)
+sb_began(const struct label *l, int t, const struct mdsb *sb)
+{
+	if (sb->raid_disks == l->tier[t].nmembers || (sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE))
+		return 1;
+	return label_takes_over(l, t) && sb->level == 5;
+}
+
+/*
+ * md has begun the add on tier t: a superblock of the tier's array on a
+ * present member, the new disk's included, says so.  md writes its
+ * members' superblocks one after another (md_update_sb), so a cut may
+ * leave any one of them, the new disk's too, alone at the new geometry:
+ * every one is read.
+ */
+static int
+tier_began(const struct volume *v, int t)
 {
 	const struct label_tier *lt = &v->label.tier[t];
 	struct mdsb sb;
 
 	for (int r = 0; r < lt->nmembers; r++)
-		if (tier_sb(v, t, lt->member[r], &sb) == 0 && (sb.raid_disks == lt->nmembers ||
-		    (sb.feature_map & MD_FEATURE_RESHAPE_ACTIVE)))
+		if (tier_sb(v, t, lt->member[r], &sb) == 0 && sb_began(&v->label, t, &sb))
 			return 1;
 	return 0;
 }
 
 /*
- * md has taken the new geometry on any tier: as_reshape asks md tier by
- * tier, so a cut between two leaves the first tiers at the new count
- * (Decision 118).
+ * md has begun the add on any tier: as_reshape asks md tier by tier, so
+ * a cut between two leaves the first tiers at the new count (Decision
+ * 118).
  */
 static int
-md_reshaped(const struct volume *v)
+md_began(const struct volume *v)
 {
 	for (int t = 0; t < v->label.ntiers; t++)
-		if (v->label.tier[t].kind != TIER_NONE && tier_reshaped(v, t))
+		if (v->label.tier[t].kind != TIER_NONE && tier_began(v, t))
 			return 1;
 	return 0;
-}
-
-/* md may have taken a tier over already (a raid5 of two): the add is kept. */
-static int
-md_may_have_taken_over(const struct volume *v)
-{
-	if (v->label.intent.step < AS_RESHAPE)
-		return 0;
-	for (int t = 0; t < v->label.ntiers; t++)
-		if (label_takes_over(&v->label, t))
-			return 1;
-	return v->label.intent.level != 0;
 }
 
 /* The labels forget the new disk: it never got its own, and md never reshaped. */
@@ -1158,10 +1161,8 @@ not_taken_yet(const struct volume *v)
 	/* A jbod's filesystem grows onto the new disk only after step 9. */
 	if (sized_at_once(&v->label))
 		return v->label.intent.step < AS_SIZE;
-	if (md_may_have_taken_over(v))
-		return 0;
 	/* The step may say reshape while md never began (refused, or a cut). */
-	return !md_reshaped(v);
+	return !md_began(v);
 }
 
 /* An old member's disk is not here (the labels' members less the new disk). */

@@ -475,25 +475,75 @@ START_TEST(carry_on_after_a_member_failed_undoes)
 END_TEST
 
 /*
- * An add md never began (a check held md: EBUSY), its new partition a
- * spare in md; then sdb is lost and the volume starts again cleanly (md
- * marked clean: writable).  The volume's size before.
+ * An add md never began (a check on tier t's array held md: EBUSY), its
+ * new partitions spares in md; then sdb is lost and the volume starts
+ * again cleanly (md marked clean: writable).
  */
-static uint64_t
-add_stopped_then_sdb_lost(char *md, size_t len)
+static void
+add_refused_then_sdb_lost(const char *add, int t)
 {
 	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
-	uint64_t was = make();
+	char md[SYS_NAME_MAX];
 
-	md_of("r", md, len);
+	volume_md_name(volume_find("r"), t, md, sizeof(md));
 	ck_assert_int_eq(sys->md_sync(md, &check), 0);
-	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
+	ck_assert_int_eq(run("volume.add_disk", add), JOB_FAILED);
+	ck_assert_int_eq(volume_find("r")->label.intent.step, 6);
 	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
 	sim_md_idle(NULL);
 	sim_pull_disk("sdb");
 	disk_refresh(0);
 	reboot();
+}
+
+/* As add_refused_then_sdb_lost, for a raid5 of three taking sdd: its size before. */
+static uint64_t
+add_stopped_then_sdb_lost(char *md, size_t len)
+{
+	uint64_t was = make();
+
+	md_of("r", md, len);
+	add_refused_then_sdb_lost(ADD_SDD, 0);
 	return was;
+}
+
+/*
+ * The add undone by the start, before assembly: the volume of ndisks
+ * runs degraded, every label at the newest generation, and no array
+ * holds the new disk; a repair with it is taken.
+ */
+static void
+undone_at_start(int ndisks, const char *disk, const char *bay)
+{
+	struct sys_md_status st;
+	struct json_object *a;
+	char md[SYS_NAME_MAX], repair[128];
+	struct volume *v;
+
+	turn(50);
+	v = volume_find("r");
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, ndisks);
+	ck_assert_msg(strstr(v->problem, "undone"), "%s", v->problem);
+	ck_assert_ptr_null(volume_of_disk(disk));
+	for (int t = 0; t < v->label.ntiers; t++) {
+		volume_md_name(v, t, md, sizeof(md));
+		ck_assert_int_eq(sys->md_status(md, &st), 0);
+		ck_assert_str_eq(st.sync_action, "idle");
+		for (int i = 0; i < st.nmembers; i++)
+			ck_assert_msg(strncmp(st.member[i].dev, disk, 3) != 0, "%s is %s in %s",
+			    st.member[i].dev, st.member[i].state, md);
+	}
+	for (int m = 0; m < ndisks; m++)
+		if (v->disk[m][0])
+			ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	snprintf(repair, sizeof(repair), "{\"name\":\"r\",\"disk\":\"%s\",\"force\":true}",
+	    bay);
+	a = unit_call(srv, &root, "volume.repair", repair);
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_put(a);
 }
 
 /*
@@ -510,31 +560,11 @@ START_TEST(clean_start_lacking_a_member_undoes_an_add_md_never_began)
 {
 	char md[SYS_NAME_MAX];
 	struct sys_md_status st;
-	struct json_object *a;
 	struct volume *v;
 	uint64_t was;
 
 	was = add_stopped_then_sdb_lost(md, sizeof(md));
-	turn(50);
-	v = volume_find("r");
-	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
-	ck_assert_int_eq(v->state, VOL_DEGRADED);
-	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
-	ck_assert_int_eq(v->label.ndisks, 3);
-	ck_assert_ptr_nonnull(strstr(v->problem, "undone"));
-	ck_assert_ptr_null(volume_of_disk("sdd"));
-	ck_assert_int_eq(sys->md_status(md, &st), 0);
-	ck_assert_str_eq(st.sync_action, "idle");
-	for (int i = 0; i < st.nmembers; i++)
-		ck_assert_msg(strncmp(st.member[i].dev, "sdd", 3) != 0, "%s is %s in md",
-		    st.member[i].dev, st.member[i].state);
-	for (int m = 0; m < 3; m++)
-		if (v->disk[m][0])
-			ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
-	a = unit_call(srv, &root, "volume.repair",
-	    "{\"name\":\"r\",\"disk\":\"bay4\",\"force\":true}");
-	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
-	json_object_put(a);
+	undone_at_start(3, "sdd", "bay4");
 	for (int i = 0; i < 200 && job_running_count() > 0; i++) {
 		sim_md_recover(md, 1ULL << 30);
 		turn(5);
@@ -1250,6 +1280,28 @@ START_TEST(power_cut_after_takeover)
 }
 END_TEST
 
+/*
+ * As clean_start_lacking_a_member_undoes_an_add_md_never_began, for a
+ * raid1 of two becoming raid5: md refused the takeover (a check), the
+ * labels' step said the reshape was asked.  The start trusted the step
+ * ("md may have taken it over"), carried the add on, and md rebuilt the
+ * lost member onto the new disk's spare against the labels: the volume
+ * came up without the member and a repair was refused.  md's superblocks
+ * say raid1: md never took it over, and the add is undone.
+ */
+START_TEST(takeover_never_asked_undone_at_a_start_lacking_a_member)
+{
+	struct volume *v;
+
+	make_raid1();
+	add_refused_then_sdb_lost(ADD_SDC_R5, 0);
+	undone_at_start(2, "sdc", "bay3");
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.level, LEVEL_RAID1);
+	ck_assert_int_eq(v->label.intent.level, 0);
+}
+END_TEST
+
 /* After a power cut, the array of volume r started read-only from its n members. */
 static void
 start_read_only(int n, char *md, size_t len)
@@ -1573,6 +1625,21 @@ START_TEST(shr_add_between_tiers_new_disk_lost)
 }
 END_TEST
 
+/*
+ * As takeover_never_asked_undone_at_a_start_lacking_a_member, for an SHR
+ * of three whose raid1 tier md takes over: md refused the first tier's
+ * reshape (a check), and asked nothing of the raid1 tier.  md's
+ * superblocks say md began neither: the add is undone.
+ */
+START_TEST(shr_clean_start_lacking_a_member_undoes_the_add)
+{
+	shr_case(2);
+	make_shr();
+	add_refused_then_sdb_lost("{\"name\":\"r\",\"disk\":\"bay4\"}", 0);
+	undone_at_start(3, "sdd", "bay4");
+}
+END_TEST
+
 /* A disk smaller than the volume's top band, or md's raid1 not two: refused, nothing changes. */
 START_TEST(shr_add_refusals)
 {
@@ -1801,12 +1868,14 @@ add_suite(void)
 	tcase_add_test(tc, md_refuses_changes_read_only);
 	tcase_add_test(tc, takeover_stopped_by_a_check_carried_on);
 	tcase_add_test(tc, power_cut_after_takeover);
+	tcase_add_test(tc, takeover_never_asked_undone_at_a_start_lacking_a_member);
 	tcase_add_test(tc, labels_take_raid5_only_by_an_add);
 	tcase_add_loop_test(tc, power_cut_during_takeover_add, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, shr_takes_a_disk, 0, 4);
 	tcase_add_loop_test(tc, power_cut_during_shr_add, 0, 2 * SHR_CUTS);
 	tcase_add_loop_test(tc, power_cut_mid_shr_reshape, 0, 2);
 	tcase_add_test(tc, shr_add_between_tiers_new_disk_lost);
+	tcase_add_test(tc, shr_clean_start_lacking_a_member_undoes_the_add);
 	tcase_add_test(tc, start_force_undoes_an_add_md_never_began_on_a_lacking_volume);
 	tcase_add_test(tc, shr_add_refusals);
 	tcase_add_test(tc, shr_labels_take_raid5_only_by_an_add);
