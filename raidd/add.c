@@ -1205,12 +1205,24 @@ add_decide(struct volume *v)
 	return 0;
 }
 
-/* A disk at a place past the volume's disks, with an older label: an add rolled back. */
+/*
+ * l is the label of a disk an add gave a place past newest's disks, and
+ * newest is later: the add was rolled back (roll_back), the disk is no
+ * member.  label_same_members() judges such an adding label with the add
+ * undone, and would take it.
+ */
+int
+add_rolled_back(const struct label *l, const struct label *newest)
+{
+	return l->position >= newest->ndisks && l->generation < newest->generation;
+}
+
+/* A disk collected before the newest label was seen, of an add rolled back. */
 void
 add_left_out(struct volume *v)
 {
 	for (int m = v->label.ndisks; m < PLAN_MAX_DISKS; m++)
-		if (v->disk[m][0] && v->mlabel[m].generation < v->label.generation) {
+		if (v->disk[m][0] && add_rolled_back(&v->mlabel[m], &v->label)) {
 			log_info("volume %s: %s was being added as member %d when that was rolled "
 			    "back: left out", v->name, v->disk[m], m + 1);
 			v->disk[m][0] = '\0';

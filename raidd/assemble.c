@@ -93,6 +93,14 @@ collect(const struct disk *d, const struct label *l, int next_slot)
 		v->left_out |= 1U << m;
 		return;
 	}
+	/* The disk of an add rolled back, still with the add's label: no
+	   member, whether the volume runs or not (add_left_out, for a disk
+	   collected before the newest label). */
+	if (add_rolled_back(l, &v->label)) {
+		log_info("volume %s: %s was being added as member %d when that was rolled "
+		    "back: left out", v->name, d->sys.name, m + 1);
+		return;
+	}
 	/* A running volume's members are known: a disk that comes now and
 	   says it replaced one is split brain or from elsewhere (below). */
 	if (!v->assembled && v->disk[m][0] && label_replaced(&v->mlabel[m], l)) {

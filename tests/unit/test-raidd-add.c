@@ -616,6 +616,37 @@ START_TEST(old_member_back_after_an_add_rolled_back)
 }
 END_TEST
 
+/*
+ * The add undone at the start (above), the new disk still carries the
+ * add's label (member 4, intent adding, an older generation).  A later
+ * scan (a disk's uevent) took it into the running volume at member 4,
+ * past its members: label_same_members judges an older adding label
+ * with the add undone, and it matched.  It is left out.
+ */
+START_TEST(rescan_leaves_the_undone_disk_out)
+{
+	char md[SYS_NAME_MAX];
+	struct volume *v;
+
+	add_stopped_then_sdb_lost(md, sizeof(md));
+	turn(50);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.ndisks, 3);
+	ck_assert_str_eq(v->disk[3], "");
+	sim_pull_disk("sdd");
+	disk_refresh(0);
+	volume_scan();
+	sim_push_disk("sdd");
+	disk_refresh(0);
+	volume_scan();
+	turn(50);
+	for (int m = 0; m < PLAN_MAX_DISKS; m++)
+		ck_assert_msg(strcmp(v->disk[m], "sdd") != 0, "sdd taken as member %d", m + 1);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	undone_at_start(3, "sdd", "bay4");
+}
+END_TEST
+
 /* The new disk's partition is there (the add is past AS_PARTITION). */
 static int
 new_part_made(void)
@@ -1856,6 +1887,7 @@ add_suite(void)
 	tcase_add_test(tc, clean_start_lacking_a_member_undoes_an_add_md_never_began);
 	tcase_add_test(tc, member_lost_before_the_spare_joins_stops_the_add);
 	tcase_add_test(tc, old_member_back_after_an_add_rolled_back);
+	tcase_add_test(tc, rescan_leaves_the_undone_disk_out);
 	tcase_add_test(tc, power_cut_mid_reshape_member_gone);
 	tcase_add_loop_test(tc, reshape_begun_on_some_superblocks_is_never_rolled_back, 0, 2);
 	tcase_add_test(tc, tier_sb_reads_only_the_tiers_array);
