@@ -476,11 +476,10 @@ END_TEST
 
 /*
  * An add md never began (a check on tier t's array held md: EBUSY), its
- * new partitions spares in md; then sdb is lost and the volume starts
- * again cleanly (md marked clean: writable).
+ * new partitions spares in md, md marked clean after.
  */
 static void
-add_refused_then_sdb_lost(const char *add, int t)
+add_refused(const char *add, int t)
 {
 	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
 	char md[SYS_NAME_MAX];
@@ -491,6 +490,13 @@ add_refused_then_sdb_lost(const char *add, int t)
 	ck_assert_int_eq(volume_find("r")->label.intent.step, 6);
 	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
 	sim_md_idle(NULL);
+}
+
+/* add_refused, then sdb is lost and the volume starts again cleanly (md writable). */
+static void
+add_refused_then_sdb_lost(const char *add, int t)
+{
+	add_refused(add, t);
 	sim_pull_disk("sdb");
 	disk_refresh(0);
 	reboot();
@@ -644,6 +650,76 @@ START_TEST(rescan_leaves_the_undone_disk_out)
 		ck_assert_msg(strcmp(v->disk[m], "sdd") != 0, "sdd taken as member %d", m + 1);
 	ck_assert_int_eq(v->label.ndisks, 3);
 	undone_at_start(3, "sdd", "bay4");
+}
+END_TEST
+
+#define ROLL_BACK_CUTS	20
+
+/*
+ * An add md never began (a check held md), then the start rolls it back:
+ * 0, sdb is lost (the volume lacks a member); 1, the new disk is gone.
+ * Nothing written yet: the power comes back just before the start.
+ */
+static uint64_t
+roll_back_ahead(int i)
+{
+	uint64_t was = make();
+
+	add_refused(ADD_SDD, 0);
+	sim_pull_disk(i == 0 ? "sdb" : "sdd");
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	return was;
+}
+
+/*
+ * The power goes again after the k-th mutating step of the start that
+ * rolls the add back (its own label writes among them): the next start
+ * finds some members rolled back and others still adding, and comes up
+ * as the volume was, every present label at the newest, the new disk
+ * out, the data there.
+ */
+START_TEST(power_cut_during_start_roll_back)
+{
+	int k = _i % ROLL_BACK_CUTS, total, start;
+	char dm[SYS_NAME_MAX];
+	uint64_t was;
+	struct volume *v;
+
+	roll_back_ahead(_i / ROLL_BACK_CUTS);
+	start = sim_ops();
+	volume_scan();
+	run_all();
+	total = sim_ops() - start;
+	ck_assert_int_lt(total, ROLL_BACK_CUTS);
+	ck_assert_int_gt(total, 1);
+	if (k > total)
+		return;
+	teardown();
+	setup();
+	was = roll_back_ahead(_i / ROLL_BACK_CUTS);
+	sim_fail_after(k);
+	volume_scan();
+	run_all();
+	sim_fail_after(-1);
+	reboot();
+	turn(50);
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(!v->inconsistent && v->assembled, "%s", v->problem);
+	ck_assert_int_eq(v->state, _i < ROLL_BACK_CUTS ? VOL_DEGRADED : VOL_CLEAN);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	for (int m = 0; m < PLAN_MAX_DISKS; m++) {
+		ck_assert_msg(strcmp(v->disk[m], "sdd") != 0, "sdd is member %d", m + 1);
+		if (v->disk[m][0])
+			ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	}
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), was);
+	volume_dm_name("r", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
 }
 END_TEST
 
@@ -1888,6 +1964,7 @@ add_suite(void)
 	tcase_add_test(tc, member_lost_before_the_spare_joins_stops_the_add);
 	tcase_add_test(tc, old_member_back_after_an_add_rolled_back);
 	tcase_add_test(tc, rescan_leaves_the_undone_disk_out);
+	tcase_add_loop_test(tc, power_cut_during_start_roll_back, 0, 2 * ROLL_BACK_CUTS);
 	tcase_add_test(tc, power_cut_mid_reshape_member_gone);
 	tcase_add_loop_test(tc, reshape_begun_on_some_superblocks_is_never_rolled_back, 0, 2);
 	tcase_add_test(tc, tier_sb_reads_only_the_tiers_array);
