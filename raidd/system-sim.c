@@ -1139,7 +1139,7 @@ md_start(const struct sys_md *md, int create)
 {
 	struct sys_md use;
 	struct dev *a, *m;
-	static struct mdsb first;
+	static struct mdsb fresh;
 	uint64_t recovery[SYS_MAX_MEMBERS];
 
 	if (find(md->name))
@@ -1163,7 +1163,7 @@ md_start(const struct sys_md *md, int create)
 	   The geometry is the freshest superblock's (analyze_sbs' refdev): md
 	   writes its members' one after another, and a cut may leave the
 	   first behind the others. */
-	if (assemble_members(md, &use, &first, recovery) == -1)
+	if (assemble_members(md, &use, &fresh, recovery) == -1)
 		return create ? (errno = EINVAL, -1) : -1;
 	if (create && use.nmembers != md->nmembers)
 		return errno = EINVAL, -1;
@@ -1171,17 +1171,17 @@ md_start(const struct sys_md *md, int create)
 		return errno = ENOSPC, -1;
 	a->md = use;
 	/* md's geometry is the superblocks', whatever the caller counted. */
-	a->md.raid_disks = (int)first.raid_disks;
-	a->events = first.events;
-	a->level = first.level;
-	a->layout = first.layout;
-	a->member_sectors = first.size;
+	a->md.raid_disks = (int)fresh.raid_disks;
+	a->events = fresh.events;
+	a->level = fresh.level;
+	a->layout = fresh.layout;
+	a->member_sectors = fresh.size;
 	for (int i = 0; i < use.nmembers; i++) {
 		a->md.member[i].sb = a->md.member[i].bitmap = NULL;
 		a->rebuilding[i] = recovery[i] != UINT64_MAX;
 		a->recovery[i] = a->rebuilding[i] ? recovery[i] : 0;
 	}
-	if (!md_survives(a) || (!create && dirty_degraded(a, first.resync_offset) &&
+	if (!md_survives(a) || (!create && dirty_degraded(a, fresh.resync_offset) &&
 	    !(md->flags & SYS_MD_START_DIRTY))) {
 		drop(a);
 		return errno = EIO, -1;
@@ -1189,11 +1189,11 @@ md_start(const struct sys_md *md, int create)
 	a->store = md_store(md->name);
 	/* Size: the superblock's component size times the data members, as md;
 	   while a reshape is under way, the old geometry's until it ends. */
-	a->size = md_bytes(a->level, first.raid_disks, first.size);
+	a->size = md_bytes(a->level, fresh.raid_disks, fresh.size);
 	if (store_index(md->name) >= 0 && stores[store_index(md->name)].from_disks)
 		a->size = md_bytes(a->level, (uint32_t)stores[store_index(md->name)].from_disks,
-		    first.size);
-	a->dirty = first.resync_offset != MDSB_RESYNC_CLEAN;
+		    fresh.size);
+	a->dirty = fresh.resync_offset != MDSB_RESYNC_CLEAN;
 	a->ro = !create && (md->flags & SYS_MD_READONLY);
 	/* Roles nobody fills are recorded as missing, as md does; read-only,
 	   md writes no superblock and recovers nothing. */
