@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/raid/md_p.h>
+
 #include "job.h"
 #include "mdsb.h"
 #include "plan-grow.h"
@@ -1087,46 +1089,52 @@ add_start(struct volume *v, const char *spec, int force, const struct plan *afte
 /* ---- after a power cut ---- */
 
 /*
- * md has taken the new geometry: a present old member's superblock of
- * any tier says so.  as_reshape asks md tier by tier, so a cut between
- * two leaves the first tiers at the new count (Decision 118).
+ * What one superblock of tier t's array says: md has begun the add
+ * there.  It counts the new raid disks or records a reshape; or md took
+ * a raid1 of two over as raid5 (the level raid5_takeover_raid1 writes in
+ * every member's), the reshape not asked yet.  The labels' step says
+ * none of this: it is written before md is asked, which may refuse
+ * (EBUSY) or never be asked before a cut.
  */
 static int
-md_reshaped(const struct volume *v)
+sb_began(const struct label *l, int t, const struct mdsb *sb)
 {
-	char dev[SYS_NAME_MAX];
+	if (sb->raid_disks == l->tier[t].nmembers || (sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE))
+		return 1;
+	return label_takes_over(l, t) && sb->level == 5;
+}
+
+/*
+ * md has begun the add on tier t: a superblock of the tier's array on a
+ * present member, the new disk's included, says so.  md writes its
+ * members' superblocks one after another (md_update_sb), so a cut may
+ * leave any one of them, the new disk's too, alone at the new geometry:
+ * every one is read.
+ */
+static int
+tier_began(const struct volume *v, int t)
+{
+	const struct label_tier *lt = &v->label.tier[t];
 	struct mdsb sb;
 
-	for (int t = 0; t < v->label.ntiers; t++) {
-		const struct label_tier *lt = &v->label.tier[t];
-
-		if (lt->kind == TIER_NONE)
-			continue;
-		for (int r = 0; r < lt->nmembers; r++) {
-			int m = lt->member[r];
-
-			if (m == v->label.intent.disk || v->disk[m][0] == '\0' ||
-			    sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start, dev,
-			    sizeof(dev)) == -1 || member_read_sb(dev, &sb) == -1)
-				continue;
-			if (sb.raid_disks == lt->nmembers)
-				return 1;
-			break;
-		}
-	}
+	for (int r = 0; r < lt->nmembers; r++)
+		if (tier_sb(v, t, lt->member[r], &sb) == 0 && sb_began(&v->label, t, &sb))
+			return 1;
 	return 0;
 }
 
-/* md may have taken a tier over already (a raid5 of two): the add is kept. */
+/*
+ * md has begun the add on any tier: as_reshape asks md tier by tier, so
+ * a cut between two leaves the first tiers at the new count (Decision
+ * 118).
+ */
 static int
-md_may_have_taken_over(const struct volume *v)
+md_began(const struct volume *v)
 {
-	if (v->label.intent.step < AS_RESHAPE)
-		return 0;
 	for (int t = 0; t < v->label.ntiers; t++)
-		if (label_takes_over(&v->label, t))
+		if (v->label.tier[t].kind != TIER_NONE && tier_began(v, t))
 			return 1;
-	return v->label.intent.level != 0;
+	return 0;
 }
 
 /* The labels forget the new disk: it never got its own, and md never reshaped. */
@@ -1153,10 +1161,8 @@ not_taken_yet(const struct volume *v)
 	/* A jbod's filesystem grows onto the new disk only after step 9. */
 	if (sized_at_once(&v->label))
 		return v->label.intent.step < AS_SIZE;
-	if (md_may_have_taken_over(v))
-		return 0;
 	/* The step may say reshape while md never began (refused, or a cut). */
-	return !md_reshaped(v);
+	return !md_began(v);
 }
 
 /* An old member's disk is not here (the labels' members less the new disk). */
@@ -1199,12 +1205,24 @@ add_decide(struct volume *v)
 	return 0;
 }
 
-/* A disk at a place past the volume's disks, with an older label: an add rolled back. */
+/*
+ * l is the label of a disk an add gave a place past newest's disks, and
+ * newest is later: the add was rolled back (roll_back), the disk is no
+ * member.  label_same_members() judges such an adding label with the add
+ * undone, and would take it.
+ */
+int
+add_rolled_back(const struct label *l, const struct label *newest)
+{
+	return l->position >= newest->ndisks && l->generation < newest->generation;
+}
+
+/* A disk collected before the newest label was seen, of an add rolled back. */
 void
 add_left_out(struct volume *v)
 {
 	for (int m = v->label.ndisks; m < PLAN_MAX_DISKS; m++)
-		if (v->disk[m][0] && v->mlabel[m].generation < v->label.generation) {
+		if (v->disk[m][0] && add_rolled_back(&v->mlabel[m], &v->label)) {
 			log_info("volume %s: %s was being added as member %d when that was rolled "
 			    "back: left out", v->name, v->disk[m], m + 1);
 			v->disk[m][0] = '\0';

@@ -93,6 +93,14 @@ collect(const struct disk *d, const struct label *l, int next_slot)
 		v->left_out |= 1U << m;
 		return;
 	}
+	/* The disk of an add rolled back, still with the add's label: no
+	   member, whether the volume runs or not (add_left_out, for a disk
+	   collected before the newest label). */
+	if (add_rolled_back(l, &v->label)) {
+		log_info("volume %s: %s was being added as member %d when that was rolled "
+		    "back: left out", v->name, d->sys.name, m + 1);
+		return;
+	}
 	/* A running volume's members are known: a disk that comes now and
 	   says it replaced one is split brain or from elsewhere (below). */
 	if (!v->assembled && v->disk[m][0] && label_replaced(&v->mlabel[m], l)) {
@@ -443,6 +451,24 @@ member_read_sb(const char *dev, struct mdsb *sb)
 	    mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, sb, err, sizeof(err)) == 0 ? 0 : -1;
 }
 
+/*
+ * Member m's superblock of tier t, from its partition: only one of the
+ * tier's own array (set_uuid).  A partition may hold another array's (a
+ * disk from elsewhere, a new disk's past life), which says nothing of
+ * this one.
+ */
+int
+tier_sb(const struct volume *v, int t, int m, struct mdsb *sb)
+{
+	char dev[SYS_NAME_MAX];
+
+	if (v->disk[m][0] == '\0' || sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start,
+	    dev, sizeof(dev)) == -1 || member_read_sb(dev, sb) == -1 ||
+	    memcmp(sb->set_uuid, v->label.tier[t].array_uuid, 16) != 0)
+		return -1;
+	return 0;
+}
+
 static uint64_t
 bitmap_cleared(const char *dev, const struct mdsb *sb)
 {
@@ -733,21 +759,13 @@ faulty_in_tier(const struct volume *v, int t, int m)
 {
 	static struct mdsb sb, own;
 	const struct label_tier *lt = &v->label.tier[t];
-	char dev[SYS_NAME_MAX];
 	uint64_t best = 0;
 	int found = 0, faulty = 0;
 
-	if (sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start, dev, sizeof(dev)) == -1 ||
-	    member_read_sb(dev, &own) == -1 ||
-	    memcmp(own.set_uuid, lt->array_uuid, 16) != 0)
+	if (tier_sb(v, t, m, &own) == -1)
 		return 1;
 	for (int r = 0; r < lt->nmembers; r++) {
-		int k = lt->member[r];
-
-		if (v->disk[k][0] == '\0' || sys->part_dev(v->disk[k],
-		    v->mlabel[k].tier[t].start, dev, sizeof(dev)) == -1 ||
-		    member_read_sb(dev, &sb) == -1 ||
-		    memcmp(sb.set_uuid, lt->array_uuid, 16) != 0 ||
+		if (tier_sb(v, t, lt->member[r], &sb) == -1 ||
 		    (found && sb.events <= best) || own.dev_number >= sb.max_dev ||
 		    own.dev_number >= MDSB_MAX_DEV_LIMIT)
 			continue;

@@ -1021,8 +1021,8 @@ md_survives(struct dev *a)
  * reaches, is kicked. What is left runs, degraded or not.
  */
 static int
-assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events,
-    uint64_t *recovery, uint64_t *resync)
+assemble_members(const struct sys_md *md, struct sys_md *out, struct mdsb *geom,
+    uint64_t *recovery)
 {
 	struct mdsb sb[SYS_MAX_MEMBERS], *fresh = NULL;
 	int ok[SYS_MAX_MEMBERS] = { 0 };
@@ -1042,8 +1042,7 @@ assemble_members(const struct sys_md *md, struct sys_md *out, uint64_t *events,
 	}
 	if (fresh == NULL)
 		return errno = EINVAL, -1;
-	*events = fresh->events;
-	*resync = fresh->resync_offset;
+	*geom = *fresh;
 	for (int i = 0; i < md->nmembers; i++) {
 		struct dev *m = find(md->member[i].dev);
 
@@ -1140,8 +1139,8 @@ md_start(const struct sys_md *md, int create)
 {
 	struct sys_md use;
 	struct dev *a, *m;
-	struct mdsb first;
-	uint64_t events = 0, resync = 0, recovery[SYS_MAX_MEMBERS];
+	static struct mdsb fresh;
+	uint64_t recovery[SYS_MAX_MEMBERS];
 
 	if (find(md->name))
 		return errno = EEXIST, -1;
@@ -1160,28 +1159,29 @@ md_start(const struct sys_md *md, int create)
 		    md->member[i].bitmap, md->member[i].bitmap_len) == -1)))
 			return -1;
 	}
-	/* A create too takes only members that carry this array's superblock. */
-	if (assemble_members(md, &use, &events, recovery, &resync) == -1)
+	/* A create too takes only members that carry this array's superblock.
+	   The geometry is the freshest superblock's (analyze_sbs' refdev): md
+	   writes its members' one after another, and a cut may leave the
+	   first behind the others. */
+	if (assemble_members(md, &use, &fresh, recovery) == -1)
 		return create ? (errno = EINVAL, -1) : -1;
 	if (create && use.nmembers != md->nmembers)
-		return errno = EINVAL, -1;
-	if (sb_read(find(use.member[0].dev), &first) == -1)
 		return errno = EINVAL, -1;
 	if ((a = new_dev(DEV_MD, md->name)) == NULL)
 		return errno = ENOSPC, -1;
 	a->md = use;
 	/* md's geometry is the superblocks', whatever the caller counted. */
-	a->md.raid_disks = (int)first.raid_disks;
-	a->events = events;
-	a->level = first.level;
-	a->layout = first.layout;
-	a->member_sectors = first.size;
+	a->md.raid_disks = (int)fresh.raid_disks;
+	a->events = fresh.events;
+	a->level = fresh.level;
+	a->layout = fresh.layout;
+	a->member_sectors = fresh.size;
 	for (int i = 0; i < use.nmembers; i++) {
 		a->md.member[i].sb = a->md.member[i].bitmap = NULL;
 		a->rebuilding[i] = recovery[i] != UINT64_MAX;
 		a->recovery[i] = a->rebuilding[i] ? recovery[i] : 0;
 	}
-	if (!md_survives(a) || (!create && dirty_degraded(a, resync) &&
+	if (!md_survives(a) || (!create && dirty_degraded(a, fresh.resync_offset) &&
 	    !(md->flags & SYS_MD_START_DIRTY))) {
 		drop(a);
 		return errno = EIO, -1;
@@ -1189,11 +1189,11 @@ md_start(const struct sys_md *md, int create)
 	a->store = md_store(md->name);
 	/* Size: the superblock's component size times the data members, as md;
 	   while a reshape is under way, the old geometry's until it ends. */
-	a->size = md_bytes(a->level, first.raid_disks, first.size);
+	a->size = md_bytes(a->level, fresh.raid_disks, fresh.size);
 	if (store_index(md->name) >= 0 && stores[store_index(md->name)].from_disks)
 		a->size = md_bytes(a->level, (uint32_t)stores[store_index(md->name)].from_disks,
-		    first.size);
-	a->dirty = resync != MDSB_RESYNC_CLEAN;
+		    fresh.size);
+	a->dirty = fresh.resync_offset != MDSB_RESYNC_CLEAN;
 	a->ro = !create && (md->flags & SYS_MD_READONLY);
 	/* Roles nobody fills are recorded as missing, as md does; read-only,
 	   md writes no superblock and recovers nothing. */

@@ -140,6 +140,7 @@ void	 led_set_sysfs(const char *root);
 struct mdsb;
 void	 volume_scan(void);
 int	 member_read_sb(const char *dev, struct mdsb *);
+int	 tier_sb(const struct volume *, int t, int m, struct mdsb *);
 void	 volume_note_failed(struct volume *);
 int	 volume_assemble(struct volume *, char *err, size_t errlen);
 int	 volume_assemble_as_was(struct volume *, char *err, size_t errlen);
@@ -233,6 +234,7 @@ struct job *add_start(struct volume *, const char *disk, int force, const struct
 struct job *add_carry_on(struct volume *, const struct disk *, int force, struct crypt_key *,
 	    int *code, char *err, size_t errlen);
 int	 add_decide(struct volume *);
+int	 add_rolled_back(const struct label *, const struct label *newest);
 void	 add_left_out(struct volume *);
 void	 add_resume(struct volume *);
 /* volume.start force's: add_resume, or the add undone when md never began

@@ -475,25 +475,81 @@ START_TEST(carry_on_after_a_member_failed_undoes)
 END_TEST
 
 /*
- * An add md never began (a check held md: EBUSY), its new partition a
- * spare in md; then sdb is lost and the volume starts again cleanly (md
- * marked clean: writable).  The volume's size before.
+ * An add md never began (a check on tier t's array held md: EBUSY), its
+ * new partitions spares in md, md marked clean after.
  */
-static uint64_t
-add_stopped_then_sdb_lost(char *md, size_t len)
+static void
+add_refused(const char *add, int t)
 {
 	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
-	uint64_t was = make();
+	char md[SYS_NAME_MAX];
 
-	md_of("r", md, len);
+	volume_md_name(volume_find("r"), t, md, sizeof(md));
 	ck_assert_int_eq(sys->md_sync(md, &check), 0);
-	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
+	ck_assert_int_eq(run("volume.add_disk", add), JOB_FAILED);
+	ck_assert_int_eq(volume_find("r")->label.intent.step, 6);
 	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
 	sim_md_idle(NULL);
+}
+
+/* add_refused, then sdb is lost and the volume starts again cleanly (md writable). */
+static void
+add_refused_then_sdb_lost(const char *add, int t)
+{
+	add_refused(add, t);
 	sim_pull_disk("sdb");
 	disk_refresh(0);
 	reboot();
+}
+
+/* As add_refused_then_sdb_lost, for a raid5 of three taking sdd: its size before. */
+static uint64_t
+add_stopped_then_sdb_lost(char *md, size_t len)
+{
+	uint64_t was = make();
+
+	md_of("r", md, len);
+	add_refused_then_sdb_lost(ADD_SDD, 0);
 	return was;
+}
+
+/*
+ * The add undone by the start, before assembly: the volume of ndisks
+ * runs degraded, every label at the newest generation, and no array
+ * holds the new disk; a repair with it is taken.
+ */
+static void
+undone_at_start(int ndisks, const char *disk, const char *bay)
+{
+	struct sys_md_status st;
+	struct json_object *a;
+	char md[SYS_NAME_MAX], repair[128];
+	struct volume *v;
+
+	turn(50);
+	v = volume_find("r");
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, ndisks);
+	ck_assert_msg(strstr(v->problem, "undone"), "%s", v->problem);
+	ck_assert_ptr_null(volume_of_disk(disk));
+	for (int t = 0; t < v->label.ntiers; t++) {
+		volume_md_name(v, t, md, sizeof(md));
+		ck_assert_int_eq(sys->md_status(md, &st), 0);
+		ck_assert_str_eq(st.sync_action, "idle");
+		for (int i = 0; i < st.nmembers; i++)
+			ck_assert_msg(strncmp(st.member[i].dev, disk, 3) != 0, "%s is %s in %s",
+			    st.member[i].dev, st.member[i].state, md);
+	}
+	for (int m = 0; m < ndisks; m++)
+		if (v->disk[m][0])
+			ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	snprintf(repair, sizeof(repair), "{\"name\":\"r\",\"disk\":\"%s\",\"force\":true}",
+	    bay);
+	a = unit_call(srv, &root, "volume.repair", repair);
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_put(a);
 }
 
 /*
@@ -510,31 +566,11 @@ START_TEST(clean_start_lacking_a_member_undoes_an_add_md_never_began)
 {
 	char md[SYS_NAME_MAX];
 	struct sys_md_status st;
-	struct json_object *a;
 	struct volume *v;
 	uint64_t was;
 
 	was = add_stopped_then_sdb_lost(md, sizeof(md));
-	turn(50);
-	v = volume_find("r");
-	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
-	ck_assert_int_eq(v->state, VOL_DEGRADED);
-	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
-	ck_assert_int_eq(v->label.ndisks, 3);
-	ck_assert_ptr_nonnull(strstr(v->problem, "undone"));
-	ck_assert_ptr_null(volume_of_disk("sdd"));
-	ck_assert_int_eq(sys->md_status(md, &st), 0);
-	ck_assert_str_eq(st.sync_action, "idle");
-	for (int i = 0; i < st.nmembers; i++)
-		ck_assert_msg(strncmp(st.member[i].dev, "sdd", 3) != 0, "%s is %s in md",
-		    st.member[i].dev, st.member[i].state);
-	for (int m = 0; m < 3; m++)
-		if (v->disk[m][0])
-			ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
-	a = unit_call(srv, &root, "volume.repair",
-	    "{\"name\":\"r\",\"disk\":\"bay4\",\"force\":true}");
-	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
-	json_object_put(a);
+	undone_at_start(3, "sdd", "bay4");
 	for (int i = 0; i < 200 && job_running_count() > 0; i++) {
 		sim_md_recover(md, 1ULL << 30);
 		turn(5);
@@ -583,6 +619,107 @@ START_TEST(old_member_back_after_an_add_rolled_back)
 		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
 	ck_assert_uint_eq(unit_raidd_dm_size("r"), was);
 	ck_assert_ptr_null(volume_of_disk("sdd"));
+}
+END_TEST
+
+/*
+ * The add undone at the start (above), the new disk still carries the
+ * add's label (member 4, intent adding, an older generation).  A later
+ * scan (a disk's uevent) took it into the running volume at member 4,
+ * past its members: label_same_members judges an older adding label
+ * with the add undone, and it matched.  It is left out.
+ */
+START_TEST(rescan_leaves_the_undone_disk_out)
+{
+	char md[SYS_NAME_MAX];
+	struct volume *v;
+
+	add_stopped_then_sdb_lost(md, sizeof(md));
+	turn(50);
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.ndisks, 3);
+	ck_assert_str_eq(v->disk[3], "");
+	sim_pull_disk("sdd");
+	disk_refresh(0);
+	volume_scan();
+	sim_push_disk("sdd");
+	disk_refresh(0);
+	volume_scan();
+	turn(50);
+	for (int m = 0; m < PLAN_MAX_DISKS; m++)
+		ck_assert_msg(strcmp(v->disk[m], "sdd") != 0, "sdd taken as member %d", m + 1);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	undone_at_start(3, "sdd", "bay4");
+}
+END_TEST
+
+#define ROLL_BACK_CUTS	20
+
+/*
+ * An add md never began (a check held md), then the start rolls it back:
+ * 0, sdb is lost (the volume lacks a member); 1, the new disk is gone.
+ * Nothing written yet: the power comes back just before the start.
+ */
+static uint64_t
+roll_back_ahead(int i)
+{
+	uint64_t was = make();
+
+	add_refused(ADD_SDD, 0);
+	sim_pull_disk(i == 0 ? "sdb" : "sdd");
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	return was;
+}
+
+/*
+ * The power goes again after the k-th mutating step of the start that
+ * rolls the add back (its own label writes among them): the next start
+ * finds some members rolled back and others still adding, and comes up
+ * as the volume was, every present label at the newest, the new disk
+ * out, the data there.
+ */
+START_TEST(power_cut_during_start_roll_back)
+{
+	int k = _i % ROLL_BACK_CUTS, total, start;
+	char dm[SYS_NAME_MAX];
+	uint64_t was;
+	struct volume *v;
+
+	roll_back_ahead(_i / ROLL_BACK_CUTS);
+	start = sim_ops();
+	volume_scan();
+	run_all();
+	total = sim_ops() - start;
+	ck_assert_int_lt(total, ROLL_BACK_CUTS);
+	ck_assert_int_gt(total, 1);
+	if (k > total)
+		return;
+	teardown();
+	setup();
+	was = roll_back_ahead(_i / ROLL_BACK_CUTS);
+	sim_fail_after(k);
+	volume_scan();
+	run_all();
+	sim_fail_after(-1);
+	reboot();
+	turn(50);
+	v = volume_find("r");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(!v->inconsistent && v->assembled, "%s", v->problem);
+	ck_assert_int_eq(v->state, _i < ROLL_BACK_CUTS ? VOL_DEGRADED : VOL_CLEAN);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.ndisks, 3);
+	for (int m = 0; m < PLAN_MAX_DISKS; m++) {
+		ck_assert_msg(strcmp(v->disk[m], "sdd") != 0, "sdd is member %d", m + 1);
+		if (v->disk[m][0])
+			ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	}
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), was);
+	volume_dm_name("r", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
 }
 END_TEST
 
@@ -636,6 +773,33 @@ START_TEST(member_lost_before_the_spare_joins_stops_the_add)
 }
 END_TEST
 
+/* volume.add_disk of sdd until md reshapes, md not moving on: md's array and status. */
+static void
+reshaping(char *md, size_t len, struct sys_md_status *st)
+{
+	struct json_object *a;
+
+	reshape_speed = 0;
+	a = unit_call(srv, &root, "volume.add_disk", ADD_SDD);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+	turn(100);
+	md_of("r", md, len);
+	ck_assert_int_eq(sys->md_status(md, st), 0);
+	ck_assert_str_eq(st->sync_action, "reshape");
+}
+
+/* raidd starts again after a power cut (sim_power_cut), the loop turning, md stalled. */
+static void
+restart(void)
+{
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	turn(100);
+}
+
 /*
  * The power goes in the middle of md's reshape: the volume is back at
  * its old size, usable, while md carries the reshape on from where it
@@ -646,26 +810,14 @@ START_TEST(power_cut_mid_reshape)
 	uint64_t was = make();
 	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
 	struct sys_md_status st;
-	struct json_object *a;
 
-	reshape_speed = 0;
-	a = unit_call(srv, &root, "volume.add_disk", ADD_SDD);
-	ck_assert_int_eq(unit_err_code(a), 0);
-	json_object_put(a);
-	turn(100);
-	md_of("r", md, sizeof(md));
-	ck_assert_int_eq(sys->md_status(md, &st), 0);
-	ck_assert_str_eq(st.sync_action, "reshape");
+	reshaping(md, sizeof(md), &st);
 	/* md starts no check while it reshapes. */
 	ck_assert_int_eq(sys->md_sync(md, &(struct sys_md_sync){ .action = "check" }), -1);
 	ck_assert_int_eq(errno, EBUSY);
 	sim_md_reshape_step(md, st.sync_total / 3);
 	sim_power_cut();
-	volume_reset();
-	job_reset();
-	disk_refresh(0);
-	volume_scan();
-	turn(100);
+	restart();
 	ck_assert_int_eq(job_running_count(), 1);
 	ck_assert_int_eq(volume_find("r")->label.intent.op, LABEL_OP_ADDING);
 	ck_assert_int_eq(sys->md_status(md, &st), 0);
@@ -682,6 +834,33 @@ START_TEST(power_cut_mid_reshape)
 END_TEST
 
 /*
+ * An add carried on over a volume dirty and degraded at the cut: it
+ * waits, read-only, and volume.start force carries it on (Decision 124)
+ * to a volume grown and degraded, the data there.
+ */
+static void
+forced_to_the_end(struct volume *v, const char *md, uint64_t was)
+{
+	char dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+
+	ck_assert_int_eq(job_running_count(), 0);
+	ck_assert_ptr_nonnull(strstr(v->problem, "read-only"));
+	json_object_put(unit_call_expect(srv, &root, "volume.start",
+	    "{\"name\":\"r\",\"force\":true}", 0));
+	ck_assert_int_eq(job_running_count(), 1);
+	run_all();
+	ck_assert_msg(v->label.intent.op == LABEL_OP_NONE, "%s", v->problem);
+	ck_assert_uint_eq(v->label.size, was / 2 * 3);
+	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.raid_disks, 4);
+	ck_assert_int_eq(st.degraded, 1);
+	volume_dm_name("r", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+}
+
+/*
  * The power goes in the middle of md's reshape and an old member's disk
  * is gone at the next start: md carries the reshape on degraded, and so
  * does the add (planned from the labels, the absent member by its
@@ -692,25 +871,13 @@ START_TEST(power_cut_mid_reshape_member_gone)
 	uint64_t was = make();
 	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
 	struct sys_md_status st;
-	struct json_object *a;
 	struct volume *v;
 
-	reshape_speed = 0;
-	a = unit_call(srv, &root, "volume.add_disk", ADD_SDD);
-	ck_assert_int_eq(unit_err_code(a), 0);
-	json_object_put(a);
-	turn(100);
-	md_of("r", md, sizeof(md));
-	ck_assert_int_eq(sys->md_status(md, &st), 0);
-	ck_assert_str_eq(st.sync_action, "reshape");
+	reshaping(md, sizeof(md), &st);
 	sim_md_reshape_step(md, st.sync_total / 3);
 	sim_power_cut();
 	sim_pull_disk("sdb");
-	volume_reset();
-	job_reset();
-	disk_refresh(0);
-	volume_scan();
-	turn(100);
+	restart();
 	v = volume_find("r");
 	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
 	volume_dm_name("r", dm, sizeof(dm));
@@ -719,20 +886,100 @@ START_TEST(power_cut_mid_reshape_member_gone)
 	   add waits for force (md reshapes no read-only array, Decision 116). */
 	reshape_speed = 1 << 17;
 	ck_assert_int_eq(v->state, VOL_DIRTY_DEGRADED);
-	ck_assert_int_eq(job_running_count(), 0);
-	ck_assert_ptr_nonnull(strstr(v->problem, "read-only"));
-	/* The start carries the add on by itself (Decision 124). */
-	json_object_put(unit_call_expect(srv, &root, "volume.start",
-	    "{\"name\":\"r\",\"force\":true}", 0));
-	ck_assert_int_eq(job_running_count(), 1);
-	run_all();
-	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
-	ck_assert_uint_eq(v->label.size, was / 2 * 3);
-	ck_assert_uint_eq(unit_raidd_dm_size("r"), v->label.size);
-	ck_assert_int_eq(sys->md_status(md, &st), 0);
-	ck_assert_int_eq(st.raid_disks, 4);
-	ck_assert_int_eq(st.degraded, 1);
+	forced_to_the_end(v, md, was);
+}
+END_TEST
+
+/* disk's superblock of the first tier, changed by edit. */
+static void
+sb_rewrite(const char *disk, void (*edit)(struct mdsb *))
+{
+	static uint8_t buf[MDSB_BLOCK];
+	static struct mdsb sb;
+	char dev[SYS_NAME_MAX], err[MDSB_ERRLEN];
+
+	ck_assert_int_eq(sys->part_dev(disk, MIB, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(sys->read_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, &sb, err,
+	    sizeof(err)), 0);
+	edit(&sb);
+	ck_assert_msg(mdsb_encode(&sb, buf, sizeof(buf), err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(sys->write_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)), 0);
+}
+
+/* As md left a raid5 of three's member when the power went before
+   md_update_sb reached it: one event behind, three raid disks. */
+static void
+sb_behind(struct mdsb *sb)
+{
+	sb->raid_disks = 3;
+	sb->events--;
+}
+
+/*
+ * md began the reshape, and the power went while it wrote its members'
+ * superblocks one after another: the first member's still says three
+ * raid disks (0: the others four, the new disk then lost; 1: only the
+ * new disk's says four, an old member then lost).  The start read the
+ * first old member's only, found md untouched and rolled the add back
+ * over md's half-done reshape: every superblock of the array is read,
+ * the new disk's too, and the add goes on.
+ */
+START_TEST(reshape_begun_on_some_superblocks_is_never_rolled_back)
+{
+	static const char *const disks[] = { "sda", "sdb", "sdc" };
+	uint64_t was = make();
+	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct volume *v;
+
+	reshaping(md, sizeof(md), &st);
+	sim_power_cut();
+	/* md_update_sb had not reached the first member (0), or had reached
+	   only the new disk (1) */
+	for (int i = 0; i < (_i == 0 ? 1 : 3); i++)
+		sb_rewrite(disks[i], sb_behind);
+	sim_pull_disk(_i == 0 ? "sdd" : "sdc");
+	restart();
+	v = volume_find("r");
+	ck_assert_msg(v->label.ndisks == 4 && v->label.intent.op == LABEL_OP_ADDING,
+	    "the add md began was rolled back: %s", v->problem);
+	ck_assert_msg(v->assembled, "not assembled: %s", v->problem);
+	volume_dm_name("r", dm, sizeof(dm));
 	unit_raidd_pattern(dm, was, 0);
+	reshape_speed = 1 << 17;
+	ck_assert_int_eq(v->state, VOL_DIRTY_DEGRADED);
+	forced_to_the_end(v, md, was);
+}
+END_TEST
+
+/* Another array's superblock, of four raid disks (a disk's past life). */
+static void
+sb_alien(struct mdsb *sb)
+{
+	sb->set_uuid[0] ^= 0xff;
+	sb->raid_disks = 4;
+}
+
+/*
+ * A superblock counts for an array only when it is that array's: the
+ * start reads every member's (add_decide), and one of another array
+ * (a disk's past life) says nothing of this one.  The disk proof keeps
+ * such a disk out of the volume before; tier_sb is the last guard.
+ */
+START_TEST(tier_sb_reads_only_the_tiers_array)
+{
+	struct volume *v;
+	struct mdsb sb;
+
+	make();
+	v = volume_find("r");
+	ck_assert_int_eq(tier_sb(v, 0, 1, &sb), 0);
+	ck_assert_int_eq(sb.raid_disks, 3);
+	sim_md_idle(NULL);
+	sb_rewrite("sdb", sb_alien);
+	ck_assert_int_eq(tier_sb(v, 0, 1, &sb), -1);
+	ck_assert_int_eq(tier_sb(v, 0, 0, &sb), 0);
 }
 END_TEST
 
@@ -1140,6 +1387,28 @@ START_TEST(power_cut_after_takeover)
 }
 END_TEST
 
+/*
+ * As clean_start_lacking_a_member_undoes_an_add_md_never_began, for a
+ * raid1 of two becoming raid5: md refused the takeover (a check), the
+ * labels' step said the reshape was asked.  The start trusted the step
+ * ("md may have taken it over"), carried the add on, and md rebuilt the
+ * lost member onto the new disk's spare against the labels: the volume
+ * came up without the member and a repair was refused.  md's superblocks
+ * say raid1: md never took it over, and the add is undone.
+ */
+START_TEST(takeover_never_asked_undone_at_a_start_lacking_a_member)
+{
+	struct volume *v;
+
+	make_raid1();
+	add_refused_then_sdb_lost(ADD_SDC_R5, 0);
+	undone_at_start(2, "sdc", "bay3");
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.level, LEVEL_RAID1);
+	ck_assert_int_eq(v->label.intent.level, 0);
+}
+END_TEST
+
 /* After a power cut, the array of volume r started read-only from its n members. */
 static void
 start_read_only(int n, char *md, size_t len)
@@ -1463,6 +1732,21 @@ START_TEST(shr_add_between_tiers_new_disk_lost)
 }
 END_TEST
 
+/*
+ * As takeover_never_asked_undone_at_a_start_lacking_a_member, for an SHR
+ * of three whose raid1 tier md takes over: md refused the first tier's
+ * reshape (a check), and asked nothing of the raid1 tier.  md's
+ * superblocks say md began neither: the add is undone.
+ */
+START_TEST(shr_clean_start_lacking_a_member_undoes_the_add)
+{
+	shr_case(2);
+	make_shr();
+	add_refused_then_sdb_lost("{\"name\":\"r\",\"disk\":\"bay4\"}", 0);
+	undone_at_start(3, "sdd", "bay4");
+}
+END_TEST
+
 /* A disk smaller than the volume's top band, or md's raid1 not two: refused, nothing changes. */
 START_TEST(shr_add_refusals)
 {
@@ -1679,7 +1963,11 @@ add_suite(void)
 	tcase_add_test(tc, clean_start_lacking_a_member_undoes_an_add_md_never_began);
 	tcase_add_test(tc, member_lost_before_the_spare_joins_stops_the_add);
 	tcase_add_test(tc, old_member_back_after_an_add_rolled_back);
+	tcase_add_test(tc, rescan_leaves_the_undone_disk_out);
+	tcase_add_loop_test(tc, power_cut_during_start_roll_back, 0, 2 * ROLL_BACK_CUTS);
 	tcase_add_test(tc, power_cut_mid_reshape_member_gone);
+	tcase_add_loop_test(tc, reshape_begun_on_some_superblocks_is_never_rolled_back, 0, 2);
+	tcase_add_test(tc, tier_sb_reads_only_the_tiers_array);
 	tcase_add_test(tc, jbod_takes_a_disk);
 	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_jbod_add, 0, CUT_POINTS);
@@ -1689,12 +1977,14 @@ add_suite(void)
 	tcase_add_test(tc, md_refuses_changes_read_only);
 	tcase_add_test(tc, takeover_stopped_by_a_check_carried_on);
 	tcase_add_test(tc, power_cut_after_takeover);
+	tcase_add_test(tc, takeover_never_asked_undone_at_a_start_lacking_a_member);
 	tcase_add_test(tc, labels_take_raid5_only_by_an_add);
 	tcase_add_loop_test(tc, power_cut_during_takeover_add, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, shr_takes_a_disk, 0, 4);
 	tcase_add_loop_test(tc, power_cut_during_shr_add, 0, 2 * SHR_CUTS);
 	tcase_add_loop_test(tc, power_cut_mid_shr_reshape, 0, 2);
 	tcase_add_test(tc, shr_add_between_tiers_new_disk_lost);
+	tcase_add_test(tc, shr_clean_start_lacking_a_member_undoes_the_add);
 	tcase_add_test(tc, start_force_undoes_an_add_md_never_began_on_a_lacking_volume);
 	tcase_add_test(tc, shr_add_refusals);
 	tcase_add_test(tc, shr_labels_take_raid5_only_by_an_add);
