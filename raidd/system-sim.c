@@ -1015,16 +1015,38 @@ md_survives(struct dev *a)
 }
 
 /*
+ * super_1_load() against the member bound before it (md_add_new_disk():
+ * "has different UUID"): the same array, at the same level, layout and
+ * chunk, or md refuses it.  Each is compared to the one before, so all
+ * it takes match the first.  A cut in md_update_sb() after a takeover
+ * leaves members at both levels: those unlike the first are left out.
+ */
+static int
+same_array(const struct mdsb *a, const struct mdsb *ref)
+{
+	return memcmp(a->set_uuid, ref->set_uuid, 16) == 0 && a->level == ref->level &&
+	    a->layout == ref->layout && a->chunksize == ref->chunksize;
+}
+
+/* super_1_load(): a spare's events never make it the freshest (nor a faulty one's). */
+static int
+sb_in_role(const struct mdsb *sb)
+{
+	return sb->dev_number < sb->max_dev && sb->dev_roles[sb->dev_number] < MD_DISK_ROLE_MAX;
+}
+
+/*
  * Assembly as the kernel does it from v1.2 superblocks: a member of
- * another array is refused; the freshest member's view decides; a
- * member it calls faulty, or one further behind than the bitmap
+ * another array, or at another level, layout or chunk than the first,
+ * is refused; the freshest member in a role decides (none: no array);
+ * a member it calls faulty, or one further behind than the bitmap
  * reaches, is kicked. What is left runs, degraded or not.
  */
 static int
 assemble_members(const struct sys_md *md, struct sys_md *out, struct mdsb *geom,
     uint64_t *recovery)
 {
-	struct mdsb sb[SYS_MAX_MEMBERS], *fresh = NULL;
+	struct mdsb sb[SYS_MAX_MEMBERS], *fresh = NULL, *ref = NULL;
 	int ok[SYS_MAX_MEMBERS] = { 0 };
 
 	*out = *md;
@@ -1034,10 +1056,12 @@ assemble_members(const struct sys_md *md, struct sys_md *out, struct mdsb *geom,
 
 		if (m == NULL || sb_read(m, &sb[i]) == -1)
 			continue;
-		if (fresh && memcmp(sb[i].set_uuid, fresh->set_uuid, 16) != 0)
+		if (ref && !same_array(&sb[i], ref))
 			continue;
+		if (ref == NULL)
+			ref = &sb[i];
 		ok[i] = 1;
-		if (fresh == NULL || sb[i].events > fresh->events)
+		if (sb_in_role(&sb[i]) && (fresh == NULL || sb[i].events > fresh->events))
 			fresh = &sb[i];
 	}
 	if (fresh == NULL)

@@ -1429,6 +1429,73 @@ start_read_only(int n, char *md, size_t len)
 	ck_assert_int_eq(sys->md_assemble(&m), 0);
 }
 
+/* As md left a member's superblock when the power went before md_update_sb
+   reached it after the takeover: raid1, one event behind. */
+static void
+sb_raid1_behind(struct mdsb *sb)
+{
+	sb->level = 1;
+	sb->layout = 0;
+	sb->chunksize = 0;
+	sb->events--;
+}
+
+/*
+ * The power went while md wrote its members' superblocks after the
+ * takeover: sda's still says raid1, sdb's and the new disk's raid5.  md
+ * compares each member it is given with the one before (super_1_load:
+ * "strangely different superblock": set, level, layout, chunk) and
+ * refuses the others; the simulator took all three at the freshest
+ * superblock's geometry, raid5.
+ */
+START_TEST(md_takes_only_members_like_the_first)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	stop_after_takeover();
+	sim_power_cut();
+	sb_rewrite("sda", sb_raid1_behind);
+	start_read_only(3, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid1");
+	ck_assert_int_eq(st.raid_disks, 2);
+	ck_assert_int_eq(st.nmembers, 1);
+	ck_assert_str_eq(st.member[0].dev, "sda1");
+}
+END_TEST
+
+/* A spare's superblock ahead of the members' (and at four raid disks). */
+static void
+sb_spare_ahead(struct mdsb *sb)
+{
+	ck_assert_uint_eq(sb->dev_roles[sb->dev_number], MDSB_ROLE_SPARE);
+	sb->raid_disks = 4;
+	sb->events += 2;
+}
+
+/*
+ * super_1_load(): a spare's events never make it the freshest (kernel
+ * 6a5cb53aaa4e): the array's geometry is its members' in a role.  The
+ * simulator took the spare's, four raid disks.
+ */
+START_TEST(a_spares_superblock_is_never_the_freshest)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	make();
+	add_refused(ADD_SDD, 0);
+	sim_power_cut();
+	sb_rewrite("sdd", sb_spare_ahead);
+	start_read_only(4, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.raid_disks, 3);
+	ck_assert_int_eq(st.nmembers, 4);
+	ck_assert_int_eq(st.degraded, 0);
+}
+END_TEST
+
 /* md changes neither level nor raid disks of a read-only array (level_store, update_raid_disks). */
 START_TEST(md_refuses_changes_read_only)
 {
@@ -1977,6 +2044,8 @@ add_suite(void)
 	tcase_add_test(tc, md_refuses_changes_read_only);
 	tcase_add_test(tc, takeover_stopped_by_a_check_carried_on);
 	tcase_add_test(tc, power_cut_after_takeover);
+	tcase_add_test(tc, md_takes_only_members_like_the_first);
+	tcase_add_test(tc, a_spares_superblock_is_never_the_freshest);
 	tcase_add_test(tc, takeover_never_asked_undone_at_a_start_lacking_a_member);
 	tcase_add_test(tc, labels_take_raid5_only_by_an_add);
 	tcase_add_loop_test(tc, power_cut_during_takeover_add, 0, CUT_POINTS);
