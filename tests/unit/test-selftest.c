@@ -238,14 +238,18 @@ START_TEST(engine_one_thread)
 	ck_assert_uint_eq(r.ops, 8);
 	ck_assert_uint_eq(r.bad_units, 0);
 	ck_assert_int_eq(r.first_bad, -1);
-	/* block 2 written over block 6, one byte of block 4 flipped */
+	/* block 2 written over block 6, one byte of blocks 4 and 7 flipped:
+	   three bad, the first one told */
 	ck_assert_int_eq(pread(fd, blk, mib, 2 * mib), (ssize_t)mib);
 	ck_assert_int_eq(pwrite(fd, blk, mib, 6 * mib), (ssize_t)mib);
 	ck_assert_int_eq(pread(fd, blk, 1, 4 * mib + 3000), 1);
 	blk[0] ^= 1;
 	ck_assert_int_eq(pwrite(fd, blk, 1, 4 * mib + 3000), 1);
+	ck_assert_int_eq(pread(fd, blk, 1, 7 * mib + 10), 1);
+	blk[0] ^= 1;
+	ck_assert_int_eq(pwrite(fd, blk, 1, 7 * mib + 10), 1);
 	ck_assert_int_eq(io_run(&j, &r), 0);
-	ck_assert_uint_eq(r.bad_units, 2);
+	ck_assert_uint_eq(r.bad_units, 3);
 	ck_assert_int_eq(r.first_bad, 4 * mib + 3000 / PATTERN_UNIT * PATTERN_UNIT);
 	close(fd);
 	unlink(path);
