@@ -629,8 +629,8 @@ fail_left_out(struct volume *v, int m, const char *md, const char *dev, const ch
 {
 	mark_failed(v, m, md);
 	snprintf(v->problem, sizeof(v->problem), "member %d (%s) was left out of %s at "
-	    "start-up: %.100s; volume.repair with a new disk replaces it, volume.clear "
-	    "tries it again", m + 1, dev, md, why);
+	    "start-up and md does not take it back (%.100s): volume.repair with a new disk "
+	    "replaces it", m + 1, dev, md, why);
 }
 
 /*
