@@ -617,13 +617,31 @@ volume_note_failed(struct volume *v)
 }
 
 /*
- * A member pulled from a running volume and put back rejoins its
- * arrays once its superblock says it may (may_rejoin); md resyncs
- * what it missed through the bitmap.
+ * At start-up, md left out a member whose disk is here and it will not
+ * take it back through the bitmap: md failed it, or kicked it as behind,
+ * while raidd was not there to write that down (stopped, or the power
+ * went right after md's superblock write).  It is a member the volume
+ * lacks, failed in the labels as mark_failed does: volume.repair
+ * replaces it, a spare takes its place.
  */
 static void
-readd_one(struct volume *v, int t, int r, const char *md, const char *dev,
-    const struct sys_md_status *st)
+fail_left_out(struct volume *v, int m, const char *md, const char *dev, const char *why)
+{
+	mark_failed(v, m, md);
+	snprintf(v->problem, sizeof(v->problem), "member %d (%s) was left out of %s at "
+	    "start-up and md does not take it back (%.100s): volume.repair with a new disk "
+	    "replaces it", m + 1, dev, md, why);
+}
+
+/*
+ * A member pulled from a running volume and put back rejoins its
+ * arrays once its superblock says it may (may_rejoin); md resyncs
+ * what it missed through the bitmap.  At start-up (boot), one that may
+ * not is failed (fail_left_out) rather than kept out.
+ */
+static void
+rejoin(struct volume *v, int t, int r, const char *md, const char *dev,
+    const struct sys_md_status *st, int boot)
 {
 	int m = v->label.tier[t].member[r], rc;
 	const char *state = member_state(st, dev);
@@ -633,6 +651,12 @@ readd_one(struct volume *v, int t, int r, const char *md, const char *dev,
 	    (v->split & (1U << m)))
 		return;
 	if ((rc = may_rejoin(v, t, r, dev, st, why, sizeof(why))) != 0) {
+		if (rc == -1 && boot) {
+			log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
+			    v->name, dev, m + 1, md, why);
+			fail_left_out(v, m, md, dev, why);
+			return;
+		}
 		if (rc == 1)
 			v->split |= 1U << m;
 		log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
@@ -650,6 +674,20 @@ readd_one(struct volume *v, int t, int r, const char *md, const char *dev,
 	v->pulled &= ~(1U << m);
 	log_info("volume %s: %s (member %d) rejoined %s", v->name, dev, m + 1, md);
 	member_event("volume.member_rejoined", v, m, md, NULL);
+}
+
+static void
+readd_one(struct volume *v, int t, int r, const char *md, const char *dev,
+    const struct sys_md_status *st)
+{
+	rejoin(v, t, r, md, dev, st, 0);
+}
+
+static void
+readd_at_start(struct volume *v, int t, int r, const char *md, const char *dev,
+    const struct sys_md_status *st)
+{
+	rejoin(v, t, r, md, dev, st, 1);
 }
 
 static void
@@ -723,6 +761,11 @@ volume_scan(void)
 		}
 		enum vol_state before = v->state;
 
+		/* Members md left out while nobody watched: back in, or failed.
+		   Not on a read-only (dirty degraded) array: md takes nobody;
+		   nor during a repair, whose new member repair_resume handles. */
+		if (!volume_read_only(v) && v->label.intent.op == LABEL_OP_NONE)
+			each_md_member(v, readd_at_start);
 		volume_refresh_state(v);
 		dirty_announce(v, before);
 		log_info("volume %s: %s, %s", v->name, v->problem[0] ? v->problem : "assembled",
@@ -776,13 +819,33 @@ faulty_in_tier(const struct volume *v, int t, int m)
 	return !found || faulty;
 }
 
+/*
+ * Members md did not take at assembly (kicked as behind, or bound faulty
+ * because the freshest superblock says so) were not failed under raidd's
+ * eyes: a disk pulled before the power went looks the same.  As for a
+ * pulled member, their superblocks decide (rejoin), not note_failed.
+ */
+static void
+note_not_taken(struct volume *v, const struct sys_md *md, const int *member)
+{
+	struct sys_md_status st;
+	const char *state;
+
+	if (sys->md_status(md->name, &st) == -1)
+		return;
+	for (int i = 0; i < md->nmembers; i++)
+		if ((state = member_state(&st, md->member[i].dev)) == NULL ||
+		    strstr(state, "faulty"))
+			v->pulled |= 1U << member[i];
+}
+
 static int
 start_tier(struct volume *v, int t, char *err, size_t errlen)
 {
 	const struct label_tier *lt = &v->label.tier[t];
 	struct sys_md md = { .raid_disks = lt->nmembers };
 	struct sys_md_status st;
-	int lacking = 0;
+	int lacking = 0, member[SYS_MAX_MEMBERS];
 
 	volume_md_name(v, t, md.name, sizeof(md.name));
 	if (sys->md_status(md.name, &st) == 0)
@@ -802,6 +865,7 @@ start_tier(struct volume *v, int t, char *err, size_t errlen)
 			lacking++;
 			continue;
 		}
+		member[md.nmembers] = m;
 		md.member[md.nmembers++].role = r;
 	}
 	if (lacking > may_lack(lt->kind, lt->nmembers)) {
@@ -815,6 +879,7 @@ start_tier(struct volume *v, int t, char *err, size_t errlen)
 		snprintf(err, errlen, "starting %s: %s", md.name, strerror(errno));
 		return -1;
 	}
+	note_not_taken(v, &md, member);
 	return 0;
 }
 

@@ -137,7 +137,8 @@ volume_member_state(const struct volume *v, int t, int r, const struct sys_md_st
 		return st->member[i].slot == r && strcmp(st->sync_action, "recover") == 0 ?
 		    "rebuilding" : "spare";
 	}
-	return "missing";
+	/* Here but not in the array: md kicked it, and the labels say failed. */
+	return v->label.failed & (1U << m) ? "faulty" : "missing";
 }
 
 /* Each role lacking in tier t is being recovered by md. */

@@ -1039,12 +1039,14 @@ sb_in_role(const struct mdsb *sb)
  * Assembly as the kernel does it from v1.2 superblocks: a member of
  * another array, or at another level, layout or chunk than the first,
  * is refused; the freshest member in a role decides (none: no array);
- * a member it calls faulty, or one further behind than the bitmap
- * reaches, is kicked. What is left runs, degraded or not.
+ * one more than an event behind it is kicked (analyze_sbs: non-fresh),
+ * whatever its bitmap; one the freshest calls faulty stays bound,
+ * Faulty, in no slot (super_1_validate), and never runs. What is left
+ * runs, degraded or not.
  */
 static int
 assemble_members(const struct sys_md *md, struct sys_md *out, struct mdsb *geom,
-    uint64_t *recovery)
+    uint64_t *recovery, int *faulty)
 {
 	struct mdsb sb[SYS_MAX_MEMBERS], *fresh = NULL, *ref = NULL;
 	int ok[SYS_MAX_MEMBERS] = { 0 };
@@ -1085,8 +1087,13 @@ assemble_members(const struct sys_md *md, struct sys_md *out, struct mdsb *geom,
 			continue;
 		if (sb[i].events < fresh->events)
 			role = fresh->dev_roles[sb[i].dev_number];
-		if (role == MDSB_ROLE_FAULTY)
+		faulty[out->nmembers] = role == MDSB_ROLE_FAULTY;
+		if (role == MDSB_ROLE_FAULTY) {
+			recovery[out->nmembers] = UINT64_MAX;
+			out->member[out->nmembers] = md->member[i];
+			out->member[out->nmembers++].role = -1;
 			continue;
+		}
 		/* md: a device smaller than the array's component is refused. */
 		if (sb[i].data_offset + fresh->size > m->size / 512)
 			continue;
@@ -1097,7 +1104,10 @@ assemble_members(const struct sys_md *md, struct sys_md *out, struct mdsb *geom,
 		out->member[out->nmembers] = md->member[i];
 		out->member[out->nmembers++].role = role == MDSB_ROLE_SPARE ? -1 : role;
 	}
-	return out->nmembers ? 0 : (errno = EINVAL, -1);
+	for (int i = 0; i < out->nmembers; i++)
+		if (!faulty[i])
+			return 0;
+	return errno = EINVAL, -1;
 }
 
 /* The bytes an array offers: component sectors times the members' worth of data. */
@@ -1165,6 +1175,7 @@ md_start(const struct sys_md *md, int create)
 	struct dev *a, *m;
 	static struct mdsb fresh;
 	uint64_t recovery[SYS_MAX_MEMBERS];
+	int faulty[SYS_MAX_MEMBERS] = { 0 };
 
 	if (find(md->name))
 		return errno = EEXIST, -1;
@@ -1187,7 +1198,7 @@ md_start(const struct sys_md *md, int create)
 	   The geometry is the freshest superblock's (analyze_sbs' refdev): md
 	   writes its members' one after another, and a cut may leave the
 	   first behind the others. */
-	if (assemble_members(md, &use, &fresh, recovery) == -1)
+	if (assemble_members(md, &use, &fresh, recovery, faulty) == -1)
 		return create ? (errno = EINVAL, -1) : -1;
 	if (create && use.nmembers != md->nmembers)
 		return errno = EINVAL, -1;
@@ -1202,6 +1213,7 @@ md_start(const struct sys_md *md, int create)
 	a->member_sectors = fresh.size;
 	for (int i = 0; i < use.nmembers; i++) {
 		a->md.member[i].sb = a->md.member[i].bitmap = NULL;
+		a->faulty[i] = faulty[i];
 		a->rebuilding[i] = recovery[i] != UINT64_MAX;
 		a->recovery[i] = a->rebuilding[i] ? recovery[i] : 0;
 	}
@@ -1371,8 +1383,9 @@ sim_md_add_new(const struct sys_md *one)
 		return errno = EROFS, -1;
 	if (step() == -1)
 		return -1;
+	/* A faulty leftover of the same device is removed first (below). */
 	for (int i = 0; i < d->md.nmembers; i++) {
-		if (strcmp(d->md.member[i].dev, one->member[0].dev) == 0)
+		if (strcmp(d->md.member[i].dev, one->member[0].dev) == 0 && !d->faulty[i])
 			return errno = EBUSY, -1;
 		if (!d->faulty[i] && peer == NULL)
 			peer = find(d->md.member[i].dev);

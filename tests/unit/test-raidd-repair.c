@@ -587,6 +587,133 @@ START_TEST(failed_member_replaced)
 }
 END_TEST
 
+/* dev's md superblock, read and written back as md would (its checksum). */
+static void
+sb_get(const char *dev, struct mdsb *sb)
+{
+	uint8_t buf[MDSB_BLOCK];
+	char err[MDSB_ERRLEN];
+
+	ck_assert_int_eq(sys->read_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, sb, err,
+	    sizeof(err)), 0);
+}
+
+static void
+sb_put(const char *dev, const struct mdsb *sb)
+{
+	uint8_t buf[MDSB_BLOCK];
+	char err[MDSB_ERRLEN];
+
+	ck_assert_int_eq(mdsb_encode(sb, buf, sizeof(buf), err, sizeof(err)), 0);
+	ck_assert_int_eq(sys->write_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)), 0);
+}
+
+/*
+ * md's array on dev moved on while the power stayed: its events by
+ * more, and its bitmap cleared up to them (events_cleared, byte 32 of
+ * the bitmap superblock), as after the array ran whole again.
+ */
+static void
+array_moves_on(const char *dev, uint64_t more)
+{
+	struct mdsb sb;
+	uint8_t bm[MDSB_BITMAP_SB];
+	uint64_t at;
+
+	sb_get(dev, &sb);
+	sb.events += more;
+	sb_put(dev, &sb);
+	ck_assert_int_gt(sb.bitmap_offset, 0);
+	at = (MDSB_SUPER_OFFSET + (uint64_t)sb.bitmap_offset) * 512;
+	ck_assert_int_eq(sys->read_at(dev, at, bm, sizeof(bm)), 0);
+	for (int i = 0; i < 8; i++)
+		bm[32 + i] = (uint8_t)(sb.events >> (8 * i));
+	ck_assert_int_eq(sys->write_at(dev, at, bm, sizeof(bm)), 0);
+}
+
+/* volume.show's state of v's member m in tier 1. */
+static void
+assert_shown(const char *vol, int m, const char *state, const char *problem)
+{
+	char params[64];
+	struct json_object *a, *r, *tiers, *mem, *st, *pr;
+
+	snprintf(params, sizeof(params), "{\"name\":\"%s\"}", vol);
+	a = call("volume.show", params);
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_object_get_ex(a, "result", &r);
+	ck_assert(json_object_object_get_ex(r, "tiers", &tiers));
+	ck_assert(json_object_object_get_ex(json_object_array_get_idx(tiers, 0), "members",
+	    &mem));
+	ck_assert(json_object_object_get_ex(json_object_array_get_idx(mem, m), "state", &st));
+	ck_assert_str_eq(json_object_get_string(st), state);
+	ck_assert(json_object_object_get_ex(r, "problem", &pr));
+	ck_assert_ptr_nonnull(strstr(json_object_get_string(pr), problem));
+	json_object_put(a);
+}
+
+/*
+ * md failed sdb while raidd did not see it (stopped, or the power went
+ * right after md's superblock write): sda's superblock calls it faulty,
+ * the labels do not.  At the next start md binds it faulty (variant 0:
+ * one event behind) or kicks it as non-fresh (1: further behind); its
+ * bitmap no longer covers what it missed, so md will not take it back.
+ * The volume lacks it: failed in the labels, shown faulty, and a blank
+ * disk replaces it.
+ */
+START_TEST(failed_unseen_before_boot_is_replaced)
+{
+	struct volume *v;
+
+	v = raid1(3);
+	raidd_fill("r", 7);
+	sim_fail_member("md_r_t1", "sdb1");
+	array_moves_on("sda1", (uint64_t)_i);
+	raidd_reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_str_eq(v->disk[1], "sdb");
+	ck_assert(v->label.failed & 2);
+	assert_shown("r", 1, "faulty", "volume.repair");
+	/* Persisted: the next start still knows. */
+	raidd_reboot();
+	v = volume_find("r");
+	ck_assert(v->label.failed & 2);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_int_eq(repair("r", "sdc", 0), 0);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	ck_assert_int_eq(v->label.failed, 0);
+	assert_member(v, 1, "sdc");
+	raidd_check_fill("r", 7);
+	raidd_reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	ck_assert_ptr_null(volume_of_disk("sdb"));
+}
+END_TEST
+
+/*
+ * The same, but its bitmap covers what it missed: md takes it back, so
+ * it rejoins at start-up (md resyncs it through the bitmap).
+ */
+START_TEST(failed_unseen_before_boot_rejoins_through_bitmap)
+{
+	struct volume *v;
+
+	v = raid1(2);
+	raidd_fill("r", 9);
+	sim_fail_member("md_r_t1", "sdb1");
+	raidd_reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->label.failed, 0);
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	assert_member(v, 1, "sdb");
+	raidd_check_fill("r", 9);
+}
+END_TEST
+
 /*
  * The power goes after every mutating step of a repair (SHR on three
  * mixed disks: the new disk joins two tiers). The next start leaves the
@@ -918,6 +1045,8 @@ repair_suite(void)
 	tcase_add_test(tc, disk_with_data_needs_force);
 	tcase_add_test(tc, repair_disk_is_busy_at_once);
 	tcase_add_test(tc, failed_member_replaced);
+	tcase_add_loop_test(tc, failed_unseen_before_boot_is_replaced, 0, 2);
+	tcase_add_test(tc, failed_unseen_before_boot_rejoins_through_bitmap);
 	tcase_add_test(tc, rebuild_resumes_after_power_cut);
 	tcase_add_test(tc, sim_takes_only_spares);
 	tcase_add_test(tc, sim_refuses_a_small_spare);
