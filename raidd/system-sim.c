@@ -888,8 +888,9 @@ sb_write(struct dev *m, const struct mdsb *sb)
 
 /*
  * As md does on every change of membership: each working member's
- * superblock gets the new event count and the roles as they are now,
- * a member that failed or went missing marked faulty.
+ * superblock gets the new event count and the roles as they are now: a
+ * member still bound that failed or went missing faulty, a slot no bound
+ * device holds spare (super_1_sync fills every slot spare first).
  */
 static void
 sb_sync(struct dev *a)
@@ -929,7 +930,7 @@ sb_sync(struct dev *a)
 				for (int k = 0; k < a->md.nmembers; k++)
 					held |= num[k] == (uint32_t)r && roles[k] != MDSB_ROLE_FAULTY;
 				if (!held)
-					sb.dev_roles[r] = MDSB_ROLE_FAULTY;
+					sb.dev_roles[r] = MDSB_ROLE_SPARE;
 			}
 		for (int k = 0; k < a->md.nmembers; k++)
 			if (num[k] < sb.max_dev)

@@ -223,8 +223,13 @@ START_TEST(raid1_pulled_member_replaced)
 	sim_push_disk("sde");
 	raidd_reboot();
 	v = volume_find("r");
-	/* md left it out (behind the events of sda's run alone); it rejoins. */
+	/* One event behind sda's run alone, sde takes the role sda's
+	   superblock gives its slot (super_1_validate): spare, as md writes
+	   a slot no device holds; md rebuilds it whole. */
 	raidd_uevent();
+	ck_assert_int_eq(v->state, VOL_REBUILDING);
+	recover(v, UINT64_MAX / 2);
+	volume_check_states();
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	assert_member(v, 1, "sde");
 	ck_assert_ptr_null(volume_of_disk("sdb"));
@@ -757,8 +762,8 @@ START_TEST(power_cut_after_every_step)
 		ck_assert_msg(v != NULL, "cut %d: volume gone", k);
 		ck_assert_msg(!v->inconsistent, "cut %d: %s", k, v->problem);
 		ck_assert_msg(v->assembled, "cut %d: %s", k, v->problem);
-		ck_assert_msg(v->state == VOL_DEGRADED || v->state == VOL_CLEAN,
-		    "cut %d: %s", k, volume_state_name(v->state));
+		ck_assert_msg(v->state == VOL_DEGRADED || v->state == VOL_CLEAN ||
+		    v->state == VOL_REBUILDING, "cut %d: %s", k, volume_state_name(v->state));
 		raidd_check_fill("s", (uint8_t)k);
 		/* A new disk that holds its label is the member: never discarded. */
 		if (label_read_disk("sde", &l, &next, err, sizeof(err)) == 0 &&
@@ -824,6 +829,24 @@ START_TEST(rebuild_resumes_after_power_cut)
 	volume_check_states();
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	assert_member(v, 1, "sde");
+}
+END_TEST
+
+/* md writes the spare role into a slot no bound device holds (super_1_sync),
+   faulty only for a device still bound as Faulty. */
+START_TEST(sim_unheld_slot_reads_spare)
+{
+	static struct mdsb sb;
+	struct volume *v = raid1(2);
+
+	ck_assert_int_eq(member_read_sb("sda1", &sb), 0);
+	ck_assert_uint_lt(sb.dev_roles[1], MDSB_ROLE_FAULTY);
+	sim_pull_disk("sdb");
+	raidd_uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	raidd_reboot();
+	ck_assert_int_eq(member_read_sb("sda1", &sb), 0);
+	ck_assert_uint_eq(sb.dev_roles[1], MDSB_ROLE_SPARE);
 }
 END_TEST
 
@@ -1049,6 +1072,7 @@ repair_suite(void)
 	tcase_add_test(tc, failed_unseen_before_boot_rejoins_through_bitmap);
 	tcase_add_test(tc, rebuild_resumes_after_power_cut);
 	tcase_add_test(tc, sim_takes_only_spares);
+	tcase_add_test(tc, sim_unheld_slot_reads_spare);
 	tcase_add_test(tc, sim_refuses_a_small_spare);
 	tcase_add_test(tc, delete_after_repair_erases_the_new_member);
 	tcase_add_test(tc, delete_after_raid5_repair_erases_the_new_member);
