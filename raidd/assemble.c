@@ -651,16 +651,14 @@ rejoin(struct volume *v, int t, int r, const char *md, const char *dev,
 	    (v->split & (1U << m)))
 		return;
 	if ((rc = may_rejoin(v, t, r, dev, st, why, sizeof(why))) != 0) {
+		log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
+		    v->name, dev, m + 1, md, why);
 		if (rc == -1 && boot) {
-			log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
-			    v->name, dev, m + 1, md, why);
 			fail_left_out(v, m, md, dev, why);
 			return;
 		}
 		if (rc == 1)
 			v->split |= 1U << m;
-		log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
-		    v->name, dev, m + 1, md, why);
 		snprintf(v->problem, sizeof(v->problem), "member %d (%s) is kept "
 		    "out of %s: %.150s", m + 1, v->disk[m], md, why);
 		member_event(rc == 1 ? "volume.split_brain" : "volume.member_refused",
