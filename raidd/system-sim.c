@@ -55,6 +55,7 @@ struct dev {
 	int		 gone[SYS_MAX_MEMBERS];	/* md: its disk went away: no hold on it */
 	int		 rebuilding[SYS_MAX_MEMBERS];	/* md: in a role, not in sync yet */
 	uint64_t	 recovery[SYS_MAX_MEMBERS];	/* md: sectors recovered so far */
+	uint32_t	 slot[SYS_MAX_MEMBERS];	/* md: its desc_nr + 1 (0: not read yet) */
 	uint64_t	 member_sectors;	/* md: data sectors of each member */
 	char		 mounted[128];
 	unsigned	 major, minor;	/* its device number */
@@ -887,15 +888,32 @@ sb_write(struct dev *m, const struct mdsb *sb)
 }
 
 /*
+ * A member's slot (desc_nr), remembered from its own superblock: md keeps
+ * it in the rdev, so a member whose disk fails or goes away still holds
+ * its slot (written faulty) until it is removed.
+ */
+static uint32_t
+member_slot(struct dev *a, int i)
+{
+	struct dev *m = find(a->md.member[i].dev);
+	struct mdsb own;
+
+	if (m && sb_read(m, &own) == 0)
+		a->slot[i] = own.dev_number + 1;
+	return a->slot[i] ? a->slot[i] - 1 : UINT32_MAX;
+}
+
+/*
  * As md does on every change of membership: each working member's
  * superblock gets the new event count and the roles as they are now: a
- * member still bound that failed or went missing faulty, a slot no bound
- * device holds spare (super_1_sync fills every slot spare first).
+ * member still bound that failed or went missing faulty (md keeps its
+ * rdev and slot until it is removed), every other slot spare, whatever
+ * it held before (super_1_sync fills every slot spare first).
  */
 static void
 sb_sync(struct dev *a)
 {
-	struct mdsb sb, own;
+	struct mdsb sb;
 	uint16_t roles[SYS_MAX_MEMBERS];
 	uint32_t num[SYS_MAX_MEMBERS];
 
@@ -903,9 +921,7 @@ sb_sync(struct dev *a)
 	for (int i = 0; i < a->md.nmembers; i++) {
 		struct dev *m = find(a->md.member[i].dev);
 
-		num[i] = UINT32_MAX;
-		if (m && sb_read(m, &own) == 0)
-			num[i] = own.dev_number;
+		num[i] = member_slot(a, i);
 		roles[i] = a->faulty[i] || m == NULL ? MDSB_ROLE_FAULTY :
 		    (uint16_t)a->md.member[i].role;
 	}
@@ -923,15 +939,10 @@ sb_sync(struct dev *a)
 			sb.feature_map &= ~(uint32_t)MD_FEATURE_RECOVERY_OFFSET;
 			sb.recovery_offset = 0;
 		}
-		for (int r = 0; r < (int)sb.raid_disks && r < MDSB_MAX_DEV_LIMIT; r++)
-			if (sb.dev_roles[r] < MDSB_ROLE_FAULTY && r != (int)sb.dev_number) {
-				int held = 0;
-
-				for (int k = 0; k < a->md.nmembers; k++)
-					held |= num[k] == (uint32_t)r && roles[k] != MDSB_ROLE_FAULTY;
-				if (!held)
-					sb.dev_roles[r] = MDSB_ROLE_SPARE;
-			}
+		/* super_1_sync: every slot spare, then each bound device's own
+		   (a faulty one, or one gone unremoved, still holds its slot). */
+		for (uint32_t r = 0; r < sb.max_dev && r < MDSB_MAX_DEV_LIMIT; r++)
+			sb.dev_roles[r] = MDSB_ROLE_SPARE;
 		for (int k = 0; k < a->md.nmembers; k++)
 			if (num[k] < sb.max_dev)
 				sb.dev_roles[num[k]] = roles[k];
@@ -986,6 +997,7 @@ md_mark(struct dev *a, int dirty)
 	for (int i = 0; i < a->md.nmembers; i++) {
 		struct dev *m = find(a->md.member[i].dev);
 
+		(void)member_slot(a, i);	/* learnt while it can be read */
 		if (a->faulty[i] || m == NULL || sb_read(m, &sb) == -1)
 			continue;
 		sb.resync_offset = dirty ? 0 : MDSB_RESYNC_CLEAN;
@@ -1345,6 +1357,7 @@ sim_md_readd(const char *name, const char *dev, int role)
 			if (d->md.member[i].role == role)
 				role = -1;
 			d->gone[n] = d->gone[i];
+			d->slot[n] = d->slot[i];
 			d->faulty[n] = 0;
 			d->rebuilding[n] = d->rebuilding[i];
 			d->recovery[n] = d->recovery[i];
@@ -1358,6 +1371,7 @@ sim_md_readd(const char *name, const char *dev, int role)
 	d->md.nmembers = n + 1;
 	d->faulty[n] = d->gone[n] = d->rebuilding[n] = 0;
 	d->recovery[n] = 0;
+	d->slot[n] = 0;
 	take_spares(d);
 	sb_sync(d);
 	sim_md_event(d->name);
@@ -1417,6 +1431,7 @@ sim_md_add_new(const struct sys_md *one)
 		if (d->faulty[i])
 			continue;
 		d->gone[n] = d->gone[i];
+		d->slot[n] = d->slot[i];
 		d->rebuilding[n] = d->rebuilding[i];
 		d->recovery[n] = d->recovery[i];
 		d->md.member[n++] = d->md.member[i];
@@ -1431,6 +1446,7 @@ sim_md_add_new(const struct sys_md *one)
 	for (int i = 0; i <= n; i++)
 		d->faulty[i] = 0;
 	d->gone[n] = 0;
+	d->slot[n] = 0;
 	d->md.nmembers = n + 1;
 	take_spares(d);
 	sb_sync(d);
@@ -1781,11 +1797,13 @@ sim_md_fail(const char *name, const char *dev)
 		d->md.member[i] = d->md.member[i + 1];
 		d->faulty[i] = d->faulty[i + 1];
 		d->gone[i] = d->gone[i + 1];
+		d->slot[i] = d->slot[i + 1];
 		d->rebuilding[i] = d->rebuilding[i + 1];
 		d->recovery[i] = d->recovery[i + 1];
 	}
 	d->md.nmembers--;
 	d->faulty[d->md.nmembers] = d->gone[d->md.nmembers] = 0;
+	d->slot[d->md.nmembers] = 0;
 	d->rebuilding[d->md.nmembers] = 0;
 	take_spares(d);		/* a spare in the array takes over at once */
 	sb_sync(d);

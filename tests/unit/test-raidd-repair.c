@@ -850,6 +850,21 @@ START_TEST(sim_unheld_slot_reads_spare)
 }
 END_TEST
 
+/* A member md failed but still holds (its disk errors every I/O, so its
+   own superblock cannot be read) keeps its slot: md writes it faulty
+   (super_1_sync's Faulty rdev), never spare. */
+START_TEST(sim_failed_bound_slot_reads_faulty)
+{
+	static struct mdsb sb;
+	struct volume *v = raid1(2);
+
+	(void)v;
+	sim_disk_error("sdb", 1);
+	ck_assert_int_eq(member_read_sb("sda1", &sb), 0);
+	ck_assert_uint_eq(sb.dev_roles[1], MDSB_ROLE_FAULTY);
+}
+END_TEST
+
 /* md is strict: a running array takes no new member whose superblock is
    not its own spare, and never into a role someone holds. */
 START_TEST(sim_takes_only_spares)
@@ -1073,6 +1088,7 @@ repair_suite(void)
 	tcase_add_test(tc, rebuild_resumes_after_power_cut);
 	tcase_add_test(tc, sim_takes_only_spares);
 	tcase_add_test(tc, sim_unheld_slot_reads_spare);
+	tcase_add_test(tc, sim_failed_bound_slot_reads_faulty);
 	tcase_add_test(tc, sim_refuses_a_small_spare);
 	tcase_add_test(tc, delete_after_repair_erases_the_new_member);
 	tcase_add_test(tc, delete_after_raid5_repair_erases_the_new_member);
