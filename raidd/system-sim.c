@@ -55,6 +55,10 @@ struct dev {
 	int		 gone[SYS_MAX_MEMBERS];	/* md: its disk went away: no hold on it */
 	int		 rebuilding[SYS_MAX_MEMBERS];	/* md: in a role, not in sync yet */
 	uint64_t	 recovery[SYS_MAX_MEMBERS];	/* md: sectors recovered so far */
+	int		 partial[SYS_MAX_MEMBERS];	/* md: recovered by the bitmap only */
+	uint64_t	 recover_end[SYS_MAX_MEMBERS];	/* md: partial: where it ends */
+	uint64_t	 bitmap;	/* md: sectors a bit of its internal bitmap covers (0: none) */
+	uint64_t	 events_cleared;	/* md: its bitmap's */
 	uint32_t	 slot[SYS_MAX_MEMBERS];	/* md: its desc_nr + 1 (0: not read yet) */
 	uint64_t	 member_sectors;	/* md: data sectors of each member */
 	char		 mounted[128];
@@ -76,6 +80,9 @@ static struct {
 	   delta_disks, new_offset), kept here with the data: from_disks 0 if none. */
 	int		 from_disks;
 	uint64_t	 reshape_pos, new_offset;	/* sectors of each member */
+	/* The member sectors the internal bitmap holds dirty (written while
+	   the array lacked a member), on the members as the data is: 0, 0 none. */
+	uint64_t	 dirty_lo, dirty_hi;
 } stores[MAX_DEVS];
 
 static void
@@ -151,6 +158,8 @@ find_pulled(const char *name)
 
 static void sb_sync(struct dev *);
 static void md_mark(struct dev *, int dirty);
+static void bitmap_write(struct dev *, uint64_t, size_t);
+static int bitmap_sb(struct dev *, struct mdsb_bitmap *);
 static struct dev *fd_dev(int);
 static int zero_dev(struct dev *, uint64_t, uint64_t);
 static int zero_dev_nostep(struct dev *, uint64_t, uint64_t);
@@ -415,6 +424,7 @@ sim_reset(void)
 		free_list(&stores[i].chunks);
 		stores[i].name[0] = '\0';
 		stores[i].from_disks = 0;
+		stores[i].dirty_lo = stores[i].dirty_hi = 0;
 	}
 	ndevs = 0;
 	nops = 0;
@@ -519,6 +529,8 @@ dev_io(struct dev *d, uint64_t off, uint8_t *rbuf, const uint8_t *wbuf, size_t l
 		/* md_write_start(): the superblocks say dirty before the first write. */
 		if (wbuf && !d->dirty)
 			md_mark(d, 1);
+		if (wbuf)
+			bitmap_write(d, off, len);
 	}
 	if (d->kind == DEV_PART)
 		return dev_io(&devs[d->parent], d->start + off, rbuf, wbuf, len);
@@ -1133,6 +1145,104 @@ md_bytes(int level, uint32_t raid_disks, uint64_t sectors)
 	return sectors * 512 * n;
 }
 
+/* ---- md's internal write-intent bitmap ---- */
+
+/* The array's bitmap superblock, as md reads it from a working member. */
+static int
+bitmap_sb(struct dev *a, struct mdsb_bitmap *b)
+{
+	uint8_t buf[MDSB_BITMAP_SB];
+	char err[MDSB_ERRLEN];
+	struct mdsb sb;
+	struct dev *m;
+
+	for (int i = 0; i < a->md.nmembers; i++)
+		if (!a->faulty[i] && (m = find(a->md.member[i].dev)) && sb_read(m, &sb) == 0 &&
+		    sb.bitmap_offset > 0 && dev_io(m, SB_AT + (uint64_t)sb.bitmap_offset * 512,
+		    buf, NULL, sizeof(buf)) == 0 &&
+		    mdsb_bitmap_decode(buf, sizeof(buf), b, err, sizeof(err)) == 0)
+			return 0;
+	return -1;
+}
+
+/*
+ * md_bitmap_update_sb(): events and events_cleared (bytes 24 and 32 of
+ * bitmap_super_t, little-endian) go to every working member's bitmap.
+ */
+static void
+bitmap_cleared_sync(struct dev *a)
+{
+	uint8_t le[16];
+	struct mdsb sb;
+	struct dev *m;
+
+	for (int k = 0; k < 8; k++) {
+		le[k] = (uint8_t)(a->events >> (8 * k));
+		le[8 + k] = (uint8_t)(a->events_cleared >> (8 * k));
+	}
+	for (int i = 0; i < a->md.nmembers; i++)
+		if (!a->faulty[i] && (m = find(a->md.member[i].dev)) && sb_read(m, &sb) == 0 &&
+		    sb.bitmap_offset > 0)
+			dev_io(m, SB_AT + (uint64_t)sb.bitmap_offset * 512 + 24, NULL, le,
+			    sizeof(le));
+}
+
+/*
+ * md_bitmap_startwrite/endwrite on a write to the array. While it lacks
+ * a member (missing, or being rebuilt) the chunks written stay dirty:
+ * what a member re-added later is given back. A write the whole array
+ * takes moves events_cleared up to the array's events: a member gone
+ * before that can no longer be re-added in its role (super_1_validate).
+ */
+static void
+bitmap_write(struct dev *a, uint64_t off, size_t len)
+{
+	uint64_t per = md_bytes(a->level, a->md.raid_disks, 1), lo, hi;
+	int s = store_index(a->name);
+
+	if (!a->bitmap || s < 0 || per == 0)
+		return;
+	if (md_lacking(a) == 0) {
+		if (a->events_cleared < a->events) {
+			a->events_cleared = a->events;
+			bitmap_cleared_sync(a);
+		}
+		return;
+	}
+	/* Member sectors, out to whole bitmap chunks (a->bitmap: sectors each). */
+	lo = off / per / a->bitmap * a->bitmap;
+	hi = ((off + len + per - 1) / per + a->bitmap - 1) / a->bitmap * a->bitmap;
+	if (hi > a->member_sectors)
+		hi = a->member_sectors;
+	if (stores[s].dirty_hi == 0 || lo < stores[s].dirty_lo)
+		stores[s].dirty_lo = lo;
+	if (hi > stores[s].dirty_hi)
+		stores[s].dirty_hi = hi;
+}
+
+/* At start: md loads its bitmap (chunk size, events_cleared) from a member. */
+static void
+bitmap_load(struct dev *a)
+{
+	struct mdsb_bitmap b;
+
+	a->bitmap = 0;
+	if (bitmap_sb(a, &b) == -1 || b.chunksize < 512)
+		return;
+	a->bitmap = b.chunksize / 512;
+	a->events_cleared = b.events_cleared;
+}
+
+/* A recovery that made the array whole synced every dirty chunk (md_bitmap_end_sync). */
+static void
+bitmap_synced(struct dev *a)
+{
+	int s = store_index(a->name);
+
+	if (s >= 0 && md_lacking(a) == 0)
+		stores[s].dirty_lo = stores[s].dirty_hi = 0;
+}
+
 /* Whether a member in sync, or being rebuilt, holds role r. */
 static int
 role_held(const struct dev *a, int r)
@@ -1230,6 +1340,7 @@ md_start(const struct sys_md *md, int create)
 		a->rebuilding[i] = recovery[i] != UINT64_MAX;
 		a->recovery[i] = a->rebuilding[i] ? recovery[i] : 0;
 	}
+	bitmap_load(a);
 	if (!md_survives(a) || (!create && dirty_degraded(a, fresh.resync_offset) &&
 	    !(md->flags & SYS_MD_START_DIRTY))) {
 		drop(a);
@@ -1324,19 +1435,119 @@ sim_md_dirty(const char *name)
 	return d && d->kind == DEV_MD ? d->dirty : -1;
 }
 
+/* Member from takes index to (the array's per-member records move with it). */
+static void
+member_move(struct dev *a, int to, int from)
+{
+	a->md.member[to] = a->md.member[from];
+	a->faulty[to] = a->faulty[from];
+	a->gone[to] = a->gone[from];
+	a->slot[to] = a->slot[from];
+	a->rebuilding[to] = a->rebuilding[from];
+	a->recovery[to] = a->recovery[from];
+	a->partial[to] = a->partial[from];
+	a->recover_end[to] = a->recover_end[from];
+}
+
 /*
- * ADD_NEW_DISK on a running v1.2 array: the kernel takes the member
- * only with a superblock of this array. As the Linux seam, faulty
- * members are removed first; the returning one takes its role - or,
- * when a member md still counts holds that role (its disk pulled but
- * never failed), comes in as a spare.
+ * Binds dev to a running array as a spare, after the faulty leftovers
+ * (the Linux seam removes them first): its index, or -1.
+ */
+static int
+bind_spare(struct dev *a, const char *dev)
+{
+	int n = 0;
+
+	for (int i = 0; i < a->md.nmembers; i++)
+		n += !a->faulty[i];
+	if (n == SYS_MAX_MEMBERS)
+		return errno = ENOSPC, -1;
+	n = 0;
+	for (int i = 0; i < a->md.nmembers; i++)
+		if (!a->faulty[i])
+			member_move(a, n++, i);
+	memset(&a->md.member[n], 0, sizeof(a->md.member[n]));
+	snprintf(a->md.member[n].dev, sizeof(a->md.member[n].dev), "%s", dev);
+	a->md.member[n].role = -1;
+	a->faulty[n] = a->gone[n] = a->rebuilding[n] = a->partial[n] = 0;
+	a->recovery[n] = a->recover_end[n] = 0;
+	a->slot[n] = 0;
+	a->md.nmembers = n + 1;
+	return n;
+}
+
+/*
+ * super_1_validate() for a device added to a running array: the role
+ * its own superblock gives it when md takes it back in it, else -1 (a
+ * spare). With a bitmap, one at or past the bitmap's events_cleared
+ * comes back (what it missed is dirty in the bitmap); with none, one at
+ * or past the array's events. Nothing else is compared: a device ahead
+ * of the array, or of another array altogether, comes back as well
+ * (mdadm checks the UUID, md does not; raidd's may_rejoin must).
+ */
+static int
+validate_role(const struct dev *a, const struct mdsb *sb, int *faulty)
+{
+	uint16_t role;
+
+	*faulty = 0;
+	if (sb->events < (a->bitmap ? a->events_cleared : a->events) ||
+	    sb->dev_number >= sb->max_dev)
+		return -1;
+	role = sb->dev_roles[sb->dev_number];
+	*faulty = role == MDSB_ROLE_FAULTY;
+	return role < MD_DISK_ROLE_MAX ? role : -1;
+}
+
+/* bind_rdev_to_array(): desc_nr is unique in the array (md has no other). */
+static int
+slot_taken(struct dev *a, uint32_t nr)
+{
+	for (int i = 0; i < a->md.nmembers; i++)
+		if (!a->faulty[i] && member_slot(a, i) == nr)
+			return 1;
+	return 0;
+}
+
+/*
+ * The personality's hot_add_disk (raid1/raid5/raid10_add_disk): a member
+ * back in its saved role, nobody holding it, is recovered where the
+ * bitmap is dirty only (none dirty: in sync once the recovery thread
+ * has run, one step); with no bitmap, in full. In_sync is cleared
+ * either way (md_add_new_disk: "just to be sure").
+ */
+static void
+readd_in_role(struct dev *a, int i, int role)
+{
+	int s = store_index(a->name);
+
+	a->md.member[i].role = role;
+	a->rebuilding[i] = 1;
+	a->recovery[i] = 0;
+	a->partial[i] = a->bitmap != 0;
+	a->recover_end[i] = 0;
+	if (a->partial[i] && s >= 0) {
+		a->recovery[i] = stores[s].dirty_lo;
+		a->recover_end[i] = stores[s].dirty_hi;
+	}
+}
+
+/*
+ * ADD_NEW_DISK on a running v1.2 array, as md_add_new_disk() does: the
+ * device needs a v1.2 superblock; asked into a role (MD_DISK_SYNC), md
+ * refuses it (EINVAL: "events doesn't match") unless super_1_validate
+ * gives it that very role, and raidd's Linux seam then adds it as a
+ * spare. Taken, it is bound (its desc_nr free, or EBUSY) and the
+ * personality puts it back in its role, or keeps it a spare that md
+ * recovers in full into the lowest free role. A faulty one in its own
+ * superblock stays bound Faulty.
  */
 static int
 sim_md_readd(const char *name, const char *dev, int role)
 {
-	struct dev *d = find(name), *m = find(dev), *peer = NULL;
-	struct mdsb sb, ref;
-	int n = 0;
+	struct dev *d = find(name), *m = find(dev);
+	struct mdsb sb;
+	int n, saved, faulty;
 
 	if (d == NULL || d->kind != DEV_MD || m == NULL)
 		return errno = ENODEV, -1;
@@ -1344,34 +1555,27 @@ sim_md_readd(const char *name, const char *dev, int role)
 		return errno = EROFS, -1;
 	if (step() == -1)
 		return -1;
-	for (int i = 0; i < d->md.nmembers && peer == NULL; i++)
-		if (!d->faulty[i] && strcmp(d->md.member[i].dev, dev) != 0)
-			peer = find(d->md.member[i].dev);
-	if (sb_read(m, &sb) == -1 || (peer && (sb_read(peer, &ref) == -1 ||
-	    memcmp(sb.set_uuid, ref.set_uuid, 16) != 0)))
+	/* raid0 and linear have no hot_add_disk. */
+	if (d->level != 1 && d->level != 5 && d->level != 10)
 		return errno = EINVAL, -1;
-	for (int i = 0; i < d->md.nmembers; i++) {
+	if (sb_read(m, &sb) == -1)
+		return errno = EINVAL, -1;
+	for (int i = 0; i < d->md.nmembers; i++)
 		if (strcmp(d->md.member[i].dev, dev) == 0 && !d->faulty[i])
 			return errno = EBUSY, -1;
-		if (!d->faulty[i]) {
-			if (d->md.member[i].role == role)
-				role = -1;
-			d->gone[n] = d->gone[i];
-			d->slot[n] = d->slot[i];
-			d->faulty[n] = 0;
-			d->rebuilding[n] = d->rebuilding[i];
-			d->recovery[n] = d->recovery[i];
-			d->md.member[n++] = d->md.member[i];
-		}
-	}
-	if (n == SYS_MAX_MEMBERS)
+	saved = validate_role(d, &sb, &faulty);
+	if (role >= 0 && saved != role)
+		return errno = EINVAL, -1;
+	if (sb.dev_number < sb.max_dev && slot_taken(d, sb.dev_number))
+		return errno = EBUSY, -1;
+	/* bind_rdev_to_array(): a device short of the component is refused. */
+	if (sb.data_offset + d->member_sectors > m->size / 512)
 		return errno = ENOSPC, -1;
-	snprintf(d->md.member[n].dev, sizeof(d->md.member[n].dev), "%s", dev);
-	d->md.member[n].role = role;
-	d->md.nmembers = n + 1;
-	d->faulty[n] = d->gone[n] = d->rebuilding[n] = 0;
-	d->recovery[n] = 0;
-	d->slot[n] = 0;
+	if ((n = bind_spare(d, dev)) == -1)
+		return -1;
+	d->faulty[n] = faulty;
+	if (saved >= 0 && !faulty && !role_held(d, saved))
+		readd_in_role(d, n, saved);
 	take_spares(d);
 	sb_sync(d);
 	sim_md_event(d->name);
@@ -1426,28 +1630,10 @@ sim_md_add_new(const struct sys_md *one)
 	if (role >= d->md.raid_disks || (role >= 0 && role_held(d, role)))
 		return errno = EBUSY, -1;
 	/* Faulty leftovers go first, as the Linux seam removes them. */
-	n = 0;
-	for (int i = 0; i < d->md.nmembers; i++) {
-		if (d->faulty[i])
-			continue;
-		d->gone[n] = d->gone[i];
-		d->slot[n] = d->slot[i];
-		d->rebuilding[n] = d->rebuilding[i];
-		d->recovery[n] = d->recovery[i];
-		d->md.member[n++] = d->md.member[i];
-	}
-	if (n == SYS_MAX_MEMBERS)
-		return errno = ENOSPC, -1;
-	memset(&d->md.member[n], 0, sizeof(d->md.member[n]));
-	snprintf(d->md.member[n].dev, sizeof(d->md.member[n].dev), "%s", one->member[0].dev);
+	if ((n = bind_spare(d, one->member[0].dev)) == -1)
+		return -1;
 	d->md.member[n].role = role;
 	d->rebuilding[n] = role >= 0;
-	d->recovery[n] = 0;
-	for (int i = 0; i <= n; i++)
-		d->faulty[i] = 0;
-	d->gone[n] = 0;
-	d->slot[n] = 0;
-	d->md.nmembers = n + 1;
 	take_spares(d);
 	sb_sync(d);
 	sim_md_event(d->name);	/* a member added, its recovery started */
@@ -1464,15 +1650,20 @@ sim_md_recover(const char *name, uint64_t sectors)
 	if (d == NULL || d->kind != DEV_MD)
 		return;
 	for (int i = 0; i < d->md.nmembers; i++) {
+		uint64_t end = d->partial[i] ? d->recover_end[i] : d->member_sectors;
+
 		if (!d->rebuilding[i] || d->faulty[i] || find(d->md.member[i].dev) == NULL)
 			continue;
-		d->recovery[i] = d->member_sectors - d->recovery[i] > sectors ?
-		    d->recovery[i] + sectors : d->member_sectors;
-		if (d->recovery[i] == d->member_sectors) {
-			d->rebuilding[i] = 0;
+		if (d->recovery[i] < end)
+			d->recovery[i] = end - d->recovery[i] > sectors ?
+			    d->recovery[i] + sectors : end;
+		if (d->recovery[i] >= end) {
+			d->rebuilding[i] = d->partial[i] = 0;
 			done = 1;
 		}
 	}
+	if (done)
+		bitmap_synced(d);
 	sb_sync(d);
 	if (done)
 		sim_md_event(d->name);	/* the recovery ended */
@@ -1527,19 +1718,9 @@ sim_reshape_status(const struct dev *a, struct sys_md_status *st)
 static uint64_t
 bitmap_pages(struct dev *a)
 {
-	uint8_t buf[MDSB_BITMAP_SB];
 	struct mdsb_bitmap b;
-	char err[MDSB_ERRLEN];
-	struct mdsb sb;
-	struct dev *m;
 
-	for (int i = 0; i < a->md.nmembers; i++)
-		if (!a->faulty[i] && (m = find(a->md.member[i].dev)) && sb_read(m, &sb) == 0 &&
-		    sb.bitmap_offset > 0 && dev_io(m, SB_AT + (uint64_t)sb.bitmap_offset * 512,
-		    buf, NULL, sizeof(buf)) == 0 &&
-		    mdsb_bitmap_decode(buf, sizeof(buf), &b, err, sizeof(err)) == 0)
-			return (mdsb_bitmap_bytes(&b) + 4095) / 4096;
-	return 0;
+	return bitmap_sb(a, &b) == 0 ? (mdsb_bitmap_bytes(&b) + 4095) / 4096 : 0;
 }
 
 /*
@@ -1793,18 +1974,12 @@ sim_md_fail(const char *name, const char *dev)
 		return 1;
 	sb_sync(d);	/* md records the failure in the others' superblocks */
 	sim_md_event(d->name);
-	for (int i = m; i + 1 < d->md.nmembers; i++) {
-		d->md.member[i] = d->md.member[i + 1];
-		d->faulty[i] = d->faulty[i + 1];
-		d->gone[i] = d->gone[i + 1];
-		d->slot[i] = d->slot[i + 1];
-		d->rebuilding[i] = d->rebuilding[i + 1];
-		d->recovery[i] = d->recovery[i + 1];
-	}
+	for (int i = m; i + 1 < d->md.nmembers; i++)
+		member_move(d, i, i + 1);
 	d->md.nmembers--;
 	d->faulty[d->md.nmembers] = d->gone[d->md.nmembers] = 0;
 	d->slot[d->md.nmembers] = 0;
-	d->rebuilding[d->md.nmembers] = 0;
+	d->rebuilding[d->md.nmembers] = d->partial[d->md.nmembers] = 0;
 	take_spares(d);		/* a spare in the array takes over at once */
 	sb_sync(d);
 	return 0;

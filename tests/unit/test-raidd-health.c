@@ -113,8 +113,15 @@ START_TEST(pulled_member_of_idle_raid1_is_failed_at_once)
 	md_of("r", 1, &st);
 	ck_assert_int_eq(st.degraded, 1);	/* md agrees now */
 	ck_assert(!listed(&st, "sdb1"));
-	/* Back in its bay, it rejoins in its role. */
+	/* Back in its bay, it rejoins in its role, md recovering what the
+	   bitmap holds dirty (nothing: one step) before it is in sync. */
 	sim_push_disk("sdb");
+	ck_assert_int_eq(raidd_uevent(), 1);
+	ck_assert_int_eq(v->state, VOL_REBUILDING);
+	md_of("r", 1, &st);
+	ck_assert_str_eq(st.sync_action, "recover");
+	ck_assert(listed(&st, "sdb1"));
+	sim_md_recover("md_r_t1", 1);
 	ck_assert_int_eq(raidd_uevent(), 1);
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 }

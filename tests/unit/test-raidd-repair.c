@@ -713,6 +713,11 @@ START_TEST(failed_unseen_before_boot_rejoins_through_bitmap)
 	raidd_reboot();
 	v = volume_find("r");
 	ck_assert_int_eq(v->label.failed, 0);
+	/* md recovers it (In_sync cleared) over the bitmap's dirty chunks:
+	   none were written since, so one step of the thread ends it. */
+	ck_assert_int_eq(v->state, VOL_REBUILDING);
+	recover(v, 1);
+	volume_check_states();
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	assert_member(v, 1, "sdb");
 	raidd_check_fill("r", 9);
@@ -887,6 +892,115 @@ START_TEST(sim_takes_only_spares)
 	ck_assert_int_eq(sys->md_add_new(&one), -1);	/* no superblock */
 	ck_assert_int_eq(sys->read_at("sda1", 4096, sb, sizeof(sb)), 0);
 	ck_assert_int_eq(sys->md_add_new(&one), -1);	/* role 0's own, not a spare */
+}
+END_TEST
+
+/* sdb1's state and slot as md shows them in md_r_t1 ("" when not listed). */
+static const char *
+sdb1_in_md(struct sys_md_status *st, int *slot)
+{
+	ck_assert_int_eq(sys->md_status("md_r_t1", st), 0);
+	for (int i = 0; i < st->nmembers; i++)
+		if (strcmp(st->member[i].dev, "sdb1") == 0) {
+			*slot = st->member[i].slot;
+			return st->member[i].state;
+		}
+	*slot = -2;
+	return "";
+}
+
+/*
+ * md re-adds a member in its role with In_sync cleared and recovers the
+ * chunks its bitmap holds dirty (written while the member was out), no
+ * more: the volume rebuilds, briefly, before it is clean again.
+ */
+START_TEST(sim_readd_recovers_the_dirty_chunks)
+{
+	struct volume *v = raid1(2);
+	struct sys_md_status st;
+	int slot, steps = 0;
+
+	sim_pull_disk("sdb");
+	raidd_uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	raidd_fill("r", 3);
+	sim_push_disk("sdb");
+	raidd_uevent();
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
+	ck_assert_int_eq(slot, 1);
+	ck_assert_str_eq(st.sync_action, "recover");
+	ck_assert_int_eq(v->state, VOL_REBUILDING);
+	while (v->state == VOL_REBUILDING && steps++ < 10000) {
+		sim_md_recover("md_r_t1", 2048);
+		volume_check_states();
+	}
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	/* A few bitmap chunks, not the whole member (4 GiB: 2048 steps). */
+	ck_assert_int_lt(steps, 200);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "in_sync");
+	ck_assert_int_eq(slot, 1);
+	raidd_check_fill("r", 3);
+}
+END_TEST
+
+/*
+ * super_1_validate: a device older than the bitmap's events_cleared (the
+ * array ran whole and was written after it left) is not given its role
+ * back: asked in it, md refuses (EINVAL); as a spare it is recovered in
+ * full into the free role.
+ */
+START_TEST(sim_readd_behind_events_cleared_is_a_spare)
+{
+	struct volume *v = raid1(3);
+	struct sys_md_status st;
+	int slot;
+
+	sim_pull_disk("sdb");
+	raidd_uevent();
+	ck_assert_int_eq(repair("r", "sdc", 0), 0);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	raidd_fill("r", 4);
+	sim_fail_member("md_r_t1", "sdc1");
+	sim_push_disk("sdb");
+	errno = 0;
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", 1), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", -1), 0);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
+	ck_assert_int_eq(slot, 1);
+	sim_md_recover("md_r_t1", 1 << 20);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
+	ck_assert_str_eq(st.sync_action, "recover");
+	sim_md_recover("md_r_t1", UINT64_MAX / 2);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "in_sync");
+}
+END_TEST
+
+/*
+ * md compares no UUID on a hot add (mdadm does): a device whose
+ * superblock names another array is taken in the role it gives. raidd
+ * must keep it out itself, and does.
+ */
+START_TEST(sim_readd_compares_no_uuid)
+{
+	struct volume *v = raid1(2);
+	struct sys_md_status st;
+	struct mdsb sb;
+	int slot;
+
+	sim_pull_disk("sdb");
+	raidd_uevent();
+	sim_push_disk("sdb");
+	sb_get("sdb1", &sb);
+	sb.set_uuid[0] ^= 0xff;
+	sb_put("sdb1", &sb);
+	raidd_uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "");
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", 1), 0);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
+	ck_assert_int_eq(slot, 1);
 }
 END_TEST
 
@@ -1089,6 +1203,9 @@ repair_suite(void)
 	tcase_add_test(tc, sim_takes_only_spares);
 	tcase_add_test(tc, sim_unheld_slot_reads_spare);
 	tcase_add_test(tc, sim_failed_bound_slot_reads_faulty);
+	tcase_add_test(tc, sim_readd_recovers_the_dirty_chunks);
+	tcase_add_test(tc, sim_readd_behind_events_cleared_is_a_spare);
+	tcase_add_test(tc, sim_readd_compares_no_uuid);
 	tcase_add_test(tc, sim_refuses_a_small_spare);
 	tcase_add_test(tc, delete_after_repair_erases_the_new_member);
 	tcase_add_test(tc, delete_after_raid5_repair_erases_the_new_member);

@@ -531,6 +531,9 @@ START_TEST(pulled_member_rejoins)
 	disk_refresh(1);
 	volume_scan();
 	ck_assert_str_eq(v->disk[1], "sdb");
+	/* md recovers what its bitmap holds dirty first (nothing: one step). */
+	ck_assert_int_eq(volume_state_now(v), VOL_REBUILDING);
+	sim_md_recover("md_r_t1", 1);
 	ck_assert_int_eq(volume_state_now(v), VOL_CLEAN);
 	/* Nothing else changed: the same volume, mounted, one array. */
 	ck_assert_int_eq(sim_md_count(), 1);
@@ -771,6 +774,9 @@ START_TEST(failed_member_stays_out)
 	v = volume_find("r");
 	ck_assert_int_eq(volume_state_now(v), VOL_DEGRADED);
 	call_ok("volume.clear", "{\"name\":\"r\"}");
+	/* Back in its role, recovered where the bitmap is dirty (one step). */
+	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_REBUILDING);
+	sim_md_recover("md_r_t1", 1);
 	ck_assert_int_eq(volume_state_now(volume_find("r")), VOL_CLEAN);
 }
 END_TEST
