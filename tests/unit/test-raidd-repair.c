@@ -6,6 +6,8 @@
  * its superblock across a power cut. Every level and tier layout, the
  * refusals, and a power cut after every mutating step of a repair.
  */
+#include <linux/raid/md_p.h>
+
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -977,6 +979,50 @@ START_TEST(sim_readd_behind_events_cleared_is_a_spare)
 }
 END_TEST
 
+/* dev's superblock without its internal bitmap (as mdadm --grow --bitmap=none). */
+static void
+sb_drop_bitmap(const char *dev)
+{
+	struct mdsb sb;
+
+	sb_get(dev, &sb);
+	sb.feature_map &= ~(uint32_t)MD_FEATURE_BITMAP_OFFSET;
+	sb.bitmap_offset = 0;
+	sb_put(dev, &sb);
+}
+
+/*
+ * With no bitmap, super_1_validate gives a device behind the array's
+ * events no role: asked into it, md refuses (EINVAL); as a spare it is
+ * recovered in full. With the bitmap the same device comes back in its
+ * role (sim_readd_recovers_the_dirty_chunks).
+ */
+START_TEST(sim_readd_without_bitmap_is_a_spare)
+{
+	struct volume *v = raid1(2);
+	struct sys_md_status st;
+	int slot;
+
+	sim_power_cut();
+	sb_drop_bitmap("sda1");
+	sb_drop_bitmap("sdb1");
+	raidd_reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	ck_assert_int_eq(sys->md_fail("md_r_t1", "sdb1"), 0);
+	errno = 0;
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", 1), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", -1), 0);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
+	ck_assert_int_eq(slot, 1);
+	sim_md_recover("md_r_t1", 1 << 20);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
+	sim_md_recover("md_r_t1", UINT64_MAX / 2);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "in_sync");
+}
+END_TEST
+
 /*
  * md compares no UUID on a hot add (mdadm does): a device whose
  * superblock names another array is taken in the role it gives. raidd
@@ -1206,6 +1252,7 @@ repair_suite(void)
 	tcase_add_test(tc, sim_readd_recovers_the_dirty_chunks);
 	tcase_add_test(tc, sim_readd_behind_events_cleared_is_a_spare);
 	tcase_add_test(tc, sim_readd_compares_no_uuid);
+	tcase_add_test(tc, sim_readd_without_bitmap_is_a_spare);
 	tcase_add_test(tc, sim_refuses_a_small_spare);
 	tcase_add_test(tc, delete_after_repair_erases_the_new_member);
 	tcase_add_test(tc, delete_after_raid5_repair_erases_the_new_member);
