@@ -1558,18 +1558,19 @@ sim_md_readd(const char *name, const char *dev, int role)
 	/* raid0 and linear have no hot_add_disk. */
 	if (d->level != 1 && d->level != 5 && d->level != 10)
 		return errno = EINVAL, -1;
-	if (sb_read(m, &sb) == -1)
-		return errno = EINVAL, -1;
 	for (int i = 0; i < d->md.nmembers; i++)
 		if (strcmp(d->md.member[i].dev, dev) == 0 && !d->faulty[i])
 			return errno = EBUSY, -1;
+	/* super_1_load(): the device must hold the data_size it claims. */
+	if (sb_read(m, &sb) == -1 || sb.data_offset + sb.data_size > m->size / 512)
+		return errno = EINVAL, -1;
 	saved = validate_role(d, &sb, &faulty);
 	if (role >= 0 && saved != role)
 		return errno = EINVAL, -1;
 	if (sb.dev_number < sb.max_dev && slot_taken(d, sb.dev_number))
 		return errno = EBUSY, -1;
-	/* bind_rdev_to_array(): a device short of the component is refused. */
-	if (sb.data_offset + d->member_sectors > m->size / 512)
+	/* bind_rdev_to_array(): a component shorter than the array's is refused. */
+	if (sb.data_size < d->member_sectors)
 		return errno = ENOSPC, -1;
 	if ((n = bind_spare(d, dev)) == -1)
 		return -1;

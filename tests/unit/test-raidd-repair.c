@@ -1025,6 +1025,38 @@ START_TEST(sim_readd_without_bitmap_is_a_spare)
 END_TEST
 
 /*
+ * bind_rdev_to_array(): a device whose superblock names a desc_nr a bound
+ * member has is refused (EBUSY), and so is one whose component is
+ * shorter than the array's (ENOSPC), in a role or as a spare.
+ */
+START_TEST(sim_readd_binds_as_md_does)
+{
+	struct mdsb sb, held;
+
+	raid1(2);
+	ck_assert_int_eq(sys->md_fail("md_r_t1", "sdb1"), 0);
+	sb_get("sdb1", &sb);
+	sb_get("sda1", &held);
+	sb.dev_number = held.dev_number;
+	sb_put("sdb1", &sb);
+	errno = 0;
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", -1), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	/* As an array of smaller members wrote it. */
+	sb.dev_number = 1;
+	sb.size = sb.data_size = held.size - 8;
+	sb_put("sdb1", &sb);
+	errno = 0;
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", -1), -1);
+	ck_assert_int_eq(errno, ENOSPC);
+	sb.size = held.size;
+	sb.data_size = held.data_size;
+	sb_put("sdb1", &sb);
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", -1), 0);
+}
+END_TEST
+
+/*
  * md compares no UUID on a hot add (mdadm does): a device whose
  * superblock names another array is taken in the role it gives. raidd
  * must keep it out itself, and does.
@@ -1254,6 +1286,7 @@ repair_suite(void)
 	tcase_add_test(tc, sim_readd_behind_events_cleared_is_a_spare);
 	tcase_add_test(tc, sim_readd_compares_no_uuid);
 	tcase_add_test(tc, sim_readd_without_bitmap_is_a_spare);
+	tcase_add_test(tc, sim_readd_binds_as_md_does);
 	tcase_add_test(tc, sim_refuses_a_small_spare);
 	tcase_add_test(tc, delete_after_repair_erases_the_new_member);
 	tcase_add_test(tc, delete_after_raid5_repair_erases_the_new_member);
