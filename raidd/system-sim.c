@@ -159,7 +159,6 @@ find_pulled(const char *name)
 static void sb_sync(struct dev *);
 static void md_mark(struct dev *, int dirty);
 static void bitmap_write(struct dev *, uint64_t, size_t);
-static int bitmap_sb(struct dev *, struct mdsb_bitmap *);
 static struct dev *fd_dev(int);
 static int zero_dev(struct dev *, uint64_t, uint64_t);
 static int zero_dev_nostep(struct dev *, uint64_t, uint64_t);
