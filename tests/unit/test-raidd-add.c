@@ -1465,6 +1465,61 @@ START_TEST(md_takes_only_members_like_the_first)
 }
 END_TEST
 
+/*
+ * Decision 136: the power went while md wrote its members' superblocks
+ * after the takeover (md_update_sb writes them one after another, and
+ * they reach the disks in any order): the members in mask kept raid1, one
+ * event behind, the others say raid5.  md assembles the first member's
+ * view and refuses the others (md_takes_only_members_like_the_first): a
+ * raid1 from sda alone rebuilt onto the new disk's spare, or a raid5 of
+ * one member recovering onto it, and the add stopped, "holds no working
+ * spare".  The start makes the superblocks agree first: the add ends a
+ * raid5 of three, nothing rebuilt, the data intact.
+ */
+START_TEST(takeover_cut_mid_superblocks)
+{
+	static const char *const disks[] = { "sda", "sdb", "sdc" };
+	int mask = _i + 1;	/* 1..6: some members kept raid1, never all */
+	uint64_t was = stop_after_takeover();
+
+	sim_power_cut();
+	for (int i = 0; i < 3; i++)
+		if (mask & (1 << i))
+			sb_rewrite(disks[i], sb_raid1_behind);
+	reboot();
+	check_raid5_of_3(was);
+}
+END_TEST
+
+/* As sb_raid1_behind, a second event behind: a write md missed besides the takeover's. */
+static void
+sb_raid1_two_behind(struct mdsb *sb)
+{
+	sb_raid1_behind(sb);
+	sb->events--;
+}
+
+/*
+ * Decision 136 mends only what a cut in the takeover's superblock writes
+ * leaves: a member in a role two events behind missed another write, and
+ * its superblock is left as it is (md decides about it).
+ */
+START_TEST(takeover_mend_leaves_other_states)
+{
+	struct mdsb sb;
+	char dev[SYS_NAME_MAX];
+
+	stop_after_takeover();
+	sim_power_cut();
+	sb_rewrite("sda", sb_raid1_two_behind);
+	reboot();
+	ck_assert_int_eq(sys->part_dev("sda", MIB, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(member_read_sb(dev, &sb), 0);
+	ck_assert_int_eq(sb.level, 1);
+	ck_assert_uint_eq(sb.chunksize, 0);
+}
+END_TEST
+
 /* A spare's superblock ahead of the members' (and at four raid disks). */
 static void
 sb_spare_ahead(struct mdsb *sb)
@@ -2045,6 +2100,8 @@ add_suite(void)
 	tcase_add_test(tc, takeover_stopped_by_a_check_carried_on);
 	tcase_add_test(tc, power_cut_after_takeover);
 	tcase_add_test(tc, md_takes_only_members_like_the_first);
+	tcase_add_loop_test(tc, takeover_cut_mid_superblocks, 0, 6);
+	tcase_add_test(tc, takeover_mend_leaves_other_states);
 	tcase_add_test(tc, a_spares_superblock_is_never_the_freshest);
 	tcase_add_test(tc, takeover_never_asked_undone_at_a_start_lacking_a_member);
 	tcase_add_test(tc, labels_take_raid5_only_by_an_add);
