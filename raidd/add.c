@@ -1137,6 +1137,130 @@ md_began(const struct volume *v)
 	return 0;
 }
 
+/* md's raid5 takeover of a raid1 of two (raid5_takeover_raid1): left-symmetric. */
+#define TAKEOVER_LAYOUT	2	/* ALGORITHM_LEFT_SYMMETRIC */
+
+/* The role sb gives its own device: MDSB_ROLE_SPARE past its slots. */
+static uint16_t
+sb_own_role(const struct mdsb *sb)
+{
+	return sb->dev_number < sb->max_dev ? sb->dev_roles[sb->dev_number] : MDSB_ROLE_SPARE;
+}
+
+/* sb: a member in a role of md's raid5 of two just taken over, nothing reshaped. */
+static int
+sb_taken_over(const struct mdsb *sb)
+{
+	return sb->level == 5 && sb->raid_disks == 2 && sb->layout == TAKEOVER_LAYOUT &&
+	    sb->chunksize == PLAN_TAKEOVER_CHUNK && sb_own_role(sb) < MDSB_ROLE_FAULTY &&
+	    !(sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE);
+}
+
+/*
+ * sb still says the raid1 of two that fresh's array was before md took
+ * it over: md_update_sb never reached it.  Its device holds the role
+ * fresh gives it.  One in a role missed that one write (an event
+ * behind); a spare's events are not md's concern (md takes a spare
+ * whatever they say, and writes none on a clean/dirty change).
+ */
+static int
+sb_left_raid1(const struct mdsb *sb, const struct mdsb *fresh)
+{
+	uint16_t role = sb_own_role(sb);
+
+	if (sb->level != 1 || sb->raid_disks != 2 || sb->size != fresh->size ||
+	    (sb->feature_map & MD_FEATURE_RESHAPE_ACTIVE) || sb->events >= fresh->events ||
+	    sb->dev_number >= fresh->max_dev || fresh->dev_roles[sb->dev_number] != role)
+		return 0;
+	return role == MDSB_ROLE_SPARE || sb->events + 1 == fresh->events;
+}
+
+/* The freshest superblock of tier t md took over, on a member in a role; 0 if none. */
+static int
+taken_over_sb(const struct volume *v, int t, struct mdsb *fresh)
+{
+	const struct label_tier *lt = &v->label.tier[t];
+	struct mdsb sb;
+	uint64_t best = 0;
+	int found = 0;
+
+	for (int r = 0; r < lt->nmembers; r++)
+		if (tier_sb(v, t, lt->member[r], &sb) == 0 && sb_taken_over(&sb) &&
+		    (!found || sb.events > best)) {
+			*fresh = sb;
+			best = sb.events;
+			found = 1;
+		}
+	return found;
+}
+
+/* dev's superblock takes fresh's level, layout and chunk, nothing else. */
+static int
+complete_takeover(const char *dev, const struct mdsb *fresh, char *err, size_t errlen)
+{
+	static uint8_t buf[MDSB_BLOCK];
+	char why[MDSB_ERRLEN];
+
+	if (sys->read_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)) == -1)
+		return plan_err(err, errlen, "reading %s's md superblock: %s", dev,
+		    strerror(errno));
+	if (mdsb_set_level(buf, sizeof(buf), MDSB_SUPER_OFFSET, fresh->level, fresh->layout,
+	    fresh->chunksize, why, sizeof(why)) == -1)
+		return plan_err(err, errlen, "%s's md superblock: %s", dev, why);
+	if (sys->write_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)) == -1)
+		return plan_err(err, errlen, "writing %s's md superblock: %s", dev,
+		    strerror(errno));
+	return 0;
+}
+
+/*
+ * Before assembly (Decision 136).  A cut while md wrote its members'
+ * superblocks after a takeover (as_reshape) leaves some saying raid1
+ * and the others raid5, an event ahead.  md assembles the view of the
+ * first member it is given and refuses every member unlike it
+ * (super_1_load: level, layout, chunk), so either view runs one old
+ * member alone and md rebuilds it onto the new disk's spare.  Their data
+ * is the same (a raid5 of two holds a block and its copy), and md
+ * carries the add on from raid5 (md_began): the members left at raid1
+ * take md's raid5 geometry, all else as md wrote it, their events too
+ * (an event behind, as any member md_update_sb missed, md takes it).
+ * Only this state is touched: the labels' add says the reshape was asked
+ * and md takes the tier over, one superblock says the takeover.
+ */
+int
+add_mend_takeover(struct volume *v, char *err, size_t errlen)
+{
+	static struct mdsb fresh, sb;
+	char dev[SYS_NAME_MAX];
+
+	if (v->label.intent.op != LABEL_OP_ADDING || v->label.intent.step < AS_RESHAPE)
+		return 0;
+	for (int t = 0; t < v->label.ntiers; t++) {
+		const struct label_tier *lt = &v->label.tier[t];
+
+		if (!label_takes_over(&v->label, t) || !taken_over_sb(v, t, &fresh))
+			continue;
+		for (int r = 0; r < lt->nmembers; r++) {
+			int m = lt->member[r];
+
+			if (tier_sb(v, t, m, &sb) == -1 || !sb_left_raid1(&sb, &fresh))
+				continue;
+			if (sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start, dev,
+			    sizeof(dev)) == -1)
+				return plan_err(err, errlen, "member %d: no partition of tier %d",
+				    m + 1, t + 1);
+			if (complete_takeover(dev, &fresh, err, errlen) == -1)
+				return -1;
+			log_warnx("volume %s: %s still said raid1 (events %llu) where md had "
+			    "taken tier %d over as raid5 (events %llu), the power gone while md "
+			    "wrote: it says raid5 now", v->name, dev,
+			    (unsigned long long)sb.events, t + 1,
+			    (unsigned long long)fresh.events);
+		}
+	}
+	return 0;
+}
+
 /* The labels forget the new disk: it never got its own, and md never reshaped. */
 static int
 roll_back(struct volume *v)

@@ -372,6 +372,9 @@ decide(struct volume *v)
 	case LABEL_OP_REPLACING:
 		return repair_decide(v);
 	case LABEL_OP_ADDING:
+		/* Before add_decide and any assembly: md must see one level. */
+		if (add_mend_takeover(v, why, sizeof(why)) == -1)
+			return set_inconsistent(v, "%s", why);
 		return add_decide(v);
 	case LABEL_OP_NONE:
 		if (unit_deleted(v->label.volume_uuid))

@@ -259,6 +259,28 @@ check_header(const uint8_t *b, size_t len, uint64_t found_at, char *err,
 	return 0;
 }
 
+/*
+ * The superblock in buf (read at sector found_at) takes level, layout and
+ * chunk, its checksum recomputed; every other byte stays as md wrote it,
+ * the fields struct mdsb does not carry (a reshape's) too.  Decision 136.
+ */
+int
+mdsb_set_level(void *buf, size_t len, uint64_t found_at, int32_t level,
+    uint32_t layout, uint32_t chunk, char *err, size_t errlen)
+{
+	uint8_t *b = buf;
+
+	if (check_header(b, len, found_at, err, errlen) == -1)
+		return -1;
+	if (!level_known(level))
+		return plan_err(err, errlen, "unknown level %d", level);
+	put32(b, OFF(level), (uint32_t)level);
+	put32(b, OFF(layout), layout);
+	put32(b, OFF(chunksize), chunk);
+	put32(b, OFF(sb_csum), mdsb_csum(b, SB_FIXED + 2 * (size_t)get32(b, OFF(max_dev))));
+	return 0;
+}
+
 static void
 unpack(const uint8_t *b, struct mdsb *m)
 {

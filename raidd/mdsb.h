@@ -76,6 +76,9 @@ int	 mdsb_encode(const struct mdsb *, void *buf, size_t len,
 	    char *err, size_t errlen);
 int	 mdsb_decode(const void *buf, size_t len, uint64_t found_at,
 	    struct mdsb *, char *err, size_t errlen);
+int	 mdsb_set_level(void *buf, size_t len, uint64_t found_at,
+	    int32_t level, uint32_t layout, uint32_t chunk, char *err,
+	    size_t errlen);
 int	 mdsb_init_tier(struct mdsb *, const struct plan_tier *, int role,
 	    const uint8_t set_uuid[16], const char *set_name, uint64_t now,
 	    char *err, size_t errlen);

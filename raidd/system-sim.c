@@ -1619,8 +1619,9 @@ sim_md_add_new(const struct sys_md *one)
 	   leaves a spare's superblock that no array holds. */
 	if (step() == -1)
 		return -1;
+	/* new_dev_store(): super_1_load() against a bound member, as at assembly. */
 	if (sb_read(m, &sb) == -1 || peer == NULL || sb_read(peer, &ref) == -1 ||
-	    memcmp(sb.set_uuid, ref.set_uuid, 16) != 0 || sb.dev_number >= sb.max_dev ||
+	    !same_array(&sb, &ref) || sb.dev_number >= sb.max_dev ||
 	    sb.dev_roles[sb.dev_number] != MDSB_ROLE_SPARE)
 		return errno = EINVAL, -1;
 	/* super_1_load(): the device holds data_offset + data_size (the

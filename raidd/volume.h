@@ -234,6 +234,7 @@ struct job *add_start(struct volume *, const char *disk, int force, const struct
 struct job *add_carry_on(struct volume *, const struct disk *, int force, struct crypt_key *,
 	    int *code, char *err, size_t errlen);
 int	 add_decide(struct volume *);
+int	 add_mend_takeover(struct volume *, char *err, size_t errlen);
 int	 add_rolled_back(const struct label *, const struct label *newest);
 void	 add_left_out(struct volume *);
 void	 add_resume(struct volume *);

@@ -1440,6 +1440,15 @@ sb_raid1_behind(struct mdsb *sb)
 	sb->events--;
 }
 
+/* What md's takeover writes: raid5, left-symmetric, its chunk. */
+static void
+sb_raid5_again(struct mdsb *sb)
+{
+	sb->level = 5;
+	sb->layout = 2;
+	sb->chunksize = PLAN_TAKEOVER_CHUNK;
+}
+
 /*
  * The power went while md wrote its members' superblocks after the
  * takeover: sda's still says raid1, sdb's and the new disk's raid5.  md
@@ -1462,6 +1471,87 @@ START_TEST(md_takes_only_members_like_the_first)
 	ck_assert_int_eq(st.raid_disks, 2);
 	ck_assert_int_eq(st.nmembers, 1);
 	ck_assert_str_eq(st.member[0].dev, "sda1");
+}
+END_TEST
+
+/*
+ * Decision 136: the power went while md wrote its members' superblocks
+ * after the takeover (md_update_sb writes them one after another, and
+ * they reach the disks in any order): the members in mask kept raid1, one
+ * event behind, the others say raid5.  md assembles the first member's
+ * view and refuses the others (md_takes_only_members_like_the_first): a
+ * raid1 from sda alone rebuilt onto the new disk's spare, or a raid5 of
+ * one member recovering onto it, and the add stopped, "holds no working
+ * spare".  The start makes the superblocks agree first: the add ends a
+ * raid5 of three, nothing rebuilt, the data intact.
+ */
+START_TEST(takeover_cut_mid_superblocks)
+{
+	static const char *const disks[] = { "sda", "sdb", "sdc" };
+	int mask = _i + 1;	/* 1..6: some members kept raid1, never all */
+	uint64_t was = stop_after_takeover();
+
+	sim_power_cut();
+	for (int i = 0; i < 3; i++)
+		if (mask & (1 << i))
+			sb_rewrite(disks[i], sb_raid1_behind);
+	reboot();
+	check_raid5_of_3(was);
+}
+END_TEST
+
+/*
+ * md's hot-add compares the device with a bound member as assembly does
+ * (new_dev_store: super_1_load against rdev0): a spare whose superblock
+ * still says raid1 is refused by the raid5 md took over.  The simulator
+ * compared the set only.
+ */
+START_TEST(md_hot_add_takes_only_members_like_the_array)
+{
+	char md[SYS_NAME_MAX];
+	struct sys_md one = { .nmembers = 1 };
+
+	stop_after_takeover();
+	md_of("r", md, sizeof(md));
+	snprintf(one.name, sizeof(one.name), "%s", md);
+	ck_assert_int_eq(sys->part_dev("sdc", MIB, one.member[0].dev,
+	    sizeof(one.member[0].dev)), 0);
+	one.member[0].role = -1;
+	ck_assert_int_eq(sys->md_fail(md, one.member[0].dev), 0);
+	sb_rewrite("sdc", sb_raid1_behind);
+	ck_assert_int_eq(sys->md_add_new(&one), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	sb_rewrite("sdc", sb_raid5_again);
+	ck_assert_int_eq(sys->md_add_new(&one), 0);
+}
+END_TEST
+
+/* As sb_raid1_behind, a second event behind: a write md missed besides the takeover's. */
+static void
+sb_raid1_two_behind(struct mdsb *sb)
+{
+	sb_raid1_behind(sb);
+	sb->events--;
+}
+
+/*
+ * Decision 136 mends only what a cut in the takeover's superblock writes
+ * leaves: a member in a role two events behind missed another write, and
+ * its superblock is left as it is (md decides about it).
+ */
+START_TEST(takeover_mend_leaves_other_states)
+{
+	struct mdsb sb;
+	char dev[SYS_NAME_MAX];
+
+	stop_after_takeover();
+	sim_power_cut();
+	sb_rewrite("sda", sb_raid1_two_behind);
+	reboot();
+	ck_assert_int_eq(sys->part_dev("sda", MIB, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(member_read_sb(dev, &sb), 0);
+	ck_assert_int_eq(sb.level, 1);
+	ck_assert_uint_eq(sb.chunksize, 0);
 }
 END_TEST
 
@@ -2045,6 +2135,9 @@ add_suite(void)
 	tcase_add_test(tc, takeover_stopped_by_a_check_carried_on);
 	tcase_add_test(tc, power_cut_after_takeover);
 	tcase_add_test(tc, md_takes_only_members_like_the_first);
+	tcase_add_loop_test(tc, takeover_cut_mid_superblocks, 0, 6);
+	tcase_add_test(tc, takeover_mend_leaves_other_states);
+	tcase_add_test(tc, md_hot_add_takes_only_members_like_the_array);
 	tcase_add_test(tc, a_spares_superblock_is_never_the_freshest);
 	tcase_add_test(tc, takeover_never_asked_undone_at_a_start_lacking_a_member);
 	tcase_add_test(tc, labels_take_raid5_only_by_an_add);

@@ -4,6 +4,7 @@
  * "test-raidd-mdsb --image" writes.
  */
 #include <check.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 #include "tests/unit/test-raidd-le.h"
 #include "raidd/plan.h"
 #include "raidd/mdsb.h"
+
+#include <linux/raid/md_p.h>
 
 #define SB_CSUM_AT	216
 #define TB_BYTES	1000000000000ULL
@@ -210,6 +213,57 @@ START_TEST(every_byte_guarded)
 		    sizeof(err)), 0);
 		blk[i] ^= 0x5a;
 	}
+}
+END_TEST
+
+/*
+ * Decision 136: a raid1 member's superblock md's takeover never reached
+ * takes raid5's level, layout and chunk; every other byte stays, a
+ * reshape's fields struct mdsb does not carry too, and the checksum is
+ * md's.  A superblock that does not decode is left as it was.
+ */
+START_TEST(set_level_keeps_every_other_byte)
+{
+	static uint8_t was[MDSB_BLOCK];
+	struct mdsb m, d;
+	struct plan p;
+	size_t i;
+
+	plan_disks(LEVEL_RAID1, 2, 256 * MIB, &p);
+	ck_assert_int_eq(mdsb_init_tier(&m, &p.tier[0], 1, uuid, "nas:r-t0", 1700000000,
+	    err, sizeof(err)), 0);
+	m.events = 41;
+	ck_assert_int_eq(mdsb_encode(&m, blk, sizeof(blk), err, sizeof(err)), 0);
+	wr32(blk, offsetof(struct mdp_superblock_1, new_level), 1);
+	wr32(blk, offsetof(struct mdp_superblock_1, delta_disks), 7);
+	reseal(blk);
+	memcpy(was, blk, sizeof(blk));
+	ck_assert_msg(mdsb_set_level(blk, sizeof(blk), 8, 5, 2, 128, err, sizeof(err)) == 0,
+	    "%s", err);
+	for (i = 0; i < sizeof(blk); i++) {
+		if (i >= 72 && i < 80)		/* level, layout */
+			continue;
+		if ((i >= 88 && i < 92) || (i >= SB_CSUM_AT && i < SB_CSUM_AT + 4))
+			continue;		/* chunksize, sb_csum */
+		ck_assert_msg(blk[i] == was[i], "byte %zu changed", i);
+	}
+	ck_assert_uint_eq(rd32(blk, SB_CSUM_AT), csum_bytes(blk, SB_LEN(128)));
+	ck_assert_msg(mdsb_decode(blk, sizeof(blk), 8, &d, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(d.level, 5);
+	ck_assert_uint_eq(d.layout, 2);
+	ck_assert_uint_eq(d.chunksize, 128);
+	ck_assert_uint_eq(d.events, 41);
+	ck_assert_uint_eq(d.raid_disks, 2);
+
+	memcpy(blk, was, sizeof(blk));
+	blk[SB_CSUM_AT] ^= 1;
+	memcpy(was, blk, sizeof(blk));
+	ck_assert_int_eq(mdsb_set_level(blk, sizeof(blk), 8, 5, 2, 128, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "checksum mismatch"));
+	ck_assert_mem_eq(blk, was, sizeof(blk));
+	blk[SB_CSUM_AT] ^= 1;
+	ck_assert_int_eq(mdsb_set_level(blk, sizeof(blk), 8, 3, 2, 128, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unknown level"));
 }
 END_TEST
 
@@ -522,6 +576,7 @@ mdsb_suite(void)
 	tcase_add_test(tc, round_trip_every_kind);
 	tcase_add_test(tc, level_specifics);
 	tcase_add_test(tc, every_byte_guarded);
+	tcase_add_test(tc, set_level_keeps_every_other_byte);
 	tcase_add_test(tc, decode_refusals);
 	tcase_add_test(tc, encode_refusals);
 	tcase_add_test(tc, bitmap_round_trip);
