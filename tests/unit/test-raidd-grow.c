@@ -653,6 +653,61 @@ START_TEST(part_add_refuses_overlap)
 }
 END_TEST
 
+/*
+ * part_del as the kernel does it: refused (EBUSY, nothing written) while
+ * md holds the partition or a handle is open on it, or when what starts
+ * there has another size; else the kernel's partition and then the GPT
+ * entry go, and a power cut between leaves the entry for the next call.
+ */
+START_TEST(part_del_as_the_kernel)
+{
+	const struct volume *v;
+	struct sys_part sp;
+	char dev[SYS_NAME_MAX], held[SYS_NAME_MAX];
+	unsigned maj, min;
+	uint64_t own;
+	int fd, pfd;
+
+	shr_replaced(1);
+	v = volume_find("s");
+	own = v->mlabel[0].tier[0].start;
+	memset(&sp, 0, sizeof(sp));
+	sp.start = own + v->mlabel[0].tier[0].size;
+	sp.size = 64 * MIB;
+	memcpy(sp.type, v->mlabel[0].tier[0].part_type, 16);
+	ck_assert_int_ge(fd = sys->dev_open("sde", &maj, &min), 0);
+	/* md holds sde's member partition: the kernel refuses, nothing changes. */
+	ck_assert_int_eq(sys->part_dev("sde", own, held, sizeof(held)), 0);
+	ck_assert_int_eq(sys->part_del("sde", fd, own, v->mlabel[0].tier[0].size), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_eq(sys->part_dev("sde", own, dev, sizeof(dev)), 0);
+	ck_assert_str_eq(dev, held);
+	ck_assert_int_eq(sys->part_add("sde", fd, &sp), 0);
+	ck_assert_int_eq(sys->part_dev("sde", sp.start, dev, sizeof(dev)), 0);
+	/* Another size there, or a handle open on it: refused. */
+	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size + MIB), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_ge(pfd = sys->dev_open(dev, &maj, &min), 0);
+	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	sys->fd_close(pfd);
+	/* The power goes after the kernel let go: the entry is left, the band not free. */
+	sim_fail_after(1);
+	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size), -1);
+	sim_fail_after(-1);
+	ck_assert_int_eq(sys->part_dev("sde", sp.start, dev, sizeof(dev)), -1);
+	sp.size += MIB;
+	ck_assert_int_eq(sys->part_free("sde", fd, &sp), -1);
+	sp.size -= MIB;
+	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size), 0);
+	sp.size += MIB;
+	ck_assert_int_eq(sys->part_free("sde", fd, &sp), 0);
+	sp.size -= MIB;
+	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size), 0);	/* gone already */
+	sys->fd_close(fd);
+}
+END_TEST
+
 /* Once every member carries the grow's first label: the new tier's band on sde. */
 static int
 labels_written(uint64_t *start, uint64_t *size)
@@ -999,6 +1054,7 @@ grow_suite(void)
 	tcase_add_test(tc, shr_new_mirror);
 	tcase_add_test(tc, shr_stale_superblock_in_band);
 	tcase_add_test(tc, part_add_refuses_overlap);
+	tcase_add_test(tc, part_del_as_the_kernel);
 	tcase_add_test(tc, shr_band_held_by_the_kernel_not_zeroed);
 	tcase_add_test(tc, shr_band_kernel_part_must_be_exact);
 	tcase_add_test(tc, shr_grow_cut_after_label_member_gone);
