@@ -1049,17 +1049,15 @@ grow_decide(struct volume *v, char *why, size_t len)
 			    "says where its tier %d goes", t + 1);
 		for (int m = 0; m < v->label.ndisks; m++) {
 			struct label_tier *own = &v->mlabel[m].tier[t];
-			const struct label_tier *lt = &v->label.tier[t];
+			int r;
 
 			/* Only a tier the member's own label lacks: an old one keeps its GUIDs. */
 			if (v->disk[m][0] == '\0' || v->mlabel[m].generation == v->label.generation ||
 			    t < v->mlabel[m].ntiers)
 				continue;
 			memset(own, 0, sizeof(*own));
-			own->role = LABEL_NO_ROLE;
-			for (int r = 0; r < lt->nmembers; r++)
-				if (lt->member[r] == m)
-					own->role = (uint8_t)r;
+			r = label_role_of(&v->label, t, m);
+			own->role = r < 0 ? LABEL_NO_ROLE : (uint8_t)r;
 			own->start = band->start;
 			own->size = band->size;
 			if (label_tier_guids(own) == -1)

@@ -906,6 +906,15 @@ covered_kept(const struct label *a, const struct label *b)
  * with its bytes of the map, and the intent clears.  The generation is
  * the caller's to set.
  */
+int
+label_role_of(const struct label *l, int t, int m)
+{
+	for (int r = 0; r < l->tier[t].nmembers && r < PLAN_MAX_DISKS; r++)
+		if (l->tier[t].member[r] == m)
+			return r;
+	return -1;
+}
+
 void
 label_drop_added(struct label *l)
 {

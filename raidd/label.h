@@ -141,6 +141,8 @@ int	 label_from_plan(struct label *, const struct plan *, int position,
 	    const uint8_t array_uuid[][16], const struct label_member *,
 	    uint64_t now, char *err, size_t errlen);
 
+/* Member m's role in l's tier t (its member list), or -1. */
+int	label_role_of(const struct label *, int t, int m);
 /* b (the newer label) describes the disks and arrays a does (volume.grow, add_disk, repair aside). */
 int	label_same_members(const struct label *a, const struct label *b);
 void	label_drop_added(struct label *);

@@ -75,6 +75,8 @@ int	 label_write_all(struct volume *, char *err, size_t errlen);
 int	 label_write_some(struct volume *, unsigned mask, char *err, size_t errlen);
 int	 label_next(struct volume *, char *err, size_t errlen);
 int	 label_agrees(const struct volume *, int m);
+/* What member m's disk carries at v's generation: v's label, m's own fields. */
+void	 label_for_member(const struct volume *, int m, struct label *);
 int	 label_change(struct volume *, unsigned mask, const struct label *was,
 	    char *err, size_t errlen);
 int	 member_open(const struct volume *, int m, struct dfd *, char *err, size_t errlen);
