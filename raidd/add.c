@@ -1189,6 +1189,8 @@ add_decide(struct volume *v)
 {
 	int n = v->label.intent.disk;
 
+	if (label_is_join(&v->label))
+		return 0;	/* never an add's roll back (Decision 133) */
 	if (n >= v->label.ndisks || n < 1)
 		return 0;	/* add_resume reports it */
 	if (!not_taken_yet(v))
@@ -1244,6 +1246,8 @@ resume(struct volume *v, const struct disk *named, struct crypt_key *key)
 	char err[256];
 	int n = v->label.intent.disk;
 
+	if (label_is_join(&v->label))
+		return NULL;	/* never an add's (Decision 133): assembly refused it */
 	log_warnx("volume %s: adding a disk was interrupted: carried on", v->name);
 	if (replan(v, &after, err, sizeof(err)) == -1) {
 		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped: %.200s", err);
@@ -1338,6 +1342,8 @@ add_resume_forced(struct volume *v)
 	char name[SYS_NAME_MAX];
 	int n = v->label.intent.disk;
 
+	if (label_is_join(&v->label))
+		return;		/* never an add's undo (Decision 133) */
 	if (n < 1 || n >= v->label.ndisks || v->disk[n][0] == '\0' || !not_taken_yet(v) ||
 	    old_members_whole(v) || (d = disk_find(v->disk[n])) == NULL) {
 		add_resume(v);
@@ -1406,8 +1412,8 @@ add_carry_on(struct volume *v, const struct disk *d, int force, struct crypt_key
 	if (v->held || v->inconsistent || v->foreign || !v->assembled)
 		return plan_err(err, errlen, "volume %s is not in use here: %s", v->name,
 		    v->problem), NULL;
-	if (n < 1 || n >= v->label.ndisks || d->sys.serial[0] == '\0' ||
-	    d->sys.size != v->label.member[n].size)
+	if (n < 1 || n >= v->label.ndisks || label_is_join(&v->label) ||
+	    d->sys.serial[0] == '\0' || d->sys.size != v->label.member[n].size)
 		return plan_err(err, errlen, "%s is not the disk volume %s was adding",
 		    d->sys.name, v->name), NULL;
 	/* With a key, nothing is written before the job has proven it

@@ -556,16 +556,22 @@ END_TEST
  * three).  This raidd refuses that grow with what it would take and
  * changes nothing: no label, no array, no map (Decision 125).
  */
-START_TEST(shr_join_refused)
+/*
+ * Issue 9's volume: three 1 GiB disks swapped one at a time for 2 GiB
+ * ones, the mirror grown after the second; *was the size before it,
+ * returns the size after.
+ */
+static uint64_t
+shr_third_swapped(uint64_t *was)
 {
 	static const uint64_t sizes[3] = { GIB, GIB, GIB };
 	struct volume *v;
-	uint64_t was, mirrored, gen;
+	uint64_t mirrored;
 
 	teardown();
 	srv = unit_raidd_setup(unit_a, sizes, 3);
 	repair_set_poll(0.0001);
-	was = make("{\"name\":\"s\",\"level\":\"shr\","
+	*was = make("{\"name\":\"s\",\"level\":\"shr\","
 	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}", "s");
 	replace("s", 1, "sda", "sde", 2 * GIB);
 	replace("s", 2, "sdb", "sdf", 2 * GIB);
@@ -574,8 +580,17 @@ START_TEST(shr_join_refused)
 	mirrored = v->label.size;
 	ck_assert_int_eq(v->label.ntiers, 2);
 	check_new_tier(v, 1, "raid1", 2);
-	check_grown("s", was, mirrored);
+	check_grown("s", *was, mirrored);
 	replace("s", 3, "sdc", "sdg", 2 * GIB);
+	return mirrored;
+}
+
+START_TEST(shr_join_refused)
+{
+	struct volume *v;
+	uint64_t was, mirrored, gen;
+
+	mirrored = shr_third_swapped(&was);
 	v = volume_find("s");
 	gen = v->label.generation;
 	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "tier 2 (raid1 of 2) would take "
@@ -588,6 +603,54 @@ START_TEST(shr_join_refused)
 	v = volume_find("s");
 	check_grown("s", was, mirrored);
 	check_new_tier(v, 1, "raid1", 2);
+}
+END_TEST
+
+/*
+ * A join's first label (Decision 133), as a later raidd writes it: member
+ * 3's room takes tier 2's last role.  This raidd does not carry a join
+ * on, nor takes it for an add to carry on, undo or roll back: the start
+ * leaves the volume alone and says why, nothing written.
+ */
+START_TEST(join_label_not_carried_on)
+{
+	static uint8_t slot[LABEL_SLOT_SIZE];
+	struct volume *v;
+	struct label was, own;
+	uint64_t gen;
+	char e[256];
+
+	shr_third_swapped(&gen);
+	v = volume_find("s");
+	was = v->label;
+	v->label.tier[1].member[2] = 2;
+	v->label.tier[1].nmembers = 3;
+	v->label.intent.op = LABEL_OP_ADDING;
+	v->label.intent.disk = 2;
+	v->label.intent.covered = 1U << 1;
+	v->label.intent.target = was.generation + 4;
+	ck_assert_msg(label_change(v, ~(1U << 2), &was, e, sizeof(e)) == 0, "%s", e);
+	/* Its own label: its role, band and GUIDs there. */
+	label_for_member(v, 2, &own);
+	own.tier[1].role = 2;
+	own.tier[1].start = v->mlabel[0].tier[1].start;
+	own.tier[1].size = v->mlabel[0].tier[1].size;
+	ck_assert_int_eq(label_tier_guids(&own.tier[1]), 0);
+	ck_assert_msg(label_encode(&own, slot, sizeof(slot), e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(sys->write_at("sdg", v->next_slot[2] ? LABEL_SLOT1 : LABEL_SLOT0,
+	    slot, sizeof(slot)), 0);
+	gen = v->label.generation;
+	reboot();
+	v = volume_find("s");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->inconsistent && !v->assembled, "%s", v->problem);
+	ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
+	ck_assert_uint_eq(v->label.generation, gen);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_int_eq(sim_md_count(), 0);
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, gen);
 }
 END_TEST
 
@@ -1063,6 +1126,7 @@ grow_suite(void)
 	tcase_add_test(tc, shr_grow_cut_new_tier_member_gone);
 	tcase_add_test(tc, md_refuses_a_claimed_member);
 	tcase_add_test(tc, shr_join_refused);
+	tcase_add_test(tc, join_label_not_carried_on);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
 	return s;
