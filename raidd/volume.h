@@ -223,6 +223,10 @@ int	 volume_fs_grow(struct volume *, struct crypt_key *, sys_done_cb done,
 int	 grow_label(struct volume *, const struct plan *after, char *err, size_t errlen);
 void	 grow_resume(struct volume *);
 int	 grow_decide(struct volume *, char *why, size_t len);
+/* Member m's new partition of tier t where its label says, proven and zeroed
+   where the plan's tier pt says: refused unless both say one band. */
+int	 grow_part_new(struct volume *, int m, int t, const struct plan_tier *pt,
+	    char *err, size_t errlen);
 int	 volume_plan(const struct volume *, struct plan *, char *err, size_t errlen);
 int	 volume_plan_labels(const struct volume *, struct plan *, char *err, size_t errlen);
 void	 grow_label_from(struct volume *, const struct plan *after);

@@ -608,21 +608,16 @@ END_TEST
 
 /*
  * A join's first label (Decision 133), as a later raidd writes it: member
- * 3's room takes tier 2's last role.  This raidd does not carry a join
- * on, nor takes it for an add to carry on, undo or roll back: the start
- * leaves the volume alone and says why, nothing written.
+ * 3's room (sdg) takes tier 2's last role, its own label its role, band
+ * and GUIDs there; v keeps what the disks now carry.
  */
-START_TEST(join_label_not_carried_on)
+static void
+write_join_label(struct volume *v)
 {
 	static uint8_t slot[LABEL_SLOT_SIZE];
-	struct volume *v;
-	struct label was, own;
-	uint64_t gen;
+	struct label was = v->label, own;
 	char e[256];
 
-	shr_third_swapped(&gen);
-	v = volume_find("s");
-	was = v->label;
 	v->label.tier[1].member[2] = 2;
 	v->label.tier[1].nmembers = 3;
 	v->label.intent.op = LABEL_OP_ADDING;
@@ -630,7 +625,6 @@ START_TEST(join_label_not_carried_on)
 	v->label.intent.covered = 1U << 1;
 	v->label.intent.target = was.generation + 4;
 	ck_assert_msg(label_change(v, ~(1U << 2), &was, e, sizeof(e)) == 0, "%s", e);
-	/* Its own label: its role, band and GUIDs there. */
 	label_for_member(v, 2, &own);
 	own.tier[1].role = 2;
 	own.tier[1].start = v->mlabel[0].tier[1].start;
@@ -639,6 +633,23 @@ START_TEST(join_label_not_carried_on)
 	ck_assert_msg(label_encode(&own, slot, sizeof(slot), e, sizeof(e)) == 0, "%s", e);
 	ck_assert_int_eq(sys->write_at("sdg", v->next_slot[2] ? LABEL_SLOT1 : LABEL_SLOT0,
 	    slot, sizeof(slot)), 0);
+	v->mlabel[2] = own;
+	v->next_slot[2] ^= 1;
+}
+
+/*
+ * A join's first label written (above): this raidd does not carry a join
+ * on, nor takes it for an add to carry on, undo or roll back: the start
+ * leaves the volume alone and says why, nothing written.
+ */
+START_TEST(join_label_not_carried_on)
+{
+	struct volume *v;
+	uint64_t gen;
+
+	shr_third_swapped(&gen);
+	v = volume_find("s");
+	write_join_label(v);
 	gen = v->label.generation;
 	reboot();
 	v = volume_find("s");
@@ -651,6 +662,43 @@ START_TEST(join_label_not_carried_on)
 	ck_assert_int_eq(sim_md_count(), 0);
 	for (int m = 0; m < 3; m++)
 		ck_assert_uint_eq(v->mlabel[m].generation, gen);
+}
+END_TEST
+
+/*
+ * A join's partition is added where the joiner's label says and zeroed
+ * where its plan says (plan-grow's, not the labels'): grow_part_new
+ * refuses when the two bands differ, before anything is written.
+ */
+START_TEST(part_new_band_is_the_plans)
+{
+	static const uint8_t mark[8] = "stale!!";
+	struct volume *v;
+	struct plan p;
+	struct plan_tier bad;
+	char e[256], dev[SYS_NAME_MAX];
+	uint8_t buf[sizeof(mark)];
+	uint64_t start, was;
+
+	shr_third_swapped(&was);
+	v = volume_find("s");
+	write_join_label(v);
+	ck_assert_msg(volume_plan_labels(v, &p, e, sizeof(e)) == 0, "%s", e);
+	start = v->mlabel[2].tier[1].start;
+	ck_assert_int_eq(sys->write_at("sdg", start, mark, sizeof(mark)), 0);
+	bad = p.tier[1];
+	ck_assert_int_eq(bad.part[2].disk, 2);
+	bad.part[2].start += MIB;
+	ck_assert_int_eq(grow_part_new(v, 2, 1, &bad, e, sizeof(e)), -1);
+	ck_assert_msg(strstr(e, "is not the plan's"), "%s", e);
+	ck_assert_int_eq(sys->part_dev("sdg", start, dev, sizeof(dev)), -1);
+	ck_assert_int_eq(sys->part_dev("sdg", start + MIB, dev, sizeof(dev)), -1);
+	ck_assert_int_eq(sys->read_at("sdg", start, buf, sizeof(buf)), 0);
+	ck_assert_mem_eq(buf, mark, sizeof(mark));
+	ck_assert_msg(grow_part_new(v, 2, 1, &p.tier[1], e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(sys->part_dev("sdg", start, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(sys->read_at("sdg", start, buf, sizeof(buf)), 0);
+	ck_assert_mem_ne(buf, mark, sizeof(mark));
 }
 END_TEST
 
@@ -1127,6 +1175,7 @@ grow_suite(void)
 	tcase_add_test(tc, md_refuses_a_claimed_member);
 	tcase_add_test(tc, shr_join_refused);
 	tcase_add_test(tc, join_label_not_carried_on);
+	tcase_add_test(tc, part_new_band_is_the_plans);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
 	return s;
