@@ -108,7 +108,9 @@ check_join(const struct label *l, char *err, size_t errlen)
 
 		if (!(in->covered & 1U << t))
 			continue;
-		if (lt->nmembers < 3 || lt->member[lt->nmembers - 1] != in->disk ||
+		/* Read before check_tiers: the count is not proven yet. */
+		if (lt->nmembers < 3 || lt->nmembers > PLAN_MAX_DISKS ||
+		    lt->member[lt->nmembers - 1] != in->disk ||
 		    label_role_of(l, t, in->disk) != lt->nmembers - 1)
 			return plan_err(err, errlen, "a join's tier %d does not end with "
 			    "disk %u", t + 1, in->disk);

@@ -608,6 +608,12 @@ START_TEST(join_intent)
 	l.intent.covered = 1U << 3;
 	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "a join's intent"));
+	/* A covered tier's count read before the tiers are checked: never past the list. */
+	l.intent.covered = 1U << 2;
+	l.tier[2].nmembers = 200;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "join's tier 3 does not end with disk 1"));
+	l.tier[2].nmembers = 3;
 	/* Another disk named than the one the tier took. */
 	l.intent.covered = 1U << 2;
 	l.intent.disk = 0;
