@@ -271,6 +271,72 @@ replan(const struct volume *v, struct plan *after, char *err, size_t errlen)
 	return rc;
 }
 
+/* The joiner is the one member plan_joiners names, in exactly the tiers l covers. */
+static int
+joiners_kept(const struct plan_change *c, const struct label *l, char *err, size_t errlen)
+{
+	int disks[PLAN_MAX_DISKS], n, m = l->intent.disk;
+
+	for (int t = 0; t < c->after.ntiers; t++) {
+		n = plan_joiners(c, t, disks);
+		if (label_joins(l, t) ? n == 1 && disks[0] == m : n == 0)
+			continue;
+		return plan_err(err, errlen, "tier %d: the labels join member %d there%s, the "
+		    "plan %d member%s", t + 1, m + 1, label_joins(l, t) ? "" : " not", n,
+		    n == 1 ? "" : "s");
+	}
+	return 0;
+}
+
+/*
+ * A join's layout (Decision 133) from labels that already list its
+ * member: the plan before it (the joiner out of the covered tiers' last
+ * roles), then plan_grow() with the disk sizes the labels record, which
+ * is pure, less any new tier (a grow's, after the join's commit).  The
+ * joiner must be the one member it names, in exactly the covered tiers:
+ * anything else is no join this raidd planned.  Once the labels took the
+ * sizes (AS_SIZE) they are the plan.
+ */
+int
+add_join_replan(const struct volume *v, struct plan *after, char *err, size_t errlen)
+{
+	static struct plan before;
+	uint64_t size[PLAN_MAX_DISKS];
+	struct plan_change *c;
+	struct volume *w;
+	int m = v->label.intent.disk, rc = -1;
+
+	if (!label_is_join(&v->label))
+		return plan_err(err, errlen, "the labels hold no join");
+	if (v->label.intent.step >= AS_SIZE)
+		return volume_plan_labels(v, after, err, errlen);
+	if ((w = malloc(sizeof(*w))) == NULL || (c = malloc(sizeof(*c))) == NULL) {
+		free(w);
+		return plan_err(err, errlen, "out of memory");
+	}
+	*w = *v;
+	for (int t = 0; t < w->label.ntiers; t++) {
+		struct label_tier *lt = &w->label.tier[t];
+
+		if (label_joins(&v->label, t) && lt->nmembers > 0 &&
+		    lt->member[lt->nmembers - 1] == m)
+			lt->nmembers--;
+	}
+	for (int k = 0; k < w->label.ndisks; k++)
+		size[k] = w->label.member[k].size;
+	if (volume_plan_labels(w, &before, err, errlen) == 0 &&
+	    plan_grow(&before, size, c, err, errlen) == 0) {
+		shr_only_old_tiers(c);
+		if (joiners_kept(c, &v->label, err, errlen) == 0) {
+			*after = c->after;
+			rc = 0;
+		}
+	}
+	free(c);
+	free(w);
+	return rc;
+}
+
 /*
  * md takes a raid1 over as raid5 only with exactly two raid disks
  * (raid5_takeover_raid1), and picks the chunk itself: the largest up to

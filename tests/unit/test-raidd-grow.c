@@ -16,6 +16,7 @@
 #include "raidd/volume.h"
 #include "raidd/mdsb.h"
 #include "raidd/plan.h"
+#include "raidd/plan-grow.h"
 #include "unit-raidd.h"
 #include "unit-util.h"
 
@@ -703,6 +704,53 @@ START_TEST(part_new_band_is_the_plans)
 END_TEST
 
 /*
+ * A join's plan from its labels (Decision 133): with member 3 listed in
+ * tier 2 by the join's first label, add_join_replan gives what plan_grow
+ * gave from the labels before it (tier 2 raid5 of three, sdg's band in
+ * role 2, byte for byte); labels naming another joiner, covering a tier
+ * the joiner serves already, or holding no join are refused.
+ */
+START_TEST(join_replan_is_plan_grow)
+{
+	static struct plan before, after;
+	static struct plan_change c;
+	uint64_t size[PLAN_MAX_DISKS], was;
+	struct volume *v;
+	char e[256];
+
+	shr_third_swapped(&was);
+	v = volume_find("s");
+	ck_assert_msg(volume_plan(v, &before, e, sizeof(e)) == 0, "%s", e);
+	for (int m = 0; m < v->label.ndisks; m++)
+		size[m] = disk_find(v->disk[m])->sys.size;
+	ck_assert_msg(plan_grow(&before, size, &c, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(c.after.tier[1].nmembers, 3);
+	ck_assert_int_eq(c.after.tier[1].part[2].disk, 2);
+	write_join_label(v);
+	ck_assert_msg(add_join_replan(v, &after, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(after.ntiers, c.after.ntiers);
+	ck_assert_uint_eq(after.size, c.after.size);
+	ck_assert_int_eq(after.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(after.tier[1].chunk, PLAN_TAKEOVER_CHUNK);
+	ck_assert_int_eq(after.tier[1].part[2].disk, 2);
+	ck_assert_uint_eq(after.tier[1].part[2].start, v->mlabel[2].tier[1].start);
+	ck_assert_uint_eq(after.tier[1].part[2].size, v->mlabel[2].tier[1].size);
+	ck_assert_mem_eq(&after, &c.after, sizeof(after));
+	/* Another joiner named than the tier lists: no join is planned. */
+	v->label.intent.disk = 1;
+	ck_assert_int_eq(add_join_replan(v, &after, e, sizeof(e)), -1);
+	/* A tier covered that the joiner serves already: no plan of a join. */
+	v->label.intent.disk = 2;
+	v->label.intent.covered = 3;
+	ck_assert_int_eq(add_join_replan(v, &after, e, sizeof(e)), -1);
+	v->label.intent.covered = 2;
+	v->label.intent.disk = 2;
+	v->label.intent.op = LABEL_OP_NONE;
+	ck_assert_int_eq(add_join_replan(v, &after, e, sizeof(e)), -1);
+}
+END_TEST
+
+/*
  * Another array's superblock left in the room above a replacement's
  * partitions (the disk's past): it must not become the new tier's,
  * nor be assembled, nor make the disk fail its proof.
@@ -1176,6 +1224,7 @@ grow_suite(void)
 	tcase_add_test(tc, shr_join_refused);
 	tcase_add_test(tc, join_label_not_carried_on);
 	tcase_add_test(tc, part_new_band_is_the_plans);
+	tcase_add_test(tc, join_replan_is_plan_grow);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
 	return s;
