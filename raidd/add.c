@@ -1220,6 +1220,85 @@ roll_back(struct volume *v)
 	return 0;
 }
 
+struct del_at {
+	const char	*disk;
+	uint64_t	 start, size;
+};
+
+static int
+del_through(struct dfd *f, void *arg, char *err, size_t errlen)
+{
+	const struct del_at *d = arg;
+
+	if (sys->part_del(d->disk, f->fd, d->start, d->size) == -1)
+		return plan_err(err, errlen, "%s: removing the partition at %llu: %s", d->disk,
+		    (unsigned long long)d->start, strerror(errno));
+	return 0;
+}
+
+/*
+ * The joiner m's new partition of tier t leaves the tier's running array
+ * (a spare md let go of: failed and removed) and then m's disk: the
+ * kernel refuses to delete a partition md holds (part_del, EBUSY).  One
+ * md gave a role is data: never undone here.
+ */
+static int
+join_part_out(struct volume *v, int m, int t, char *err, size_t errlen)
+{
+	const struct label_tier *own = &v->mlabel[m].tier[t];
+	struct del_at d = { v->disk[m], own->start, own->size };
+	char dev[SYS_NAME_MAX], md[SYS_NAME_MAX];
+	struct sys_md_status st;
+
+	if (own->role == LABEL_NO_ROLE || own->size == 0)
+		return 0;
+	volume_md_name(v, t, md, sizeof(md));
+	if (sys->part_dev(v->disk[m], own->start, dev, sizeof(dev)) == 0 &&
+	    sys->md_status(md, &st) == 0)
+		for (int i = 0; i < st.nmembers; i++) {
+			if (strcmp(st.member[i].dev, dev) != 0)
+				continue;
+			if (st.member[i].slot >= 0 && !strstr(st.member[i].state, "faulty"))
+				return plan_err(err, errlen, "%s holds %s in role %d: the join "
+				    "is not undone", md, dev, st.member[i].slot);
+			if (sys->md_fail(md, dev) != 0)
+				return plan_err(err, errlen, "%s: taking the spare %s out: %s", md,
+				    dev, strerror(errno));
+		}
+	return member_through(v, m, del_through, &d, err, errlen);
+}
+
+/*
+ * A join md never began, undone (Decision 133): the joiner's new
+ * partitions leave md and its disk first, and only then do the labels
+ * drop it (label_drop_joined), so that at every cut its proof holds (a
+ * partition its label still gives it may be missing while the join's
+ * intent stands, the proof's exemption; none is left that it does not
+ * give).  Run again after a cut, it does what is left.  Refused once md
+ * has begun a covered tier: from there a join only goes on.  An absent
+ * joiner's partitions stay on its disk (left for its return).
+ */
+int
+add_join_roll_back(struct volume *v, char *err, size_t errlen)
+{
+	struct label was = v->label;
+	int m = v->label.intent.disk;
+
+	if (!label_is_join(&v->label))
+		return plan_err(err, errlen, "the labels hold no join");
+	for (int t = 0; t < v->label.ntiers; t++)
+		if (label_joins(&v->label, t) && tier_began(v, t))
+			return plan_err(err, errlen, "md has begun tier %d's join: it goes on",
+			    t + 1);
+	for (int t = 0; v->disk[m][0] && t < v->label.ntiers; t++)
+		if (label_joins(&v->label, t) && join_part_out(v, m, t, err, errlen) == -1)
+			return -1;
+	log_warnx("volume %s: member %d's room joining the tiers was undone before md "
+	    "took it", v->name, m + 1);
+	label_drop_joined(&v->label);
+	return label_change(v, ~0U, &was, err, errlen);
+}
+
 /* Nothing of the volume's data is on the new disk yet: it can be left out. */
 static int
 not_taken_yet(const struct volume *v)

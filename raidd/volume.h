@@ -236,6 +236,8 @@ int	 volume_map_reload(struct volume *, char *err, size_t errlen);
 /* A join's layout, from its labels (Decision 133): plan_grow() before it. */
 int	 add_join_replan(const struct volume *, struct plan *after, char *err,
 	    size_t errlen);
+/* A join md never began undone: partitions out of md and off the disk, then labels. */
+int	 add_join_roll_back(struct volume *, char *err, size_t errlen);
 int	 add_check(struct volume *, const char *disk, const char *level, int force,
 	    struct plan *after, int *code, char *err, size_t errlen);
 struct job *add_start(struct volume *, const char *disk, int force, const struct plan *after,

@@ -750,6 +750,131 @@ START_TEST(join_replan_is_plan_grow)
 }
 END_TEST
 
+static uint64_t gpt_last(const char *, uint64_t);
+
+/*
+ * The join's first steps as a later raidd takes them: its labels, sdg's
+ * partition in tier 2's band, that partition a spare in tier 2's array.
+ * Returns the band's start.
+ */
+static uint64_t
+join_spare_added(struct volume *v)
+{
+	struct plan p;
+	char e[256];
+
+	write_join_label(v);
+	ck_assert_msg(volume_plan_labels(v, &p, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(grow_part_new(v, 2, 1, &p.tier[1], e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(repair_member_join(v, 2, 1, -1, e, sizeof(e)) == 0, "%s", e);
+	return v->mlabel[2].tier[1].start;
+}
+
+/* Tier 2 is the mirror of two it was, sdg's band free again, the volume as grown. */
+static void
+check_join_undone(uint64_t start, uint64_t was, uint64_t mirrored)
+{
+	struct volume *v = volume_find("s");
+	char dev[SYS_NAME_MAX];
+
+	ck_assert_msg(!v->inconsistent && v->assembled, "%s", v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	ck_assert_int_eq(v->mlabel[2].tier[1].role, LABEL_NO_ROLE);
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	ck_assert_int_eq(sys->part_dev("sdg", start, dev, sizeof(dev)), -1);
+	ck_assert_uint_eq(gpt_last("sdg", start), 0);
+	check_new_tier(v, 1, "raid1", 2);
+	check_grown("s", was, mirrored);
+}
+
+/*
+ * A join md never began, undone (Decision 133): sdg's spare leaves tier
+ * 2's array, its partition the disk (the kernel refuses while md holds
+ * it), then the labels drop it; the volume is the grown mirror again,
+ * after a reboot too.
+ */
+START_TEST(join_rolled_back_before_md_began)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], e[256];
+	uint64_t was, mirrored, start;
+	struct volume *v;
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	start = join_spare_added(v);
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.nmembers, 3);
+	ck_assert_msg(add_join_roll_back(v, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.nmembers, 2);
+	check_join_undone(start, was, mirrored);
+	reboot();
+	check_join_undone(start, was, mirrored);
+}
+END_TEST
+
+/* Once md began a covered tier (took it over as raid5), the join only goes on. */
+START_TEST(join_roll_back_refused_once_md_began)
+{
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], e[256];
+	uint64_t was, start, gen;
+	struct volume *v;
+
+	shr_third_swapped(&was);
+	v = volume_find("s");
+	start = join_spare_added(v);
+	gen = v->label.generation;
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), 0);
+	ck_assert_int_eq(add_join_roll_back(v, e, sizeof(e)), -1);
+	ck_assert_msg(strstr(e, "md has begun tier 2's join"), "%s", e);
+	ck_assert_uint_eq(v->label.generation, gen);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_int_eq(sys->part_dev("sdg", start, dev, sizeof(dev)), 0);
+}
+END_TEST
+
+/*
+ * The power goes after each step of the roll back: a start after a cut
+ * before any label took it leaves the join's volume alone (this raidd
+ * carries no join on), and the roll back run again does what is left;
+ * once one label took it, the start finishes it (the members behind are
+ * the join undone).  Either way the volume is the grown mirror, sdg's
+ * band free.
+ */
+#define JOIN_UNDO_CUTS	8
+START_TEST(power_cut_during_join_roll_back)
+{
+	uint64_t was, mirrored, start;
+	struct volume *v;
+	char e[256];
+	int rc;
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	start = join_spare_added(v);
+	sim_fail_after(_i);
+	rc = add_join_roll_back(v, e, sizeof(e));
+	sim_fail_after(-1);
+	if (_i == JOIN_UNDO_CUTS - 1)
+		ck_assert_msg(rc == 0, "%s: more steps than cuts", e);
+	reboot();
+	v = volume_find("s");
+	/* Cut before any label took the roll back: the join's labels stand. */
+	if (v->inconsistent) {
+		ck_assert_int_eq(rc, -1);
+		ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
+		ck_assert_msg(add_join_roll_back(v, e, sizeof(e)) == 0, "cut %d: %s", _i, e);
+		reboot();
+	}
+	check_join_undone(start, was, mirrored);
+}
+END_TEST
+
 /*
  * Another array's superblock left in the room above a replacement's
  * partitions (the disk's past): it must not become the new tier's,
@@ -1225,6 +1350,9 @@ grow_suite(void)
 	tcase_add_test(tc, join_label_not_carried_on);
 	tcase_add_test(tc, part_new_band_is_the_plans);
 	tcase_add_test(tc, join_replan_is_plan_grow);
+	tcase_add_test(tc, join_rolled_back_before_md_began);
+	tcase_add_test(tc, join_roll_back_refused_once_md_began);
+	tcase_add_loop_test(tc, power_cut_during_join_roll_back, 0, JOIN_UNDO_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
 	return s;
