@@ -271,6 +271,72 @@ replan(const struct volume *v, struct plan *after, char *err, size_t errlen)
 	return rc;
 }
 
+/* The joiner is the one member plan_joiners names, in exactly the tiers l covers. */
+static int
+joiners_kept(const struct plan_change *c, const struct label *l, char *err, size_t errlen)
+{
+	int disks[PLAN_MAX_DISKS], n, m = l->intent.disk;
+
+	for (int t = 0; t < c->after.ntiers; t++) {
+		n = plan_joiners(c, t, disks);
+		if (label_joins(l, t) ? n == 1 && disks[0] == m : n == 0)
+			continue;
+		return plan_err(err, errlen, "tier %d: the labels join member %d there%s, the "
+		    "plan %d member%s", t + 1, m + 1, label_joins(l, t) ? "" : " not", n,
+		    n == 1 ? "" : "s");
+	}
+	return 0;
+}
+
+/*
+ * A join's layout (Decision 133) from labels that already list its
+ * member: the plan before it (the joiner out of the covered tiers' last
+ * roles), then plan_grow() with the disk sizes the labels record, which
+ * is pure, less any new tier (a grow's, after the join's commit).  The
+ * joiner must be the one member it names, in exactly the covered tiers:
+ * anything else is no join this raidd planned.  Once the labels took the
+ * sizes (AS_SIZE) they are the plan.
+ */
+int
+add_join_replan(const struct volume *v, struct plan *after, char *err, size_t errlen)
+{
+	static struct plan before;
+	uint64_t size[PLAN_MAX_DISKS];
+	struct plan_change *c;
+	struct volume *w;
+	int m = v->label.intent.disk, rc = -1;
+
+	if (!label_is_join(&v->label))
+		return plan_err(err, errlen, "the labels hold no join");
+	if (v->label.intent.step >= AS_SIZE)
+		return volume_plan_labels(v, after, err, errlen);
+	if ((w = malloc(sizeof(*w))) == NULL || (c = malloc(sizeof(*c))) == NULL) {
+		free(w);
+		return plan_err(err, errlen, "out of memory");
+	}
+	*w = *v;
+	for (int t = 0; t < w->label.ntiers; t++) {
+		struct label_tier *lt = &w->label.tier[t];
+
+		if (label_joins(&v->label, t) && lt->nmembers > 0 &&
+		    lt->member[lt->nmembers - 1] == m)
+			lt->nmembers--;
+	}
+	for (int k = 0; k < w->label.ndisks; k++)
+		size[k] = w->label.member[k].size;
+	if (volume_plan_labels(w, &before, err, errlen) == 0 &&
+	    plan_grow(&before, size, c, err, errlen) == 0) {
+		shr_only_old_tiers(c);
+		if (joiners_kept(c, &v->label, err, errlen) == 0) {
+			*after = c->after;
+			rc = 0;
+		}
+	}
+	free(c);
+	free(w);
+	return rc;
+}
+
 /*
  * md takes a raid1 over as raid5 only with exactly two raid disks
  * (raid5_takeover_raid1), and picks the chunk itself: the largest up to
@@ -1278,6 +1344,85 @@ roll_back(struct volume *v)
 	return 0;
 }
 
+struct del_at {
+	const char	*disk;
+	uint64_t	 start, size;
+};
+
+static int
+del_through(struct dfd *f, void *arg, char *err, size_t errlen)
+{
+	const struct del_at *d = arg;
+
+	if (sys->part_del(d->disk, f->fd, d->start, d->size) == -1)
+		return plan_err(err, errlen, "%s: removing the partition at %llu: %s", d->disk,
+		    (unsigned long long)d->start, strerror(errno));
+	return 0;
+}
+
+/*
+ * The joiner m's new partition of tier t leaves the tier's running array
+ * (a spare md let go of: failed and removed) and then m's disk: the
+ * kernel refuses to delete a partition md holds (part_del, EBUSY).  One
+ * md gave a role is data: never undone here.
+ */
+static int
+join_part_out(struct volume *v, int m, int t, char *err, size_t errlen)
+{
+	const struct label_tier *own = &v->mlabel[m].tier[t];
+	struct del_at d = { v->disk[m], own->start, own->size };
+	char dev[SYS_NAME_MAX], md[SYS_NAME_MAX];
+	struct sys_md_status st;
+
+	if (own->role == LABEL_NO_ROLE || own->size == 0)
+		return 0;
+	volume_md_name(v, t, md, sizeof(md));
+	if (sys->part_dev(v->disk[m], own->start, dev, sizeof(dev)) == 0 &&
+	    sys->md_status(md, &st) == 0)
+		for (int i = 0; i < st.nmembers; i++) {
+			if (strcmp(st.member[i].dev, dev) != 0)
+				continue;
+			if (st.member[i].slot >= 0 && !strstr(st.member[i].state, "faulty"))
+				return plan_err(err, errlen, "%s holds %s in role %d: the join "
+				    "is not undone", md, dev, st.member[i].slot);
+			if (sys->md_fail(md, dev) != 0)
+				return plan_err(err, errlen, "%s: taking the spare %s out: %s", md,
+				    dev, strerror(errno));
+		}
+	return member_through(v, m, del_through, &d, err, errlen);
+}
+
+/*
+ * A join md never began, undone (Decision 133): the joiner's new
+ * partitions leave md and its disk first, and only then do the labels
+ * drop it (label_drop_joined), so that at every cut its proof holds (a
+ * partition its label still gives it may be missing while the join's
+ * intent stands, the proof's exemption; none is left that it does not
+ * give).  Run again after a cut, it does what is left.  Refused once md
+ * has begun a covered tier: from there a join only goes on.  An absent
+ * joiner's partitions stay on its disk (left for its return).
+ */
+int
+add_join_roll_back(struct volume *v, char *err, size_t errlen)
+{
+	struct label was = v->label;
+	int m = v->label.intent.disk;
+
+	if (!label_is_join(&v->label))
+		return plan_err(err, errlen, "the labels hold no join");
+	for (int t = 0; t < v->label.ntiers; t++)
+		if (label_joins(&v->label, t) && tier_began(v, t))
+			return plan_err(err, errlen, "md has begun tier %d's join: it goes on",
+			    t + 1);
+	for (int t = 0; v->disk[m][0] && t < v->label.ntiers; t++)
+		if (label_joins(&v->label, t) && join_part_out(v, m, t, err, errlen) == -1)
+			return -1;
+	log_warnx("volume %s: member %d's room joining the tiers was undone before md "
+	    "took it", v->name, m + 1);
+	label_drop_joined(&v->label);
+	return label_change(v, ~0U, &was, err, errlen);
+}
+
 /* Nothing of the volume's data is on the new disk yet: it can be left out. */
 static int
 not_taken_yet(const struct volume *v)
@@ -1313,6 +1458,8 @@ add_decide(struct volume *v)
 {
 	int n = v->label.intent.disk;
 
+	if (label_is_join(&v->label))
+		return 0;	/* never an add's roll back (Decision 133) */
 	if (n >= v->label.ndisks || n < 1)
 		return 0;	/* add_resume reports it */
 	if (!not_taken_yet(v))
@@ -1368,6 +1515,8 @@ resume(struct volume *v, const struct disk *named, struct crypt_key *key)
 	char err[256];
 	int n = v->label.intent.disk;
 
+	if (label_is_join(&v->label))
+		return NULL;	/* never an add's (Decision 133): assembly refused it */
 	log_warnx("volume %s: adding a disk was interrupted: carried on", v->name);
 	if (replan(v, &after, err, sizeof(err)) == -1) {
 		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped: %.200s", err);
@@ -1462,6 +1611,8 @@ add_resume_forced(struct volume *v)
 	char name[SYS_NAME_MAX];
 	int n = v->label.intent.disk;
 
+	if (label_is_join(&v->label))
+		return;		/* never an add's undo (Decision 133) */
 	if (n < 1 || n >= v->label.ndisks || v->disk[n][0] == '\0' || !not_taken_yet(v) ||
 	    old_members_whole(v) || (d = disk_find(v->disk[n])) == NULL) {
 		add_resume(v);
@@ -1530,8 +1681,8 @@ add_carry_on(struct volume *v, const struct disk *d, int force, struct crypt_key
 	if (v->held || v->inconsistent || v->foreign || !v->assembled)
 		return plan_err(err, errlen, "volume %s is not in use here: %s", v->name,
 		    v->problem), NULL;
-	if (n < 1 || n >= v->label.ndisks || d->sys.serial[0] == '\0' ||
-	    d->sys.size != v->label.member[n].size)
+	if (n < 1 || n >= v->label.ndisks || label_is_join(&v->label) ||
+	    d->sys.serial[0] == '\0' || d->sys.size != v->label.member[n].size)
 		return plan_err(err, errlen, "%s is not the disk volume %s was adding",
 		    d->sys.name, v->name), NULL;
 	/* With a key, nothing is written before the job has proven it

@@ -410,7 +410,7 @@ grow_label(struct volume *v, const struct plan *after, char *err, size_t errlen)
 struct part_at {
 	struct volume		*vol;
 	int			 m, t;
-	const struct plan_tier	*pt;	/* part_new's */
+	const struct plan_tier	*pt;	/* grow_part_new's */
 	const struct sys_part	*sp;
 };
 
@@ -434,6 +434,20 @@ part_grow(struct volume *v, int m, int t, char *err, size_t errlen)
 	return member_through(v, m, resize_through, &p, err, errlen);
 }
 
+/* Member m's band in the plan's tier pt; -1 (0, 0) when m is not in it. */
+static int
+plan_band(const struct plan_tier *pt, int m, uint64_t *start, uint64_t *size)
+{
+	*start = *size = 0;
+	for (int r = 0; r < pt->nmembers; r++)
+		if (pt->part[r].disk == m) {
+			*start = pt->part[r].start;
+			*size = pt->part[r].size;
+			return 0;
+		}
+	return -1;
+}
+
 /*
  * Where md and blkid look for a superblock or a signature in member
  * m's partition of a new tier: its head up to md's data (md 1.1 and
@@ -447,11 +461,7 @@ zero_stale(struct volume *v, int m, const struct plan_tier *pt, struct dfd *f,
 {
 	uint64_t start = 0, size = 0, head, tail;
 
-	for (int r = 0; r < pt->nmembers; r++)
-		if (pt->part[r].disk == m) {
-			start = pt->part[r].start;
-			size = pt->part[r].size;
-		}
+	plan_band(pt, m, &start, &size);
 	head = pt->data_offset * 512 > MIB ? pt->data_offset * 512 : MIB;
 	tail = MIB;
 	if (head > size)
@@ -492,14 +502,27 @@ refused:
 	    errno == EBUSY ? "its band is not free" : strerror(errno));
 }
 
-static int
-part_new(struct volume *v, int m, int t, const struct plan_tier *pt, char *err,
+/*
+ * The partition is added where m's label says and zeroed where the plan
+ * says: the two must be one band (a join's plan is plan-grow's, not its
+ * labels': Decision 133), or nothing is done.
+ */
+int
+grow_part_new(struct volume *v, int m, int t, const struct plan_tier *pt, char *err,
     size_t errlen)
 {
 	const struct label_tier *own = &v->mlabel[m].tier[t];
 	struct sys_part sp;
 	struct part_at p = { v, m, t, pt, &sp };
+	uint64_t start, size;
 
+	if (plan_band(pt, m, &start, &size) == -1 || start != own->start ||
+	    size != own->size)
+		return plan_err(err, errlen, "%s: tier %d's band in member %d's label (%llu "
+		    "bytes at %llu) is not the plan's (%llu at %llu): no partition added",
+		    v->disk[m], t + 1, m + 1, (unsigned long long)own->size,
+		    (unsigned long long)own->start, (unsigned long long)size,
+		    (unsigned long long)start);
 	memset(&sp, 0, sizeof(sp));
 	sp.start = own->start;
 	sp.size = own->size;
@@ -555,7 +578,7 @@ gs_parts(struct grow *g, char *err, size_t errlen)
 
 			if (own->role == LABEL_NO_ROLE)
 				continue;
-			if (grow_making(&v->label, t) ? part_new(v, m, t, &p.tier[t], err,
+			if (grow_making(&v->label, t) ? grow_part_new(v, m, t, &p.tier[t], err,
 			    errlen) == -1 : part_grow(v, m, t, err, errlen) == -1)
 				return -1;
 		}
@@ -1049,17 +1072,15 @@ grow_decide(struct volume *v, char *why, size_t len)
 			    "says where its tier %d goes", t + 1);
 		for (int m = 0; m < v->label.ndisks; m++) {
 			struct label_tier *own = &v->mlabel[m].tier[t];
-			const struct label_tier *lt = &v->label.tier[t];
+			int r;
 
 			/* Only a tier the member's own label lacks: an old one keeps its GUIDs. */
 			if (v->disk[m][0] == '\0' || v->mlabel[m].generation == v->label.generation ||
 			    t < v->mlabel[m].ntiers)
 				continue;
 			memset(own, 0, sizeof(*own));
-			own->role = LABEL_NO_ROLE;
-			for (int r = 0; r < lt->nmembers; r++)
-				if (lt->member[r] == m)
-					own->role = (uint8_t)r;
+			r = label_role_of(&v->label, t, m);
+			own->role = r < 0 ? LABEL_NO_ROLE : (uint8_t)r;
 			own->start = band->start;
 			own->size = band->size;
 			if (label_tier_guids(own) == -1)

@@ -133,8 +133,8 @@ label_write_blank(const struct sys_disk *s, const struct label *l, char *err, si
 }
 
 /* The volume's label with member m's own fields. */
-static void
-member_label(const struct volume *v, int m, struct label *out)
+void
+label_for_member(const struct volume *v, int m, struct label *out)
 {
 	const struct label *own = &v->mlabel[m];
 
@@ -146,7 +146,16 @@ member_label(const struct volume *v, int m, struct label *out)
 		out->tier[t].size = own->tier[t].size;
 		memcpy(out->tier[t].part_guid, own->tier[t].part_guid, 16);
 		memcpy(out->tier[t].part_type, own->tier[t].part_type, 16);
-		if (own->tier[t].role == LABEL_NO_ROLE) {
+		/* A member behind takes its roles from the newest label: a join
+		   rolled back while it was away (Decision 133) took it off the
+		   joined tier's list, which its own label still gives it. */
+		if (own->generation < v->label.generation && t < own->ntiers &&
+		    own->tier[t].role != LABEL_NO_ROLE && label_role_of(&v->label, t, m) < 0) {
+			out->tier[t].role = LABEL_NO_ROLE;
+			memset(out->tier[t].part_guid, 0, 16);
+			memset(out->tier[t].part_type, 0, 16);
+		}
+		if (out->tier[t].role == LABEL_NO_ROLE) {
 			/* A grow's new tier's band, on every disk until its array is made. */
 			if (!grow_making(&v->label, t))
 				out->tier[t].start = out->tier[t].size = 0;
@@ -342,7 +351,7 @@ label_write_some(struct volume *v, unsigned mask, char *err, size_t errlen)
 		if (v->disk[m][0] == '\0' || !(mask & (1U << m)) ||
 		    v->mlabel[m].generation >= v->label.generation)
 			continue;
-		member_label(v, m, &l);
+		label_for_member(v, m, &l);
 		if (member_write(v, m, &l, err, errlen) == -1)
 			return -1;
 		v->mlabel[m] = l;
@@ -396,7 +405,7 @@ label_agrees(const struct volume *v, int m)
 	struct label l;
 	char err[160];
 
-	member_label(v, m, &l);
+	label_for_member(v, m, &l);
 	return label_encode(&l, a, sizeof(a), err, sizeof(err)) == 0 &&
 	    label_encode(&v->mlabel[m], b, sizeof(b), err, sizeof(err)) == 0 &&
 	    memcmp(a, b, sizeof(a)) == 0;

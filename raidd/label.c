@@ -65,6 +65,59 @@ zero16(const uint8_t u[16])
 	return memcmp(u, z, 16) == 0;
 }
 
+int
+label_role_of(const struct label *l, int t, int m)
+{
+	for (int r = 0; r < l->tier[t].nmembers && r < PLAN_MAX_DISKS; r++)
+		if (l->tier[t].member[r] == m)
+			return r;
+	return -1;
+}
+
+int
+label_is_join(const struct label *l)
+{
+	return l->intent.op == LABEL_OP_ADDING && l->intent.covered != 0;
+}
+
+int
+label_joins(const struct label *l, int t)
+{
+	return l->intent.op == LABEL_OP_ADDING && t >= 0 && t < 8 &&
+	    (l->intent.covered & 1U << t);
+}
+
+/*
+ * A join's intent (Decision 133): an old member of an SHR volume, named
+ * by the intent, takes the last role of each tier covered (bit t: tier
+ * t, none past ntiers) and no other role there; its undo (label_drop_joined)
+ * takes exactly that role away.  No level change: the tier's kind says it.
+ */
+static int
+check_join(const struct label *l, char *err, size_t errlen)
+{
+	const struct label_intent *in = &l->intent;
+
+	if (l->level != LEVEL_SHR || in->level != 0 || in->disk >= l->ndisks ||
+	    (l->ntiers < 8 && (in->covered >> l->ntiers)))
+		return plan_err(err, errlen, "a join's intent on a %u volume names disk %u "
+		    "of %u and tiers 0x%x of %u", l->level, in->disk, l->ndisks,
+		    in->covered, l->ntiers);
+	for (int t = 0; t < l->ntiers && t < 8; t++) {
+		const struct label_tier *lt = &l->tier[t];
+
+		if (!(in->covered & 1U << t))
+			continue;
+		/* Read before check_tiers: the count is not proven yet. */
+		if (lt->nmembers < 3 || lt->nmembers > PLAN_MAX_DISKS ||
+		    lt->member[lt->nmembers - 1] != in->disk ||
+		    label_role_of(l, t, in->disk) != lt->nmembers - 1)
+			return plan_err(err, errlen, "a join's tier %d does not end with "
+			    "disk %u", t + 1, in->disk);
+	}
+	return 0;
+}
+
 static int
 check_intent(const struct label *l, char *err, size_t errlen)
 {
@@ -77,13 +130,18 @@ check_intent(const struct label *l, char *err, size_t errlen)
 		    in->disk, l->ndisks);
 	/* An add's disk is the one it joins at the end (add.c: replan, roll_back
 	   drops the last disk): naming an old member, its undo would drop that
-	   member and every one after it. */
-	if (in->op == LABEL_OP_ADDING && (l->ndisks < 2 || in->disk != l->ndisks - 1))
+	   member and every one after it.  A join (covered: the tiers it joins,
+	   Decision 133) names the old member whose room joins them. */
+	if (in->op == LABEL_OP_ADDING && in->covered == 0 &&
+	    (l->ndisks < 2 || in->disk != l->ndisks - 1))
 		return plan_err(err, errlen, "an add's intent names disk %u of %u, not the "
 		    "last", in->disk, l->ndisks);
+	if (in->op == LABEL_OP_ADDING && in->covered && check_join(l, err, errlen) == -1)
+		return -1;
 	if (in->op == LABEL_OP_NONE && (in->step || in->target || in->covered))
 		return plan_err(err, errlen, "idle intent with a step or target");
-	if (in->op != LABEL_OP_DELETING && in->op != LABEL_OP_EXPANDING && in->covered)
+	if (in->op != LABEL_OP_DELETING && in->op != LABEL_OP_EXPANDING &&
+	    in->op != LABEL_OP_ADDING && in->covered)
 		return plan_err(err, errlen, "members covered by a %u intent", in->op);
 	/* The one level change an add makes (Decision 106): a raid1 becomes raid5. */
 	if (in->level != 0 && (in->op != LABEL_OP_ADDING || in->level != LEVEL_RAID5 ||
@@ -825,17 +883,32 @@ members_added(const struct label *a, const struct label *b)
 	return 1;
 }
 
-/* A tier keeps its roles; the roles it gained are held by disks that joined (above). */
+/*
+ * A tier keeps its roles; the roles it gained are held by disks that
+ * joined (above), or the last by the old member a join names (joiner,
+ * -1 for none: Decision 133).
+ */
 static int
-roles_kept(const struct label_tier *x, const struct label_tier *y, int olddisks)
+roles_kept(const struct label_tier *x, const struct label_tier *y, int olddisks, int joiner)
 {
 	if (x->nmembers > y->nmembers || x->nmembers > PLAN_MAX_DISKS ||
 	    y->nmembers > PLAN_MAX_DISKS || memcmp(x->member, y->member, x->nmembers) != 0)
 		return 0;
 	for (int r = x->nmembers; r < y->nmembers; r++)
-		if (y->member[r] < olddisks)
+		if (y->member[r] < olddisks && (y->member[r] != joiner || r != y->nmembers - 1))
 			return 0;
 	return 1;
+}
+
+/* The old member a's or b's join names for tier t (Decision 133), or -1. */
+static int
+joiner(const struct label *a, const struct label *b, int t)
+{
+	if (label_joins(b, t))
+		return b->intent.disk;
+	if (label_joins(a, t))
+		return a->intent.disk;
+	return -1;
 }
 
 /*
@@ -871,8 +944,9 @@ kind_kept(const struct label *a, const struct label *b, int t)
 	if (a->level == LEVEL_SHR && b->level == LEVEL_SHR)
 		return x->kind == TIER_RAID1 && x->chunk == 0 && x->nmembers <= 3 &&
 		    y->kind == TIER_RAID5 && y->chunk == PLAN_TAKEOVER_CHUNK &&
-		    y->nmembers == 3 && y->member[2] == b->ndisks - 1 &&
-		    (x->nmembers == 3 || b->joined[b->ndisks - 1] > a->generation);
+		    y->nmembers == 3 && ((y->member[2] == b->ndisks - 1 &&
+		    (x->nmembers == 3 || b->joined[b->ndisks - 1] > a->generation)) ||
+		    y->member[2] == joiner(a, b, t));
 	return a->level != b->level && level_kept(a, b);
 }
 
@@ -898,6 +972,47 @@ covered_kept(const struct label *a, const struct label *b)
 			return 0;
 	}
 	return 1;
+}
+
+/*
+ * l with its join undone (Decision 133): the old member the intent names
+ * leaves the last role of each tier it joined (and its own label's place
+ * there, when l is its), and the intent clears.  The generation is the
+ * caller's to set.
+ */
+void
+label_drop_joined(struct label *l)
+{
+	int n = l->intent.disk;
+
+	for (int t = 0; t < l->ntiers; t++) {
+		struct label_tier *lt = &l->tier[t];
+
+		if (!label_joins(l, t) || lt->nmembers == 0 || lt->member[lt->nmembers - 1] != n)
+			continue;
+		lt->member[--lt->nmembers] = 0;
+		if (l->position != n)
+			continue;
+		lt->role = LABEL_NO_ROLE;
+		lt->start = lt->size = 0;
+		memset(lt->part_guid, 0, sizeof(lt->part_guid));
+		memset(lt->part_type, 0, sizeof(lt->part_type));
+	}
+	memset(&l->intent, 0, sizeof(l->intent));
+	l->intent.disk = LABEL_NO_DISK;
+}
+
+/* A join in a rolled back since: b, newer, lacks its member in a tier it joined. */
+static int
+join_undone(const struct label *a, const struct label *b)
+{
+	if (a->intent.op != LABEL_OP_ADDING || a->intent.covered == 0 ||
+	    a->generation >= b->generation)
+		return 0;
+	for (int t = 0; t < a->ntiers && t < b->ntiers; t++)
+		if (label_joins(a, t) && label_role_of(b, t, a->intent.disk) < 0)
+			return 1;
+	return 0;
 }
 
 /*
@@ -957,12 +1072,16 @@ label_same_members(const struct label *a, const struct label *b)
 
 	/* An add in flight in a, rolled back since (b lacks its disk): a member
 	   absent at the roll back still holds a; it describes b's disks less
-	   the added one, or it is no label of this volume. */
+	   the added one, or it is no label of this volume.  A join's alike:
+	   less the role its member took. */
 	if (a->intent.op == LABEL_OP_ADDING && a->generation < b->generation &&
-	    b->ndisks < a->ndisks) {
+	    (b->ndisks < a->ndisks || join_undone(a, b))) {
 		struct label undone = *a;
 
-		label_drop_added(&undone);
+		if (a->intent.covered)
+			label_drop_joined(&undone);
+		else
+			label_drop_added(&undone);
 		return label_same_members(&undone, b);
 	}
 	if (!level_kept(a, b) || a->ndisks > b->ndisks || a->ntiers > b->ntiers ||
@@ -973,7 +1092,7 @@ label_same_members(const struct label *a, const struct label *b)
 	/* A tier of its own for each added disk (jbod): on added disks only. */
 	for (int t = a->ntiers; t < b->ntiers; t++)
 		if (!roles_kept(&(struct label_tier){ .nmembers = 0 }, &b->tier[t],
-		    grown ? 0 : a->ndisks))
+		    grown ? 0 : a->ndisks, -1))
 			return 0;
 	for (int m = 0; m < a->ndisks; m++)
 		if (!same_member(a, b, m))
@@ -983,7 +1102,7 @@ label_same_members(const struct label *a, const struct label *b)
 
 		if (!kind_kept(a, b, t) ||
 		    x->tier_size > y->tier_size || memcmp(x->array_uuid, y->array_uuid, 16) != 0 ||
-		    !roles_kept(x, y, a->ndisks))
+		    !roles_kept(x, y, a->ndisks, joiner(a, b, t)))
 			return 0;
 	}
 	return map_kept(a, b);

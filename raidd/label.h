@@ -141,9 +141,16 @@ int	 label_from_plan(struct label *, const struct plan *, int position,
 	    const uint8_t array_uuid[][16], const struct label_member *,
 	    uint64_t now, char *err, size_t errlen);
 
+/* Member m's role in l's tier t (its member list), or -1. */
+int	label_role_of(const struct label *, int t, int m);
+/* l's intent is a join (Decision 133): an add of an old member's room. */
+int	label_is_join(const struct label *);
+/* ... and tier t is one it joins. */
+int	label_joins(const struct label *, int t);
 /* b (the newer label) describes the disks and arrays a does (volume.grow, add_disk, repair aside). */
 int	label_same_members(const struct label *a, const struct label *b);
 void	label_drop_added(struct label *);
+void	label_drop_joined(struct label *);
 /* l's own member entry was replaced in newest since l was written (volume.repair). */
 int	label_replaced(const struct label *l, const struct label *newest);
 

@@ -181,10 +181,12 @@ gpt_is_ours(const struct src *src, const uint8_t *hdr, const struct label *l, ch
 		seen |= 1U << t;
 		found++;
 	}
-	/* A grow's new tier (intent.covered) gets its partition after the label. */
+	/* A grow's new tier (intent.covered) gets its partition after the label,
+	   and so does the joiner's place in a tier it joins, on its own disk
+	   only, while the join's intent stands (Decision 133). */
 	for (int t = 0; t < l->ntiers; t++)
-		want += l->tier[t].role != LABEL_NO_ROLE && !(grow_making(l, t) &&
-		    !(seen & 1U << t));
+		want += l->tier[t].role != LABEL_NO_ROLE && !((grow_making(l, t) ||
+		    (label_joins(l, t) && l->position == l->intent.disk)) && !(seen & 1U << t));
 	if (found != want)
 		return why_not(why, len, "its GPT has %d partitions, raidd made %d", found, want);
 	return 1;

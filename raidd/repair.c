@@ -68,16 +68,6 @@ repair_set_poll(double seconds)
 
 /* ---- the plan: where the member's partitions go ---- */
 
-/* Member m's role in tier t, or -1. */
-static int
-role_of(const struct label *l, int t, int m)
-{
-	for (int r = 0; r < l->tier[t].nmembers && r < PLAN_MAX_DISKS; r++)
-		if (l->tier[t].member[r] == m)
-			return r;
-	return -1;
-}
-
 /*
  * Member m's partition of tier t: where every other present member of
  * the tier has its own (the planner gives a tier's partitions one start
@@ -111,7 +101,7 @@ member_label(const struct volume *v, int m, struct label *l, char *err, size_t e
 	l->position = (uint8_t)m;
 	for (int t = 0; t < l->ntiers; t++) {
 		struct label_tier *lt = &l->tier[t];
-		int r = role_of(&v->label, t, m);
+		int r = label_role_of(&v->label, t, m);
 
 		lt->role = LABEL_NO_ROLE;
 		lt->start = lt->size = 0;
@@ -147,7 +137,7 @@ tiers_rebuildable(const struct volume *v, int m, int *code, char *err, size_t er
 	for (int t = 0; t < v->label.ntiers; t++) {
 		const struct label_tier *lt = &v->label.tier[t];
 
-		if (role_of(&v->label, t, m) < 0)
+		if (label_role_of(&v->label, t, m) < 0)
 			continue;
 		if (lt->kind == TIER_NONE || lt->kind == TIER_RAID0) {
 			*code = NAS_ERR_REFUSED;

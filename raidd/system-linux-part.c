@@ -381,6 +381,31 @@ kernel_place(const char *disk, uint64_t start, uint64_t size)
 	return found;
 }
 
+/* libfdisk on the GPT read through fd (a proven handle on disk); NULL: errno. */
+static struct fdisk_context *
+gpt_open(const char *disk, int fd)
+{
+	struct fdisk_context *cxt;
+	char path[PATH_MAX];
+	int r;
+
+	if (lnx_devpath(disk, path, sizeof(path)) == -1 ||
+	    (cxt = fdisk_new_context()) == NULL)
+		return NULL;
+	fdisk_disable_dialogs(cxt, 1);
+	if ((r = fdisk_assign_device_by_fd(cxt, fd, path, 0)) < 0) {
+		fdisk_unref_context(cxt);
+		errno = -r;
+		return NULL;
+	}
+	if (!fdisk_is_labeltype(cxt, FDISK_DISKLABEL_GPT)) {
+		fdisk_unref_context(cxt);
+		errno = EINVAL;
+		return NULL;
+	}
+	return cxt;
+}
+
 /*
  * One more partition while the others are in use (volume.grow's new
  * tier): libfdisk adds the entry to the table read through fd, and
@@ -394,23 +419,13 @@ static int
 part_add(const char *disk, int fd, const struct sys_part *p, int check)
 {
 	struct fdisk_context *cxt;
-	char path[PATH_MAX], name[SYS_NAME_MAX];
+	char name[SYS_NAME_MAX];
 	uint64_t have = 0;
 	size_t no;
 	int r, k, waited = 0;
 
-	if (lnx_devpath(disk, path, sizeof(path)) == -1 ||
-	    (cxt = fdisk_new_context()) == NULL)
+	if ((cxt = gpt_open(disk, fd)) == NULL)
 		return -1;
-	fdisk_disable_dialogs(cxt, 1);
-	if ((r = fdisk_assign_device_by_fd(cxt, fd, path, 0)) < 0) {
-		errno = -r;
-		goto fail;
-	}
-	if (!fdisk_is_labeltype(cxt, FDISK_DISKLABEL_GPT)) {
-		errno = EINVAL;
-		goto fail;
-	}
 	if ((r = gpt_place(cxt, p->start, p->size, &have, &no)) == -1)
 		goto fail;
 	if (r == 1 && have != p->size) {
@@ -465,4 +480,68 @@ int
 lnx_part_free(const char *disk, int fd, const struct sys_part *p)
 {
 	return part_add(disk, fd, p, 1);
+}
+
+/* The kernel's number of its partition name on disk (sysfs), -1 if none. */
+static int
+kernel_partno(const char *disk, const char *name, uint64_t *pno)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/%s/partition", disk, name);
+	return lnx_read_u64(path, pno);
+}
+
+/*
+ * A partition leaves while the disk's others are in use (a join rolled
+ * back, Decision 133): both the table read through fd and the kernel
+ * must have exactly [start, start + size) or nothing there (EBUSY
+ * otherwise); BLKPG_DEL_PARTITION first, which the kernel refuses
+ * (EBUSY) while the partition is open (md, dm, a mount), so nothing is
+ * written then; the GPT entry next.  A power cut between leaves the
+ * entry, which the next call removes (a reboot brings the partition back
+ * and the call removes both).
+ */
+int
+lnx_part_del(const char *disk, int fd, uint64_t start, uint64_t size)
+{
+	struct fdisk_context *cxt;
+	char name[SYS_NAME_MAX];
+	uint64_t have = 0, pno;
+	size_t no;
+	int r, g, k;
+
+	if ((cxt = gpt_open(disk, fd)) == NULL)
+		return -1;
+	if ((g = gpt_place(cxt, start, size, &have, &no)) == -1)
+		goto fail;
+	if (g == 1 && have != size) {
+		errno = EBUSY;
+		goto fail;
+	}
+	if ((k = kernel_place(disk, start, size)) == -1)
+		goto fail;
+	if (k == 1 && (lnx_part_dev(disk, start, name, sizeof(name)) == -1 ||
+	    kernel_partno(disk, name, &pno) == -1 ||
+	    blkpg(fd, BLKPG_DEL_PARTITION, (int)pno, 0, 0) == -1))
+		goto fail;
+	if (g == 1 && (r = fdisk_delete_partition(cxt, no)) < 0) {
+		errno = -r;
+		goto fail;
+	}
+	if (g == 1 && (r = fdisk_write_disklabel(cxt)) < 0) {
+		errno = -r;
+		goto fail;
+	}
+	/* nosync: BLKRRPART would fail on the busy disk; fd's close syncs. */
+	if (fdisk_deassign_device(cxt, 1) < 0)
+		log_warnx("%s: closing after the GPT write", disk);
+	fdisk_unref_context(cxt);
+	return 0;
+fail:
+	r = errno;
+	log_warn("%s: removing the partition at %llu", disk, (unsigned long long)start);
+	fdisk_unref_context(cxt);
+	errno = r;
+	return -1;
 }

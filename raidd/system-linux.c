@@ -319,6 +319,7 @@ const struct sys_ops sys_linux = {
 	.part_resize = lnx_part_resize,
 	.part_add = lnx_part_add,
 	.part_free = lnx_part_free,
+	.part_del = lnx_part_del,
 	.md_grow = lnx_md_grow,
 	.dm_reload = join_reload,
 	.fs_grow = lnx_fs_grow,

@@ -56,6 +56,7 @@ int	lnx_reread_parts(const char *, int);
 int	lnx_partition(const char *, int, const struct sys_part *, int);
 int	lnx_part_add(const char *, int, const struct sys_part *);
 int	lnx_part_free(const char *, int, const struct sys_part *);
+int	lnx_part_del(const char *, int, uint64_t, uint64_t);
 int	lnx_part_dev(const char *, uint64_t, char *, size_t);
 
 /* system-linux-md.c */

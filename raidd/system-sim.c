@@ -2365,6 +2365,17 @@ sim_fs_size(const char *dev)
 	return size;
 }
 
+/* The partition the kernel has on d at start (bytes), or NULL. */
+static struct dev *
+kernel_part_at(const struct dev *d, uint64_t start)
+{
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i].kind == DEV_PART && devs[i].name[0] && &devs[devs[i].parent] == d &&
+		    devs[i].start == start)
+			return &devs[i];
+	return NULL;
+}
+
 /*
  * BLKPG_RESIZE_PARTITION and the GPT entry, through fd (as libfdisk by
  * fd and the ioctl on it): a dead handle fails; same start, never past
@@ -2373,16 +2384,13 @@ sim_fs_size(const char *dev)
 static int
 sim_part_resize(const char *disk, int fd, uint64_t start, uint64_t size)
 {
-	struct dev *d = fd_dev(fd), *p = NULL;
+	struct dev *d = fd_dev(fd), *p;
 	uint64_t first = start / 512, last = (start + size) / 512 - 1, f;
 
 	(void)disk;
 	if (d == NULL)
 		return -1;
-	for (int i = 0; i < ndevs && p == NULL; i++)
-		if (devs[i].kind == DEV_PART && devs[i].name[0] && &devs[devs[i].parent] == d &&
-		    devs[i].start == start)
-			p = &devs[i];
+	p = kernel_part_at(d, start);
 	if (p == NULL)
 		return errno = ENOENT, -1;
 	if (p->size == size)
@@ -2510,6 +2518,90 @@ sim_part_add(const char *disk, int fd, const struct sys_part *np)
 	p->parent = (int)(d - devs);
 	p->start = np->start;
 	p->size = np->size;
+	return 0;
+}
+
+/*
+ * Whether the kernel would call p in use (bd_openers): a running array
+ * lists it (md holds a failed member's device until it is removed), a
+ * dm map reads from it, it is mounted, or a handle is open on it.
+ */
+static int
+part_held(const struct dev *p)
+{
+	int idx = (int)(p - devs);
+
+	if (p->mounted[0])
+		return 1;
+	for (int i = 0; i < MAX_FDS; i++)
+		if (fds[i].used && fds[i].dev == idx && fds[i].gen == p->gen)
+			return 1;
+	for (int i = 0; i < ndevs; i++) {
+		const struct dev *q = &devs[i];
+
+		if (!q->name[0])
+			continue;
+		for (int k = 0; q->kind == DEV_MD && k < q->md.nmembers; k++)
+			if (strcmp(q->md.member[k].dev, p->name) == 0)
+				return 1;
+		for (int k = 0; q->kind == DEV_DM && k < q->nsegs; k++)
+			if (strcmp(q->seg[k].dev, p->name) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+/* The used GPT entry of d (a type GUID) that starts at first (LBA): its index, -1 none. */
+static int
+gpt_entry_at(struct dev *d, uint64_t first, uint64_t *last)
+{
+	static const uint8_t zero[16];
+	uint8_t ent[128];
+
+	for (int i = 0; i < 128; i++) {
+		if (dev_io(d, 1024 + (uint64_t)i * 128, ent, NULL, sizeof(ent)) == -1)
+			return -1;
+		if (memcmp(ent, zero, 16) != 0 && memcmp(ent + 32, &first, 8) == 0) {
+			memcpy(last, ent + 40, 8);
+			return i;
+		}
+	}
+	return -1;
+}
+
+/*
+ * As BLKPG_DEL_PARTITION and libfdisk's delete through fd: the kernel
+ * refuses (EBUSY) while the partition is held, so nothing is written
+ * then; the kernel lets go first, the entry is cleared next (two steps:
+ * a power cut between leaves the entry, removed by the next call).
+ */
+static int
+sim_part_del(const char *disk, int fd, uint64_t start, uint64_t size)
+{
+	static const uint8_t none[128];
+	struct dev *d = fd_dev(fd), *p;
+	uint64_t last = 0;
+	int e;
+
+	(void)disk;
+	if (d == NULL)
+		return -1;
+	p = kernel_part_at(d, start);
+	e = gpt_entry_at(d, start / 512, &last);
+	if ((p != NULL && (p->size != size || part_held(p))) ||
+	    (e >= 0 && last != (start + size) / 512 - 1))
+		return errno = EBUSY, -1;
+	if (p != NULL) {
+		if (step() == -1)
+			return -1;
+		drop(p);
+	}
+	if (e >= 0) {
+		if (step() == -1)
+			return -1;
+		dev_io(d, 1024 + (uint64_t)e * 128, NULL, none, sizeof(none));
+		gpt_reseal(d);
+	}
 	return 0;
 }
 
@@ -2654,6 +2746,7 @@ const struct sys_ops sys_sim = {
 	.part_resize = sim_part_resize,
 	.part_add = sim_part_add,
 	.part_free = sim_part_free,
+	.part_del = sim_part_del,
 	.md_grow = sim_md_grow,
 	.dm_reload = sim_dm_reload,
 	.fs_grow = sim_fs_grow,

@@ -220,6 +220,16 @@ struct sys_ops {
 	/* What part_add would take: 0 when the place is free on both (or
 	   exactly p), -1 EBUSY otherwise; nothing written. */
 	int	(*part_free)(const char *disk, int fd, const struct sys_part *);
+	/*
+	 * The partition of disk at start, size bytes, leaves the kernel
+	 * (BLKPG_DEL_PARTITION) and then the GPT (its entry cleared),
+	 * through fd (proven), the others kept in use.  EBUSY while anything
+	 * holds it open (md, even as a failed member not yet removed; a dm
+	 * map; a mount), as the kernel refuses, and when what starts there
+	 * has another size; nothing is written then.  0 at once when neither
+	 * has it: run again after a power cut it removes what is left.
+	 */
+	int	(*part_del)(const char *disk, int fd, uint64_t start, uint64_t size);
 	int	(*md_grow)(const char *name, uint64_t sectors);
 	int	(*dm_reload)(const char *name, const struct sys_seg *, int n);
 	int	(*fs_grow)(const char *fs, const char *dev, const char *dir,

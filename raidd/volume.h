@@ -75,6 +75,8 @@ int	 label_write_all(struct volume *, char *err, size_t errlen);
 int	 label_write_some(struct volume *, unsigned mask, char *err, size_t errlen);
 int	 label_next(struct volume *, char *err, size_t errlen);
 int	 label_agrees(const struct volume *, int m);
+/* What member m's disk carries at v's generation: v's label, m's own fields. */
+void	 label_for_member(const struct volume *, int m, struct label *);
 int	 label_change(struct volume *, unsigned mask, const struct label *was,
 	    char *err, size_t errlen);
 int	 member_open(const struct volume *, int m, struct dfd *, char *err, size_t errlen);
@@ -221,12 +223,21 @@ int	 volume_fs_grow(struct volume *, struct crypt_key *, sys_done_cb done,
 int	 grow_label(struct volume *, const struct plan *after, char *err, size_t errlen);
 void	 grow_resume(struct volume *);
 int	 grow_decide(struct volume *, char *why, size_t len);
+/* Member m's new partition of tier t where its label says, proven and zeroed
+   where the plan's tier pt says: refused unless both say one band. */
+int	 grow_part_new(struct volume *, int m, int t, const struct plan_tier *pt,
+	    char *err, size_t errlen);
 int	 volume_plan(const struct volume *, struct plan *, char *err, size_t errlen);
 int	 volume_plan_labels(const struct volume *, struct plan *, char *err, size_t errlen);
 void	 grow_label_from(struct volume *, const struct plan *after);
 int	 volume_map_reload(struct volume *, char *err, size_t errlen);
 
 /* add.c */
+/* A join's layout, from its labels (Decision 133): plan_grow() before it. */
+int	 add_join_replan(const struct volume *, struct plan *after, char *err,
+	    size_t errlen);
+/* A join md never began undone: partitions out of md and off the disk, then labels. */
+int	 add_join_roll_back(struct volume *, char *err, size_t errlen);
 int	 add_check(struct volume *, const char *disk, const char *level, int force,
 	    struct plan *after, int *code, char *err, size_t errlen);
 struct job *add_start(struct volume *, const char *disk, int force, const struct plan *after,

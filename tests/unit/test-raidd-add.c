@@ -1161,6 +1161,61 @@ make_raid1(void)
 	return make_as(RAID1_2);
 }
 
+/*
+ * A join rolled back while its member was away (Decision 133): the newest
+ * label lists member 2 in tier 0 only, and member 2's own label, behind,
+ * still gives it role 2 in tier 1 with a band.  The rewrite of its label
+ * takes its roles from the newest: none in tier 1, no band, no GUIDs
+ * there; tier 0 keeps its own place.
+ */
+START_TEST(member_behind_takes_its_roles_from_the_newest_label)
+{
+	static struct volume v;
+	struct label out, *own = &v.mlabel[2];
+
+	memset(&v, 0, sizeof(v));
+	v.label.generation = 10;
+	v.label.ndisks = 3;
+	v.label.ntiers = 2;
+	v.label.tier[0].nmembers = 3;
+	for (int r = 0; r < 3; r++)
+		v.label.tier[0].member[r] = (uint8_t)r;
+	v.label.tier[1].nmembers = 2;
+	v.label.tier[1].member[0] = 0;
+	v.label.tier[1].member[1] = 1;
+	for (int m = 0; m < 3; m++) {
+		snprintf(v.disk[m], sizeof(v.disk[m]), "sd%c", 'a' + m);
+		v.mlabel[m] = v.label;
+		v.mlabel[m].position = (uint8_t)m;
+		v.mlabel[m].tier[0].role = (uint8_t)m;
+		v.mlabel[m].tier[0].start = 2 * MIB;
+		v.mlabel[m].tier[0].size = GIB;
+		v.mlabel[m].tier[1].role = m < 2 ? (uint8_t)m : LABEL_NO_ROLE;
+		v.mlabel[m].tier[1].start = m < 2 ? 2 * MIB + GIB : 0;
+		v.mlabel[m].tier[1].size = m < 2 ? GIB : 0;
+	}
+	own->generation = 8;
+	own->tier[1].role = 2;
+	own->tier[1].start = 2 * MIB + GIB;
+	own->tier[1].size = GIB;
+	memset(own->tier[1].part_guid, 0x5a, 16);
+	memset(own->tier[1].part_type, 0x5b, 16);
+	label_for_member(&v, 2, &out);
+	ck_assert_uint_eq(out.generation, 10);
+	ck_assert_int_eq(out.tier[0].role, 2);
+	ck_assert_uint_eq(out.tier[0].start, 2 * MIB);
+	ck_assert_int_eq(out.tier[1].role, LABEL_NO_ROLE);
+	ck_assert_uint_eq(out.tier[1].start, 0);
+	ck_assert_uint_eq(out.tier[1].size, 0);
+	for (int i = 0; i < 16; i++)
+		ck_assert_int_eq(out.tier[1].part_guid[i] | out.tier[1].part_type[i], 0);
+	/* A member at the newest generation keeps what it says. */
+	label_for_member(&v, 1, &out);
+	ck_assert_int_eq(out.tier[1].role, 1);
+	ck_assert_uint_eq(out.tier[1].size, GIB);
+}
+END_TEST
+
 /* A raid5 of three, md's and the labels' alike, twice the bytes, the data there. */
 static void
 check_raid5_of_3(uint64_t was)
@@ -2129,6 +2184,7 @@ add_suite(void)
 	tcase_add_loop_test(tc, power_cut_during_add, 0, CUT_POINTS);
 	tcase_add_loop_test(tc, power_cut_during_jbod_add, 0, CUT_POINTS);
 	tcase_add_test(tc, raid1_becomes_raid5);
+	tcase_add_test(tc, member_behind_takes_its_roles_from_the_newest_label);
 	tcase_add_test(tc, level_change_refusals);
 	tcase_add_test(tc, md_refuses_unsafe_takeovers);
 	tcase_add_test(tc, md_refuses_changes_read_only);

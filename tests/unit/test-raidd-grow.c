@@ -16,6 +16,7 @@
 #include "raidd/volume.h"
 #include "raidd/mdsb.h"
 #include "raidd/plan.h"
+#include "raidd/plan-grow.h"
 #include "unit-raidd.h"
 #include "unit-util.h"
 
@@ -556,16 +557,22 @@ END_TEST
  * three).  This raidd refuses that grow with what it would take and
  * changes nothing: no label, no array, no map (Decision 125).
  */
-START_TEST(shr_join_refused)
+/*
+ * Issue 9's volume: three 1 GiB disks swapped one at a time for 2 GiB
+ * ones, the mirror grown after the second; *was the size before it,
+ * returns the size after.
+ */
+static uint64_t
+shr_third_swapped(uint64_t *was)
 {
 	static const uint64_t sizes[3] = { GIB, GIB, GIB };
 	struct volume *v;
-	uint64_t was, mirrored, gen;
+	uint64_t mirrored;
 
 	teardown();
 	srv = unit_raidd_setup(unit_a, sizes, 3);
 	repair_set_poll(0.0001);
-	was = make("{\"name\":\"s\",\"level\":\"shr\","
+	*was = make("{\"name\":\"s\",\"level\":\"shr\","
 	    "\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}", "s");
 	replace("s", 1, "sda", "sde", 2 * GIB);
 	replace("s", 2, "sdb", "sdf", 2 * GIB);
@@ -574,8 +581,17 @@ START_TEST(shr_join_refused)
 	mirrored = v->label.size;
 	ck_assert_int_eq(v->label.ntiers, 2);
 	check_new_tier(v, 1, "raid1", 2);
-	check_grown("s", was, mirrored);
+	check_grown("s", *was, mirrored);
 	replace("s", 3, "sdc", "sdg", 2 * GIB);
+	return mirrored;
+}
+
+START_TEST(shr_join_refused)
+{
+	struct volume *v;
+	uint64_t was, mirrored, gen;
+
+	mirrored = shr_third_swapped(&was);
 	v = volume_find("s");
 	gen = v->label.generation;
 	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "tier 2 (raid1 of 2) would take "
@@ -588,6 +604,274 @@ START_TEST(shr_join_refused)
 	v = volume_find("s");
 	check_grown("s", was, mirrored);
 	check_new_tier(v, 1, "raid1", 2);
+}
+END_TEST
+
+/*
+ * A join's first label (Decision 133), as a later raidd writes it: member
+ * 3's room (sdg) takes tier 2's last role, its own label its role, band
+ * and GUIDs there; v keeps what the disks now carry.
+ */
+static void
+write_join_label(struct volume *v)
+{
+	static uint8_t slot[LABEL_SLOT_SIZE];
+	struct label was = v->label, own;
+	char e[256];
+
+	v->label.tier[1].member[2] = 2;
+	v->label.tier[1].nmembers = 3;
+	v->label.intent.op = LABEL_OP_ADDING;
+	v->label.intent.disk = 2;
+	v->label.intent.covered = 1U << 1;
+	v->label.intent.target = was.generation + 4;
+	ck_assert_msg(label_change(v, ~(1U << 2), &was, e, sizeof(e)) == 0, "%s", e);
+	label_for_member(v, 2, &own);
+	own.tier[1].role = 2;
+	own.tier[1].start = v->mlabel[0].tier[1].start;
+	own.tier[1].size = v->mlabel[0].tier[1].size;
+	ck_assert_int_eq(label_tier_guids(&own.tier[1]), 0);
+	ck_assert_msg(label_encode(&own, slot, sizeof(slot), e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(sys->write_at("sdg", v->next_slot[2] ? LABEL_SLOT1 : LABEL_SLOT0,
+	    slot, sizeof(slot)), 0);
+	v->mlabel[2] = own;
+	v->next_slot[2] ^= 1;
+}
+
+/*
+ * A join's first label written (above): this raidd does not carry a join
+ * on, nor takes it for an add to carry on, undo or roll back: the start
+ * leaves the volume alone and says why, nothing written.
+ */
+START_TEST(join_label_not_carried_on)
+{
+	struct volume *v;
+	uint64_t gen;
+
+	shr_third_swapped(&gen);
+	v = volume_find("s");
+	write_join_label(v);
+	gen = v->label.generation;
+	reboot();
+	v = volume_find("s");
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->inconsistent && !v->assembled, "%s", v->problem);
+	ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
+	ck_assert_uint_eq(v->label.generation, gen);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_int_eq(sim_md_count(), 0);
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, gen);
+}
+END_TEST
+
+/*
+ * A join's partition is added where the joiner's label says and zeroed
+ * where its plan says (plan-grow's, not the labels'): grow_part_new
+ * refuses when the two bands differ, before anything is written.
+ */
+START_TEST(part_new_band_is_the_plans)
+{
+	static const uint8_t mark[8] = "stale!!";
+	struct volume *v;
+	struct plan p;
+	struct plan_tier bad;
+	char e[256], dev[SYS_NAME_MAX];
+	uint8_t buf[sizeof(mark)];
+	uint64_t start, was;
+
+	shr_third_swapped(&was);
+	v = volume_find("s");
+	write_join_label(v);
+	ck_assert_msg(volume_plan_labels(v, &p, e, sizeof(e)) == 0, "%s", e);
+	start = v->mlabel[2].tier[1].start;
+	ck_assert_int_eq(sys->write_at("sdg", start, mark, sizeof(mark)), 0);
+	bad = p.tier[1];
+	ck_assert_int_eq(bad.part[2].disk, 2);
+	bad.part[2].start += MIB;
+	ck_assert_int_eq(grow_part_new(v, 2, 1, &bad, e, sizeof(e)), -1);
+	ck_assert_msg(strstr(e, "is not the plan's"), "%s", e);
+	ck_assert_int_eq(sys->part_dev("sdg", start, dev, sizeof(dev)), -1);
+	ck_assert_int_eq(sys->part_dev("sdg", start + MIB, dev, sizeof(dev)), -1);
+	ck_assert_int_eq(sys->read_at("sdg", start, buf, sizeof(buf)), 0);
+	ck_assert_mem_eq(buf, mark, sizeof(mark));
+	ck_assert_msg(grow_part_new(v, 2, 1, &p.tier[1], e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(sys->part_dev("sdg", start, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(sys->read_at("sdg", start, buf, sizeof(buf)), 0);
+	ck_assert_mem_ne(buf, mark, sizeof(mark));
+}
+END_TEST
+
+/*
+ * A join's plan from its labels (Decision 133): with member 3 listed in
+ * tier 2 by the join's first label, add_join_replan gives what plan_grow
+ * gave from the labels before it (tier 2 raid5 of three, sdg's band in
+ * role 2, byte for byte); labels naming another joiner, covering a tier
+ * the joiner serves already, or holding no join are refused.
+ */
+START_TEST(join_replan_is_plan_grow)
+{
+	static struct plan before, after;
+	static struct plan_change c;
+	uint64_t size[PLAN_MAX_DISKS], was;
+	struct volume *v;
+	char e[256];
+
+	shr_third_swapped(&was);
+	v = volume_find("s");
+	ck_assert_msg(volume_plan(v, &before, e, sizeof(e)) == 0, "%s", e);
+	for (int m = 0; m < v->label.ndisks; m++)
+		size[m] = disk_find(v->disk[m])->sys.size;
+	ck_assert_msg(plan_grow(&before, size, &c, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(c.after.tier[1].nmembers, 3);
+	ck_assert_int_eq(c.after.tier[1].part[2].disk, 2);
+	write_join_label(v);
+	ck_assert_msg(add_join_replan(v, &after, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(after.ntiers, c.after.ntiers);
+	ck_assert_uint_eq(after.size, c.after.size);
+	ck_assert_int_eq(after.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(after.tier[1].chunk, PLAN_TAKEOVER_CHUNK);
+	ck_assert_int_eq(after.tier[1].part[2].disk, 2);
+	ck_assert_uint_eq(after.tier[1].part[2].start, v->mlabel[2].tier[1].start);
+	ck_assert_uint_eq(after.tier[1].part[2].size, v->mlabel[2].tier[1].size);
+	ck_assert_mem_eq(&after, &c.after, sizeof(after));
+	/* Another joiner named than the tier lists: no join is planned. */
+	v->label.intent.disk = 1;
+	ck_assert_int_eq(add_join_replan(v, &after, e, sizeof(e)), -1);
+	/* A tier covered that the joiner serves already: no plan of a join. */
+	v->label.intent.disk = 2;
+	v->label.intent.covered = 3;
+	ck_assert_int_eq(add_join_replan(v, &after, e, sizeof(e)), -1);
+	v->label.intent.covered = 2;
+	v->label.intent.disk = 2;
+	v->label.intent.op = LABEL_OP_NONE;
+	ck_assert_int_eq(add_join_replan(v, &after, e, sizeof(e)), -1);
+}
+END_TEST
+
+static uint64_t gpt_last(const char *, uint64_t);
+
+/*
+ * The join's first steps as a later raidd takes them: its labels, sdg's
+ * partition in tier 2's band, that partition a spare in tier 2's array.
+ * Returns the band's start.
+ */
+static uint64_t
+join_spare_added(struct volume *v)
+{
+	struct plan p;
+	char e[256];
+
+	write_join_label(v);
+	ck_assert_msg(volume_plan_labels(v, &p, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(grow_part_new(v, 2, 1, &p.tier[1], e, sizeof(e)) == 0, "%s", e);
+	ck_assert_msg(repair_member_join(v, 2, 1, -1, e, sizeof(e)) == 0, "%s", e);
+	return v->mlabel[2].tier[1].start;
+}
+
+/* Tier 2 is the mirror of two it was, sdg's band free again, the volume as grown. */
+static void
+check_join_undone(uint64_t start, uint64_t was, uint64_t mirrored)
+{
+	struct volume *v = volume_find("s");
+	char dev[SYS_NAME_MAX];
+
+	ck_assert_msg(!v->inconsistent && v->assembled, "%s", v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	ck_assert_int_eq(v->mlabel[2].tier[1].role, LABEL_NO_ROLE);
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	ck_assert_int_eq(sys->part_dev("sdg", start, dev, sizeof(dev)), -1);
+	ck_assert_uint_eq(gpt_last("sdg", start), 0);
+	check_new_tier(v, 1, "raid1", 2);
+	check_grown("s", was, mirrored);
+}
+
+/*
+ * A join md never began, undone (Decision 133): sdg's spare leaves tier
+ * 2's array, its partition the disk (the kernel refuses while md holds
+ * it), then the labels drop it; the volume is the grown mirror again,
+ * after a reboot too.
+ */
+START_TEST(join_rolled_back_before_md_began)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], e[256];
+	uint64_t was, mirrored, start;
+	struct volume *v;
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	start = join_spare_added(v);
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.nmembers, 3);
+	ck_assert_msg(add_join_roll_back(v, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.nmembers, 2);
+	check_join_undone(start, was, mirrored);
+	reboot();
+	check_join_undone(start, was, mirrored);
+}
+END_TEST
+
+/* Once md began a covered tier (took it over as raid5), the join only goes on. */
+START_TEST(join_roll_back_refused_once_md_began)
+{
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], e[256];
+	uint64_t was, start, gen;
+	struct volume *v;
+
+	shr_third_swapped(&was);
+	v = volume_find("s");
+	start = join_spare_added(v);
+	gen = v->label.generation;
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_set_level(md, "raid5"), 0);
+	ck_assert_int_eq(add_join_roll_back(v, e, sizeof(e)), -1);
+	ck_assert_msg(strstr(e, "md has begun tier 2's join"), "%s", e);
+	ck_assert_uint_eq(v->label.generation, gen);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_int_eq(sys->part_dev("sdg", start, dev, sizeof(dev)), 0);
+}
+END_TEST
+
+/*
+ * The power goes after each step of the roll back: a start after a cut
+ * before any label took it leaves the join's volume alone (this raidd
+ * carries no join on), and the roll back run again does what is left;
+ * once one label took it, the start finishes it (the members behind are
+ * the join undone).  Either way the volume is the grown mirror, sdg's
+ * band free.
+ */
+#define JOIN_UNDO_CUTS	8
+START_TEST(power_cut_during_join_roll_back)
+{
+	uint64_t was, mirrored, start;
+	struct volume *v;
+	char e[256];
+	int rc;
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	start = join_spare_added(v);
+	sim_fail_after(_i);
+	rc = add_join_roll_back(v, e, sizeof(e));
+	sim_fail_after(-1);
+	if (_i == JOIN_UNDO_CUTS - 1)
+		ck_assert_msg(rc == 0, "%s: more steps than cuts", e);
+	reboot();
+	v = volume_find("s");
+	/* Cut before any label took the roll back: the join's labels stand. */
+	if (v->inconsistent) {
+		ck_assert_int_eq(rc, -1);
+		ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
+		ck_assert_msg(add_join_roll_back(v, e, sizeof(e)) == 0, "cut %d: %s", _i, e);
+		reboot();
+	}
+	check_join_undone(start, was, mirrored);
 }
 END_TEST
 
@@ -649,6 +933,61 @@ START_TEST(part_add_refuses_overlap)
 	sp.size += MIB;
 	ck_assert_int_eq(sys->part_add("sde", fd, &sp), -1);
 	ck_assert_int_eq(errno, EBUSY);
+	sys->fd_close(fd);
+}
+END_TEST
+
+/*
+ * part_del as the kernel does it: refused (EBUSY, nothing written) while
+ * md holds the partition or a handle is open on it, or when what starts
+ * there has another size; else the kernel's partition and then the GPT
+ * entry go, and a power cut between leaves the entry for the next call.
+ */
+START_TEST(part_del_as_the_kernel)
+{
+	const struct volume *v;
+	struct sys_part sp;
+	char dev[SYS_NAME_MAX], held[SYS_NAME_MAX];
+	unsigned maj, min;
+	uint64_t own;
+	int fd, pfd;
+
+	shr_replaced(1);
+	v = volume_find("s");
+	own = v->mlabel[0].tier[0].start;
+	memset(&sp, 0, sizeof(sp));
+	sp.start = own + v->mlabel[0].tier[0].size;
+	sp.size = 64 * MIB;
+	memcpy(sp.type, v->mlabel[0].tier[0].part_type, 16);
+	ck_assert_int_ge(fd = sys->dev_open("sde", &maj, &min), 0);
+	/* md holds sde's member partition: the kernel refuses, nothing changes. */
+	ck_assert_int_eq(sys->part_dev("sde", own, held, sizeof(held)), 0);
+	ck_assert_int_eq(sys->part_del("sde", fd, own, v->mlabel[0].tier[0].size), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_eq(sys->part_dev("sde", own, dev, sizeof(dev)), 0);
+	ck_assert_str_eq(dev, held);
+	ck_assert_int_eq(sys->part_add("sde", fd, &sp), 0);
+	ck_assert_int_eq(sys->part_dev("sde", sp.start, dev, sizeof(dev)), 0);
+	/* Another size there, or a handle open on it: refused. */
+	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size + MIB), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_ge(pfd = sys->dev_open(dev, &maj, &min), 0);
+	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	sys->fd_close(pfd);
+	/* The power goes after the kernel let go: the entry is left, the band not free. */
+	sim_fail_after(1);
+	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size), -1);
+	sim_fail_after(-1);
+	ck_assert_int_eq(sys->part_dev("sde", sp.start, dev, sizeof(dev)), -1);
+	sp.size += MIB;
+	ck_assert_int_eq(sys->part_free("sde", fd, &sp), -1);
+	sp.size -= MIB;
+	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size), 0);
+	sp.size += MIB;
+	ck_assert_int_eq(sys->part_free("sde", fd, &sp), 0);
+	sp.size -= MIB;
+	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size), 0);	/* gone already */
 	sys->fd_close(fd);
 }
 END_TEST
@@ -999,6 +1338,7 @@ grow_suite(void)
 	tcase_add_test(tc, shr_new_mirror);
 	tcase_add_test(tc, shr_stale_superblock_in_band);
 	tcase_add_test(tc, part_add_refuses_overlap);
+	tcase_add_test(tc, part_del_as_the_kernel);
 	tcase_add_test(tc, shr_band_held_by_the_kernel_not_zeroed);
 	tcase_add_test(tc, shr_band_kernel_part_must_be_exact);
 	tcase_add_test(tc, shr_grow_cut_after_label_member_gone);
@@ -1007,6 +1347,12 @@ grow_suite(void)
 	tcase_add_test(tc, shr_grow_cut_new_tier_member_gone);
 	tcase_add_test(tc, md_refuses_a_claimed_member);
 	tcase_add_test(tc, shr_join_refused);
+	tcase_add_test(tc, join_label_not_carried_on);
+	tcase_add_test(tc, part_new_band_is_the_plans);
+	tcase_add_test(tc, join_replan_is_plan_grow);
+	tcase_add_test(tc, join_rolled_back_before_md_began);
+	tcase_add_test(tc, join_roll_back_refused_once_md_began);
+	tcase_add_loop_test(tc, power_cut_during_join_roll_back, 0, JOIN_UNDO_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
 	return s;

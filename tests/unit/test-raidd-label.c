@@ -6,6 +6,7 @@
 
 #include "tests/unit/test-raidd-le.h"
 #include "raidd/label.h"
+#include "raidd/plan-grow.h"
 
 #define TB	1000000000000ULL
 
@@ -562,6 +563,127 @@ START_TEST(grow_covered_against_older)
 END_TEST
 
 /*
+ * A join's label (Decision 133): disk 1, swapped for a 4 TB disk, has
+ * its room join tier 3 (a raid1 of disks 2 and 3) as its last role; the intent names disk 1 and covers
+ * tier 3.  Accepted only so: the joiner last in each covered tier, on an
+ * SHR volume, no level, no tier past the label's.
+ */
+static void
+make_join(struct label *l, int pos)
+{
+	make_label(l, pos);
+	l->member[1].size = 4 * TB;	/* swapped for a bigger disk */
+	ck_assert_int_eq(l->tier[2].nmembers, 2);
+	ck_assert_int_eq(label_role_of(l, 2, 1), -1);
+	l->tier[2].member[2] = 1;
+	l->tier[2].nmembers = 3;
+	if (pos == 1) {
+		l->tier[2].role = 2;
+		l->tier[2].start = plan.tier[2].part[0].start;
+		l->tier[2].size = plan.tier[2].part[0].size;
+	}
+	l->intent.op = LABEL_OP_ADDING;
+	l->intent.disk = 1;
+	l->intent.covered = 1U << 2;
+	l->intent.target = l->generation + 3;
+}
+
+START_TEST(join_intent)
+{
+	struct label l, back;
+
+	setup_shr();
+	make_join(&l, 1);
+	encode(&l, s0);
+	ck_assert_int_eq(label_decode(s0, sizeof(s0), &back, err, sizeof(err)), 0);
+	ck_assert_uint_eq(back.intent.covered, 1U << 2);
+	ck_assert_int_eq(label_is_join(&back), 1);
+	ck_assert_int_eq(label_joins(&back, 2), 1);
+	ck_assert_int_eq(label_joins(&back, 1), 0);
+	/* A tier that does not end with the joiner. */
+	l.intent.covered = 1U << 1;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "join's tier 2 does not end with disk 1"));
+	/* Past the tiers. */
+	l.intent.covered = 1U << 3;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "a join's intent"));
+	/* A covered tier's count read before the tiers are checked: never past the list. */
+	l.intent.covered = 1U << 2;
+	l.tier[2].nmembers = 200;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "join's tier 3 does not end with disk 1"));
+	l.tier[2].nmembers = 3;
+	/* Another disk named than the one the tier took. */
+	l.intent.covered = 1U << 2;
+	l.intent.disk = 0;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "does not end with disk 0"));
+	/* A join makes no level change. */
+	l.intent.disk = 1;
+	l.intent.level = LEVEL_RAID5;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	l.intent.level = 0;
+	/* A plain add (nothing covered) still names the last disk only. */
+	l.intent.covered = 0;
+	ck_assert_int_eq(label_encode(&l, s1, sizeof(s1), err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "names disk 1 of 4, not the last"));
+	/* Undone: disk 1 leaves tier 3 and its place there. */
+	l.intent.covered = 1U << 2;
+	label_drop_joined(&l);
+	ck_assert_int_eq(l.tier[2].nmembers, 2);
+	ck_assert_int_eq(l.tier[2].role, LABEL_NO_ROLE);
+	ck_assert_uint_eq(l.tier[2].start, 0);
+	ck_assert_int_eq(l.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(l.intent.disk, LABEL_NO_DISK);
+	encode(&l, s1);
+}
+END_TEST
+
+/*
+ * A join's label against older and newer ones: the tier may gain its
+ * joiner as the last role; a join's label behind one that rolled it back
+ * is that label with the join undone; the finished tier (raid5 of three
+ * with md's takeover chunk) follows the join's label; and no other old
+ * disk may take a role.
+ */
+START_TEST(join_against_older)
+{
+	struct label a, b, c;
+
+	setup_shr();
+	make_label(&a, 0);
+	make_join(&b, 0);
+	b.generation = a.generation + 1;
+	ck_assert_int_eq(label_same_members(&a, &b), 1);
+	/* Another old disk in the joined role, or a role added without a join. */
+	c = b, c.tier[2].member[2] = 0;
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
+	c = b, c.intent.op = LABEL_OP_NONE, c.intent.covered = 0, c.intent.disk = LABEL_NO_DISK;
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
+	c = b, c.intent.covered = 1U << 1;
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
+	/* Finished: raid5 of three, the intent gone. */
+	c = b;
+	c.tier[2].kind = TIER_RAID5;
+	c.tier[2].chunk = PLAN_TAKEOVER_CHUNK;
+	c.intent.op = LABEL_OP_NONE, c.intent.covered = 0, c.intent.disk = LABEL_NO_DISK;
+	c.intent.target = 0;
+	c.generation = b.generation + 3;
+	ck_assert_int_eq(label_same_members(&b, &c), 1);
+	/* The label from before the join never saw it begin. */
+	ck_assert_int_eq(label_same_members(&a, &c), 0);
+	/* Rolled back since: b is c less the join. */
+	c = b;
+	label_drop_joined(&c);
+	c.generation = b.generation + 1;
+	ck_assert_int_eq(label_same_members(&b, &c), 1);
+	c.tier[0].array_uuid[0] ^= 1;
+	ck_assert_int_eq(label_same_members(&b, &c), 0);
+}
+END_TEST
+
+/*
  * An add rolled back (add.c roll_back) while a member was absent: that
  * member's older label has the added disk; the newer one does not.  The
  * same volume only when the newer is the older with the add undone.
@@ -780,6 +902,8 @@ label_suite(void)
 	tcase_add_test(tc, grow_covered);
 	tcase_add_test(tc, grow_covered_against_older);
 	tcase_add_test(tc, add_rolled_back_against_older);
+	tcase_add_test(tc, join_intent);
+	tcase_add_test(tc, join_against_older);
 	tcase_add_test(tc, map_of_segments);
 	tcase_add_test(tc, choose_slots);
 	tcase_add_test(tc, torn_writes);
