@@ -1325,11 +1325,34 @@ sim_md_dirty(const char *name)
 }
 
 /*
+ * super_1_validate() on a hot add to a running array: a member older
+ * than what the array's bitmap was cleared to (events_cleared), or with
+ * no bitmap older than the array at all, is left raid_disk -1; md then
+ * refuses it in its role (ADD_NEW_DISK: EINVAL) and the Linux seam adds
+ * it as a spare, which md recovers in full.  A bitmap md cannot read is
+ * no bitmap.
+ */
+static int
+behind_bitmap(struct dev *peer, const struct mdsb *sb, const struct mdsb *ref)
+{
+	uint8_t buf[MDSB_BITMAP_SB];
+	struct mdsb_bitmap b;
+	char err[MDSB_ERRLEN];
+
+	if (ref->bitmap_offset <= 0 || dev_io(peer, SB_AT + (uint64_t)ref->bitmap_offset *
+	    512, buf, NULL, sizeof(buf)) == -1 ||
+	    mdsb_bitmap_decode(buf, sizeof(buf), &b, err, sizeof(err)) == -1)
+		return sb->events < ref->events;
+	return sb->events < b.events_cleared;
+}
+
+/*
  * ADD_NEW_DISK on a running v1.2 array: the kernel takes the member
  * only with a superblock of this array. As the Linux seam, faulty
  * members are removed first; the returning one takes its role - or,
  * when a member md still counts holds that role (its disk pulled but
- * never failed), comes in as a spare.
+ * never failed), or it is behind further than the bitmap reaches
+ * (behind_bitmap), comes in as a spare that md rebuilds in full.
  */
 static int
 sim_md_readd(const char *name, const char *dev, int role)
@@ -1350,6 +1373,8 @@ sim_md_readd(const char *name, const char *dev, int role)
 	if (sb_read(m, &sb) == -1 || (peer && (sb_read(peer, &ref) == -1 ||
 	    memcmp(sb.set_uuid, ref.set_uuid, 16) != 0)))
 		return errno = EINVAL, -1;
+	if (peer && behind_bitmap(peer, &sb, &ref))
+		role = -1;
 	for (int i = 0; i < d->md.nmembers; i++) {
 		if (strcmp(d->md.member[i].dev, dev) == 0 && !d->faulty[i])
 			return errno = EBUSY, -1;
