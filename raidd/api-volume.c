@@ -513,7 +513,7 @@ const struct rpc_method volume_methods[] = {
 	{ "volume.import", volume_import, name_params, RPC_MUTATES,
 	  "make a foreign (or deleted) volume this unit's and assemble it" },
 	{ "volume.clear", volume_clear, name_params, RPC_MUTATES,
-	  "let members md failed for errors rejoin" },
+	  "let failed members rejoin (rebuilt in full when the bitmap lacks what they missed)" },
 	{ "volume.grow", volume_grow_m, grow_params, RPC_MUTATES,
 	  "take the room of bigger disks; returns a job id" },
 	{ "volume.repair", volume_repair, repair_params, RPC_MUTATES,
