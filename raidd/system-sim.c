@@ -1219,6 +1219,27 @@ bitmap_write(struct dev *a, uint64_t off, size_t len)
 		stores[s].dirty_hi = hi;
 }
 
+/*
+ * mdadm --grow --bitmap=none, then --bitmap=internal, on a running array:
+ * a new bitmap, nothing dirty, cleared up to the array's events
+ * (md_bitmap_create), so no member gone before it can come back in its
+ * role.
+ */
+int
+sim_md_bitmap_renew(const char *name)
+{
+	struct dev *a = find(name);
+	int s = store_index(name);
+
+	if (a == NULL || a->kind != DEV_MD || !a->bitmap)
+		return errno = ENODEV, -1;
+	a->events_cleared = a->events;
+	if (s >= 0)
+		stores[s].dirty_lo = stores[s].dirty_hi = 0;
+	bitmap_cleared_sync(a);
+	return 0;
+}
+
 /* At start: md loads its bitmap (chunk size, events_cleared) from a member. */
 static void
 bitmap_load(struct dev *a)
@@ -1542,16 +1563,11 @@ readd_in_role(struct dev *a, int i, int role)
  * superblock stays bound Faulty.
  */
 static int
-sim_md_readd(const char *name, const char *dev, int role)
+md_hot_add(struct dev *d, struct dev *m, const char *dev, int role)
 {
-	struct dev *d = find(name), *m = find(dev);
 	struct mdsb sb;
 	int n, saved, faulty;
 
-	if (d == NULL || d->kind != DEV_MD || m == NULL)
-		return errno = ENODEV, -1;
-	if (d->ro)
-		return errno = EROFS, -1;
 	if (step() == -1)
 		return -1;
 	/* raid0 and linear have no hot_add_disk. */
@@ -1580,6 +1596,27 @@ sim_md_readd(const char *name, const char *dev, int role)
 	sb_sync(d);
 	sim_md_event(d->name);
 	return 0;
+}
+
+/*
+ * The seam's re-add, as lnx_md_readd: asked into its old role first;
+ * refused that (behind the bitmap, its slot held), added again as a
+ * spare, which md rebuilds in full - two ioctls, two steps.
+ */
+static int
+sim_md_readd(const char *name, const char *dev, int role)
+{
+	struct dev *d = find(name), *m = find(dev);
+
+	if (d == NULL || d->kind != DEV_MD || m == NULL)
+		return errno = ENODEV, -1;
+	if (d->ro)
+		return errno = EROFS, -1;
+	if (md_hot_add(d, m, dev, role) == 0)
+		return 0;
+	if (role < 0)
+		return -1;
+	return md_hot_add(d, m, dev, -1);
 }
 
 /*
