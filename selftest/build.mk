@@ -63,7 +63,15 @@ bench-selftest-net: image
 		>$(O)/selftest-net-bench
 	@$(RUN_SCENARIO) --disk-size 64M --line-pc 30mbit --timeout 600 $(O)/selftest-net-bench \
 		>$(O)/bench-selftest-net.log 2>&1; rc=$$?; \
-	grep -E '^    |^(ok|FAIL) .*iperf3' $(O)/bench-selftest-net.log; exit $$rc
+	grep -E '^    |^(ok|FAIL) .*iperf3' $(O)/bench-selftest-net.log; \
+	{ echo "## nas-selftest against iperf3: make bench-selftest-net ($$(date -u +%F), qemu TCG)"; echo; \
+	  echo "The line PC's two ports held to 30 Mbit/s each, bonded 802.3ad to the NAS's lan1+lan2;"; \
+	  echo "net-1 and lacp-4 then iperf3's own client on the same link, flows and directions;"; \
+	  echo "ratio per port carrying the flows, band 0.9-1.1x (docs/selftest.md)."; \
+	  echo "Host load average at the end: $$(cut -d' ' -f1-3 /proc/loadavg)."; \
+	  echo; echo '```'; grep -E '^    |^(ok|FAIL) .*iperf3' $(O)/bench-selftest-net.log; echo '```'; } | \
+		sh $(SRC)/bench/md-section.sh $(SRC)/docs/benchmarks.md selftest-vs-iperf3; \
+	exit $$rc
 
 # make selftest: boots the board with two blank 1 GiB disks and the line PC
 # (its ports held to 30 Mbit/s); netd bonds lan1+lan2 towards it (802.3ad);
