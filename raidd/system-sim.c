@@ -2588,45 +2588,27 @@ part_held(const struct dev *p)
 	return 0;
 }
 
-/* The used GPT entry of d (a type GUID) that starts at first (LBA): its index, -1 none. */
-static int
-gpt_entry_at(struct dev *d, uint64_t first, uint64_t *last)
-{
-	static const uint8_t zero[16];
-	uint8_t ent[128];
-
-	for (int i = 0; i < 128; i++) {
-		if (dev_io(d, 1024 + (uint64_t)i * 128, ent, NULL, sizeof(ent)) == -1)
-			return -1;
-		if (memcmp(ent, zero, 16) != 0 && memcmp(ent + 32, &first, 8) == 0) {
-			memcpy(last, ent + 40, 8);
-			return i;
-		}
-	}
-	return -1;
-}
-
 /*
- * As BLKPG_DEL_PARTITION and libfdisk's delete through fd: the kernel
- * refuses (EBUSY) while the partition is held, so nothing is written
- * then; the kernel lets go first, the entry is cleared next (two steps:
- * a power cut between leaves the entry, removed by the next call).
+ * As BLKPG_DEL_PARTITION and libfdisk's delete through fd: the place as
+ * lnx_part_del proves it (sim_band: exactly the partition or nothing
+ * there, in the kernel and the table; an overlap or another size is
+ * EBUSY), and the kernel refuses (EBUSY) while the partition is held, so
+ * nothing is written then; the kernel lets go first, the entry is
+ * cleared next (two steps: a power cut between leaves the entry, removed
+ * by the next call).
  */
 static int
 sim_part_del(const char *disk, int fd, uint64_t start, uint64_t size)
 {
 	static const uint8_t none[128];
+	const struct sys_part np = { .start = start, .size = size };
 	struct dev *d = fd_dev(fd), *p;
-	uint64_t last = 0;
-	int e;
+	int e, slot;
 
 	(void)disk;
-	if (d == NULL)
+	if (d == NULL || sim_band(d, &np, &p, &e, &slot) == -1)
 		return -1;
-	p = kernel_part_at(d, start);
-	e = gpt_entry_at(d, start / 512, &last);
-	if ((p != NULL && (p->size != size || part_held(p))) ||
-	    (e >= 0 && last != (start + size) / 512 - 1))
+	if (p != NULL && part_held(p))
 		return errno = EBUSY, -1;
 	if (p != NULL) {
 		if (step() == -1)
