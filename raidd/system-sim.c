@@ -1519,6 +1519,22 @@ validate_role(const struct dev *a, const struct mdsb *sb, int *faulty)
 	return role < MD_DISK_ROLE_MAX ? role : -1;
 }
 
+/*
+ * super_1_validate: a device whose superblock says md was recovering it
+ * (RECOVERY_OFFSET) but not from the bitmap (no RECOVERY_BITMAP) was
+ * being rebuilt in full: md gives it no saved role (saved_raid_disk -1),
+ * though raid_disk, which an ADD_NEW_DISK in a role is checked against,
+ * is the role.  The personality then recovers it in full (fullsync).
+ */
+static int
+saved_role(const struct mdsb *sb, int role)
+{
+	if ((sb->feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
+	    !(sb->feature_map & MD_FEATURE_RECOVERY_BITMAP))
+		return -1;
+	return role;
+}
+
 /* bind_rdev_to_array(): desc_nr is unique in the array (md has no other). */
 static int
 slot_taken(struct dev *a, uint32_t nr)
@@ -1582,6 +1598,7 @@ md_hot_add(struct dev *d, struct dev *m, const char *dev, int role)
 	saved = validate_role(d, &sb, &faulty);
 	if (role >= 0 && saved != role)
 		return errno = EINVAL, -1;
+	saved = saved_role(&sb, saved);
 	if (sb.dev_number < sb.max_dev && slot_taken(d, sb.dev_number))
 		return errno = EBUSY, -1;
 	/* bind_rdev_to_array(): a component shorter than the array's is refused. */
