@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "raidd/label.h"
 #include "raidd/mdsb.h"
 #include "raidd/plan-grow.h"
 #include "raidd/raidd.h"
@@ -1605,6 +1606,36 @@ START_TEST(takeover_mend_leaves_other_states)
 }
 END_TEST
 
+/*
+ * Decision 21 for the mend: it writes a member's superblock only through
+ * the member's proven descriptor.  Between the scan and the mend, sda's
+ * name comes to lead to a disk that is no longer member 1 (its labels
+ * gone): the raid1 superblock it carries is not rewritten, and the
+ * volume is not assembled.  The mend wrote it by name.
+ */
+START_TEST(takeover_mend_writes_only_a_proven_member)
+{
+	struct mdsb sb;
+	char dev[SYS_NAME_MAX];
+
+	stop_after_takeover();
+	sim_power_cut();
+	sb_rewrite("sda", sb_raid1_behind);
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	ck_assert_int_eq(sys->zero_at("sda", LABEL_SLOT0, LABEL_SLOT_SIZE), 0);
+	ck_assert_int_eq(sys->zero_at("sda", LABEL_SLOT1, LABEL_SLOT_SIZE), 0);
+	volume_scan();
+	ck_assert_int_eq(sys->part_dev("sda", MIB, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(member_read_sb(dev, &sb), 0);
+	ck_assert_int_eq(sb.level, 1);
+	ck_assert_uint_eq(sb.chunksize, 0);
+	ck_assert(volume_find("r")->inconsistent);
+	ck_assert_ptr_nonnull(strstr(volume_find("r")->problem, "not written"));
+}
+END_TEST
+
 /* A spare's superblock ahead of the members' (and at four raid disks). */
 static void
 sb_spare_ahead(struct mdsb *sb)
@@ -2188,6 +2219,7 @@ add_suite(void)
 	tcase_add_test(tc, md_takes_only_members_like_the_first);
 	tcase_add_loop_test(tc, takeover_cut_mid_superblocks, 0, 6);
 	tcase_add_test(tc, takeover_mend_leaves_other_states);
+	tcase_add_test(tc, takeover_mend_writes_only_a_proven_member);
 	tcase_add_test(tc, md_hot_add_compares_no_level);
 	tcase_add_test(tc, a_spares_superblock_is_never_the_freshest);
 	tcase_add_test(tc, takeover_never_asked_undone_at_a_start_lacking_a_member);
