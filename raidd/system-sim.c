@@ -1519,6 +1519,22 @@ validate_role(const struct dev *a, const struct mdsb *sb, int *faulty)
 	return role < MD_DISK_ROLE_MAX ? role : -1;
 }
 
+/*
+ * super_1_validate: a device whose superblock says md was recovering it
+ * (RECOVERY_OFFSET) but not from the bitmap (no RECOVERY_BITMAP) was
+ * being rebuilt in full: md gives it no saved role (saved_raid_disk -1),
+ * though raid_disk, which an ADD_NEW_DISK in a role is checked against,
+ * is the role.  The personality then recovers it in full (fullsync).
+ */
+static int
+saved_role(const struct mdsb *sb, int role)
+{
+	if ((sb->feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
+	    !(sb->feature_map & MD_FEATURE_RECOVERY_BITMAP))
+		return -1;
+	return role;
+}
+
 /* bind_rdev_to_array(): desc_nr is unique in the array (md has no other). */
 static int
 slot_taken(struct dev *a, uint32_t nr)
@@ -1582,6 +1598,7 @@ md_hot_add(struct dev *d, struct dev *m, const char *dev, int role)
 	saved = validate_role(d, &sb, &faulty);
 	if (role >= 0 && saved != role)
 		return errno = EINVAL, -1;
+	saved = saved_role(&sb, saved);
 	if (sb.dev_number < sb.max_dev && slot_taken(d, sb.dev_number))
 		return errno = EBUSY, -1;
 	/* bind_rdev_to_array(): a component shorter than the array's is refused. */
@@ -1596,6 +1613,27 @@ md_hot_add(struct dev *d, struct dev *m, const char *dev, int role)
 	sb_sync(d);
 	sim_md_event(d->name);
 	return 0;
+}
+
+/* super_1_sync(): md writes its level, layout and chunk into m's superblock (not its set). */
+static void
+sb_take_geometry(struct dev *a, struct dev *m)
+{
+	struct mdsb sb, ref;
+
+	for (int i = 0; i < a->md.nmembers; i++) {
+		struct dev *p = find(a->md.member[i].dev);
+
+		if (a->faulty[i] || p == NULL || p == m || sb_read(p, &ref) == -1)
+			continue;
+		if (sb_read(m, &sb) == -1)
+			return;
+		sb.level = ref.level;
+		sb.layout = ref.layout;
+		sb.chunksize = ref.chunksize;
+		sb_write(m, &sb);
+		return;
+	}
 }
 
 /*
@@ -1620,16 +1658,20 @@ sim_md_readd(const char *name, const char *dev, int role)
 }
 
 /*
- * A new member as mdadm --add makes one: its superblock must be this
- * array's and call it a spare (the kernel takes no other on a running
- * array); it is bound as a spare, then its slot set to role (sysfs
- * dev-X/slot), which starts recovery onto it from sector 0.
+ * A new member as mdadm --add makes one: its superblock must call it a
+ * spare; it is bound as a spare, then its slot set to role (sysfs
+ * dev-X/slot), which starts recovery onto it from sector 0.  The Linux
+ * seam binds it with ADD_NEW_DISK, and md_add_new_disk() on a running
+ * array imports it with super_1_load() against no bound member: md
+ * compares neither set, level, layout nor chunk (new_dev_store() does,
+ * which raidd does not use), and its next superblock write gives the
+ * member the array's.
  */
 static int
 sim_md_add_new(const struct sys_md *one)
 {
-	struct dev *d = find(one->name), *m, *peer = NULL;
-	struct mdsb sb, ref;
+	struct dev *d = find(one->name), *m;
+	struct mdsb sb;
 	int n, role = one->member[0].role;
 
 	if (d == NULL || d->kind != DEV_MD || one->nmembers != 1 ||
@@ -1640,12 +1682,9 @@ sim_md_add_new(const struct sys_md *one)
 	if (step() == -1)
 		return -1;
 	/* A faulty leftover of the same device is removed first (below). */
-	for (int i = 0; i < d->md.nmembers; i++) {
+	for (int i = 0; i < d->md.nmembers; i++)
 		if (strcmp(d->md.member[i].dev, one->member[0].dev) == 0 && !d->faulty[i])
 			return errno = EBUSY, -1;
-		if (!d->faulty[i] && peer == NULL)
-			peer = find(d->md.member[i].dev);
-	}
 	/* raidd writes them through its proven descriptor and passes none. */
 	if (one->member[0].sb && (dev_io(m, SB_AT, NULL, one->member[0].sb,
 	    one->member[0].sb_len) == -1 || (one->member[0].bitmap_len &&
@@ -1656,9 +1695,7 @@ sim_md_add_new(const struct sys_md *one)
 	   leaves a spare's superblock that no array holds. */
 	if (step() == -1)
 		return -1;
-	/* new_dev_store(): super_1_load() against a bound member, as at assembly. */
-	if (sb_read(m, &sb) == -1 || peer == NULL || sb_read(peer, &ref) == -1 ||
-	    !same_array(&sb, &ref) || sb.dev_number >= sb.max_dev ||
+	if (sb_read(m, &sb) == -1 || sb.dev_number >= sb.max_dev ||
 	    sb.dev_roles[sb.dev_number] != MDSB_ROLE_SPARE)
 		return errno = EINVAL, -1;
 	/* super_1_load(): the device holds data_offset + data_size (the
@@ -1673,6 +1710,7 @@ sim_md_add_new(const struct sys_md *one)
 	d->md.member[n].role = role;
 	d->rebuilding[n] = role >= 0;
 	take_spares(d);
+	sb_take_geometry(d, m);
 	sb_sync(d);
 	sim_md_event(d->name);	/* a member added, its recovery started */
 	return 0;

@@ -1102,6 +1102,22 @@ START_TEST(sim_readd_recovers_the_dirty_chunks)
 }
 END_TEST
 
+/* sdb1, just bound, is recovered in full into the free role 1. */
+static void
+recovered_in_full(void)
+{
+	struct sys_md_status st;
+	int slot;
+
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
+	ck_assert_int_eq(slot, 1);
+	sim_md_recover("md_r_t1", 1 << 20);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
+	ck_assert_str_eq(st.sync_action, "recover");
+	sim_md_recover("md_r_t1", UINT64_MAX / 2);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "in_sync");
+}
+
 /*
  * md refuses sdb1 its old role 1 (EINVAL, as md_add_new_disk's "events
  * doesn't match"); the seam adds it again as a spare (lnx_md_readd),
@@ -1111,19 +1127,12 @@ END_TEST
 static void
 readd_is_a_full_spare(void)
 {
-	struct sys_md_status st;
-	int slot, before = sim_ops();
+	int before = sim_ops();
 
 	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", 1), 0);
 	/* two ADD_NEW_DISKs: the role refused, then the spare */
 	ck_assert_int_eq(sim_ops() - before, 2);
-	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
-	ck_assert_int_eq(slot, 1);
-	sim_md_recover("md_r_t1", 1 << 20);
-	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
-	ck_assert_str_eq(st.sync_action, "recover");
-	sim_md_recover("md_r_t1", UINT64_MAX / 2);
-	ck_assert_str_eq(sdb1_in_md(&st, &slot), "in_sync");
+	recovered_in_full();
 }
 
 /*
@@ -1178,6 +1187,43 @@ START_TEST(sim_readd_without_bitmap_is_a_spare)
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	ck_assert_int_eq(sys->md_fail("md_r_t1", "sdb1"), 0);
 	readd_is_a_full_spare();
+}
+END_TEST
+
+/*
+ * super_1_validate: a device whose superblock says it was being recovered
+ * (MD_FEATURE_RECOVERY_OFFSET) without MD_FEATURE_RECOVERY_BITMAP was
+ * being rebuilt in full: its data past the offset is not the array's, so
+ * md keeps no saved role (saved_raid_disk -1).  Asked into its role md
+ * takes it (raid_disk is that role), then recovers it in full: the bitmap
+ * says nothing of what it never had.
+ */
+START_TEST(sim_readd_mid_full_recovery_is_recovered_in_full)
+{
+	struct sys_md_status st;
+	struct mdsb sb;
+	int slot, before;
+
+	raid1(2);
+	ck_assert_int_eq(sys->md_fail("md_r_t1", "sdb1"), 0);
+	/* Older than the bitmap reaches: md recovers it in full. */
+	sb_get("sdb1", &sb);
+	sb.events = 0;
+	sb_put("sdb1", &sb);
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", -1), 0);
+	sim_md_recover("md_r_t1", 1 << 20);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
+	ck_assert_int_eq(slot, 1);
+	ck_assert_int_eq(sys->md_fail("md_r_t1", "sdb1"), 0);
+	sb_get("sdb1", &sb);
+	ck_assert(sb.feature_map & MD_FEATURE_RECOVERY_OFFSET);
+	ck_assert(!(sb.feature_map & MD_FEATURE_RECOVERY_BITMAP));
+	ck_assert_uint_eq(sb.dev_roles[sb.dev_number], 1);
+	before = sim_ops();
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", 1), 0);
+	/* one ADD_NEW_DISK: md takes it in its role (raid_disk is the role) */
+	ck_assert_int_eq(sim_ops() - before, 1);
+	recovered_in_full();
 }
 END_TEST
 
@@ -1448,6 +1494,7 @@ repair_suite(void)
 	tcase_add_test(tc, sim_readd_compares_no_uuid);
 	tcase_add_test(tc, sim_readd_without_bitmap_is_a_spare);
 	tcase_add_test(tc, sim_readd_binds_as_md_does);
+	tcase_add_test(tc, sim_readd_mid_full_recovery_is_recovered_in_full);
 	tcase_add_test(tc, sim_refuses_a_small_spare);
 	tcase_add_test(tc, delete_after_repair_erases_the_new_member);
 	tcase_add_test(tc, delete_after_raid5_repair_erases_the_new_member);
