@@ -40,7 +40,7 @@ $(IMAGE_PROD): $(IMAGE_ROOTFS)/.stamp
 
 $(IMAGE_TEST): $(IMAGE_ROOTFS)/.stamp
 	@echo "  IMAGE   $(BOARD) test"
-	@TEST_EXTRA="$(O)/bin/raidd-sysdrv $(O)/bin/netd-nlrec" \
+	@TEST_EXTRA="$(O)/bin/raidd-sysdrv $(O)/bin/raidd-mdsb-set $(O)/bin/netd-nlrec" \
 	    $(MKIMAGE) -v test -b $(BOARD_DIR) -r $(IMAGE_ROOTFS) -d $(DL) -o $(IMAGE_DIR)
 
 # The line PC (docs/selftest.md): boots the same kernel as the virtual board.
