@@ -64,11 +64,11 @@ bench-selftest: image
 bench-selftest-net: image
 	@sed 's/^BAND=.*/BAND=0.9-1.1/' $(SRC)/tests/system/scenarios/selftest-net \
 		>$(O)/selftest-net-bench
-	@$(RUN_SCENARIO) --disk-size 64M --line-pc 30mbit --timeout 600 $(O)/selftest-net-bench \
+	@$(RUN_SCENARIO) --disk-size 64M --line-pc 10mbit --timeout 600 $(O)/selftest-net-bench \
 		>$(O)/bench-selftest-net.log 2>&1; rc=$$?; \
 	grep -E '^    |^(ok|FAIL) .*iperf3' $(O)/bench-selftest-net.log; \
 	{ echo "## nas-selftest against iperf3: make bench-selftest-net ($$(date -u +%F), qemu TCG)"; echo; \
-	  echo "The line PC's two ports held to 30 Mbit/s each, bonded 802.3ad to the NAS's lan1+lan2;"; \
+	  echo "The line PC's two ports held to 10 Mbit/s each (tbf queues both ways), bonded 802.3ad to the NAS's lan1+lan2;"; \
 	  echo "net-1 and lacp-4 then iperf3's own client on the same link, flows and directions;"; \
 	  echo "ratio per port carrying the flows, band 0.9-1.1x (docs/selftest.md)."; \
 	  echo "Host load average at the end: $$(cut -d' ' -f1-3 /proc/loadavg)."; \
