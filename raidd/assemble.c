@@ -736,7 +736,6 @@ rejoin(struct volume *v, int t, int r, const char *md, const char *dev,
 		return;
 	}
 	v->pulled &= ~(1U << m);
-	v->cleared &= ~(1U << m);
 	log_info("volume %s: %s (member %d) rejoined %s", v->name, dev, m + 1, md);
 	member_event("volume.member_rejoined", v, m, md, NULL);
 }
@@ -755,11 +754,45 @@ readd_at_start(struct volume *v, int t, int r, const char *md, const char *dev,
 	rejoin(v, t, r, md, dev, st, 1);
 }
 
+static uint8_t still_out;	/* cleared_kept's answer */
+
+static void
+note_still_out(struct volume *v, int t, int r, const char *md, const char *dev,
+    const struct sys_md_status *st)
+{
+	const char *state = member_state(st, dev);
+
+	(void)md;
+	if (state == NULL || strstr(state, "faulty"))
+		still_out |= 1U << v->label.tier[t].member[r];
+}
+
+/*
+ * volume.clear's mark goes once md holds the member again in every
+ * running array of v, not at its first rejoin: an SHR member spans
+ * tiers, and the pass that took it back into one must still find the
+ * mark at the next, or it fails the member there (fail_behind).  It
+ * goes too when the member's disk is not here: the user vouched for
+ * the disk present at the clear, and whatever disk comes back proving
+ * the member (the same after a trip elsewhere, or a copy behind a
+ * bridge that gives no serial) is judged anew.
+ */
+static void
+cleared_kept(struct volume *v)
+{
+	if (v->cleared == 0)
+		return;
+	still_out = 0;
+	each_md_member(v, note_still_out);
+	v->cleared &= still_out;
+}
+
 static void
 readd_members(struct volume *v)
 {
 	each_md_member(v, note_failed);
 	each_md_member(v, readd_one);
+	cleared_kept(v);
 }
 
 /*
@@ -831,6 +864,7 @@ volume_scan(void)
 		   nor during a repair, whose new member repair_resume handles. */
 		if (!volume_read_only(v) && v->label.intent.op == LABEL_OP_NONE)
 			each_md_member(v, readd_at_start);
+		cleared_kept(v);
 		volume_refresh_state(v);
 		dirty_announce(v, before);
 		log_info("volume %s: %s, %s", v->name, v->problem[0] ? v->problem : "assembled",
