@@ -19,6 +19,7 @@ guest's CPU, not the disk, would otherwise set every I/O figure (Decision 137).
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -34,19 +35,25 @@ FLASH_MB = 16
 # A 7200 rpm disk's sustained rates: requests per second (the random 4 KiB
 # figure of a NAS disk with command queueing) and MB/s (its outer tracks).
 DISK_RATE = "200:160"
+# QEMU's largest throttle limit (THROTTLE_VALUE_MAX): beyond it QEMU exits
+# at the boot, naming only the -object line vnas wrote.
+THROTTLE_MAX = 10 ** 15
 
 
 def parse_rate(text):
     """'IOPS:MBPS' -> (iops, bytes per second); 'off' -> None."""
     if text == "off":
         return None
-    try:
-        iops, mbps = (int(x) for x in text.split(":"))
-    except ValueError:
+    m = re.fullmatch(r"([0-9]+):([0-9]+)", text)
+    if not m:
         raise ValueError("disk rate %r: IOPS:MBPS (e.g. 200:160) or off" % text)
-    if iops <= 0 or mbps <= 0:
+    iops, bps = int(m.group(1)), int(m.group(2)) * 1000 * 1000
+    if iops <= 0 or bps <= 0:
         raise ValueError("disk rate %r: both figures above 0" % text)
-    return iops, mbps * 1000 * 1000
+    if iops > THROTTLE_MAX or bps > THROTTLE_MAX:
+        raise ValueError("disk rate %r: at most %d requests/s and %d MB/s (QEMU's limit)"
+                         % (text, THROTTLE_MAX, THROTTLE_MAX // 10 ** 6))
+    return iops, bps
 # The machine of each virtual board; the devices and their PCI slots are the
 # same on both, so board.ini differs only in the PCI host's sysfs prefix.
 PLATFORMS = {
