@@ -54,6 +54,23 @@ def parse_rate(text):
         raise ValueError("disk rate %r: at most %d requests/s and %d MB/s (QEMU's limit)"
                          % (text, THROTTLE_MAX, THROTTLE_MAX // 10 ** 6))
     return iops, bps
+
+
+# tc's rate units for bits (SI, as tc reads them).
+LINE_UNITS = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9}
+
+
+def parse_line_rate(text):
+    """A line PC port's rate as tc takes it ('10mbit'), or ValueError.
+    tc refuses under a byte a second (tbf: "rate is mandatory") and a
+    figure beyond 64 bits; the line PC's init would go on unshaped."""
+    m = re.fullmatch(r"([0-9]+)([kmg]?)bit", text)
+    if not m:
+        raise ValueError("line rate %r: a tc rate such as 100mbit" % text)
+    bits = int(m.group(1)) * LINE_UNITS[m.group(2)]
+    if bits < 8 or bits >= 1 << 64:
+        raise ValueError("line rate %r: from 8bit to under 2^64 bit/s, as tc takes it" % text)
+    return text
 # The machine of each virtual board; the devices and their PCI slots are the
 # same on both, so board.ini differs only in the PCI host's sysfs prefix.
 PLATFORMS = {
@@ -486,7 +503,7 @@ class LinePC:
 
     def __init__(self, image_dir, workdir, rate="100mbit", mem=160):
         self.image_dir, self.workdir = os.path.abspath(image_dir), workdir
-        self.rate, self.mem = rate, mem
+        self.rate, self.mem = parse_line_rate(rate), mem
         self.console = os.path.join(workdir, "linepc-console.log")
         self.proc = None
 
