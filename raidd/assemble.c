@@ -562,7 +562,8 @@ mark_failed(struct volume *v, int m, const char *md)
 	log_warnx("volume %s: md failed %s (member %d) in %s: it stays out until cleared",
 	    v->name, v->disk[m], m + 1, md);
 	v->label.failed |= 1U << m;
-	v->cleared &= ~(1U << m);	/* what the user vouched for failed again */
+	for (int t = 0; t < PLAN_MAX_TIERS; t++)
+		v->cleared[t] &= ~(1U << m);	/* what the user vouched for failed again */
 	if (label_change(v, ~(1U << m), &was, err, sizeof(err)) == -1) {
 		log_warnx("volume %s: %s", v->name, err);
 		v->label.failed |= 1U << m;	/* kept out in memory at least */
@@ -609,7 +610,7 @@ note_failed(struct volume *v, int t, int r, const char *md, const char *dev,
 {
 	int m = v->label.tier[t].member[r];
 
-	if ((v->pulled | v->cleared) & (1U << m))
+	if ((v->pulled | v->cleared[t]) & (1U << m))
 		return;
 	for (int i = 0; i < st->nmembers; i++)
 		if (strcmp(st->member[i].dev, dev) == 0 && st->member[i].present &&
@@ -720,7 +721,7 @@ rejoin(struct volume *v, int t, int r, const char *md, const char *dev,
 	    (v->split & (1U << m)))
 		return;
 	rc = may_rejoin(v, t, r, dev, st, why, sizeof(why));
-	if (rc == 2 && (v->cleared & (1U << m))) {
+	if (rc == 2 && (v->cleared[t] & (1U << m))) {
 		log_info("volume %s: %s (member %d) was cleared: md rebuilds it in %s in full",
 		    v->name, dev, m + 1, md);
 		rc = 0;
@@ -754,7 +755,7 @@ readd_at_start(struct volume *v, int t, int r, const char *md, const char *dev,
 	rejoin(v, t, r, md, dev, st, 1);
 }
 
-static uint8_t still_out;	/* cleared_kept's answer */
+static uint8_t still_out[PLAN_MAX_TIERS];	/* cleared_kept's answer */
 
 static void
 note_still_out(struct volume *v, int t, int r, const char *md, const char *dev,
@@ -764,27 +765,26 @@ note_still_out(struct volume *v, int t, int r, const char *md, const char *dev,
 
 	(void)md;
 	if (state == NULL || strstr(state, "faulty"))
-		still_out |= 1U << v->label.tier[t].member[r];
+		still_out[t] |= 1U << v->label.tier[t].member[r];
 }
 
 /*
- * volume.clear's mark goes once md holds the member again in every
- * running array of v, not at its first rejoin: an SHR member spans
- * tiers, and the pass that took it back into one must still find the
- * mark at the next, or it fails the member there (fail_behind).  It
- * goes too when the member's disk is not here: the user vouched for
- * the disk present at the clear, and whatever disk comes back proving
- * the member (the same after a trip elsewhere, or a copy behind a
- * bridge that gives no serial) is judged anew.
+ * volume.clear's mark, tier by tier: it goes from a tier once md holds
+ * the member again in that tier's array (an SHR member spans tiers, and
+ * the pass that took it back into one must still find the mark at the
+ * next, or it fails the member there: fail_behind), and from each tier
+ * once the member's disk is not here: the user vouched for the disk
+ * present at the clear, and whatever disk comes back proving the member
+ * (the same after a trip elsewhere, or a copy behind a bridge that gives
+ * no serial) is judged anew.
  */
 static void
 cleared_kept(struct volume *v)
 {
-	if (v->cleared == 0)
-		return;
-	still_out = 0;
+	memset(still_out, 0, sizeof(still_out));
 	each_md_member(v, note_still_out);
-	v->cleared &= still_out;
+	for (int t = 0; t < PLAN_MAX_TIERS; t++)
+		v->cleared[t] &= still_out[t];
 }
 
 static void

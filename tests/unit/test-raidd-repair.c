@@ -855,24 +855,26 @@ START_TEST(cleared_rebuild_survives_power_cut)
 }
 END_TEST
 
-/*
- * An SHR member spans tiers: md failed sdb in both arrays and neither
- * bitmap covers what it missed.  volume.clear takes it back into every
- * tier, not only the first it reaches: the user's word holds until the
- * member is back in each array, not failed again by the second.
- */
-START_TEST(cleared_shr_member_rebuilt_in_every_tier)
+/* sdb's partition of tier t of v. */
+static void
+sdb_part(const struct volume *v, int t, char *dev)
 {
-	struct volume *v;
+	ck_assert_int_eq(sys->part_dev("sdb", v->mlabel[1].tier[t].start, dev,
+	    SYS_NAME_MAX), 0);
+}
+
+/* shr3 with data; md failed sdb in both tiers, behind further than either bitmap reaches. */
+static struct volume *
+shr_failed_behind(void)
+{
+	struct volume *v = shr3();
 	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
 
-	v = shr3();
 	ck_assert_int_eq(v->label.ntiers, 2);
 	raidd_fill("s", 17);
 	for (int t = 0; t < 2; t++) {
 		volume_md_name(v, t, md, sizeof(md));
-		ck_assert_int_eq(sys->part_dev("sdb", v->mlabel[1].tier[t].start, dev,
-		    sizeof(dev)), 0);
+		sdb_part(v, t, dev);
 		sim_fail_member(md, dev);
 	}
 	raidd_uevent();
@@ -881,10 +883,58 @@ START_TEST(cleared_shr_member_rebuilt_in_every_tier)
 		volume_md_name(v, t, md, sizeof(md));
 		ck_assert_int_eq(sim_md_bitmap_renew(md), 0);
 	}
+	return v;
+}
+
+/*
+ * An SHR member spans tiers: md failed sdb in both arrays and neither
+ * bitmap covers what it missed.  volume.clear takes it back into every
+ * tier, not only the first it reaches: the user's word holds until the
+ * member is back in each array, not failed again by the second.
+ */
+START_TEST(cleared_shr_member_rebuilt_in_every_tier)
+{
+	struct volume *v = shr_failed_behind();
+
 	clear_vol("s");
 	ck_assert_int_eq(v->label.failed, 0);
 	rebuilt_in_full(v, 17);
 	ck_assert_int_eq(v->label.failed, 0);
+}
+END_TEST
+
+/*
+ * The mark is each tier's: sdb, taken back into tier 1 while tier 2
+ * keeps it out (its superblock there is ahead of the array: split
+ * brain), is failed when md fails it in tier 1 again, not left to the
+ * clear's word there.
+ */
+START_TEST(cleared_mark_is_the_tiers)
+{
+	struct volume *v = shr_failed_behind();
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct mdsb sb;
+	int taken = 0;
+
+	sdb_part(v, 1, dev);
+	sb_get(dev, &sb);
+	sb.events += 100;
+	sb_put(dev, &sb);
+	clear_vol("s");
+	ck_assert_int_eq(v->label.failed, 0);
+	ck_assert_ptr_nonnull(strstr(v->problem, "split brain"));
+	volume_md_name(v, 0, md, sizeof(md));
+	sdb_part(v, 0, dev);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	for (int i = 0; i < st.nmembers; i++)
+		if (strcmp(st.member[i].dev, dev) == 0)
+			taken = !strstr(st.member[i].state, "faulty");
+	ck_assert(taken);
+	sim_fail_member(md, dev);
+	raidd_uevent();
+	ck_assert(v->label.failed & 2);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
 }
 END_TEST
 
@@ -902,7 +952,7 @@ START_TEST(cleared_mark_goes_with_the_disk)
 
 	for (int k = 0; !pending && k < 12; k++) {
 		v = clear_cut_after(k);
-		pending = v->label.failed == 0 && (v->cleared & 2) &&
+		pending = v->label.failed == 0 && (v->cleared[0] & 2) &&
 		    volume_state_now(v) == VOL_DEGRADED;
 	}
 	ck_assert(pending);
@@ -1565,6 +1615,7 @@ repair_suite(void)
 	tcase_add_test(tc, cleared_rebuild_survives_power_cut);
 	tcase_add_test(tc, cleared_shr_member_rebuilt_in_every_tier);
 	tcase_add_test(tc, cleared_mark_goes_with_the_disk);
+	tcase_add_test(tc, cleared_mark_is_the_tiers);
 	tcase_add_loop_test(tc, cleared_split_brain_or_stranger_stays_out, 0, 2);
 	tcase_add_test(tc, returned_behind_bitmap_is_failed);
 	tcase_add_test(tc, rebuild_resumes_after_power_cut);
