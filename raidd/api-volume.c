@@ -307,8 +307,9 @@ volume_clear(struct rpc_call *c, struct json_object *params)
 	if (relabel(c, v, NULL, 1) == -1)
 		return;
 	for (int m = 0; m < PLAN_MAX_DISKS; m++)
-		if ((vouched & (1U << m)) && v->disk[m][0])
-			v->cleared |= 1U << m;
+		for (int t = 0; t < v->label.ntiers; t++)
+			if ((vouched & (1U << m)) && v->disk[m][0])
+				v->cleared[t] |= 1U << m;
 	log_info("volume %s: failed members cleared", v->name);
 	v->problem[0] = '\0';
 	volume_scan();

@@ -562,7 +562,8 @@ mark_failed(struct volume *v, int m, const char *md)
 	log_warnx("volume %s: md failed %s (member %d) in %s: it stays out until cleared",
 	    v->name, v->disk[m], m + 1, md);
 	v->label.failed |= 1U << m;
-	v->cleared &= ~(1U << m);	/* what the user vouched for failed again */
+	for (int t = 0; t < PLAN_MAX_TIERS; t++)
+		v->cleared[t] &= ~(1U << m);	/* what the user vouched for failed again */
 	if (label_change(v, ~(1U << m), &was, err, sizeof(err)) == -1) {
 		log_warnx("volume %s: %s", v->name, err);
 		v->label.failed |= 1U << m;	/* kept out in memory at least */
@@ -609,7 +610,7 @@ note_failed(struct volume *v, int t, int r, const char *md, const char *dev,
 {
 	int m = v->label.tier[t].member[r];
 
-	if ((v->pulled | v->cleared) & (1U << m))
+	if ((v->pulled | v->cleared[t]) & (1U << m))
 		return;
 	for (int i = 0; i < st->nmembers; i++)
 		if (strcmp(st->member[i].dev, dev) == 0 && st->member[i].present &&
@@ -720,7 +721,7 @@ rejoin(struct volume *v, int t, int r, const char *md, const char *dev,
 	    (v->split & (1U << m)))
 		return;
 	rc = may_rejoin(v, t, r, dev, st, why, sizeof(why));
-	if (rc == 2 && (v->cleared & (1U << m))) {
+	if (rc == 2 && (v->cleared[t] & (1U << m))) {
 		log_info("volume %s: %s (member %d) was cleared: md rebuilds it in %s in full",
 		    v->name, dev, m + 1, md);
 		rc = 0;
@@ -736,7 +737,6 @@ rejoin(struct volume *v, int t, int r, const char *md, const char *dev,
 		return;
 	}
 	v->pulled &= ~(1U << m);
-	v->cleared &= ~(1U << m);
 	log_info("volume %s: %s (member %d) rejoined %s", v->name, dev, m + 1, md);
 	member_event("volume.member_rejoined", v, m, md, NULL);
 }
@@ -755,11 +755,44 @@ readd_at_start(struct volume *v, int t, int r, const char *md, const char *dev,
 	rejoin(v, t, r, md, dev, st, 1);
 }
 
+static uint8_t still_out[PLAN_MAX_TIERS];	/* cleared_kept's answer */
+
+static void
+note_still_out(struct volume *v, int t, int r, const char *md, const char *dev,
+    const struct sys_md_status *st)
+{
+	const char *state = member_state(st, dev);
+
+	(void)md;
+	if (state == NULL || strstr(state, "faulty"))
+		still_out[t] |= 1U << v->label.tier[t].member[r];
+}
+
+/*
+ * volume.clear's mark, tier by tier: it goes from a tier once md holds
+ * the member again in that tier's array (an SHR member spans tiers, and
+ * the pass that took it back into one must still find the mark at the
+ * next, or it fails the member there: fail_behind), and from each tier
+ * once the member's disk is not here: the user vouched for the disk
+ * present at the clear, and whatever disk comes back proving the member
+ * (the same after a trip elsewhere, or a copy behind a bridge that gives
+ * no serial) is judged anew.
+ */
+static void
+cleared_kept(struct volume *v)
+{
+	memset(still_out, 0, sizeof(still_out));
+	each_md_member(v, note_still_out);
+	for (int t = 0; t < PLAN_MAX_TIERS; t++)
+		v->cleared[t] &= still_out[t];
+}
+
 static void
 readd_members(struct volume *v)
 {
 	each_md_member(v, note_failed);
 	each_md_member(v, readd_one);
+	cleared_kept(v);
 }
 
 /*
@@ -831,6 +864,7 @@ volume_scan(void)
 		   nor during a repair, whose new member repair_resume handles. */
 		if (!volume_read_only(v) && v->label.intent.op == LABEL_OP_NONE)
 			each_md_member(v, readd_at_start);
+		cleared_kept(v);
 		volume_refresh_state(v);
 		dirty_announce(v, before);
 		log_info("volume %s: %s, %s", v->name, v->problem[0] ? v->problem : "assembled",

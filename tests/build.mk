@@ -121,6 +121,7 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 	sh $(SRC)/tests/host/netd-guard.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/netd-dhcp.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/image-builder.sh $(SRC) || rc=1; \
+	sh $(SRC)/tests/host/vnas-rate.sh $(SRC) || rc=1; \
 	sh $(SRC)/tests/host/metrics-daemons.sh $(O)/bin || rc=1; \
 	sh $(SRC)/tests/host/soak.sh $(O)/bin $(SRC) 8 300 || rc=1; \
 	exit $$rc

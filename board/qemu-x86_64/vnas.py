@@ -19,6 +19,7 @@ guest's CPU, not the disk, would otherwise set every I/O figure (Decision 137).
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -34,19 +35,42 @@ FLASH_MB = 16
 # A 7200 rpm disk's sustained rates: requests per second (the random 4 KiB
 # figure of a NAS disk with command queueing) and MB/s (its outer tracks).
 DISK_RATE = "200:160"
+# QEMU's largest throttle limit (THROTTLE_VALUE_MAX): beyond it QEMU exits
+# at the boot, naming only the -object line vnas wrote.
+THROTTLE_MAX = 10 ** 15
 
 
 def parse_rate(text):
     """'IOPS:MBPS' -> (iops, bytes per second); 'off' -> None."""
     if text == "off":
         return None
-    try:
-        iops, mbps = (int(x) for x in text.split(":"))
-    except ValueError:
+    m = re.fullmatch(r"([0-9]+):([0-9]+)", text)
+    if not m:
         raise ValueError("disk rate %r: IOPS:MBPS (e.g. 200:160) or off" % text)
-    if iops <= 0 or mbps <= 0:
+    iops, bps = int(m.group(1)), int(m.group(2)) * 1000 * 1000
+    if iops <= 0 or bps <= 0:
         raise ValueError("disk rate %r: both figures above 0" % text)
-    return iops, mbps * 1000 * 1000
+    if iops > THROTTLE_MAX or bps > THROTTLE_MAX:
+        raise ValueError("disk rate %r: at most %d requests/s and %d MB/s (QEMU's limit)"
+                         % (text, THROTTLE_MAX, THROTTLE_MAX // 10 ** 6))
+    return iops, bps
+
+
+# tc's rate units for bits (SI, as tc reads them).
+LINE_UNITS = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9}
+
+
+def parse_line_rate(text):
+    """A line PC port's rate as tc takes it ('10mbit'), or ValueError.
+    tc refuses under a byte a second (tbf: "rate is mandatory") and a
+    figure beyond 64 bits; the line PC's init would go on unshaped."""
+    m = re.fullmatch(r"([0-9]+)([kmg]?)bit", text)
+    if not m:
+        raise ValueError("line rate %r: a tc rate such as 100mbit" % text)
+    bits = int(m.group(1)) * LINE_UNITS[m.group(2)]
+    if bits < 8 or bits >= 1 << 64:
+        raise ValueError("line rate %r: from 8bit to under 2^64 bit/s, as tc takes it" % text)
+    return text
 # The machine of each virtual board; the devices and their PCI slots are the
 # same on both, so board.ini differs only in the PCI host's sysfs prefix.
 PLATFORMS = {
@@ -479,7 +503,7 @@ class LinePC:
 
     def __init__(self, image_dir, workdir, rate="100mbit", mem=160):
         self.image_dir, self.workdir = os.path.abspath(image_dir), workdir
-        self.rate, self.mem = rate, mem
+        self.rate, self.mem = parse_line_rate(rate), mem
         self.console = os.path.join(workdir, "linepc-console.log")
         self.proc = None
 

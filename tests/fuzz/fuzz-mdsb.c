@@ -8,8 +8,13 @@
  * Each part is decoded from a heap copy of exactly its bytes, so a read
  * past them is caught.  What decodes and raidd would also write must
  * encode and decode back to the same bytes; a bitmap planned for a
- * decoded superblock must fit between the superblock and the data.
+ * decoded superblock must fit between the superblock and the data.  The
+ * takeover mend's patch (mdsb_set_level, Decision 136) of the same bytes
+ * stays inside them and changes level, layout, chunk and checksum only.
  */
+#include <linux/raid/md_p.h>
+
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +105,53 @@ bitmap_plan(const struct mdsb *m)
 	bm_round_trip(&bm);
 }
 
+#define SB_OFF(f)	offsetof(struct mdp_superblock_1, f)
+
+/* Byte i of a superblock belongs to what mdsb_set_level writes. */
+static int
+set_level_field(size_t i)
+{
+	return (i >= SB_OFF(level) && i < SB_OFF(level) + 4) ||
+	    (i >= SB_OFF(layout) && i < SB_OFF(layout) + 4) ||
+	    (i >= SB_OFF(chunksize) && i < SB_OFF(chunksize) + 4) ||
+	    (i >= SB_OFF(sb_csum) && i < SB_OFF(sb_csum) + 4);
+}
+
+/*
+ * The mend's patch of the n bytes at b (found at sector at; before: what
+ * they decoded to, or NULL): only the four fields change, and what
+ * decoded still decodes, the same but for level, layout and chunk.
+ */
+static void
+set_level(const uint8_t *b, size_t n, uint64_t at, const struct mdsb *before)
+{
+	char err[MDSB_ERRLEN];
+	struct mdsb after;
+	uint8_t *c = copy(b, n);
+
+	if (mdsb_set_level(c, n, at, 5, 2, 128, err, sizeof(err)) != 0) {
+		if (memcmp(b, c, n) != 0)
+			fuzz_fail("a refused set_level wrote", err);
+		free(c);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (c[i] != b[i] && !set_level_field(i))
+			fuzz_fail("set_level wrote outside its fields", "");
+	if (before != NULL) {
+		if (mdsb_decode(c, n, at, &after, err, sizeof(err)) != 0)
+			fuzz_fail("set_level's block does not decode", err);
+		if (after.level != 5 || after.layout != 2 || after.chunksize != 128)
+			fuzz_fail("set_level's fields do not read back", "");
+		after.level = before->level;
+		after.layout = before->layout;
+		after.chunksize = before->chunksize;
+		if (memcmp(&after, before, sizeof(after)) != 0)
+			fuzz_fail("set_level changed another field", "");
+	}
+	free(c);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -122,6 +174,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    sizeof(err)) == 0) {
 		sb_round_trip(&m);
 		bitmap_plan(&m);
+		set_level(b, n, (mode & 2) ? 0 : MDSB_SUPER_OFFSET, &m);
+	} else {
+		set_level(b, n, (mode & 2) ? 0 : MDSB_SUPER_OFFSET, NULL);
 	}
 	free(b);
 	if (size <= MDSB_BLOCK)

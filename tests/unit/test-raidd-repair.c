@@ -408,17 +408,24 @@ START_TEST(claimant_at_boot_is_not_believed)
 }
 END_TEST
 
+/* SHR "s" on sda (1 GiB), sdb and sdc (2 GiB each): two tiers, sdb and sdc in both. */
+static struct volume *
+shr3(void)
+{
+	add_disk(1, "sda", 1 * GIB, "A");
+	add_disk(2, "sdb", 2 * GIB, "B");
+	add_disk(3, "sdc", 2 * GIB, "C");
+	disk_refresh(0);
+	return create("s", "shr", "\"sda\",\"sdb\",\"sdc\"");
+}
+
 /* A newer label whose map puts the volume's bytes elsewhere describes another volume. */
 START_TEST(reordered_map_is_not_the_same_volume)
 {
 	struct volume *v;
 	struct label a, b;
 
-	add_disk(1, "sda", 1 * GIB, "A");
-	add_disk(2, "sdb", 2 * GIB, "B");
-	add_disk(3, "sdc", 2 * GIB, "C");
-	disk_refresh(0);
-	v = create("s", "shr", "\"sda\",\"sdb\",\"sdc\"");
+	v = shr3();
 	ck_assert_int_eq(v->label.ntiers, 2);
 	a = b = v->mlabel[1];
 	b.generation++;
@@ -726,11 +733,15 @@ START_TEST(failed_unseen_before_boot_rejoins_through_bitmap)
 }
 END_TEST
 
-/* volume.clear on volume r, answered without an error. */
+/* volume.clear on volume vol, answered without an error. */
 static void
-clear(void)
+clear_vol(const char *vol)
 {
-	struct json_object *a = call("volume.clear", "{\"name\":\"r\"}");
+	char params[64];
+	struct json_object *a;
+
+	snprintf(params, sizeof(params), "{\"name\":\"%s\"}", vol);
+	a = call("volume.clear", params);
 
 	ck_assert_int_eq(unit_err_code(a), 0);
 	json_object_put(a);
@@ -758,7 +769,7 @@ failed_behind(int boot)
 	return v;
 }
 
-/* md rebuilds sdb into member 2 of r from sector 0; then r is clean, its data intact. */
+/* md rebuilds sdb into member 2 of v from sector 0; then v is clean, its data intact. */
 static void
 rebuilt_in_full(struct volume *v, uint8_t seed)
 {
@@ -772,7 +783,7 @@ rebuilt_in_full(struct volume *v, uint8_t seed)
 	volume_check_states();
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	assert_member(v, 1, "sdb");
-	raidd_check_fill("r", seed);
+	raidd_check_fill(v->name, seed);
 }
 
 /*
@@ -786,7 +797,7 @@ START_TEST(cleared_member_rebuilt_in_full)
 {
 	struct volume *v = failed_behind(_i);
 
-	clear();
+	clear_vol("r");
 	ck_assert_int_eq(v->label.failed, 0);
 	rebuilt_in_full(v, 11);
 	raidd_reboot();
@@ -797,6 +808,22 @@ START_TEST(cleared_member_rebuilt_in_full)
 	raidd_check_fill("r", 11);
 }
 END_TEST
+
+/* A fresh failed_behind(0) whose volume.clear meets a power cut after k mutating steps. */
+static struct volume *
+clear_cut_after(int k)
+{
+	struct volume *v;
+
+	sim_reset();
+	volume_reset();
+	job_reset();
+	v = failed_behind(0);
+	sim_fail_after(k);
+	json_object_put(call("volume.clear", "{\"name\":\"r\"}"));
+	sim_fail_after(-1);
+	return v;
+}
 
 /*
  * The power goes after each step of such a clear, then once halfway
@@ -811,13 +838,7 @@ START_TEST(cleared_rebuild_survives_power_cut)
 	int done = 0;
 
 	for (int k = 0; !done && k < 12; k++) {
-		sim_reset();
-		volume_reset();
-		job_reset();
-		v = failed_behind(0);
-		sim_fail_after(k);
-		json_object_put(call("volume.clear", "{\"name\":\"r\"}"));
-		sim_fail_after(-1);
+		v = clear_cut_after(k);
 		done = v->state == VOL_REBUILDING || volume_state_now(v) == VOL_REBUILDING;
 		if (done)
 			recover(v, 64);
@@ -826,11 +847,124 @@ START_TEST(cleared_rebuild_survives_power_cut)
 		ck_assert_int_eq(v->inconsistent, 0);
 		if (v->label.failed & 2) {
 			ck_assert_int_eq(v->state, VOL_DEGRADED);
-			clear();
+			clear_vol("r");
 		}
 		rebuilt_in_full(v, 11);
 	}
 	ck_assert(done);
+}
+END_TEST
+
+/* sdb's partition of tier t of v. */
+static void
+sdb_part(const struct volume *v, int t, char *dev)
+{
+	ck_assert_int_eq(sys->part_dev("sdb", v->mlabel[1].tier[t].start, dev,
+	    SYS_NAME_MAX), 0);
+}
+
+/* shr3 with data; md failed sdb in both tiers, behind further than either bitmap reaches. */
+static struct volume *
+shr_failed_behind(void)
+{
+	struct volume *v = shr3();
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+
+	ck_assert_int_eq(v->label.ntiers, 2);
+	raidd_fill("s", 17);
+	for (int t = 0; t < 2; t++) {
+		volume_md_name(v, t, md, sizeof(md));
+		sdb_part(v, t, dev);
+		sim_fail_member(md, dev);
+	}
+	raidd_uevent();
+	ck_assert(v->label.failed & 2);
+	for (int t = 0; t < 2; t++) {
+		volume_md_name(v, t, md, sizeof(md));
+		ck_assert_int_eq(sim_md_bitmap_renew(md), 0);
+	}
+	return v;
+}
+
+/*
+ * An SHR member spans tiers: md failed sdb in both arrays and neither
+ * bitmap covers what it missed.  volume.clear takes it back into every
+ * tier, not only the first it reaches: the user's word holds until the
+ * member is back in each array, not failed again by the second.
+ */
+START_TEST(cleared_shr_member_rebuilt_in_every_tier)
+{
+	struct volume *v = shr_failed_behind();
+
+	clear_vol("s");
+	ck_assert_int_eq(v->label.failed, 0);
+	rebuilt_in_full(v, 17);
+	ck_assert_int_eq(v->label.failed, 0);
+}
+END_TEST
+
+/*
+ * The mark is each tier's: sdb, taken back into tier 1 while tier 2
+ * keeps it out (its superblock there is ahead of the array: split
+ * brain), is failed when md fails it in tier 1 again, not left to the
+ * clear's word there.
+ */
+START_TEST(cleared_mark_is_the_tiers)
+{
+	struct volume *v = shr_failed_behind();
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct mdsb sb;
+	int taken = 0;
+
+	sdb_part(v, 1, dev);
+	sb_get(dev, &sb);
+	sb.events += 100;
+	sb_put(dev, &sb);
+	clear_vol("s");
+	ck_assert_int_eq(v->label.failed, 0);
+	ck_assert_ptr_nonnull(strstr(v->problem, "split brain"));
+	volume_md_name(v, 0, md, sizeof(md));
+	sdb_part(v, 0, dev);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	for (int i = 0; i < st.nmembers; i++)
+		if (strcmp(st.member[i].dev, dev) == 0)
+			taken = !strstr(st.member[i].state, "faulty");
+	ck_assert(taken);
+	sim_fail_member(md, dev);
+	raidd_uevent();
+	ck_assert(v->label.failed & 2);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+}
+END_TEST
+
+/*
+ * volume.clear vouches for the disk present then.  md did not take it
+ * yet (its re-add failed) when that disk left: whatever disk comes back
+ * proving member 2 (the same one after a trip elsewhere, or a copy of
+ * it behind a bridge that gives no serial) is judged anew - failed, as
+ * behind further than the bitmap reaches, not rebuilt over unasked.
+ */
+START_TEST(cleared_mark_goes_with_the_disk)
+{
+	struct volume *v = NULL;
+	int pending = 0;
+
+	for (int k = 0; !pending && k < 12; k++) {
+		v = clear_cut_after(k);
+		pending = v->label.failed == 0 && (v->cleared[0] & 2) &&
+		    volume_state_now(v) == VOL_DEGRADED;
+	}
+	ck_assert(pending);
+	sim_pull_disk("sdb");
+	raidd_uevent();
+	sim_push_disk("sdb");
+	raidd_uevent();
+	ck_assert(v->label.failed & 2);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	assert_shown("r", 1, "faulty", "volume.clear");
+	clear_vol("r");
+	rebuilt_in_full(v, 11);
 }
 END_TEST
 
@@ -847,7 +981,7 @@ START_TEST(cleared_split_brain_or_stranger_stays_out)
 	else
 		sb.set_uuid[0] ^= 0xff;
 	sb_put("sdb1", &sb);
-	clear();
+	clear_vol("r");
 	volume_check_states();
 	ck_assert_int_eq(v->state, VOL_DEGRADED);
 	ck_assert_ptr_nonnull(strstr(v->problem, _i == 0 ? "split brain" : "another array"));
@@ -878,7 +1012,7 @@ START_TEST(returned_behind_bitmap_is_failed)
 	ck_assert_int_eq(v->split, 0);
 	assert_shown("r", 1, "faulty", "volume.clear");
 	assert_shown("r", 1, "faulty", "volume.repair");
-	clear();
+	clear_vol("r");
 	rebuilt_in_full(v, 13);
 }
 END_TEST
@@ -906,11 +1040,7 @@ START_TEST(power_cut_after_every_step)
 		sim_reset();
 		volume_reset();
 		job_reset();
-		add_disk(1, "sda", 1 * GIB, "A");
-		add_disk(2, "sdb", 2 * GIB, "B");
-		add_disk(3, "sdc", 2 * GIB, "C");
-		disk_refresh(0);
-		v = create("s", "shr", "\"sda\",\"sdb\",\"sdc\"");
+		v = shr3();
 		raidd_fill("s", (uint8_t)k);
 		sim_pull_disk("sdc");
 		raidd_uevent();
@@ -1483,6 +1613,9 @@ repair_suite(void)
 	tcase_add_test(tc, failed_unseen_before_boot_rejoins_through_bitmap);
 	tcase_add_loop_test(tc, cleared_member_rebuilt_in_full, 0, 2);
 	tcase_add_test(tc, cleared_rebuild_survives_power_cut);
+	tcase_add_test(tc, cleared_shr_member_rebuilt_in_every_tier);
+	tcase_add_test(tc, cleared_mark_goes_with_the_disk);
+	tcase_add_test(tc, cleared_mark_is_the_tiers);
 	tcase_add_loop_test(tc, cleared_split_brain_or_stranger_stays_out, 0, 2);
 	tcase_add_test(tc, returned_behind_bitmap_is_failed);
 	tcase_add_test(tc, rebuild_resumes_after_power_cut);
