@@ -77,6 +77,9 @@ int	 label_next(struct volume *, char *err, size_t errlen);
 int	 label_agrees(const struct volume *, int m);
 /* What member m's disk carries at v's generation: v's label, m's own fields. */
 void	 label_for_member(const struct volume *, int m, struct label *);
+/* Member m's own label, at a generation the others hold (a join's first). */
+int	 label_write_own(struct volume *, int m, const struct label *, char *err,
+	    size_t errlen);
 int	 label_change(struct volume *, unsigned mask, const struct label *was,
 	    char *err, size_t errlen);
 int	 member_open(const struct volume *, int m, struct dfd *, char *err, size_t errlen);
@@ -238,6 +241,10 @@ int	 add_join_replan(const struct volume *, struct plan *after, char *err,
 	    size_t errlen);
 /* A join md never began undone: partitions out of md and off the disk, then labels. */
 int	 add_join_roll_back(struct volume *, char *err, size_t errlen);
+/* A join's job (Decision 133): its labels, partitions and spares; md not asked yet. */
+struct plan_change;
+struct job *add_join_start(struct volume *, const struct plan_change *,
+	    struct crypt_key *, char *err, size_t errlen);
 int	 add_check(struct volume *, const char *disk, const char *level, int force,
 	    struct plan *after, int *code, char *err, size_t errlen);
 struct job *add_start(struct volume *, const char *disk, int force, const struct plan *after,

@@ -875,6 +875,244 @@ START_TEST(power_cut_during_join_roll_back)
 }
 END_TEST
 
+/* The third swap's plan: plan_grow from the volume, the joiner sdg in tier 2. */
+static void
+join_plan(struct volume *v, struct plan_change *c)
+{
+	static struct plan before;
+	uint64_t size[PLAN_MAX_DISKS];
+	char e[256];
+
+	ck_assert_msg(volume_plan(v, &before, e, sizeof(e)) == 0, "%s", e);
+	for (int m = 0; m < v->label.ndisks; m++)
+		size[m] = disk_find(v->disk[m])->sys.size;
+	ck_assert_msg(plan_grow(&before, size, c, e, sizeof(e)) == 0, "%s", e);
+}
+
+static char join_error[512];
+
+/* The join's job (add_join_start) run until it ends; its final state, join_error. */
+static enum job_state
+join_run(struct volume *v)
+{
+	static struct plan_change c;
+	struct json_object *d, *error, *msg;
+	struct job *j;
+	unsigned id;
+	char e[256];
+
+	join_plan(v, &c);
+	j = add_join_start(v, &c, NULL, e, sizeof(e));
+	ck_assert_msg(j != NULL, "%s", e);
+	id = job_id(j);
+	run_all();
+	join_error[0] = '\0';
+	d = job_describe(job_find(id));
+	if (json_object_object_get_ex(d, "error", &error) &&
+	    json_object_object_get_ex(error, "message", &msg))
+		snprintf(join_error, sizeof(join_error), "%s", json_object_get_string(msg));
+	json_object_put(d);
+	return job_state(job_find(id));
+}
+
+/* sdg's tier 2 partition is in md's tier 2 array: 1 a spare, 0 not at all. */
+static int
+sdg_spare_in_tier2(const struct volume *v)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	if (sys->part_dev("sdg", v->mlabel[2].tier[1].start, dev, sizeof(dev)) == -1)
+		return 0;
+	for (int i = 0; i < st.nmembers; i++)
+		if (strcmp(st.member[i].dev, dev) == 0) {
+			ck_assert_int_lt(st.member[i].slot, 0);
+			return 1;
+		}
+	return 0;
+}
+
+/*
+ * The join's steps this raidd takes (Decision 133): the others' labels
+ * list sdg in tier 2's last role, sdg's own label at that generation
+ * gives it role 2, the plan's band and new GUIDs; its partition is
+ * there, its band zeroed (a grow's new partition: the disk's past may be
+ * in it), and a spare of tier 2's array only; md is not asked (the job
+ * stops before the reshape, said so).  The labels replan to the plan
+ * byte for byte, and the roll back undoes it all, after a reboot too.
+ */
+START_TEST(join_steps_before_md)
+{
+	static const uint8_t mark[8] = "stale!!";
+	static struct plan after;
+	uint8_t buf[sizeof(mark)];
+	static struct plan_change c;
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], e[256];
+	uint64_t was, mirrored, start;
+	struct volume *v;
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	join_plan(v, &c);
+	/* sdg's past in the band: zeroed as a grow's new partition's */
+	start = c.after.tier[1].part[2].start;
+	ck_assert_int_eq(sys->write_at("sdg", start, mark, sizeof(mark)), 0);
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
+	ck_assert_msg(strstr(join_error, "is not done by this raidd yet"), "%s", join_error);
+	ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(v->label.intent.disk, 2);
+	ck_assert_uint_eq(v->label.intent.covered, 1U << 1);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_int_eq(v->label.tier[1].member[2], 2);
+	ck_assert_int_eq(v->label.tier[0].nmembers, 3);
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	ck_assert_int_eq(v->mlabel[2].tier[1].role, 2);
+	ck_assert_uint_eq(v->mlabel[2].tier[1].start, c.after.tier[1].part[2].start);
+	ck_assert_uint_eq(v->mlabel[2].tier[1].size, c.after.tier[1].part[2].size);
+	ck_assert(memcmp(v->mlabel[2].tier[1].part_guid, v->mlabel[0].tier[1].part_guid, 16));
+	ck_assert_msg(add_join_replan(v, &after, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_mem_eq(&after, &c.after, sizeof(after));
+	ck_assert_int_eq(sys->part_dev("sdg", start, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(sdg_spare_in_tier2(v), 1);
+	ck_assert_int_eq(sys->read_at("sdg", start, buf, sizeof(buf)), 0);
+	ck_assert_mem_ne(buf, mark, sizeof(mark));
+	/* md was not asked: tier 2 still a raid1 of two, tier 1 as it was. */
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid1");
+	ck_assert_int_eq(st.raid_disks, 2);
+	volume_md_name(v, 0, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.nmembers, 3);
+	ck_assert_msg(add_join_roll_back(v, e, sizeof(e)) == 0, "%s", e);
+	check_join_undone(start, was, mirrored);
+	reboot();
+	check_join_undone(start, was, mirrored);
+}
+END_TEST
+
+/* add_join_start refuses c, with want, before anything is written. */
+static void
+join_start_refused(struct volume *v, const struct plan_change *c, const char *want)
+{
+	uint64_t gen = v->label.generation;
+	char e[256];
+
+	ck_assert_ptr_null(add_join_start(v, c, NULL, e, sizeof(e)));
+	ck_assert_msg(strstr(e, want), "%s lacks %s", e, want);
+	ck_assert_ptr_null(v->job);
+	ck_assert_uint_eq(v->label.generation, gen);
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, gen);
+}
+
+/*
+ * A join is one old member's room taking one role in each joined tier,
+ * and nothing else in the same job: two rooms joining (the 1,1,2,2
+ * example's mirror), a tier that would also grow in place, or a plan
+ * with no join are refused before anything is written.
+ */
+START_TEST(join_start_refusals)
+{
+	static struct plan_change c, bad;
+	struct volume *v;
+	uint64_t was;
+
+	shr_third_swapped(&was);
+	v = volume_find("s");
+	join_plan(v, &c);
+	bad = c;
+	bad.after.tier[1].part[3] = bad.after.tier[1].part[2];
+	bad.after.tier[1].part[3].disk = 0;
+	bad.after.tier[1].nmembers = 4;
+	join_start_refused(v, &bad, "one join at a time");
+	bad = c;
+	bad.what[0] |= PLAN_CH_PART;
+	join_start_refused(v, &bad, "tier 1 changes besides the join");
+	bad = c;
+	bad.after.tier[1] = bad.before.tier[1];
+	bad.what[1] = 0;
+	join_start_refused(v, &bad, "no member's room joins");
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
+	ck_assert_msg(strstr(join_error, "is not done by this raidd yet"), "%s", join_error);
+}
+END_TEST
+
+/*
+ * Decision 125's finding 1: an old member lost before the join's spare
+ * is added.  md would rebuild it onto sdg's new partition at once,
+ * against the labels, and sdg, its superblock then giving it another
+ * role, would be judged foreign.  The join stops before md gets the
+ * spare; tier 2's array holds no partition of sdg's.
+ */
+START_TEST(join_spare_waits_for_whole_arrays)
+{
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	struct volume *v;
+	uint64_t was;
+
+	shr_third_swapped(&was);
+	v = volume_find("s");
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->part_dev(v->disk[0], v->mlabel[0].tier[1].start, dev,
+	    sizeof(dev)), 0);
+	ck_assert_int_eq(sys->md_fail(md, dev), 0);
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
+	ck_assert_msg(strstr(join_error, "md would rebuild it onto member 3's"), "%s",
+	    join_error);
+	ck_assert_int_eq(sdg_spare_in_tier2(v), 0);
+}
+END_TEST
+
+/*
+ * The power goes after each write of the join's steps: the start either
+ * finds no join (the cut before its first label) and the grown mirror,
+ * or the join's labels, left alone (this raidd carries no join on), with
+ * every member kept in every tier it serves, sdg too whether its own
+ * label took the join or not; the roll back then leaves the grown mirror.
+ */
+#define JOIN_CUTS	11
+START_TEST(power_cut_during_join_steps)
+{
+	uint64_t was, mirrored, start;
+	struct volume *v;
+	enum job_state js;
+	char e[256];
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	sim_fail_after(_i);
+	js = join_run(v);
+	sim_fail_after(-1);
+	ck_assert_int_eq(js, JOB_FAILED);
+	if (_i == JOIN_CUTS - 1)
+		ck_assert_msg(strstr(join_error, "is not done by this raidd yet"),
+		    "more steps than cuts: %s", join_error);
+	start = v->mlabel[0].tier[1].start;
+	reboot();
+	v = volume_find("s");
+	if (!v->inconsistent) {
+		check_join_undone(start, was, mirrored);
+		return;
+	}
+	ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
+	for (int m = 0; m < 3; m++) {
+		ck_assert_msg(v->disk[m][0], "cut %d: member %d dropped", _i, m + 1);
+		ck_assert_int_ne(v->mlabel[m].tier[0].role, LABEL_NO_ROLE);
+	}
+	ck_assert_int_ne(v->mlabel[0].tier[1].role, LABEL_NO_ROLE);
+	ck_assert_int_ne(v->mlabel[1].tier[1].role, LABEL_NO_ROLE);
+	ck_assert_msg(add_join_roll_back(v, e, sizeof(e)) == 0, "cut %d: %s", _i, e);
+	reboot();
+	check_join_undone(start, was, mirrored);
+}
+END_TEST
+
 /*
  * Another array's superblock left in the room above a replacement's
  * partitions (the disk's past): it must not become the new tier's,
@@ -1353,6 +1591,10 @@ grow_suite(void)
 	tcase_add_test(tc, join_rolled_back_before_md_began);
 	tcase_add_test(tc, join_roll_back_refused_once_md_began);
 	tcase_add_loop_test(tc, power_cut_during_join_roll_back, 0, JOIN_UNDO_CUTS);
+	tcase_add_test(tc, join_steps_before_md);
+	tcase_add_test(tc, join_spare_waits_for_whole_arrays);
+	tcase_add_test(tc, join_start_refusals);
+	tcase_add_loop_test(tc, power_cut_during_join_steps, 0, JOIN_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
 	return s;
