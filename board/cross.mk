@@ -51,7 +51,7 @@ check-system-arm:
 	@$(MAKE) --no-print-directory -f $(SRC)/Makefile BOARD=$(ARM_BOARD) O=$(ARM_O) image
 	@rm -f $(ARM_O)/check-system.log
 	@NAS_TIMING=$(ARM_O)/check-system.timing RUN_SCENARIO_OPTS="--board $(ARM_BOARD) \
-	    --image-dir $(ARM_O)/image --log-dir $(ARM_O)/system-logs" \
+	    --image-dir $(ARM_O)/image --log-dir $(ARM_O)/system-logs --disk-rate $(CHECK_DISK_RATE)" \
 		sh $(SRC)/tests/system/run-all $(addprefix $(SRC)/tests/system/scenarios/,$(ARM_CI_SCENARIOS)) | \
 		tee $(ARM_O)/check-system.log; \
 	 tail -n 1 $(ARM_O)/check-system.log | \

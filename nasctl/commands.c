@@ -451,7 +451,7 @@ const struct command nasctl_commands[] = {
 	{ "volume", "import", R, "volume.import", volume_args, NULL, NULL, NULL,
 	  "make a foreign (or deleted) volume this unit's and assemble it" },
 	{ "volume", "clear", R, "volume.clear", volume_args, NULL, NULL, NULL,
-	  "let members md failed for errors rejoin" },
+	  "let failed members rejoin (rebuilt in full when the bitmap lacks what they missed)" },
 	{ "volume", "start", R, "volume.start", volume_start_args, NULL, NULL, NULL,
 	  "make a dirty degraded (read-only) volume writable: needs --force" },
 #define N "netd"

@@ -1471,21 +1471,38 @@ taken_over_sb(const struct volume *v, int t, struct mdsb *fresh)
 	return found;
 }
 
-/* dev's superblock takes fresh's level, layout and chunk, nothing else. */
+/* A superblock the mend rewrites: where on the disk, and md's raid5 to take. */
+struct mend {
+	uint64_t		 at;		/* bytes into the member's disk */
+	const uint8_t		*set;		/* the tier's array_uuid */
+	const struct mdsb	*fresh;
+};
+
+/*
+ * Through member m's proven descriptor (Decision 21): the superblock is
+ * read again there and patched only if it is still the one judged (this
+ * array's, left at raid1); then it takes fresh's level, layout and
+ * chunk, nothing else.
+ */
 static int
-complete_takeover(const char *dev, const struct mdsb *fresh, char *err, size_t errlen)
+mend_through(struct dfd *f, void *arg, char *err, size_t errlen)
 {
+	const struct mend *mn = arg;
 	static uint8_t buf[MDSB_BLOCK];
+	static struct mdsb sb;
 	char why[MDSB_ERRLEN];
 
-	if (sys->read_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)) == -1)
-		return plan_err(err, errlen, "reading %s's md superblock: %s", dev,
+	if (dfd_read(f, mn->at, buf, sizeof(buf)) == -1)
+		return plan_err(err, errlen, "reading %s's md superblock: %s", f->name,
 		    strerror(errno));
-	if (mdsb_set_level(buf, sizeof(buf), MDSB_SUPER_OFFSET, fresh->level, fresh->layout,
-	    fresh->chunksize, why, sizeof(why)) == -1)
-		return plan_err(err, errlen, "%s's md superblock: %s", dev, why);
-	if (sys->write_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)) == -1)
-		return plan_err(err, errlen, "writing %s's md superblock: %s", dev,
+	if (mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, &sb, why, sizeof(why)) == -1 ||
+	    memcmp(sb.set_uuid, mn->set, 16) != 0 || !sb_left_raid1(&sb, mn->fresh))
+		return plan_err(err, errlen, "%s's md superblock changed: not written", f->name);
+	if (mdsb_set_level(buf, sizeof(buf), MDSB_SUPER_OFFSET, mn->fresh->level,
+	    mn->fresh->layout, mn->fresh->chunksize, why, sizeof(why)) == -1)
+		return plan_err(err, errlen, "%s's md superblock: %s", f->name, why);
+	if (sys->fd_write(f->fd, mn->at, buf, sizeof(buf)) == -1)
+		return plan_err(err, errlen, "writing %s's md superblock: %s", f->name,
 		    strerror(errno));
 	return 0;
 }
@@ -1522,11 +1539,14 @@ add_mend_takeover(struct volume *v, char *err, size_t errlen)
 
 			if (tier_sb(v, t, m, &sb) == -1 || !sb_left_raid1(&sb, &fresh))
 				continue;
+			struct mend mn = { v->mlabel[m].tier[t].start + MDSB_SUPER_OFFSET * 512ULL,
+			    lt->array_uuid, &fresh };
+
 			if (sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start, dev,
 			    sizeof(dev)) == -1)
 				return plan_err(err, errlen, "member %d: no partition of tier %d",
 				    m + 1, t + 1);
-			if (complete_takeover(dev, &fresh, err, errlen) == -1)
+			if (member_through(v, m, mend_through, &mn, err, errlen) == -1)
 				return -1;
 			log_warnx("volume %s: %s still said raid1 (events %llu) where md had "
 			    "taken tier %d over as raid5 (events %llu), the power gone while md "

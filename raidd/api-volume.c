@@ -278,13 +278,19 @@ volume_import(struct rpc_call *c, struct json_object *params)
 /*
  * volume.clear: members md failed for errors may rejoin again (the
  * labels stop saying failed); the next scan re-adds them if their
- * superblocks allow it. A member used on its own (split brain) is not
- * cleared here: it needs a full rebuild.
+ * superblocks allow it.  The user vouches for the disks present now: one
+ * behind further than the bitmap reaches is taken back too, and md
+ * rebuilds it in full (rejoin).  That is remembered in memory only: a
+ * power cut before md took it leaves it behind, and start-up fails it
+ * again - the user is asked again, nothing is taken unasked.  A member
+ * used on its own (split brain), or whose superblock is another
+ * array's, is never taken back here.
  */
 static void
 volume_clear(struct rpc_call *c, struct json_object *params)
 {
 	struct volume *v;
+	unsigned vouched;
 
 	if ((v = find_or_fail(c, params)) == NULL)
 		return;
@@ -297,8 +303,12 @@ volume_clear(struct rpc_call *c, struct json_object *params)
 		rpc_error(c, NAS_ERR_INVALID, "volume %s has no failed member to clear", v->name);
 		return;
 	}
+	vouched = v->label.failed;
 	if (relabel(c, v, NULL, 1) == -1)
 		return;
+	for (int m = 0; m < PLAN_MAX_DISKS; m++)
+		if ((vouched & (1U << m)) && v->disk[m][0])
+			v->cleared |= 1U << m;
 	log_info("volume %s: failed members cleared", v->name);
 	v->problem[0] = '\0';
 	volume_scan();
@@ -503,7 +513,7 @@ const struct rpc_method volume_methods[] = {
 	{ "volume.import", volume_import, name_params, RPC_MUTATES,
 	  "make a foreign (or deleted) volume this unit's and assemble it" },
 	{ "volume.clear", volume_clear, name_params, RPC_MUTATES,
-	  "let members md failed for errors rejoin" },
+	  "let failed members rejoin (rebuilt in full when the bitmap lacks what they missed)" },
 	{ "volume.grow", volume_grow_m, grow_params, RPC_MUTATES,
 	  "take the room of bigger disks; returns a job id" },
 	{ "volume.repair", volume_repair, repair_params, RPC_MUTATES,

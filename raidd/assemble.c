@@ -498,7 +498,8 @@ bitmap_cleared(const char *dev, const struct mdsb *sb)
  * own superblock must be this array's, in this role, and behind the
  * running members: ahead of them, or calling one of them faulty, it
  * was used on its own (split brain, returns 1); further behind than
- * the bitmap reaches it needs a full rebuild. 0 yes, -1 no (why).
+ * the bitmap reaches it needs a full rebuild (returns 2). 0 yes, -1 no
+ * (why).
  */
 static int
 may_rejoin(const struct volume *v, int t, int r, const char *dev,
@@ -525,7 +526,7 @@ may_rejoin(const struct volume *v, int t, int r, const char *dev,
 			    (unsigned long long)sb.events, (unsigned long long)run.events), 1;
 		if (sb.events < bitmap_cleared(st->member[i].dev, &run))
 			return plan_err(why, len, "it missed more than the bitmap covers: it "
-			    "needs a full rebuild");
+			    "needs a full rebuild"), 2;
 		return 0;
 	}
 	return plan_err(why, len, "no member of the array is in sync to compare with");
@@ -561,6 +562,7 @@ mark_failed(struct volume *v, int m, const char *md)
 	log_warnx("volume %s: md failed %s (member %d) in %s: it stays out until cleared",
 	    v->name, v->disk[m], m + 1, md);
 	v->label.failed |= 1U << m;
+	v->cleared &= ~(1U << m);	/* what the user vouched for failed again */
 	if (label_change(v, ~(1U << m), &was, err, sizeof(err)) == -1) {
 		log_warnx("volume %s: %s", v->name, err);
 		v->label.failed |= 1U << m;	/* kept out in memory at least */
@@ -597,7 +599,9 @@ each_md_member(struct volume *v, member_fn *fn)
 /*
  * Faulty with its disk here all along (its device exists, it never
  * left the scan): md failed it for errors. A disk that went and came
- * back left a faulty entry too, and is not one.
+ * back left a faulty entry too, and is not one; nor is the entry md
+ * keeps of a failure volume.clear just cleared (until rejoin re-adds
+ * the member, which removes it).
  */
 static void
 note_failed(struct volume *v, int t, int r, const char *md, const char *dev,
@@ -605,9 +609,11 @@ note_failed(struct volume *v, int t, int r, const char *md, const char *dev,
 {
 	int m = v->label.tier[t].member[r];
 
+	if ((v->pulled | v->cleared) & (1U << m))
+		return;
 	for (int i = 0; i < st->nmembers; i++)
 		if (strcmp(st->member[i].dev, dev) == 0 && st->member[i].present &&
-		    strstr(st->member[i].state, "faulty") && !(v->pulled & (1U << m)))
+		    strstr(st->member[i].state, "faulty"))
 			mark_failed(v, m, md);
 }
 
@@ -624,28 +630,83 @@ volume_note_failed(struct volume *v)
 		each_md_member(v, note_failed);
 }
 
+/* Both ways forward for a member that is behind further than the bitmap reaches. */
+#define FULL_REBUILD_WAYS "volume.clear rebuilds it from the others in full, " \
+	"volume.repair with a new disk replaces it"
+
 /*
  * At start-up, md left out a member whose disk is here and it will not
  * take it back through the bitmap: md failed it, or kicked it as behind,
  * while raidd was not there to write that down (stopped, or the power
  * went right after md's superblock write).  It is a member the volume
  * lacks, failed in the labels as mark_failed does: volume.repair
- * replaces it, a spare takes its place.
+ * replaces it, a spare takes its place.  One that is only behind (full
+ * is set) may be rebuilt in full from the others too, once a user
+ * vouches for its disk (volume.clear).
  */
 static void
-fail_left_out(struct volume *v, int m, const char *md, const char *dev, const char *why)
+fail_left_out(struct volume *v, int m, const char *md, const char *dev, const char *why,
+    int full)
 {
 	mark_failed(v, m, md);
 	snprintf(v->problem, sizeof(v->problem), "member %d (%s) was left out of %s at "
-	    "start-up and md does not take it back (%.100s): volume.repair with a new disk "
-	    "replaces it", m + 1, dev, md, why);
+	    "start-up and md does not take it back (%.60s): %s", m + 1, dev, md, why,
+	    full ? FULL_REBUILD_WAYS : "volume.repair with a new disk replaces it");
+}
+
+/*
+ * A member pulled from the running volume came back further behind
+ * than the bitmap reaches.  As at start-up (fail_left_out), it is
+ * failed in the labels rather than kept out: the same disk, the same
+ * answer, whether the unit was running or off meanwhile.
+ */
+static void
+fail_behind(struct volume *v, int m, const char *md, const char *dev)
+{
+	mark_failed(v, m, md);
+	snprintf(v->problem, sizeof(v->problem), "member %d (%s) came back to %s further "
+	    "behind than the bitmap reaches: " FULL_REBUILD_WAYS, m + 1, dev, md);
+}
+
+/*
+ * What a refused member becomes: failed when it is only behind, or at
+ * start-up whatever the reason; kept out otherwise, and for split brain
+ * always (its data differ from the array's: it is never failed into a
+ * state volume.clear would take back).
+ */
+static void
+refuse(struct volume *v, int m, const char *md, const char *dev, const char *why, int rc,
+    int boot)
+{
+	if (rc == 2 && boot) {
+		fail_left_out(v, m, md, dev, why, 1);
+		return;
+	}
+	if (rc == 2) {
+		fail_behind(v, m, md, dev);
+		return;
+	}
+	if (rc == -1 && boot) {
+		fail_left_out(v, m, md, dev, why, 0);
+		return;
+	}
+	if (rc == 1)
+		v->split |= 1U << m;
+	snprintf(v->problem, sizeof(v->problem), "member %d (%s) is kept "
+	    "out of %s: %.150s", m + 1, v->disk[m], md, why);
+	member_event(rc == 1 ? "volume.split_brain" : "volume.member_refused",
+	    v, m, md, why);
 }
 
 /*
  * A member pulled from a running volume and put back rejoins its
  * arrays once its superblock says it may (may_rejoin); md resyncs
- * what it missed through the bitmap.  At start-up (boot), one that may
- * not is failed (fail_left_out) rather than kept out.
+ * what it missed through the bitmap.  One behind further than the
+ * bitmap reaches rejoins only once volume.clear vouched for its disk:
+ * md then takes it as a spare into its role and rebuilds it in full
+ * (the Linux seam falls back to that), keeping its progress in the
+ * member's superblock (recovery_offset) across a power cut.  Any other
+ * refusal is refuse()'s.
  */
 static void
 rejoin(struct volume *v, int t, int r, const char *md, const char *dev,
@@ -658,19 +719,16 @@ rejoin(struct volume *v, int t, int r, const char *md, const char *dev,
 	if ((state && !strstr(state, "faulty")) || (v->label.failed & (1U << m)) ||
 	    (v->split & (1U << m)))
 		return;
-	if ((rc = may_rejoin(v, t, r, dev, st, why, sizeof(why))) != 0) {
+	rc = may_rejoin(v, t, r, dev, st, why, sizeof(why));
+	if (rc == 2 && (v->cleared & (1U << m))) {
+		log_info("volume %s: %s (member %d) was cleared: md rebuilds it in %s in full",
+		    v->name, dev, m + 1, md);
+		rc = 0;
+	}
+	if (rc != 0) {
 		log_warnx("volume %s: %s (member %d) does not rejoin %s: %s",
 		    v->name, dev, m + 1, md, why);
-		if (rc == -1 && boot) {
-			fail_left_out(v, m, md, dev, why);
-			return;
-		}
-		if (rc == 1)
-			v->split |= 1U << m;
-		snprintf(v->problem, sizeof(v->problem), "member %d (%s) is kept "
-		    "out of %s: %.150s", m + 1, v->disk[m], md, why);
-		member_event(rc == 1 ? "volume.split_brain" : "volume.member_refused",
-		    v, m, md, why);
+		refuse(v, m, md, dev, why, rc, boot);
 		return;
 	}
 	if (member_readd(v, m, md, dev, r, why, sizeof(why)) == -1) {
@@ -678,6 +736,7 @@ rejoin(struct volume *v, int t, int r, const char *md, const char *dev,
 		return;
 	}
 	v->pulled &= ~(1U << m);
+	v->cleared &= ~(1U << m);
 	log_info("volume %s: %s (member %d) rejoined %s", v->name, dev, m + 1, md);
 	member_event("volume.member_rejoined", v, m, md, NULL);
 }

@@ -79,6 +79,11 @@ PROGS += raidd-sysdrv
 raidd-sysdrv_SRCS := tests/host/sys-linux-drv.c $(RAIDD_LINUX) raidd/label.c \
 	raidd/plan.c raidd/mdsb.c
 raidd-sysdrv_LIBS := -lblkid -lfdisk
+# raidd-mdsb-set: a member's superblock at another level and events, for
+# the board scenario raidd-add-takeover-cut; test image only.
+PROGS += raidd-mdsb-set
+raidd-mdsb-set_SRCS := tests/host/mdsb-set.c raidd/mdsb.c raidd/plan.c
+raidd-mdsb-set_LIBS :=
 UNIT_TESTS += test-raidd-crypt
 test-raidd-crypt_SRCS := tests/unit/test-raidd-crypt.c $(RAIDD_LOGIC) $(RAIDD_SIM) \
 	tests/unit/unit-util.c tests/unit/raidd-util.c tests/unit/unit-raidd.c

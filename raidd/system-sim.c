@@ -1219,6 +1219,27 @@ bitmap_write(struct dev *a, uint64_t off, size_t len)
 		stores[s].dirty_hi = hi;
 }
 
+/*
+ * mdadm --grow --bitmap=none, then --bitmap=internal, on a running array:
+ * a new bitmap, nothing dirty, cleared up to the array's events
+ * (md_bitmap_create), so no member gone before it can come back in its
+ * role.
+ */
+int
+sim_md_bitmap_renew(const char *name)
+{
+	struct dev *a = find(name);
+	int s = store_index(name);
+
+	if (a == NULL || a->kind != DEV_MD || !a->bitmap)
+		return errno = ENODEV, -1;
+	a->events_cleared = a->events;
+	if (s >= 0)
+		stores[s].dirty_lo = stores[s].dirty_hi = 0;
+	bitmap_cleared_sync(a);
+	return 0;
+}
+
 /* At start: md loads its bitmap (chunk size, events_cleared) from a member. */
 static void
 bitmap_load(struct dev *a)
@@ -1498,6 +1519,22 @@ validate_role(const struct dev *a, const struct mdsb *sb, int *faulty)
 	return role < MD_DISK_ROLE_MAX ? role : -1;
 }
 
+/*
+ * super_1_validate: a device whose superblock says md was recovering it
+ * (RECOVERY_OFFSET) but not from the bitmap (no RECOVERY_BITMAP) was
+ * being rebuilt in full: md gives it no saved role (saved_raid_disk -1),
+ * though raid_disk, which an ADD_NEW_DISK in a role is checked against,
+ * is the role.  The personality then recovers it in full (fullsync).
+ */
+static int
+saved_role(const struct mdsb *sb, int role)
+{
+	if ((sb->feature_map & MD_FEATURE_RECOVERY_OFFSET) &&
+	    !(sb->feature_map & MD_FEATURE_RECOVERY_BITMAP))
+		return -1;
+	return role;
+}
+
 /* bind_rdev_to_array(): desc_nr is unique in the array (md has no other). */
 static int
 slot_taken(struct dev *a, uint32_t nr)
@@ -1542,16 +1579,11 @@ readd_in_role(struct dev *a, int i, int role)
  * superblock stays bound Faulty.
  */
 static int
-sim_md_readd(const char *name, const char *dev, int role)
+md_hot_add(struct dev *d, struct dev *m, const char *dev, int role)
 {
-	struct dev *d = find(name), *m = find(dev);
 	struct mdsb sb;
 	int n, saved, faulty;
 
-	if (d == NULL || d->kind != DEV_MD || m == NULL)
-		return errno = ENODEV, -1;
-	if (d->ro)
-		return errno = EROFS, -1;
 	if (step() == -1)
 		return -1;
 	/* raid0 and linear have no hot_add_disk. */
@@ -1566,6 +1598,7 @@ sim_md_readd(const char *name, const char *dev, int role)
 	saved = validate_role(d, &sb, &faulty);
 	if (role >= 0 && saved != role)
 		return errno = EINVAL, -1;
+	saved = saved_role(&sb, saved);
 	if (sb.dev_number < sb.max_dev && slot_taken(d, sb.dev_number))
 		return errno = EBUSY, -1;
 	/* bind_rdev_to_array(): a component shorter than the array's is refused. */
@@ -1582,17 +1615,63 @@ sim_md_readd(const char *name, const char *dev, int role)
 	return 0;
 }
 
+/* super_1_sync(): md writes its level, layout and chunk into m's superblock (not its set). */
+static void
+sb_take_geometry(struct dev *a, struct dev *m)
+{
+	struct mdsb sb, ref;
+
+	for (int i = 0; i < a->md.nmembers; i++) {
+		struct dev *p = find(a->md.member[i].dev);
+
+		if (a->faulty[i] || p == NULL || p == m || sb_read(p, &ref) == -1)
+			continue;
+		if (sb_read(m, &sb) == -1)
+			return;
+		sb.level = ref.level;
+		sb.layout = ref.layout;
+		sb.chunksize = ref.chunksize;
+		sb_write(m, &sb);
+		return;
+	}
+}
+
 /*
- * A new member as mdadm --add makes one: its superblock must be this
- * array's and call it a spare (the kernel takes no other on a running
- * array); it is bound as a spare, then its slot set to role (sysfs
- * dev-X/slot), which starts recovery onto it from sector 0.
+ * The seam's re-add, as lnx_md_readd: asked into its old role first;
+ * refused that (behind the bitmap, its slot held), added again as a
+ * spare, which md rebuilds in full - two ioctls, two steps.
+ */
+static int
+sim_md_readd(const char *name, const char *dev, int role)
+{
+	struct dev *d = find(name), *m = find(dev);
+
+	if (d == NULL || d->kind != DEV_MD || m == NULL)
+		return errno = ENODEV, -1;
+	if (d->ro)
+		return errno = EROFS, -1;
+	if (md_hot_add(d, m, dev, role) == 0)
+		return 0;
+	if (role < 0)
+		return -1;
+	return md_hot_add(d, m, dev, -1);
+}
+
+/*
+ * A new member as mdadm --add makes one: its superblock must call it a
+ * spare; it is bound as a spare, then its slot set to role (sysfs
+ * dev-X/slot), which starts recovery onto it from sector 0.  The Linux
+ * seam binds it with ADD_NEW_DISK, and md_add_new_disk() on a running
+ * array imports it with super_1_load() against no bound member: md
+ * compares neither set, level, layout nor chunk (new_dev_store() does,
+ * which raidd does not use), and its next superblock write gives the
+ * member the array's.
  */
 static int
 sim_md_add_new(const struct sys_md *one)
 {
-	struct dev *d = find(one->name), *m, *peer = NULL;
-	struct mdsb sb, ref;
+	struct dev *d = find(one->name), *m;
+	struct mdsb sb;
 	int n, role = one->member[0].role;
 
 	if (d == NULL || d->kind != DEV_MD || one->nmembers != 1 ||
@@ -1603,12 +1682,9 @@ sim_md_add_new(const struct sys_md *one)
 	if (step() == -1)
 		return -1;
 	/* A faulty leftover of the same device is removed first (below). */
-	for (int i = 0; i < d->md.nmembers; i++) {
+	for (int i = 0; i < d->md.nmembers; i++)
 		if (strcmp(d->md.member[i].dev, one->member[0].dev) == 0 && !d->faulty[i])
 			return errno = EBUSY, -1;
-		if (!d->faulty[i] && peer == NULL)
-			peer = find(d->md.member[i].dev);
-	}
 	/* raidd writes them through its proven descriptor and passes none. */
 	if (one->member[0].sb && (dev_io(m, SB_AT, NULL, one->member[0].sb,
 	    one->member[0].sb_len) == -1 || (one->member[0].bitmap_len &&
@@ -1619,9 +1695,7 @@ sim_md_add_new(const struct sys_md *one)
 	   leaves a spare's superblock that no array holds. */
 	if (step() == -1)
 		return -1;
-	/* new_dev_store(): super_1_load() against a bound member, as at assembly. */
-	if (sb_read(m, &sb) == -1 || peer == NULL || sb_read(peer, &ref) == -1 ||
-	    !same_array(&sb, &ref) || sb.dev_number >= sb.max_dev ||
+	if (sb_read(m, &sb) == -1 || sb.dev_number >= sb.max_dev ||
 	    sb.dev_roles[sb.dev_number] != MDSB_ROLE_SPARE)
 		return errno = EINVAL, -1;
 	/* super_1_load(): the device holds data_offset + data_size (the
@@ -1636,6 +1710,7 @@ sim_md_add_new(const struct sys_md *one)
 	d->md.member[n].role = role;
 	d->rebuilding[n] = role >= 0;
 	take_spares(d);
+	sb_take_geometry(d, m);
 	sb_sync(d);
 	sim_md_event(d->name);	/* a member added, its recovery started */
 	return 0;
@@ -2551,45 +2626,27 @@ part_held(const struct dev *p)
 	return 0;
 }
 
-/* The used GPT entry of d (a type GUID) that starts at first (LBA): its index, -1 none. */
-static int
-gpt_entry_at(struct dev *d, uint64_t first, uint64_t *last)
-{
-	static const uint8_t zero[16];
-	uint8_t ent[128];
-
-	for (int i = 0; i < 128; i++) {
-		if (dev_io(d, 1024 + (uint64_t)i * 128, ent, NULL, sizeof(ent)) == -1)
-			return -1;
-		if (memcmp(ent, zero, 16) != 0 && memcmp(ent + 32, &first, 8) == 0) {
-			memcpy(last, ent + 40, 8);
-			return i;
-		}
-	}
-	return -1;
-}
-
 /*
- * As BLKPG_DEL_PARTITION and libfdisk's delete through fd: the kernel
- * refuses (EBUSY) while the partition is held, so nothing is written
- * then; the kernel lets go first, the entry is cleared next (two steps:
- * a power cut between leaves the entry, removed by the next call).
+ * As BLKPG_DEL_PARTITION and libfdisk's delete through fd: the place as
+ * lnx_part_del proves it (sim_band: exactly the partition or nothing
+ * there, in the kernel and the table; an overlap or another size is
+ * EBUSY), and the kernel refuses (EBUSY) while the partition is held, so
+ * nothing is written then; the kernel lets go first, the entry is
+ * cleared next (two steps: a power cut between leaves the entry, removed
+ * by the next call).
  */
 static int
 sim_part_del(const char *disk, int fd, uint64_t start, uint64_t size)
 {
 	static const uint8_t none[128];
+	const struct sys_part np = { .start = start, .size = size };
 	struct dev *d = fd_dev(fd), *p;
-	uint64_t last = 0;
-	int e;
+	int e, slot;
 
 	(void)disk;
-	if (d == NULL)
+	if (d == NULL || sim_band(d, &np, &p, &e, &slot) == -1)
 		return -1;
-	p = kernel_part_at(d, start);
-	e = gpt_entry_at(d, start / 512, &last);
-	if ((p != NULL && (p->size != size || part_held(p))) ||
-	    (e >= 0 && last != (start + size) / 512 - 1))
+	if (p != NULL && part_held(p))
 		return errno = EBUSY, -1;
 	if (p != NULL) {
 		if (step() == -1)

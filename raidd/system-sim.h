@@ -44,6 +44,7 @@ uint64_t sim_fs_size(const char *dev);
 void	sim_fail_after(int n);
 /* Number of mutating operations so far (to enumerate cut points). */
 int	sim_ops(void);
+int	sim_md_bitmap_renew(const char *);
 /* The power comes back: arrays, mappings and mounts are gone, disks stay. */
 void	sim_power_cut(void);
 /* md's safe mode: no write for a while, the array (NULL: every one) is

@@ -34,6 +34,8 @@ struct volume {
 	uint8_t		 split;			/* members held out: used on their own */
 	uint8_t		 pulled;		/* members whose disk went away meanwhile */
 	uint8_t		 left_out;		/* members whose disk a repair replaced */
+	uint8_t		 cleared;		/* members volume.clear vouched for: taken
+						   back even when md rebuilds them in full */
 	int		 bay[PLAN_MAX_DISKS];	/* member -> bay it was last seen in, 0 unknown */
 	struct job	*job;			/* create/delete in flight */
 	uint64_t	 crypt_over;		/* bytes of the joined map its crypt mapping

@@ -139,7 +139,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # SHR grow once it has added a new tier's partition (raidd-shr-grow-powercut, ~2 min); a power
 # cut in an encrypted volume's grow, finished after volume unlock (raidd-crypt-grow-powercut); a
 # power cut in an SHR's add, the first tier reshaping and the second waiting
-# (raidd-shr-add-powercut).
+# (raidd-shr-add-powercut); a power cut in md's superblock writes after an add's takeover,
+# each old member left at raid1 in turn (raidd-add-takeover-cut-both, three boots).
 SOAK_CLIENTS ?= 64
 SOAK_CALLS ?= 10000
 KILL_RUNS ?= 20
@@ -171,6 +172,9 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 		$(SRC)/tests/system/long/raidd-dirty-failed-crypt || rc=1; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 96M,96M,128M,128M --timeout 600 \
 		$(SRC)/tests/system/long/raidd-pull-rebuild-levels || rc=1; \
+	cp $(SRC)/tests/system/scenarios/raidd-add-takeover-cut $(O)/raidd-add-takeover-cut-both; \
+	$(RUN_SCENARIO) --bays 4 --disk-size 96M --timeout 600 \
+		$(O)/raidd-add-takeover-cut-both || rc=1; \
 	cp $(SRC)/tests/system/scenarios/raidd-shr-grow $(O)/raidd-shr-grow-powercut; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 80M --timeout 600 \
 		$(O)/raidd-shr-grow-powercut || rc=1; \

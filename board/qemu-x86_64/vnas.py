@@ -11,6 +11,9 @@ Machine: qemu-system-x86_64 -machine pc (software emulation), 2 CPUs.
   00:09.0 virtio-serial: nas.vmctl (fault requests), nas.scenario (script
           output), nas.api.<daemon> (API bridges for `make run`)
 Disks are sparse files; each bay's disk has a serial NAS<bay>-<generation>.
+Each bay is held to a 7200 rpm disk's rates (DISK_RATE, a QEMU throttle group
+per bay; --disk-rate changes or lifts it): under software emulation the
+guest's CPU, not the disk, would otherwise set every I/O figure (Decision 137).
 """
 
 import argparse
@@ -28,6 +31,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DAEMONS = ("raidd", "cryptd", "netd", "powerd")
 SCSI_ADDR, PORT_ADDR, FLASH_ADDR, SERIAL_ADDR = 0x5, (0x6, 0x7), 0x8, 0x9
 FLASH_MB = 16
+# A 7200 rpm disk's sustained rates: requests per second (the random 4 KiB
+# figure of a NAS disk with command queueing) and MB/s (its outer tracks).
+DISK_RATE = "200:160"
+
+
+def parse_rate(text):
+    """'IOPS:MBPS' -> (iops, bytes per second); 'off' -> None."""
+    if text == "off":
+        return None
+    try:
+        iops, mbps = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise ValueError("disk rate %r: IOPS:MBPS (e.g. 200:160) or off" % text)
+    if iops <= 0 or mbps <= 0:
+        raise ValueError("disk rate %r: both figures above 0" % text)
+    return iops, mbps * 1000 * 1000
 # The machine of each virtual board; the devices and their PCI slots are the
 # same on both, so board.ini differs only in the PCI host's sysfs prefix.
 PLATFORMS = {
@@ -102,8 +121,9 @@ class QMP:
 
 
 class Bay:
-    def __init__(self, index, workdir, size):
+    def __init__(self, index, workdir, size, rate=None):
         self.index = index
+        self.rate = rate
         self.workdir = workdir
         self.size = size
         self.gen = 0
@@ -131,15 +151,34 @@ class Bay:
         self.present = True
         self.error = False
 
+    @property
+    def raw_node(self):
+        """The raw node: the device's drive, or under the throttle when held."""
+        return self.node + "-raw" if self.rate else self.node
+
+    @property
+    def group(self):
+        return "rate-bay%d" % self.index
+
+    def group_args(self):
+        """The bay's throttle group (it outlives its disks: one per bay per boot)."""
+        iops, bps = self.rate
+        return {"qom-type": "throttle-group", "id": self.group,
+                "limits": {"iops-total": iops, "bps-total": bps}}
+
     def blockdev_args(self):
-        """file node, blkdebug node (faulty disk) and raw node, as -blockdev JSON."""
+        """file node, blkdebug node (faulty disk), raw node and throttle node
+        (the drive, when the bay is held to a rate), as -blockdev JSON."""
         nodes = [{"driver": "file", "node-name": self.node + "-file",
                   "filename": self.path}]
         child = self.node + "-file"
         if self.error:
             nodes.append(self.blkdebug(child))
             child = self.node + "-err"
-        nodes.append({"driver": "raw", "node-name": self.node, "file": child})
+        nodes.append({"driver": "raw", "node-name": self.raw_node, "file": child})
+        if self.rate:
+            nodes.append({"driver": "throttle", "node-name": self.node,
+                          "throttle-group": self.group, "file": self.raw_node})
         return nodes
 
     def blkdebug(self, child):
@@ -160,8 +199,9 @@ class VNAS:
 
     def __init__(self, image_dir, variant="test", bays=2, sizes=None, workdir=None,
                  board=None, mem=None, smp=2, api_dir=None, extra_initrd=None,
-                 platform="qemu-x86_64", line_pc=False):
+                 platform="qemu-x86_64", line_pc=False, disk_rate=DISK_RATE):
         self.line_pc = line_pc
+        rate = parse_rate(disk_rate)
         self.image_dir = os.path.abspath(image_dir)
         self.variant = variant
         self.platform = platform
@@ -175,7 +215,7 @@ class VNAS:
         self.bays = []
         for i in range(1, bays + 1):
             size = sizes[i - 1] if i <= len(sizes) else (sizes[-1] if sizes else 1 << 30)
-            bay = Bay(i, self.workdir, size)
+            bay = Bay(i, self.workdir, size, rate)
             bay.new_disk()
             self.bays.append(bay)
         self.flash = os.path.join(self.workdir, "flash.img")
@@ -234,6 +274,8 @@ class VNAS:
             cmd += ["-chardev", "file,id=con,path=%s" % console, "-serial", "chardev:con"]
         cmd += ["-device", "virtio-scsi-pci,id=scsi0,bus=%s,addr=0x%x" % (m["bus"], SCSI_ADDR)]
         for bay in self.bays:
+            if bay.rate:
+                cmd += ["-object", json.dumps(bay.group_args())]
             if bay.present:
                 for node in bay.blockdev_args():
                     cmd += ["-blockdev", json.dumps(node)]
@@ -393,7 +435,7 @@ class VNAS:
             return
         self.qmp.cmd("blockdev-add", **bay.blkdebug(bay.node + "-file"))
         self.qmp.cmd("blockdev-reopen", options=[
-            {"driver": "raw", "node-name": bay.node, "file": bay.node + "-err"}])
+            {"driver": "raw", "node-name": bay.raw_node, "file": bay.node + "-err"}])
         bay.error = True
 
     def disk_heal(self, arg):
@@ -481,10 +523,16 @@ def main():
     ap.add_argument("--api-dir", help="host directory for the daemons' API sockets")
     ap.add_argument("--keep", action="store_true", help="keep the disks afterwards")
     ap.add_argument("--board", default="qemu-x86_64", choices=sorted(PLATFORMS))
+    ap.add_argument("--disk-rate", default=DISK_RATE, metavar="IOPS:MBPS|off",
+                    help="each bay's rates (default %s, a 7200 rpm disk)" % DISK_RATE)
     args = ap.parse_args()
+    try:
+        parse_rate(args.disk_rate)
+    except ValueError as e:
+        ap.error(str(e))
     vm = VNAS(args.image_dir, args.variant, args.bays,
               [parse_size(s) for s in args.disk_size.split(",")], api_dir=args.api_dir,
-              platform=args.board)
+              platform=args.board, disk_rate=args.disk_rate)
     print("vnas: disks in %s; console: Ctrl-A x quits" % vm.workdir, file=sys.stderr)
     if args.api_dir:
         print("vnas: API sockets: nasctl -S %s ..." % args.api_dir, file=sys.stderr)

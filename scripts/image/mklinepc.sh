@@ -8,7 +8,7 @@
 # board/qemu-x86_64/linepc/init, all from the build host's Debian packages.
 set -euo pipefail
 
-MODULES="virtio_pci virtio_net virtio_console bonding sch_tbf sch_ingress cls_matchall act_police"
+MODULES="virtio_pci virtio_net virtio_console bonding sch_tbf sch_ingress cls_matchall act_mirred ifb"
 TOOLS="/usr/sbin/ip /usr/sbin/tc /usr/bin/iperf3"
 
 dl='' out=''
@@ -46,7 +46,11 @@ for m in $MODULES; do
 		cp "$mdir/$f" "$stage/lib/modules/$kver/$f"
 	done
 	# no bond0 of the driver's own: init makes it with its options
-	if [ "$m" = bonding ]; then echo "$m max_bonds=0"; else echo "$m"; fi >>"$stage/etc/modules"
+	case $m in
+	bonding) echo "$m max_bonds=0" ;;
+	ifb) echo "$m numifbs=2" ;;
+	*) echo "$m" ;;
+	esac >>"$stage/etc/modules"
 done
 cp "$mdir"/modules.{order,builtin,builtin.modinfo} "$stage/lib/modules/$kver/"
 depmod -b "$stage" "$kver"

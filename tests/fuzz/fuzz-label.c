@@ -71,6 +71,13 @@ two_slots(const uint8_t *data, size_t size, int mode)
 		if (mode & (1 << i))
 			fuzz_seal_label(s[i]);
 	}
+	/* Two disks' labels judged against each other (assembly: an older
+	   label behind the newest, a join's or an add's undone in it). */
+	if (label_decode(s[0], LABEL_SLOT_SIZE, &l, err, sizeof(err)) == 0 &&
+	    label_decode(s[1], LABEL_SLOT_SIZE, &w, err, sizeof(err)) == 0) {
+		(void)label_same_members(&l, &w);
+		(void)label_same_members(&w, &l);
+	}
 	if (label_choose(s[0], s[1], LABEL_SLOT_SIZE, &l, &next, err,
 	    sizeof(err)) != 0) {
 		if (next != 0 && next != -1)

@@ -57,14 +57,14 @@ make_plan(enum vol_level level, int ndisks, struct plan *p)
 		errx(1, "plan %s: %s", plan_level_name(level), e);
 }
 
+/* Disk pos's label of the volume p plans, as create.c writes it. */
 static void
-labels(const char *tag, const struct plan *p)
+label_at(const struct plan *p, int pos, struct label *l)
 {
 	static const uint8_t vol_uuid[16] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3 };
 	struct label_member mem[PLAN_MAX_DISKS];
-	uint8_t au[PLAN_MAX_TIERS][16], s0[LABEL_SLOT_SIZE], s1[LABEL_SLOT_SIZE];
-	char e[PLAN_ERRLEN], name[64];
-	struct label l;
+	uint8_t au[PLAN_MAX_TIERS][16];
+	char e[PLAN_ERRLEN];
 
 	memset(mem, 0, sizeof(mem));
 	for (int t = 0; t < PLAN_MAX_TIERS; t++)
@@ -74,16 +74,39 @@ labels(const char *tag, const struct plan *p)
 		snprintf(mem[i].serial, sizeof(mem[i].serial), "QM%05d", i);
 		mem[i].size = p->disk[i].size;
 	}
+	if (label_from_plan(l, p, pos, "media", vol_uuid,
+	    (const uint8_t (*)[16])au, mem, 1700000000, e, sizeof(e)) != 0)
+		errx(1, "label: %s", e);
+	/* This disk's GPT entries, as create.c records them. */
+	for (int t = 0; t < l->ntiers; t++)
+		if (l->tier[t].role != LABEL_NO_ROLE) {
+			memset(l->tier[t].part_guid, 0x40 + 0x10 * pos + t, 16);
+			memcpy(l->tier[t].part_type, LABEL_GPT_TYPE, 16);
+		}
+}
+
+/* a in slot 0, b in slot 1, each as written (mode 4: both through label_choose). */
+static void
+put_pair(const char *name, const struct label *a, const struct label *b)
+{
+	static uint8_t s0[LABEL_SLOT_SIZE], s1[LABEL_SLOT_SIZE];
+	char e[PLAN_ERRLEN];
+
+	if (label_encode(a, s0, sizeof(s0), e, sizeof(e)) != 0 ||
+	    label_encode(b, s1, sizeof(s1), e, sizeof(e)) != 0)
+		errx(1, "label %s: %s", name, e);
+	put("label", name, 4, s0, sizeof(s0), s1, sizeof(s1));
+}
+
+static void
+labels(const char *tag, const struct plan *p)
+{
+	uint8_t s0[LABEL_SLOT_SIZE], s1[LABEL_SLOT_SIZE];
+	char e[PLAN_ERRLEN], name[64];
+	struct label l;
+
 	for (int pos = 0; pos < p->ndisks; pos++) {
-		if (label_from_plan(&l, p, pos, "media", vol_uuid,
-		    (const uint8_t (*)[16])au, mem, 1700000000, e, sizeof(e)) != 0)
-			errx(1, "label: %s", e);
-		/* This disk's GPT entries, as create.c records them. */
-		for (int t = 0; t < l.ntiers; t++)
-			if (l.tier[t].role != LABEL_NO_ROLE) {
-				memset(l.tier[t].part_guid, 0x40 + 0x10 * pos + t, 16);
-				memcpy(l.tier[t].part_type, LABEL_GPT_TYPE, 16);
-			}
+		label_at(p, pos, &l);
 		if (label_encode(&l, s0, sizeof(s0), e, sizeof(e)) != 0)
 			errx(1, "label: %s", e);
 		/* The other slot: the next generation, a delete begun. */
@@ -100,6 +123,35 @@ labels(const char *tag, const struct plan *p)
 		strncat(name, "-pair", sizeof(name) - strlen(name) - 1);
 		put("label", name, 4, s0, sizeof(s0), s1, sizeof(s1));
 	}
+}
+
+/*
+ * An SHR join (Decision 133) as another disk's label may claim one:
+ * disk 1 takes the last role of the raid1 tier (disks 2 and 3), first
+ * begun over the plain label, then rolled back, so that label_same_members
+ * meets both.  Disk 0's labels: it serves no joined tier.
+ */
+static void
+shr_join(const struct plan *p)
+{
+	struct label plain, join, undone;
+	char e[PLAN_ERRLEN];
+	int t = p->ntiers - 1;
+
+	label_at(p, 0, &plain);
+	join = plain;
+	join.tier[t].member[join.tier[t].nmembers++] = 1;
+	join.intent.op = LABEL_OP_ADDING;
+	join.intent.disk = 1;
+	join.intent.covered = (uint8_t)(1U << t);
+	join.intent.target = plain.generation + 4;
+	undone = join;
+	label_drop_joined(&undone);
+	if (label_bump(&join, e, sizeof(e)) != 0 || (undone.generation = join.generation,
+	    label_bump(&undone, e, sizeof(e))) != 0)
+		errx(1, "join label: %s", e);
+	put_pair("shr-join-begun", &plain, &join);
+	put_pair("shr-join-undone", &join, &undone);
 }
 
 /* A jbod whose first disk grew: its labels carry a map (version 2). */
@@ -211,6 +263,8 @@ main(int argc, char **argv)
 		superblocks((enum vol_level)lv, &p);
 	}
 	grown_jbod();
+	make_plan(LEVEL_SHR, 4, &p);
+	shr_join(&p);
 	netd_dumps();
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "raidd/label.h"
 #include "raidd/mdsb.h"
 #include "raidd/plan-grow.h"
 #include "raidd/raidd.h"
@@ -1495,15 +1496,6 @@ sb_raid1_behind(struct mdsb *sb)
 	sb->events--;
 }
 
-/* What md's takeover writes: raid5, left-symmetric, its chunk. */
-static void
-sb_raid5_again(struct mdsb *sb)
-{
-	sb->level = 5;
-	sb->layout = 2;
-	sb->chunksize = PLAN_TAKEOVER_CHUNK;
-}
-
 /*
  * The power went while md wrote its members' superblocks after the
  * takeover: sda's still says raid1, sdb's and the new disk's raid5.  md
@@ -1556,15 +1548,18 @@ START_TEST(takeover_cut_mid_superblocks)
 END_TEST
 
 /*
- * md's hot-add compares the device with a bound member as assembly does
- * (new_dev_store: super_1_load against rdev0): a spare whose superblock
- * still says raid1 is refused by the raid5 md took over.  The simulator
- * compared the set only.
+ * md's hot-add (ADD_NEW_DISK on a running array, as the Linux seam binds
+ * a new member) imports the device against no bound member: unlike
+ * assembly and new_dev_store, md_add_new_disk() compares neither level,
+ * layout nor chunk.  A spare whose superblock still says raid1 is taken
+ * by the raid5 md took over, and md's next superblock write gives it the
+ * array's geometry.  The simulator refused it (EINVAL).
  */
-START_TEST(md_hot_add_takes_only_members_like_the_array)
+START_TEST(md_hot_add_compares_no_level)
 {
 	char md[SYS_NAME_MAX];
 	struct sys_md one = { .nmembers = 1 };
+	struct mdsb sb;
 
 	stop_after_takeover();
 	md_of("r", md, sizeof(md));
@@ -1574,10 +1569,11 @@ START_TEST(md_hot_add_takes_only_members_like_the_array)
 	one.member[0].role = -1;
 	ck_assert_int_eq(sys->md_fail(md, one.member[0].dev), 0);
 	sb_rewrite("sdc", sb_raid1_behind);
-	ck_assert_int_eq(sys->md_add_new(&one), -1);
-	ck_assert_int_eq(errno, EINVAL);
-	sb_rewrite("sdc", sb_raid5_again);
 	ck_assert_int_eq(sys->md_add_new(&one), 0);
+	ck_assert_int_eq(member_read_sb(one.member[0].dev, &sb), 0);
+	ck_assert_int_eq(sb.level, 5);
+	ck_assert_uint_eq(sb.layout, 2);
+	ck_assert_uint_eq(sb.chunksize, PLAN_TAKEOVER_CHUNK);
 }
 END_TEST
 
@@ -1607,6 +1603,36 @@ START_TEST(takeover_mend_leaves_other_states)
 	ck_assert_int_eq(member_read_sb(dev, &sb), 0);
 	ck_assert_int_eq(sb.level, 1);
 	ck_assert_uint_eq(sb.chunksize, 0);
+}
+END_TEST
+
+/*
+ * Decision 21 for the mend: it writes a member's superblock only through
+ * the member's proven descriptor.  Between the scan and the mend, sda's
+ * name comes to lead to a disk that is no longer member 1 (its labels
+ * gone): the raid1 superblock it carries is not rewritten, and the
+ * volume is not assembled.  The mend wrote it by name.
+ */
+START_TEST(takeover_mend_writes_only_a_proven_member)
+{
+	struct mdsb sb;
+	char dev[SYS_NAME_MAX];
+
+	stop_after_takeover();
+	sim_power_cut();
+	sb_rewrite("sda", sb_raid1_behind);
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	ck_assert_int_eq(sys->zero_at("sda", LABEL_SLOT0, LABEL_SLOT_SIZE), 0);
+	ck_assert_int_eq(sys->zero_at("sda", LABEL_SLOT1, LABEL_SLOT_SIZE), 0);
+	volume_scan();
+	ck_assert_int_eq(sys->part_dev("sda", MIB, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(member_read_sb(dev, &sb), 0);
+	ck_assert_int_eq(sb.level, 1);
+	ck_assert_uint_eq(sb.chunksize, 0);
+	ck_assert(volume_find("r")->inconsistent);
+	ck_assert_ptr_nonnull(strstr(volume_find("r")->problem, "not written"));
 }
 END_TEST
 
@@ -2193,7 +2219,8 @@ add_suite(void)
 	tcase_add_test(tc, md_takes_only_members_like_the_first);
 	tcase_add_loop_test(tc, takeover_cut_mid_superblocks, 0, 6);
 	tcase_add_test(tc, takeover_mend_leaves_other_states);
-	tcase_add_test(tc, md_hot_add_takes_only_members_like_the_array);
+	tcase_add_test(tc, takeover_mend_writes_only_a_proven_member);
+	tcase_add_test(tc, md_hot_add_compares_no_level);
 	tcase_add_test(tc, a_spares_superblock_is_never_the_freshest);
 	tcase_add_test(tc, takeover_never_asked_undone_at_a_start_lacking_a_member);
 	tcase_add_test(tc, labels_take_raid5_only_by_an_add);

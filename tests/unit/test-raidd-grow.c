@@ -1209,6 +1209,11 @@ START_TEST(part_del_as_the_kernel)
 	/* Another size there, or a handle open on it: refused. */
 	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size + MIB), -1);
 	ck_assert_int_eq(errno, EBUSY);
+	/* A band that starts inside one (the kernel's or the table's): refused,
+	   as lnx_part_del's places refuse an overlap, not taken for none. */
+	ck_assert_int_eq(sys->part_del("sde", fd, sp.start + MIB, sp.size), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_eq(sys->part_dev("sde", sp.start, dev, sizeof(dev)), 0);
 	ck_assert_int_ge(pfd = sys->dev_open(dev, &maj, &min), 0);
 	ck_assert_int_eq(sys->part_del("sde", fd, sp.start, sp.size), -1);
 	ck_assert_int_eq(errno, EBUSY);

@@ -726,6 +726,163 @@ START_TEST(failed_unseen_before_boot_rejoins_through_bitmap)
 }
 END_TEST
 
+/* volume.clear on volume r, answered without an error. */
+static void
+clear(void)
+{
+	struct json_object *a = call("volume.clear", "{\"name\":\"r\"}");
+
+	ck_assert_int_eq(unit_err_code(a), 0);
+	json_object_put(a);
+}
+
+/* sdb, member 2 of r, failed in the labels and behind further than sda's bitmap reaches. */
+static struct volume *
+failed_behind(int boot)
+{
+	struct volume *v = raid1(2);
+
+	raidd_fill("r", 11);
+	sim_fail_member("md_r_t1", "sdb1");
+	raidd_uevent();
+	if (boot) {
+		array_moves_on("sda1", 2);
+		raidd_reboot();
+	} else {
+		/* mdadm --grow --bitmap=none, then =internal: nothing is dirty */
+		sim_md_bitmap_renew("md_r_t1");
+	}
+	v = volume_find("r");
+	ck_assert(v->label.failed & 2);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	return v;
+}
+
+/* md rebuilds sdb into member 2 of r from sector 0; then r is clean, its data intact. */
+static void
+rebuilt_in_full(struct volume *v, uint8_t seed)
+{
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_REBUILDING);
+	/* in full: a bitmap re-add with nothing dirty would end in one step */
+	recover(v, 64);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_REBUILDING);
+	recover(v, UINT64_MAX / 2);
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	assert_member(v, 1, "sdb");
+	raidd_check_fill("r", seed);
+}
+
+/*
+ * volume.clear vouches for a failed member's disk: one behind further
+ * than the bitmap reaches (md failed it while running, variant 0; or
+ * start-up failed it, variant 1) is taken back as a spare into its
+ * role and md rebuilds it in full, instead of being kept out (and
+ * failed again at the next start).
+ */
+START_TEST(cleared_member_rebuilt_in_full)
+{
+	struct volume *v = failed_behind(_i);
+
+	clear();
+	ck_assert_int_eq(v->label.failed, 0);
+	rebuilt_in_full(v, 11);
+	raidd_reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->state, VOL_CLEAN);
+	ck_assert_int_eq(v->label.failed, 0);
+	assert_member(v, 1, "sdb");
+	raidd_check_fill("r", 11);
+}
+END_TEST
+
+/*
+ * The power goes after each step of such a clear, then once halfway
+ * through md's rebuild: the next start resumes the rebuild where md's
+ * recovery_offset says, or (md had not taken the member yet) fails it
+ * again for the user to clear again - never clean without a rebuild,
+ * never inconsistent, the data intact.
+ */
+START_TEST(cleared_rebuild_survives_power_cut)
+{
+	struct volume *v;
+	int done = 0;
+
+	for (int k = 0; !done && k < 12; k++) {
+		sim_reset();
+		volume_reset();
+		job_reset();
+		v = failed_behind(0);
+		sim_fail_after(k);
+		json_object_put(call("volume.clear", "{\"name\":\"r\"}"));
+		sim_fail_after(-1);
+		done = v->state == VOL_REBUILDING || volume_state_now(v) == VOL_REBUILDING;
+		if (done)
+			recover(v, 64);
+		raidd_reboot();
+		v = volume_find("r");
+		ck_assert_int_eq(v->inconsistent, 0);
+		if (v->label.failed & 2) {
+			ck_assert_int_eq(v->state, VOL_DEGRADED);
+			clear();
+		}
+		rebuilt_in_full(v, 11);
+	}
+	ck_assert(done);
+}
+END_TEST
+
+/* A failed member's superblock made ahead of the array (used on its own), or another array's. */
+START_TEST(cleared_split_brain_or_stranger_stays_out)
+{
+	struct volume *v = failed_behind(0);
+	struct mdsb sb, run;
+
+	sb_get("sdb1", &sb);
+	sb_get("sda1", &run);
+	if (_i == 0)
+		sb.events = run.events + 5;
+	else
+		sb.set_uuid[0] ^= 0xff;
+	sb_put("sdb1", &sb);
+	clear();
+	volume_check_states();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_ptr_nonnull(strstr(v->problem, _i == 0 ? "split brain" : "another array"));
+	raidd_reboot();
+	v = volume_find("r");
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+}
+END_TEST
+
+/*
+ * A member pulled from the running volume comes back further behind
+ * than the bitmap reaches: failed in the labels at once, as start-up
+ * does, with a problem naming both ways forward; volume.clear then
+ * rebuilds it in full.
+ */
+START_TEST(returned_behind_bitmap_is_failed)
+{
+	struct volume *v = raid1(2);
+
+	raidd_fill("r", 13);
+	sim_pull_disk("sdb");
+	raidd_uevent();
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_int_eq(sim_md_bitmap_renew("md_r_t1"), 0);
+	sim_push_disk("sdb");
+	raidd_uevent();
+	ck_assert(v->label.failed & 2);
+	ck_assert_int_eq(v->split, 0);
+	assert_shown("r", 1, "faulty", "volume.clear");
+	assert_shown("r", 1, "faulty", "volume.repair");
+	clear();
+	rebuilt_in_full(v, 13);
+}
+END_TEST
+
 /*
  * The power goes after every mutating step of a repair (SHR on three
  * mixed disks: the new disk joins two tiers). The next start leaves the
@@ -945,21 +1102,13 @@ START_TEST(sim_readd_recovers_the_dirty_chunks)
 }
 END_TEST
 
-/*
- * md refuses sdb1 its old role 1 (EINVAL, as md_add_new_disk's "events
- * doesn't match"), takes it as a spare into the free role 1 and
- * recovers it in full: still recovering 512 MiB in, in sync at the end.
- */
+/* sdb1, just bound, is recovered in full into the free role 1. */
 static void
-readd_is_a_full_spare(void)
+recovered_in_full(void)
 {
 	struct sys_md_status st;
 	int slot;
 
-	errno = 0;
-	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", 1), -1);
-	ck_assert_int_eq(errno, EINVAL);
-	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", -1), 0);
 	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
 	ck_assert_int_eq(slot, 1);
 	sim_md_recover("md_r_t1", 1 << 20);
@@ -967,6 +1116,23 @@ readd_is_a_full_spare(void)
 	ck_assert_str_eq(st.sync_action, "recover");
 	sim_md_recover("md_r_t1", UINT64_MAX / 2);
 	ck_assert_str_eq(sdb1_in_md(&st, &slot), "in_sync");
+}
+
+/*
+ * md refuses sdb1 its old role 1 (EINVAL, as md_add_new_disk's "events
+ * doesn't match"); the seam adds it again as a spare (lnx_md_readd),
+ * which md takes into the free role 1 and recovers in full: still
+ * recovering 512 MiB in, in sync at the end.
+ */
+static void
+readd_is_a_full_spare(void)
+{
+	int before = sim_ops();
+
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", 1), 0);
+	/* two ADD_NEW_DISKs: the role refused, then the spare */
+	ck_assert_int_eq(sim_ops() - before, 2);
+	recovered_in_full();
 }
 
 /*
@@ -1021,6 +1187,43 @@ START_TEST(sim_readd_without_bitmap_is_a_spare)
 	ck_assert_int_eq(v->state, VOL_CLEAN);
 	ck_assert_int_eq(sys->md_fail("md_r_t1", "sdb1"), 0);
 	readd_is_a_full_spare();
+}
+END_TEST
+
+/*
+ * super_1_validate: a device whose superblock says it was being recovered
+ * (MD_FEATURE_RECOVERY_OFFSET) without MD_FEATURE_RECOVERY_BITMAP was
+ * being rebuilt in full: its data past the offset is not the array's, so
+ * md keeps no saved role (saved_raid_disk -1).  Asked into its role md
+ * takes it (raid_disk is that role), then recovers it in full: the bitmap
+ * says nothing of what it never had.
+ */
+START_TEST(sim_readd_mid_full_recovery_is_recovered_in_full)
+{
+	struct sys_md_status st;
+	struct mdsb sb;
+	int slot, before;
+
+	raid1(2);
+	ck_assert_int_eq(sys->md_fail("md_r_t1", "sdb1"), 0);
+	/* Older than the bitmap reaches: md recovers it in full. */
+	sb_get("sdb1", &sb);
+	sb.events = 0;
+	sb_put("sdb1", &sb);
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", -1), 0);
+	sim_md_recover("md_r_t1", 1 << 20);
+	ck_assert_str_eq(sdb1_in_md(&st, &slot), "spare");
+	ck_assert_int_eq(slot, 1);
+	ck_assert_int_eq(sys->md_fail("md_r_t1", "sdb1"), 0);
+	sb_get("sdb1", &sb);
+	ck_assert(sb.feature_map & MD_FEATURE_RECOVERY_OFFSET);
+	ck_assert(!(sb.feature_map & MD_FEATURE_RECOVERY_BITMAP));
+	ck_assert_uint_eq(sb.dev_roles[sb.dev_number], 1);
+	before = sim_ops();
+	ck_assert_int_eq(sys->md_readd("md_r_t1", "sdb1", 1), 0);
+	/* one ADD_NEW_DISK: md takes it in its role (raid_disk is the role) */
+	ck_assert_int_eq(sim_ops() - before, 1);
+	recovered_in_full();
 }
 END_TEST
 
@@ -1278,6 +1481,10 @@ repair_suite(void)
 	tcase_add_test(tc, failed_member_replaced);
 	tcase_add_loop_test(tc, failed_unseen_before_boot_is_replaced, 0, 2);
 	tcase_add_test(tc, failed_unseen_before_boot_rejoins_through_bitmap);
+	tcase_add_loop_test(tc, cleared_member_rebuilt_in_full, 0, 2);
+	tcase_add_test(tc, cleared_rebuild_survives_power_cut);
+	tcase_add_loop_test(tc, cleared_split_brain_or_stranger_stays_out, 0, 2);
+	tcase_add_test(tc, returned_behind_bitmap_is_failed);
 	tcase_add_test(tc, rebuild_resumes_after_power_cut);
 	tcase_add_test(tc, sim_takes_only_spares);
 	tcase_add_test(tc, sim_unheld_slot_reads_spare);
@@ -1287,6 +1494,7 @@ repair_suite(void)
 	tcase_add_test(tc, sim_readd_compares_no_uuid);
 	tcase_add_test(tc, sim_readd_without_bitmap_is_a_spare);
 	tcase_add_test(tc, sim_readd_binds_as_md_does);
+	tcase_add_test(tc, sim_readd_mid_full_recovery_is_recovered_in_full);
 	tcase_add_test(tc, sim_refuses_a_small_spare);
 	tcase_add_test(tc, delete_after_repair_erases_the_new_member);
 	tcase_add_test(tc, delete_after_raid5_repair_erases_the_new_member);
