@@ -629,6 +629,21 @@ as_label(struct add *a, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Tier t's array is md's part of this job: every tier of an add, only
+ * the joined (covered) tiers of a join.  A join's other tiers keep their
+ * members: asked to reshape to the count they have, md would take it as
+ * no change, but the job must not read them as begun or reshaped either
+ * (Decision 125, finding 2).
+ */
+static int
+tier_asked(const struct volume *v, int join, int t)
+{
+	if (v->label.tier[t].kind == TIER_NONE)
+		return 0;
+	return !join || label_joins(&v->label, t);
+}
+
 /* Steps on the new disk are skipped when it went missing after md began (degraded). */
 static int
 new_disk_gone(const struct add *a)
@@ -763,7 +778,7 @@ md_began_elsewhere(const struct add *a, int t)
 	if (a->vol->label.level != LEVEL_SHR)
 		return 0;
 	for (int u = 0; u < a->after.ntiers; u++) {
-		if (u == t || a->after.tier[u].kind == TIER_NONE)
+		if (u == t || a->after.tier[u].kind == TIER_NONE || !tier_asked(a->vol, a->join, u))
 			continue;
 		volume_md_name(a->vol, u, md, sizeof(md));
 		if (sys->md_status(md, &st) == 0 && st.raid_disks == a->after.tier[u].nmembers)
@@ -853,10 +868,6 @@ as_reshape(struct add *a, char *err, size_t errlen)
 	char md[SYS_NAME_MAX];
 	uint64_t off;
 
-	/* md's part of a join is not built yet (Decision 133): stopped before it. */
-	if (a->join)
-		return plan_err(err, errlen, "md's part of a join (takeover, reshape) is not "
-		    "done by this raidd yet: md was not asked");
 	/* md reshapes without a member it lacks, into a degraded array. */
 	if (v->label.intent.step < AS_RESHAPE && new_disk_gone(a))
 		return plan_err(err, errlen, "the new disk never joined the arrays: md is not "
@@ -870,7 +881,7 @@ as_reshape(struct add *a, char *err, size_t errlen)
 	for (int t = 0; t < a->after.ntiers; t++) {
 		const struct plan_tier *pt = &a->after.tier[t];
 
-		if (pt->kind == TIER_NONE)
+		if (pt->kind == TIER_NONE || !tier_asked(v, a->join, t))
 			continue;
 		volume_md_name(v, t, md, sizeof(md));
 		if (md_holds_new(a, t, md, err, errlen) == -1 ||
@@ -915,7 +926,7 @@ reshaped(struct add *a, char *err, size_t errlen)
 	int busy = 0;
 
 	for (int t = 0; t < a->after.ntiers; t++) {
-		if (a->after.tier[t].kind == TIER_NONE)
+		if (a->after.tier[t].kind == TIER_NONE || !tier_asked(a->vol, a->join, t))
 			continue;
 		volume_md_name(a->vol, t, md, sizeof(md));
 		if (sys->md_status(md, &st) == -1)
@@ -1012,6 +1023,7 @@ as_commit(struct add *a, char *err, size_t errlen)
 
 	v->label.intent.op = LABEL_OP_NONE;
 	v->label.intent.step = 0;
+	v->label.intent.covered = 0;	/* a join's: a label without the intent holds none */
 	v->label.intent.disk = LABEL_NO_DISK;
 	v->label.intent.target = 0;
 	v->label.intent.level = 0;
@@ -1095,9 +1107,9 @@ add_finish(struct add *a)
 	json_object_object_add(ev, "disk", json_object_new_string(a->disk));
 	json_object_object_add(ev, "size_bytes", json_object_new_int64((int64_t)v->label.size));
 	json_object_object_add(ev, "was_bytes", json_object_new_int64((int64_t)a->was_size));
-	nas_event("volume.disk_added", ev);
-	log_info("volume %s: %s added, %llu bytes", v->name, a->disk,
-	    (unsigned long long)v->label.size);
+	nas_event(a->join ? "volume.grown" : "volume.disk_added", ev);
+	log_info("volume %s: %s %s, %llu bytes", v->name, a->disk,
+	    a->join ? "joined its tiers" : "added", (unsigned long long)v->label.size);
 	job_done(a->job, volume_describe(v));
 	shr_grow_after(v, &key);
 	crypt_key_wipe(&key);
@@ -1322,13 +1334,34 @@ join_steps_known(const struct plan_change *c, int *joiner, char *err, size_t err
 }
 
 /*
+ * md can take each joined tier's part, asked before anything is written,
+ * as add_check asks an add's: room below the data to reshape into, and a
+ * raid1 of two md takes over with the chunk the labels will record.
+ */
+static int
+join_md_ok(struct volume *v, const struct plan_change *c, char *err, size_t errlen)
+{
+	uint64_t off;
+
+	for (int t = 0; t < c->before.ntiers; t++) {
+		if (c->after.tier[t].nmembers == c->before.tier[t].nmembers)
+			continue;
+		if (new_offset(&c->before.tier[t], t, &off, err, errlen) == -1 ||
+		    (tier_taken_over(&c->before.tier[t], &c->after.tier[t]) &&
+		    takeover_ok(v, t, err, errlen) == -1))
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * A join (Decision 133): member m's room takes a role in old tiers, an
  * add of an old member's room.  Its steps are an add's from the intent,
  * with m's own label written after the others' (join_intent), its
  * partitions a grow's new ones (join_partition) and its spares only in
- * the joined tiers (join_add).  md's part is not built yet: the job
- * stops before md is asked (as_reshape), where add_join_roll_back
- * undoes it.  volume.grow still refuses every join (grow.c).
+ * the joined tiers (join_add); md takes over and reshapes only the
+ * joined tiers (as_reshape, tier_asked), and the commit clears the
+ * intent's covered tiers.  volume.grow still refuses every join (grow.c).
  */
 struct job *
 add_join_start(struct volume *v, const struct plan_change *c, struct crypt_key *key,
@@ -1354,6 +1387,8 @@ add_join_start(struct volume *v, const struct plan_change *c, struct crypt_key *
 		plan_err(err, errlen, "member %d is not here", m + 1);
 		goto out;
 	}
+	if (join_md_ok(v, w, err, errlen) == -1)
+		goto out;
 	log_info("volume %s: member %d's room (%s) joins its tiers", v->name, m + 1,
 	    d->sys.name);
 	a = start_at(v, d->sys.name, d->sys.serial, d->sys.size, &w->after, AS_INTENT, m,
@@ -1409,7 +1444,7 @@ static int
 md_began(const struct volume *v)
 {
 	for (int t = 0; t < v->label.ntiers; t++)
-		if (v->label.tier[t].kind != TIER_NONE && tier_began(v, t))
+		if (tier_asked(v, label_is_join(&v->label), t) && tier_began(v, t))
 			return 1;
 	return 0;
 }

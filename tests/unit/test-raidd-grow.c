@@ -891,6 +891,25 @@ join_plan(struct volume *v, struct plan_change *c)
 
 static char join_error[512];
 
+/* The loop until no job runs, md's reshapes moving on as they would. */
+static void
+run_reshaping(void)
+{
+	char md[SYS_NAME_MAX];
+
+	add_set_poll(0);
+	for (int i = 0; i < 2000 && job_running_count() > 0; i++) {
+		const struct volume *v = volume_find("s");
+
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		for (int t = 0; v && t < v->label.ntiers; t++) {
+			volume_md_name(v, t, md, sizeof(md));
+			sim_md_reshape_step(md, 1 << 17);
+		}
+	}
+	ck_assert_int_eq(job_running_count(), 0);
+}
+
 /* The join's job (add_join_start) run until it ends; its final state, join_error. */
 static enum job_state
 join_run(struct volume *v)
@@ -905,7 +924,7 @@ join_run(struct volume *v)
 	j = add_join_start(v, &c, NULL, e, sizeof(e));
 	ck_assert_msg(j != NULL, "%s", e);
 	id = job_id(j);
-	run_all();
+	run_reshaping();
 	join_error[0] = '\0';
 	d = job_describe(job_find(id));
 	if (json_object_object_get_ex(d, "error", &error) &&
@@ -934,13 +953,16 @@ sdg_spare_in_tier2(const struct volume *v)
 	return 0;
 }
 
+/* The join's writes before md is asked: the reshape step's label write is the next. */
+#define JOIN_MD_OPS	10
+
 /*
- * The join's steps this raidd takes (Decision 133): the others' labels
- * list sdg in tier 2's last role, sdg's own label at that generation
- * gives it role 2, the plan's band and new GUIDs; its partition is
- * there, its band zeroed (a grow's new partition: the disk's past may be
- * in it), and a spare of tier 2's array only; md is not asked (the job
- * stops before the reshape, said so).  The labels replan to the plan
+ * The join's steps before md (Decision 133): the others' labels list
+ * sdg in tier 2's last role, sdg's own label at that generation gives it
+ * role 2, the plan's band and new GUIDs; its partition is there, its
+ * band zeroed (a grow's new partition: the disk's past may be in it),
+ * and a spare of tier 2's array only.  The power goes at the reshape
+ * step's first write: md was not asked.  The labels replan to the plan
  * byte for byte, and the roll back undoes it all, after a reboot too.
  */
 START_TEST(join_steps_before_md)
@@ -960,9 +982,10 @@ START_TEST(join_steps_before_md)
 	/* sdg's past in the band: zeroed as a grow's new partition's */
 	start = c.after.tier[1].part[2].start;
 	ck_assert_int_eq(sys->write_at("sdg", start, mark, sizeof(mark)), 0);
+	sim_fail_after(JOIN_MD_OPS);
 	ck_assert_int_eq(join_run(v), JOB_FAILED);
-	ck_assert_msg(strstr(join_error, "is not done by this raidd yet"), "%s", join_error);
-	ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
+	sim_fail_after(-1);
+	ck_assert_msg(strstr(join_error, "while starting the reshape"), "%s", join_error);
 	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
 	ck_assert_int_eq(v->label.intent.disk, 2);
 	ck_assert_uint_eq(v->label.intent.covered, 1U << 1);
@@ -993,6 +1016,96 @@ START_TEST(join_steps_before_md)
 	check_join_undone(start, was, mirrored);
 	reboot();
 	check_join_undone(start, was, mirrored);
+}
+END_TEST
+
+/*
+ * The joined volume: tier 2 raid5 of three with sdg's new partition in
+ * role 2, tier 1 the raid5 of three it was (not reshaped: its data
+ * offset kept), the labels committed at one generation with the plan's
+ * sizes and kinds, the size plan_grow's, every byte written before the
+ * join still there.
+ */
+static void
+check_joined(uint64_t want, uint64_t data, uint64_t offset0)
+{
+	struct volume *v = volume_find("s");
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct mdsb sb;
+	int found = 0;
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->state == VOL_CLEAN && v->assembled, "state %s: %s",
+	    volume_state_name(v->state), v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_uint_eq(v->label.intent.covered, 0);
+	ck_assert_int_eq(v->label.level, LEVEL_SHR);
+	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.tier[1].chunk, PLAN_TAKEOVER_CHUNK);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_int_eq(v->label.tier[1].member[2], 2);
+	ck_assert_int_eq(v->mlabel[2].tier[1].role, 2);
+	ck_assert_uint_eq(v->label.size, want);
+	check_shr_rule(v);
+	check_new_tier(v, 0, "raid5", 3);
+	check_new_tier(v, 1, "raid5", 3);
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(sys->part_dev("sdg", v->mlabel[2].tier[1].start, dev, sizeof(dev)), 0);
+	for (int i = 0; i < st.nmembers; i++)
+		found += strcmp(st.member[i].dev, dev) == 0 && st.member[i].slot == 2;
+	ck_assert_int_eq(found, 1);
+	volume_md_name(v, 0, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(member_read_sb(st.member[0].dev, &sb), 0);
+	ck_assert_uint_eq(sb.data_offset, offset0);
+	check_grown("s", 0, want);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, data, 0);
+}
+
+/* Tier 1's data offset, md's superblock on its first member. */
+static uint64_t
+tier1_offset(const struct volume *v)
+{
+	char md[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct mdsb sb;
+
+	volume_md_name(v, 0, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(member_read_sb(st.member[0].dev, &sb), 0);
+	return sb.data_offset;
+}
+
+/*
+ * Issue 9's third swap joined (Decisions 125, 133): md takes tier 2's
+ * mirror over as raid5 and reshapes it onto sdg's new partition; tier 1
+ * is not asked.  The volume ends at plan_grow's size, clean, every byte
+ * of the grown mirror's volume still there, after a reboot too, with
+ * every member in every tier.
+ */
+START_TEST(join_runs_to_the_end)
+{
+	static struct plan_change c;
+	char dm[SYS_NAME_MAX];
+	uint64_t was, mirrored, off0;
+	struct volume *v;
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 1);
+	off0 = tier1_offset(v);
+	join_plan(v, &c);
+	ck_assert_int_eq(c.after.ntiers, 2);
+	ck_assert_uint_gt(c.after.size, mirrored);
+	ck_assert_int_eq(join_run(v), JOB_DONE);
+	check_joined(c.after.size, mirrored, off0);
+	reboot();
+	check_joined(c.after.size, mirrored, off0);
+	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "nothing to grow");
 }
 END_TEST
 
@@ -1038,8 +1151,6 @@ START_TEST(join_start_refusals)
 	bad.after.tier[1] = bad.before.tier[1];
 	bad.what[1] = 0;
 	join_start_refused(v, &bad, "no member's room joins");
-	ck_assert_int_eq(join_run(v), JOB_FAILED);
-	ck_assert_msg(strstr(join_error, "is not done by this raidd yet"), "%s", join_error);
 }
 END_TEST
 
@@ -1076,7 +1187,7 @@ END_TEST
  * every member kept in every tier it serves, sdg too whether its own
  * label took the join or not; the roll back then leaves the grown mirror.
  */
-#define JOIN_CUTS	11
+#define JOIN_CUTS	(JOIN_MD_OPS + 1)
 START_TEST(power_cut_during_join_steps)
 {
 	uint64_t was, mirrored, start;
@@ -1091,7 +1202,7 @@ START_TEST(power_cut_during_join_steps)
 	sim_fail_after(-1);
 	ck_assert_int_eq(js, JOB_FAILED);
 	if (_i == JOIN_CUTS - 1)
-		ck_assert_msg(strstr(join_error, "is not done by this raidd yet"),
+		ck_assert_msg(strstr(join_error, "while starting the reshape"),
 		    "more steps than cuts: %s", join_error);
 	start = v->mlabel[0].tier[1].start;
 	reboot();
@@ -1599,6 +1710,7 @@ grow_suite(void)
 	tcase_add_test(tc, join_steps_before_md);
 	tcase_add_test(tc, join_spare_waits_for_whole_arrays);
 	tcase_add_test(tc, join_start_refusals);
+	tcase_add_test(tc, join_runs_to_the_end);
 	tcase_add_loop_test(tc, power_cut_during_join_steps, 0, JOIN_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
