@@ -671,9 +671,14 @@ join_partition(struct add *a, char *err, size_t errlen)
 	return 0;
 }
 
+static int not_taken_yet(const struct volume *);
+
 static int
 as_partition(struct add *a, char *err, size_t errlen)
 {
+	/* A joiner gone after md began is a member lost: md goes on degraded. */
+	if (a->join && new_disk_gone(a) && !not_taken_yet(a->vol))
+		return 0;
 	if (a->join)
 		return join_partition(a, err, errlen);
 	if (new_disk_gone(a))
@@ -705,7 +710,6 @@ as_start(struct add *a, char *err, size_t errlen)
 }
 
 static int old_members_whole(const struct volume *);
-static int not_taken_yet(const struct volume *);
 
 /*
  * The new partition joins each array it will be a member of, as a spare.
@@ -727,7 +731,11 @@ join_add(struct add *a, char *err, size_t errlen)
 {
 	struct volume *v = a->vol;
 
-	if (!old_members_whole(v))
+	/* Once md began, its spares have roles: a member lost since is a
+	   degraded array's, and the joiner gone one of them. */
+	if (!not_taken_yet(v) && new_disk_gone(a))
+		return 0;
+	if (not_taken_yet(v) && !old_members_whole(v))
 		return plan_err(err, errlen, "an array lacks a member or recovers: md would "
 		    "rebuild it onto member %d's new partition", a->member + 1);
 	for (int t = 0; t < v->label.ntiers; t++)
@@ -1066,7 +1074,8 @@ add_failed(struct add *a, const char *why)
 		log_warnx("volume %s: %s", v->name, err);
 	if (v->label.intent.op == LABEL_OP_ADDING && a->join)
 		snprintf(v->problem, sizeof(v->problem), "member %d's room joining its tiers "
-		    "stopped (%.150s): this raidd does not carry a join on", a->member + 1, why);
+		    "stopped (%.100s): the next start carries it on, or undoes it if md had "
+		    "not begun", a->member + 1, why);
 	else if (v->label.intent.op == LABEL_OP_ADDING)
 		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped (%.150s): %s",
 		    why, crypt_locked(v) ? "volume.unlock carries it on" :
@@ -1719,13 +1728,38 @@ old_member_absent(const struct volume *v)
  * add can neither go on (md holds no spare) nor a repair be taken (an
  * add to finish).  A jbod's new tier has no spare to take.
  */
+/*
+ * A join's decide (Decision 133), never an add's: once md began a joined
+ * tier it only goes on (add_resume, after assembly); before, it is
+ * undone (add_join_roll_back): none of the data is on the joiner's new
+ * partitions, and a start that carried it on could have md rebuild a
+ * member lost meanwhile onto them.  A roll back that fails leaves the
+ * volume alone, the join's labels kept.
+ */
+static int
+join_decide(struct volume *v)
+{
+	char err[200];
+	int m = v->label.intent.disk;
+
+	if (!not_taken_yet(v))
+		return 0;
+	if (add_join_roll_back(v, err, sizeof(err)) == 0)
+		return 0;
+	v->inconsistent = 1;
+	snprintf(v->problem, sizeof(v->problem), "member %d's room joining the tiers "
+	    "stopped before md began, and was not undone: %.120s", m + 1, err);
+	log_warnx("volume %s: %s", v->name, v->problem);
+	return 0;
+}
+
 int
 add_decide(struct volume *v)
 {
 	int n = v->label.intent.disk;
 
 	if (label_is_join(&v->label))
-		return 0;	/* never an add's roll back (Decision 133) */
+		return join_decide(v);
 	if (n >= v->label.ndisks || n < 1)
 		return 0;	/* add_resume reports it */
 	if (!not_taken_yet(v))
@@ -1767,6 +1801,45 @@ add_left_out(struct volume *v)
 }
 
 /*
+ * A join carried on (Decision 133), from its labels' plan: from the
+ * partition step, each step idempotent, as an add's.  One md never
+ * began is undone instead (add_join_roll_back; the start's decide did
+ * it already).  A joiner gone since md began is a member lost: md
+ * reshapes on degraded and a repair replaces it.
+ */
+static struct add *
+join_resume(struct volume *v, struct crypt_key *key)
+{
+	const struct disk *d;
+	struct plan after;
+	struct add *a;
+	char err[200];
+	int m = v->label.intent.disk;
+
+	if (not_taken_yet(v)) {
+		if (add_join_roll_back(v, err, sizeof(err)) == -1) {
+			snprintf(v->problem, sizeof(v->problem), "member %d's room joining the "
+			    "tiers stopped and was not undone: %.120s", m + 1, err);
+			log_warnx("volume %s: %s", v->name, v->problem);
+		}
+		return NULL;
+	}
+	log_warnx("volume %s: member %d's room joining the tiers was interrupted: carried "
+	    "on", v->name, m + 1);
+	if (add_join_replan(v, &after, err, sizeof(err)) == -1) {
+		snprintf(v->problem, sizeof(v->problem), "member %d's room joining the tiers "
+		    "stopped: %.150s", m + 1, err);
+		log_warnx("volume %s: %s", v->name, v->problem);
+		return NULL;
+	}
+	d = v->disk[m][0] ? disk_find(v->disk[m]) : NULL;
+	if ((a = start_at(v, d ? d->sys.name : "", d ? d->sys.serial : "", d ? d->sys.size : 0,
+	    &after, AS_PARTITION, m, key, err, sizeof(err))) == NULL)
+		log_warnx("volume %s: %s", v->name, err);
+	return a;
+}
+
+/*
  * The add carried on, at start-up or asked again.  named: the disk the
  * caller named and proved (add_carry_on), taken when the new disk never
  * got its label; without one such an add is rolled back.
@@ -1782,7 +1855,7 @@ resume(struct volume *v, const struct disk *named, struct crypt_key *key)
 	int n = v->label.intent.disk;
 
 	if (label_is_join(&v->label))
-		return NULL;	/* never an add's (Decision 133): assembly refused it */
+		return join_resume(v, key);	/* never an add's (Decision 133) */
 	log_warnx("volume %s: adding a disk was interrupted: carried on", v->name);
 	if (replan(v, &after, err, sizeof(err)) == -1) {
 		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped: %.200s", err);
@@ -1877,8 +1950,10 @@ add_resume_forced(struct volume *v)
 	char name[SYS_NAME_MAX];
 	int n = v->label.intent.disk;
 
-	if (label_is_join(&v->label))
-		return;		/* never an add's undo (Decision 133) */
+	if (label_is_join(&v->label)) {
+		join_resume(v, NULL);	/* never an add's undo (Decision 133) */
+		return;
+	}
 	if (n < 1 || n >= v->label.ndisks || v->disk[n][0] == '\0' || !not_taken_yet(v) ||
 	    old_members_whole(v) || (d = disk_find(v->disk[n])) == NULL) {
 		add_resume(v);

@@ -639,34 +639,6 @@ write_join_label(struct volume *v)
 }
 
 /*
- * A join's first label written (above): this raidd does not carry a join
- * on, nor takes it for an add to carry on, undo or roll back: the start
- * leaves the volume alone and says why, nothing written.
- */
-START_TEST(join_label_not_carried_on)
-{
-	struct volume *v;
-	uint64_t gen;
-
-	shr_third_swapped(&gen);
-	v = volume_find("s");
-	write_join_label(v);
-	gen = v->label.generation;
-	reboot();
-	v = volume_find("s");
-	ck_assert_ptr_nonnull(v);
-	ck_assert_msg(v->inconsistent && !v->assembled, "%s", v->problem);
-	ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
-	ck_assert_uint_eq(v->label.generation, gen);
-	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
-	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
-	ck_assert_int_eq(sim_md_count(), 0);
-	for (int m = 0; m < 3; m++)
-		ck_assert_uint_eq(v->mlabel[m].generation, gen);
-}
-END_TEST
-
-/*
  * A join's partition is added where the joiner's label says and zeroed
  * where its plan says (plan-grow's, not the labels'): grow_part_new
  * refuses when the two bands differ, before anything is written.
@@ -839,12 +811,10 @@ START_TEST(join_roll_back_refused_once_md_began)
 END_TEST
 
 /*
- * The power goes after each step of the roll back: a start after a cut
- * before any label took it leaves the join's volume alone (this raidd
- * carries no join on), and the roll back run again does what is left;
- * once one label took it, the start finishes it (the members behind are
- * the join undone).  Either way the volume is the grown mirror, sdg's
- * band free.
+ * The power goes after each step of the roll back: the start rolls the
+ * join back again (md never began), doing what is left, or, once one
+ * label took it, finishes it (the members behind are the join undone).
+ * Either way the volume is the grown mirror, sdg's band free.
  */
 #define JOIN_UNDO_CUTS	8
 START_TEST(power_cut_during_join_roll_back)
@@ -863,14 +833,6 @@ START_TEST(power_cut_during_join_roll_back)
 	if (_i == JOIN_UNDO_CUTS - 1)
 		ck_assert_msg(rc == 0, "%s: more steps than cuts", e);
 	reboot();
-	v = volume_find("s");
-	/* Cut before any label took the roll back: the join's labels stand. */
-	if (v->inconsistent) {
-		ck_assert_int_eq(rc, -1);
-		ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
-		ck_assert_msg(add_join_roll_back(v, e, sizeof(e)) == 0, "cut %d: %s", _i, e);
-		reboot();
-	}
 	check_join_undone(start, was, mirrored);
 }
 END_TEST
@@ -955,6 +917,8 @@ sdg_spare_in_tier2(const struct volume *v)
 
 /* The join's writes before md is asked: the reshape step's label write is the next. */
 #define JOIN_MD_OPS	10
+/* A cut after each of the join's writes (24), md's included, and one run whole. */
+#define JOIN_ALL_CUTS	26
 
 /*
  * The join's steps before md (Decision 133): the others' labels list
@@ -1080,6 +1044,25 @@ tier1_offset(const struct volume *v)
 }
 
 /*
+ * Issue 9's volume after its third swap, every byte of the grown mirror's
+ * volume written; *off0 tier 1's data offset, c the join's plan.
+ * Returns the size before the join.
+ */
+static uint64_t
+join_ready(uint64_t *was, uint64_t *off0, struct plan_change *c)
+{
+	char dm[SYS_NAME_MAX];
+	uint64_t mirrored = shr_third_swapped(was);
+	struct volume *v = volume_find("s");
+
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 1);
+	*off0 = tier1_offset(v);
+	join_plan(v, c);
+	return mirrored;
+}
+
+/*
  * Issue 9's third swap joined (Decisions 125, 133): md takes tier 2's
  * mirror over as raid5 and reshapes it onto sdg's new partition; tier 1
  * is not asked.  The volume ends at plan_grow's size, clean, every byte
@@ -1089,19 +1072,16 @@ tier1_offset(const struct volume *v)
 START_TEST(join_runs_to_the_end)
 {
 	static struct plan_change c;
-	char dm[SYS_NAME_MAX];
 	uint64_t was, mirrored, off0;
-	struct volume *v;
+	int ops;
 
-	mirrored = shr_third_swapped(&was);
-	v = volume_find("s");
-	volume_dm_name("s", dm, sizeof(dm));
-	unit_raidd_pattern(dm, mirrored, 1);
-	off0 = tier1_offset(v);
-	join_plan(v, &c);
+	mirrored = join_ready(&was, &off0, &c);
 	ck_assert_int_eq(c.after.ntiers, 2);
 	ck_assert_uint_gt(c.after.size, mirrored);
-	ck_assert_int_eq(join_run(v), JOB_DONE);
+	ops = sim_ops();
+	ck_assert_int_eq(join_run(volume_find("s")), JOB_DONE);
+	/* the cut loop below reaches every write and runs one whole */
+	ck_assert_int_lt(sim_ops() - ops, JOIN_ALL_CUTS - 1);
 	check_joined(c.after.size, mirrored, off0);
 	reboot();
 	check_joined(c.after.size, mirrored, off0);
@@ -1180,47 +1160,143 @@ START_TEST(join_spare_waits_for_whole_arrays)
 }
 END_TEST
 
-/*
- * The power goes after each write of the join's steps: the start either
- * finds no join (the cut before its first label) and the grown mirror,
- * or the join's labels, left alone (this raidd carries no join on), with
- * every member kept in every tier it serves, sdg too whether its own
- * label took the join or not; the roll back then leaves the grown mirror.
- */
-#define JOIN_CUTS	(JOIN_MD_OPS + 1)
-START_TEST(power_cut_during_join_steps)
+/* reboot(), md's reshapes moving on while a job carried on runs. */
+static void
+reboot_reshaping(void)
 {
-	uint64_t was, mirrored, start;
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	run_reshaping();
+}
+
+/*
+ * After a cut in a join and a start: every member present serves every
+ * tier its label gives it, in md (its disk kept, its partition in the
+ * array), and the volume's bytes are there.
+ */
+static void
+check_members_kept(int cut, uint64_t data)
+{
+	struct volume *v = volume_find("s");
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(!v->inconsistent && v->assembled, "cut %d: %s", cut, v->problem);
+	for (int m = 0; m < 3; m++) {
+		ck_assert_msg(v->disk[m][0], "cut %d: member %d dropped", cut, m + 1);
+		for (int t = 0; t < v->label.ntiers; t++) {
+			int in = 0;
+
+			if (v->mlabel[m].tier[t].role == LABEL_NO_ROLE)
+				continue;
+			volume_md_name(v, t, md, sizeof(md));
+			ck_assert_int_eq(sys->md_status(md, &st), 0);
+			ck_assert_int_eq(sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start, dev,
+			    sizeof(dev)), 0);
+			for (int i = 0; i < st.nmembers; i++)
+				in += strcmp(st.member[i].dev, dev) == 0 &&
+				    st.member[i].slot == v->mlabel[m].tier[t].role &&
+				    !strstr(st.member[i].state, "faulty");
+			ck_assert_msg(in == 1, "cut %d: member %d not in tier %d's role %d", cut,
+			    m + 1, t + 1, v->mlabel[m].tier[t].role);
+		}
+	}
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, data, 0);
+}
+
+/*
+ * The power goes after each write of the join, md's takeover and
+ * reshape included, and the start decides: md never began a joined
+ * tier, the join is undone (the grown mirror, sdg's band free); once md
+ * began, it is carried on to the end (tier 2 raid5 of three).  Every
+ * start keeps every member in every tier it serves and every byte
+ * written before the join; so does the start after that.
+ */
+START_TEST(power_cut_during_join)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, start, off0;
 	struct volume *v;
 	enum job_state js;
-	char e[256];
+
+	mirrored = join_ready(&was, &off0, &c);
+	start = c.after.tier[1].part[2].start;
+	sim_fail_after(_i);
+	js = join_run(volume_find("s"));
+	sim_fail_after(-1);
+	if (_i == JOIN_ALL_CUTS - 1)
+		ck_assert_msg(js == JOB_DONE, "more writes than cuts: %s", join_error);
+	for (int boot = 0; boot < 2; boot++) {
+		reboot_reshaping();
+		check_members_kept(_i, mirrored);
+		v = volume_find("s");
+		if (v->label.tier[1].nmembers == 2)
+			check_join_undone(start, was, mirrored);
+		else
+			check_joined(c.after.size, mirrored, off0);
+	}
+}
+END_TEST
+
+/*
+ * A join md never began, found at a start (its labels, sdg's partition a
+ * spare in tier 2's array): undone before assembly, the grown mirror
+ * whole, sdg's band free, after a second start too.
+ */
+START_TEST(join_undone_at_start_before_md_began)
+{
+	uint64_t was, mirrored, start;
+
+	mirrored = shr_third_swapped(&was);
+	start = join_spare_added(volume_find("s"));
+	reboot();
+	check_join_undone(start, was, mirrored);
+	reboot();
+	check_join_undone(start, was, mirrored);
+}
+END_TEST
+
+/*
+ * Decision 125's finding 2: the labels say the reshape began, md was
+ * never asked (the power went at the takeover), and the joiner is gone.
+ * Tier 1, which the join leaves as it is, has its superblocks at its
+ * count: that is no sign md began the join.  The start undoes it:
+ * tier 2 the mirror of two it was, whole, not a raid5 reshaped without
+ * sdg; the data there.
+ */
+START_TEST(join_cut_joiner_gone_before_md_began)
+{
+	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+	uint64_t was, mirrored;
+	struct volume *v;
 
 	mirrored = shr_third_swapped(&was);
 	v = volume_find("s");
-	sim_fail_after(_i);
-	js = join_run(v);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 1);
+	sim_fail_after(JOIN_MD_OPS + 3);
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
 	sim_fail_after(-1);
-	ck_assert_int_eq(js, JOB_FAILED);
-	if (_i == JOIN_CUTS - 1)
-		ck_assert_msg(strstr(join_error, "while starting the reshape"),
-		    "more steps than cuts: %s", join_error);
-	start = v->mlabel[0].tier[1].start;
-	reboot();
+	ck_assert_msg(strstr(join_error, "refused level raid5"), "%s", join_error);
+	ck_assert_int_eq(v->label.intent.step, 6);	/* AS_RESHAPE */
+	sim_pull_disk("sdg");
+	reboot_reshaping();
 	v = volume_find("s");
-	if (!v->inconsistent) {
-		check_join_undone(start, was, mirrored);
-		return;
-	}
-	ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
-	for (int m = 0; m < 3; m++) {
-		ck_assert_msg(v->disk[m][0], "cut %d: member %d dropped", _i, m + 1);
-		ck_assert_int_ne(v->mlabel[m].tier[0].role, LABEL_NO_ROLE);
-	}
-	ck_assert_int_ne(v->mlabel[0].tier[1].role, LABEL_NO_ROLE);
-	ck_assert_int_ne(v->mlabel[1].tier[1].role, LABEL_NO_ROLE);
-	ck_assert_msg(add_join_roll_back(v, e, sizeof(e)) == 0, "cut %d: %s", _i, e);
-	reboot();
-	check_join_undone(start, was, mirrored);
+	ck_assert_msg(v->assembled, "%s", v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid1");
+	ck_assert_int_eq(st.raid_disks, 2);
+	ck_assert_int_eq(st.degraded, 0);
+	unit_raidd_pattern(dm, mirrored, 0);
 }
 END_TEST
 
@@ -1701,7 +1777,8 @@ grow_suite(void)
 	tcase_add_test(tc, shr_grow_cut_new_tier_member_gone);
 	tcase_add_test(tc, md_refuses_a_claimed_member);
 	tcase_add_test(tc, shr_join_refused);
-	tcase_add_test(tc, join_label_not_carried_on);
+	tcase_add_test(tc, join_undone_at_start_before_md_began);
+	tcase_add_test(tc, join_cut_joiner_gone_before_md_began);
 	tcase_add_test(tc, part_new_band_is_the_plans);
 	tcase_add_test(tc, join_replan_is_plan_grow);
 	tcase_add_test(tc, join_rolled_back_before_md_began);
@@ -1711,7 +1788,7 @@ grow_suite(void)
 	tcase_add_test(tc, join_spare_waits_for_whole_arrays);
 	tcase_add_test(tc, join_start_refusals);
 	tcase_add_test(tc, join_runs_to_the_end);
-	tcase_add_loop_test(tc, power_cut_during_join_steps, 0, JOIN_CUTS);
+	tcase_add_loop_test(tc, power_cut_during_join, 0, JOIN_ALL_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
 	return s;
