@@ -1301,6 +1301,87 @@ START_TEST(join_cut_joiner_gone_before_md_began)
 END_TEST
 
 /*
+ * The join's job run until md's reshape of tier 2 is a third done, then
+ * the power goes (md's reshape_position in the superblocks).
+ */
+static void
+join_cut_mid_reshape(struct plan_change *c)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], e[256];
+	struct volume *v = volume_find("s");
+	int i;
+
+	add_set_poll(0);
+	ck_assert_msg(add_join_start(v, c, NULL, e, sizeof(e)) != NULL, "%s", e);
+	volume_md_name(v, 1, md, sizeof(md));
+	for (i = 0; i < 200; i++) {
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		ck_assert_int_eq(sys->md_status(md, &st), 0);
+		if (strcmp(st.sync_action, "reshape") == 0)
+			break;
+	}
+	ck_assert_str_eq(st.sync_action, "reshape");
+	sim_md_reshape_step(md, st.sync_total / 3);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	ck_assert_int_eq(job_running_count(), 1);
+}
+
+/*
+ * The power goes while md reshapes tier 2 onto sdg: the start carries
+ * the join on (md goes on from its reshape_position) to the end.  With
+ * sdg gone at the start too, tier 2 is dirty and degraded: md starts it
+ * read-only (by its superblocks' raid5: the labels still say raid1) and
+ * volume.start force carries the join on; md reshapes on degraded, the
+ * join ends with every byte there, sdg a member lost in both tiers.
+ */
+START_TEST(join_cut_mid_reshape_carried_on)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+	char dm[SYS_NAME_MAX];
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	join_cut_mid_reshape(&c);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+	check_members_kept(0, mirrored);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+
+	mirrored = join_ready(&was, &off0, &c);
+	join_cut_mid_reshape(&c);
+	sim_pull_disk("sdg");
+	reboot_reshaping();
+	v = volume_find("s");
+	/* Dirty (md was reshaping) and degraded at the cut: read-only, md
+	   reshapes no read-only array, the join waits for force (Decision 116). */
+	ck_assert_msg(v->assembled, "%s", v->problem);
+	ck_assert_int_eq(v->state, VOL_DIRTY_DEGRADED);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 0);
+	json_object_put(unit_call_expect(srv, &root, "volume.start",
+	    "{\"name\":\"s\",\"force\":true}", 0));
+	ck_assert_int_eq(job_running_count(), 1);
+	run_reshaping();
+	ck_assert_msg(v->label.intent.op == LABEL_OP_NONE, "%s", v->problem);
+	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_uint_eq(v->label.size, c.after.size);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	unit_raidd_pattern(dm, mirrored, 0);
+	sim_md_idle(NULL);	/* md marked the arrays clean before the next cut */
+	reboot_reshaping();
+	v = volume_find("s");
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_uint_eq(unit_raidd_dm_size("s"), c.after.size);
+	unit_raidd_pattern(dm, mirrored, 0);
+}
+END_TEST
+
+/*
  * Another array's superblock left in the room above a replacement's
  * partitions (the disk's past): it must not become the new tier's,
  * nor be assembled, nor make the disk fail its proof.
@@ -1779,6 +1860,7 @@ grow_suite(void)
 	tcase_add_test(tc, shr_join_refused);
 	tcase_add_test(tc, join_undone_at_start_before_md_began);
 	tcase_add_test(tc, join_cut_joiner_gone_before_md_began);
+	tcase_add_test(tc, join_cut_mid_reshape_carried_on);
 	tcase_add_test(tc, part_new_band_is_the_plans);
 	tcase_add_test(tc, join_replan_is_plan_grow);
 	tcase_add_test(tc, join_rolled_back_before_md_began);
