@@ -2007,6 +2007,21 @@ carry_checks(struct volume *v, const struct disk *d, int force, int act, int *co
 	return 0;
 }
 
+/* A stopped add or join may be carried on by a call: no job, the volume in use here. */
+static int
+carry_ready(const struct volume *v, int *code, char *err, size_t errlen)
+{
+	*code = NAS_ERR_REFUSED;
+	if (v->job) {
+		*code = NAS_ERR_BUSY;
+		return plan_err(err, errlen, "volume %s is busy with another job", v->name);
+	}
+	if (v->held || v->inconsistent || v->foreign || !v->assembled)
+		return plan_err(err, errlen, "volume %s is not in use here: %s", v->name,
+		    v->problem);
+	return 0;
+}
+
 struct job *
 add_carry_on(struct volume *v, const struct disk *d, int force, struct crypt_key *key,
     int *code, char *err, size_t errlen)
@@ -2014,14 +2029,8 @@ add_carry_on(struct volume *v, const struct disk *d, int force, struct crypt_key
 	int n = v->label.intent.disk, keyed;
 	struct add *a;
 
-	*code = NAS_ERR_REFUSED;
-	if (v->job) {
-		*code = NAS_ERR_BUSY;
-		return plan_err(err, errlen, "volume %s is busy with another job", v->name), NULL;
-	}
-	if (v->held || v->inconsistent || v->foreign || !v->assembled)
-		return plan_err(err, errlen, "volume %s is not in use here: %s", v->name,
-		    v->problem), NULL;
+	if (carry_ready(v, code, err, errlen) == -1)
+		return NULL;
 	if (n < 1 || n >= v->label.ndisks || label_is_join(&v->label) ||
 	    d->sys.serial[0] == '\0' || d->sys.size != v->label.member[n].size)
 		return plan_err(err, errlen, "%s is not the disk volume %s was adding",
@@ -2039,4 +2048,28 @@ add_carry_on(struct volume *v, const struct disk *d, int force, struct crypt_key
 	a->carry = keyed;
 	a->force = force;
 	return a->job;
+}
+
+/*
+ * volume.grow on a volume whose join stopped (Decision 133): carried on
+ * as at a start (join_resume), or undone when md never began it.
+ */
+struct job *
+add_join_carry_on(struct volume *v, struct crypt_key *key, int *code, char *err,
+    size_t errlen)
+{
+	int m = v->label.intent.disk;
+	struct add *a;
+
+	if (carry_ready(v, code, err, errlen) == -1)
+		return NULL;
+	if (!label_is_join(&v->label))
+		return plan_err(err, errlen, "volume %s holds no join", v->name), NULL;
+	if ((a = join_resume(v, key)) != NULL)
+		return a->job;
+	*code = NAS_ERR_FAILED;
+	if (!label_is_join(&v->label))
+		return plan_err(err, errlen, "member %d's room joining the tiers was undone (md "
+		    "had not begun): volume.grow again joins it", m + 1), NULL;
+	return plan_err(err, errlen, "%s", v->problem), NULL;
 }

@@ -551,13 +551,6 @@ START_TEST(shr_new_mirror)
 END_TEST
 
 /*
- * Issue 9: an SHR of three 1 GiB disks, bays swapped one at a time for
- * 2 GiB ones.  After two, the room above is a mirror; after the third,
- * its room would join that mirror (md takeover to raid5, reshape to
- * three).  This raidd refuses that grow with what it would take and
- * changes nothing: no label, no array, no map (Decision 125).
- */
-/*
  * Issue 9's volume: three 1 GiB disks swapped one at a time for 2 GiB
  * ones, the mirror grown after the second; *was the size before it,
  * returns the size after.
@@ -586,26 +579,6 @@ shr_third_swapped(uint64_t *was)
 	return mirrored;
 }
 
-START_TEST(shr_join_refused)
-{
-	struct volume *v;
-	uint64_t was, mirrored, gen;
-
-	mirrored = shr_third_swapped(&was);
-	v = volume_find("s");
-	gen = v->label.generation;
-	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "tier 2 (raid1 of 2) would take "
-	    "the room of member 3 and become raid5 of 3 (md takeover, then reshape)");
-	ck_assert_uint_eq(v->label.generation, gen);
-	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
-	check_new_tier(v, 1, "raid1", 2);
-	check_grown("s", was, mirrored);
-	reboot();
-	v = volume_find("s");
-	check_grown("s", was, mirrored);
-	check_new_tier(v, 1, "raid1", 2);
-}
-END_TEST
 
 /*
  * A join's first label (Decision 133), as a later raidd writes it: member
@@ -872,6 +845,18 @@ run_reshaping(void)
 	ck_assert_int_eq(job_running_count(), 0);
 }
 
+/* reboot(), md's reshapes moving on while a job carried on runs. */
+static void
+reboot_reshaping(void)
+{
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	run_reshaping();
+}
+
 /* The join's job (add_join_start) run until it ends; its final state, join_error. */
 static enum job_state
 join_run(struct volume *v)
@@ -1089,6 +1074,81 @@ START_TEST(join_runs_to_the_end)
 }
 END_TEST
 
+/* volume.grow on "s" started a job: run to its end, md reshaping; its state. */
+static enum job_state
+grow_run(uint64_t want)
+{
+	struct json_object *a = unit_call(srv, &root, "volume.grow", "{\"name\":\"s\"}"), *r, *o;
+	unsigned id;
+
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "job", &o);
+	id = (unsigned)json_object_get_int(o);
+	json_object_object_get_ex(r, "size_bytes", &o);
+	ck_assert_uint_eq((uint64_t)json_object_get_int64(o), want);
+	json_object_put(a);
+	run_reshaping();
+	return job_state(job_find(id));
+}
+
+/*
+ * Issue 9 (Decision 125): an SHR of three 1 GiB disks, bays swapped one
+ * at a time for 2 GiB ones; after two, the room above is a mirror;
+ * after the third, volume.grow joins the third disk's room to it (md
+ * takeover to raid5, reshape to three), add.c's join job.
+ */
+START_TEST(shr_join_by_volume_grow)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+
+	mirrored = join_ready(&was, &off0, &c);
+	ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+	check_joined(c.after.size, mirrored, off0);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "nothing to grow");
+}
+END_TEST
+
+/*
+ * A join stopped on a running volume, volume.grow asked again: one md
+ * never began is undone (asked once more, it joins), one md began (the
+ * tier taken over, the reshape refused) is carried on to the end.
+ */
+START_TEST(join_stopped_carried_on_by_volume_grow)
+{
+	static const int cut[2] = { JOIN_MD_OPS, JOIN_MD_OPS + 4 };
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+	struct json_object *a;
+	struct volume *v;
+
+	for (int i = 0; i < 2; i++) {
+		mirrored = join_ready(&was, &off0, &c);
+		v = volume_find("s");
+		sim_fail_after(cut[i]);
+		ck_assert_int_eq(join_run(v), JOB_FAILED);
+		sim_fail_after(-1);
+		ck_assert_msg(label_is_join(&v->label), "cut %d: %s", cut[i], join_error);
+		if (i == 0) {
+			a = unit_call(srv, &root, "volume.grow", "{\"name\":\"s\"}");
+			ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
+			ck_assert_msg(strstr(unit_err_msg(a), "was undone"), "%s", unit_err_msg(a));
+			json_object_put(a);
+			ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+			ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+			ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+		} else
+			ck_assert_int_eq(grow_run(v->label.size), JOB_DONE);
+		check_joined(c.after.size, mirrored, off0);
+		reboot_reshaping();
+		check_joined(c.after.size, mirrored, off0);
+	}
+}
+END_TEST
+
 /* add_join_start refuses c, with want, before anything is written. */
 static void
 join_start_refused(struct volume *v, const struct plan_change *c, const char *want)
@@ -1160,17 +1220,6 @@ START_TEST(join_spare_waits_for_whole_arrays)
 }
 END_TEST
 
-/* reboot(), md's reshapes moving on while a job carried on runs. */
-static void
-reboot_reshaping(void)
-{
-	sim_power_cut();
-	volume_reset();
-	job_reset();
-	disk_refresh(0);
-	volume_scan();
-	run_reshaping();
-}
 
 /*
  * After a cut in a join and a start: every member present serves every
@@ -1857,7 +1906,8 @@ grow_suite(void)
 	tcase_add_test(tc, shr_grow_cut_dirty_member_gone);
 	tcase_add_test(tc, shr_grow_cut_new_tier_member_gone);
 	tcase_add_test(tc, md_refuses_a_claimed_member);
-	tcase_add_test(tc, shr_join_refused);
+	tcase_add_test(tc, shr_join_by_volume_grow);
+	tcase_add_test(tc, join_stopped_carried_on_by_volume_grow);
 	tcase_add_test(tc, join_undone_at_start_before_md_began);
 	tcase_add_test(tc, join_cut_joiner_gone_before_md_began);
 	tcase_add_test(tc, join_cut_mid_reshape_carried_on);
