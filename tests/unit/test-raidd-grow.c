@@ -1430,6 +1430,59 @@ START_TEST(join_cut_mid_reshape_carried_on)
 }
 END_TEST
 
+/* Member m's superblock of tier 2 as md left it when the power went before
+   md_update_sb reached it after the takeover: raid1, one event behind. */
+static void
+tier2_sb_raid1_behind(const struct volume *v, int m)
+{
+	static uint8_t buf[MDSB_BLOCK];
+	static struct mdsb sb;
+	char dev[SYS_NAME_MAX], err[MDSB_ERRLEN];
+
+	ck_assert_int_eq(sys->part_dev(v->disk[m], v->mlabel[m].tier[1].start, dev,
+	    sizeof(dev)), 0);
+	ck_assert_int_eq(sys->read_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, &sb, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(sb.level, 5);
+	sb.level = 1;
+	sb.layout = 0;
+	sb.chunksize = 0;
+	sb.events--;
+	ck_assert_msg(mdsb_encode(&sb, buf, sizeof(buf), err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(sys->write_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)), 0);
+}
+
+/*
+ * Decision 136 for a join: md took tier 2 over, and the power went while
+ * it wrote its members' superblocks (_i: sde's or sdf's left at raid1,
+ * an event behind), the reshape never asked.  md would assemble either
+ * view alone; the start gives the members left behind md's raid5
+ * (add_mend_takeover) and carries the join on to the end.
+ */
+START_TEST(join_takeover_cut_mid_superblocks)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	sim_fail_after(JOIN_MD_OPS + 4);
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
+	sim_fail_after(-1);
+	ck_assert_msg(strstr(join_error, "reshaping md_s_t2"), "%s", join_error);
+	sim_md_idle(NULL);
+	sim_power_cut();
+	tier2_sb_raid1_behind(v, _i);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+	check_members_kept(_i, mirrored);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
 /*
  * Another array's superblock left in the room above a replacement's
  * partitions (the disk's past): it must not become the new tier's,
@@ -1911,6 +1964,7 @@ grow_suite(void)
 	tcase_add_test(tc, join_undone_at_start_before_md_began);
 	tcase_add_test(tc, join_cut_joiner_gone_before_md_began);
 	tcase_add_test(tc, join_cut_mid_reshape_carried_on);
+	tcase_add_loop_test(tc, join_takeover_cut_mid_superblocks, 0, 2);
 	tcase_add_test(tc, part_new_band_is_the_plans);
 	tcase_add_test(tc, join_replan_is_plan_grow);
 	tcase_add_test(tc, join_rolled_back_before_md_began);
