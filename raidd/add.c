@@ -57,7 +57,8 @@ struct add {
 	struct job	*job;
 	enum add_step	 step;
 	struct plan	 after;		/* the layout once the disk is in */
-	int		 member;	/* the new disk's index */
+	int		 member;	/* the new disk's index; a join's old member */
+	int		 join;		/* a join (Decision 133): member's room joins tiers */
 	char		 disk[SYS_NAME_MAX];
 	char		 serial[64];
 	uint64_t	 size;
@@ -446,9 +447,87 @@ job_disk(const struct add *a, char *err, size_t errlen)
 static int
 as_wipe(struct add *a, char *err, size_t errlen)
 {
-	const struct disk *d = job_disk(a, err, errlen);
+	const struct disk *d;
 
+	if (a->join)
+		return 0;	/* an old member: its disk holds the volume */
+	d = job_disk(a, err, errlen);
 	return d == NULL ? -1 : wipe_disk(d, err, errlen);
+}
+
+/*
+ * The intent "adding" member a->member, written to every other member at
+ * the next generation; v's label is was again when none took it.
+ */
+static int
+intent_write(struct add *a, const struct label *was, int level, char *err, size_t errlen)
+{
+	struct volume *v = a->vol;
+
+	v->label.intent.op = LABEL_OP_ADDING;
+	v->label.intent.step = AS_INTENT;
+	v->label.intent.level = (uint8_t)level;
+	v->label.intent.disk = (uint8_t)a->member;
+	v->label.intent.target = was->generation + 2;
+	if (label_change(v, ~(1U << a->member), was, err, errlen) == -1) {
+		if (v->label.generation == was->generation)
+			v->label = *was;
+		return -1;
+	}
+	return 0;
+}
+
+/* The joiner's place in tier t of the plan: its role, band; -1 if none. */
+static int
+join_role(const struct add *a, int t)
+{
+	const struct plan_tier *pt = &a->after.tier[t];
+	int r = pt->nmembers - 1;
+
+	return t < a->after.ntiers && r >= 0 && pt->part[r].disk == a->member ? r : -1;
+}
+
+/*
+ * A join's first labels (Decision 133): the others' first, listing the
+ * joiner m in each joined tier's last role with the intent (covered),
+ * then m's own at that same generation, giving it its role, band and new
+ * GUIDs there.  A cut between the two leaves m's label behind, with no
+ * role in the joined tiers: the others' join with m's partition missing,
+ * which the proof exempts; m never holds a role the others do not list.
+ */
+static int
+join_intent(struct add *a, char *err, size_t errlen)
+{
+	struct volume *v = a->vol;
+	struct label was = v->label, own;
+	int m = a->member, r;
+
+	for (int t = 0; t < was.ntiers; t++) {
+		struct label_tier *lt = &v->label.tier[t];
+
+		/* a tier it serves already ends with it too: not joined */
+		if ((r = join_role(a, t)) < 0 || r < lt->nmembers)
+			continue;
+		if (r != lt->nmembers || r >= PLAN_MAX_DISKS)
+			return plan_err(err, errlen, "tier %d: the plan gives member %d role %d "
+			    "of a tier of %d", t + 1, m + 1, r, lt->nmembers);
+		lt->member[lt->nmembers++] = (uint8_t)m;
+		v->label.intent.covered |= 1U << t;
+	}
+	if (intent_write(a, &was, 0, err, errlen) == -1)
+		return -1;
+	label_for_member(v, m, &own);
+	for (int t = 0; t < own.ntiers; t++) {
+		if (!label_joins(&v->label, t))
+			continue;
+		r = join_role(a, t);
+		own.tier[t].role = (uint8_t)r;
+		own.tier[t].start = a->after.tier[t].part[r].start;
+		own.tier[t].size = a->after.tier[t].part[r].size;
+		if (label_tier_guids(&own.tier[t]) == -1)
+			return plan_err(err, errlen, "no random numbers: %s", strerror(errno));
+	}
+	return label_write_own(v, m, &own, err, errlen);
 }
 
 /* The old members learn the new disk, in the roles the plan gives it. */
@@ -460,6 +539,8 @@ as_intent(struct add *a, char *err, size_t errlen)
 	struct label_member *me = &v->label.member[a->member];
 	int n = a->member;
 
+	if (a->join)
+		return join_intent(a, err, errlen);
 	if (job_disk(a, err, errlen) == NULL)
 		return -1;
 	memset(me, 0, sizeof(*me));
@@ -496,18 +577,9 @@ as_intent(struct add *a, char *err, size_t errlen)
 		v->label.ntiers = (uint8_t)a->after.ntiers;
 		grow_label_from(v, &a->after);
 	}
-	v->label.intent.op = LABEL_OP_ADDING;
-	v->label.intent.step = AS_INTENT;
 	/* The level the labels take at AS_SIZE; md takes it at AS_RESHAPE. */
-	v->label.intent.level = a->after.level != was.level ? (uint8_t)a->after.level : 0;
-	v->label.intent.disk = (uint8_t)n;
-	v->label.intent.target = was.generation + 2;
-	if (label_change(v, ~(1U << n), &was, err, errlen) == -1) {
-		if (v->label.generation == was.generation)
-			v->label = was;
-		return -1;
-	}
-	return 0;
+	return intent_write(a, &was, a->after.level != was.level ? a->after.level : 0,
+	    err, errlen);
 }
 
 /* The label the new disk carries: the volume's, with its own partitions from the plan. */
@@ -543,8 +615,8 @@ as_label(struct add *a, char *err, size_t errlen)
 	const struct disk *d;
 	struct label l;
 
-	if (v->disk[a->member][0])
-		return 0;	/* carried on: it has it */
+	if (a->join || v->disk[a->member][0])
+		return 0;	/* carried on, or an old member: it has it */
 	if ((d = job_disk(a, err, errlen)) == NULL || new_member_label(a, &l, err, errlen) == -1)
 		return -1;
 	if (label_new_guids(&l) == -1)
@@ -557,6 +629,21 @@ as_label(struct add *a, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Tier t's array is md's part of this job: every tier of an add, only
+ * the joined (covered) tiers of a join.  A join's other tiers keep their
+ * members: asked to reshape to the count they have, md would take it as
+ * no change, but the job must not read them as begun or reshaped either
+ * (Decision 125, finding 2).
+ */
+static int
+tier_asked(const struct volume *v, int join, int t)
+{
+	if (v->label.tier[t].kind == TIER_NONE)
+		return 0;
+	return !join || label_joins(&v->label, t);
+}
+
 /* Steps on the new disk are skipped when it went missing after md began (degraded). */
 static int
 new_disk_gone(const struct add *a)
@@ -564,9 +651,36 @@ new_disk_gone(const struct add *a)
 	return a->vol->disk[a->member][0] == '\0';
 }
 
+/*
+ * A joiner's new partitions, each zeroed and proven free as a grow's new
+ * one (grow_part_new): its band may hold an old array, and its table
+ * holds the partitions it serves with, which repair's step_partition
+ * would write over.
+ */
+static int
+join_partition(struct add *a, char *err, size_t errlen)
+{
+	struct volume *v = a->vol;
+
+	if (v->disk[a->member][0] == '\0')
+		return plan_err(err, errlen, "member %d is not here", a->member + 1);
+	for (int t = 0; t < v->label.ntiers; t++)
+		if (label_joins(&v->label, t) &&
+		    grow_part_new(v, a->member, t, &a->after.tier[t], err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
+static int not_taken_yet(const struct volume *);
+
 static int
 as_partition(struct add *a, char *err, size_t errlen)
 {
+	/* A joiner gone after md began is a member lost: md goes on degraded. */
+	if (a->join && new_disk_gone(a) && !not_taken_yet(a->vol))
+		return 0;
+	if (a->join)
+		return join_partition(a, err, errlen);
 	if (new_disk_gone(a))
 		return 0;
 	return repair_member_partitions(a->vol, a->member, err, errlen);
@@ -596,7 +710,6 @@ as_start(struct add *a, char *err, size_t errlen)
 }
 
 static int old_members_whole(const struct volume *);
-static int not_taken_yet(const struct volume *);
 
 /*
  * The new partition joins each array it will be a member of, as a spare.
@@ -605,11 +718,40 @@ static int not_taken_yet(const struct volume *);
  * volume.add_disk then undoes the add (carry_checks), so a repair can
  * have the volume.
  */
+/*
+ * The joiner's new partitions join the joined tiers' arrays as spares,
+ * never the arrays it serves already.  Only while every old array is
+ * whole, checked right before: md rebuilds a lost member onto a spare at
+ * once, against the labels, and the joiner, its superblock then giving
+ * it another role, would be judged foreign and dropped from every tier
+ * it serves (Decision 125, finding 1).
+ */
+static int
+join_add(struct add *a, char *err, size_t errlen)
+{
+	struct volume *v = a->vol;
+
+	/* Once md began, its spares have roles: a member lost since is a
+	   degraded array's, and the joiner gone one of them. */
+	if (!not_taken_yet(v) && new_disk_gone(a))
+		return 0;
+	if (not_taken_yet(v) && !old_members_whole(v))
+		return plan_err(err, errlen, "an array lacks a member or recovers: md would "
+		    "rebuild it onto member %d's new partition", a->member + 1);
+	for (int t = 0; t < v->label.ntiers; t++)
+		if (label_joins(&v->label, t) &&
+		    repair_member_join(v, a->member, t, -1, err, errlen) == -1)
+			return -1;
+	return 0;
+}
+
 static int
 as_add(struct add *a, char *err, size_t errlen)
 {
 	const struct label *l = &a->vol->mlabel[a->member];
 
+	if (a->join)
+		return join_add(a, err, errlen);
 	if (new_disk_gone(a))
 		return 0;
 	if (!sized_at_once(l) && not_taken_yet(a->vol) && !old_members_whole(a->vol))
@@ -644,7 +786,7 @@ md_began_elsewhere(const struct add *a, int t)
 	if (a->vol->label.level != LEVEL_SHR)
 		return 0;
 	for (int u = 0; u < a->after.ntiers; u++) {
-		if (u == t || a->after.tier[u].kind == TIER_NONE)
+		if (u == t || a->after.tier[u].kind == TIER_NONE || !tier_asked(a->vol, a->join, u))
 			continue;
 		volume_md_name(a->vol, u, md, sizeof(md));
 		if (sys->md_status(md, &st) == 0 && st.raid_disks == a->after.tier[u].nmembers)
@@ -747,7 +889,7 @@ as_reshape(struct add *a, char *err, size_t errlen)
 	for (int t = 0; t < a->after.ntiers; t++) {
 		const struct plan_tier *pt = &a->after.tier[t];
 
-		if (pt->kind == TIER_NONE)
+		if (pt->kind == TIER_NONE || !tier_asked(v, a->join, t))
 			continue;
 		volume_md_name(v, t, md, sizeof(md));
 		if (md_holds_new(a, t, md, err, errlen) == -1 ||
@@ -792,7 +934,7 @@ reshaped(struct add *a, char *err, size_t errlen)
 	int busy = 0;
 
 	for (int t = 0; t < a->after.ntiers; t++) {
-		if (a->after.tier[t].kind == TIER_NONE)
+		if (a->after.tier[t].kind == TIER_NONE || !tier_asked(a->vol, a->join, t))
 			continue;
 		volume_md_name(a->vol, t, md, sizeof(md));
 		if (sys->md_status(md, &st) == -1)
@@ -889,6 +1031,7 @@ as_commit(struct add *a, char *err, size_t errlen)
 
 	v->label.intent.op = LABEL_OP_NONE;
 	v->label.intent.step = 0;
+	v->label.intent.covered = 0;	/* a join's: a label without the intent holds none */
 	v->label.intent.disk = LABEL_NO_DISK;
 	v->label.intent.target = 0;
 	v->label.intent.level = 0;
@@ -929,7 +1072,11 @@ add_failed(struct add *a, const char *why)
 	    (volume_assemble_as_was(v, err, sizeof(err)) == -1 ||
 	    volume_mount(v, err, sizeof(err)) == -1))
 		log_warnx("volume %s: %s", v->name, err);
-	if (v->label.intent.op == LABEL_OP_ADDING)
+	if (v->label.intent.op == LABEL_OP_ADDING && a->join)
+		snprintf(v->problem, sizeof(v->problem), "member %d's room joining its tiers "
+		    "stopped (%.100s): the next start carries it on, or undoes it if md had "
+		    "not begun", a->member + 1, why);
+	else if (v->label.intent.op == LABEL_OP_ADDING)
 		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped (%.150s): %s",
 		    why, crypt_locked(v) ? "volume.unlock carries it on" :
 		    "volume.add_disk or the next start carries it on");
@@ -969,9 +1116,9 @@ add_finish(struct add *a)
 	json_object_object_add(ev, "disk", json_object_new_string(a->disk));
 	json_object_object_add(ev, "size_bytes", json_object_new_int64((int64_t)v->label.size));
 	json_object_object_add(ev, "was_bytes", json_object_new_int64((int64_t)a->was_size));
-	nas_event("volume.disk_added", ev);
-	log_info("volume %s: %s added, %llu bytes", v->name, a->disk,
-	    (unsigned long long)v->label.size);
+	nas_event(a->join ? "volume.grown" : "volume.disk_added", ev);
+	log_info("volume %s: %s %s, %llu bytes", v->name, a->disk,
+	    a->join ? "joined its tiers" : "added", (unsigned long long)v->label.size);
 	job_done(a->job, volume_describe(v));
 	shr_grow_after(v, &key);
 	crypt_key_wipe(&key);
@@ -1101,10 +1248,11 @@ add_release(void *arg)
 
 static const struct job_ops add_ops = { .release = add_release };
 
+/* join: the old member whose room joins (Decision 133); -1 for an add. */
 static struct add *
 start_at(struct volume *v, const char *disk, const char *serial, uint64_t size,
-    const struct plan *after, enum add_step from, struct crypt_key *key, char *err,
-    size_t errlen)
+    const struct plan *after, enum add_step from, int join, struct crypt_key *key,
+    char *err, size_t errlen)
 {
 	struct add *a;
 	int slot = 0;
@@ -1117,7 +1265,8 @@ start_at(struct volume *v, const char *disk, const char *serial, uint64_t size,
 		crypt_key_move(&a->key, key);
 	a->vol = v;
 	a->after = *after;
-	a->member = after->ndisks - 1;
+	a->member = join >= 0 ? join : after->ndisks - 1;
+	a->join = join >= 0;
 	a->step = from;
 	a->was_size = v->label.size;
 	snprintf(a->disk, sizeof(a->disk), "%s", disk);
@@ -1125,7 +1274,8 @@ start_at(struct volume *v, const char *disk, const char *serial, uint64_t size,
 	a->size = size;
 	ev_timer_init(&a->timer, add_timer, 0., 0.);
 	a->timer.data = a;
-	if ((a->job = job_start("volume.add_disk", v->name, &add_ops, a)) == NULL) {
+	if ((a->job = job_start(a->join ? "volume.grow" : "volume.add_disk", v->name,
+	    &add_ops, a)) == NULL) {
 		crypt_key_wipe(&a->key);
 		free(a);
 		snprintf(err, errlen, "out of memory");
@@ -1148,7 +1298,112 @@ add_start(struct volume *v, const char *spec, int force, const struct plan *afte
 		return snprintf(err, errlen, "no disk %s", spec), NULL;
 	log_info("volume %s: %s joins as member %d", v->name, d->sys.name, after->ndisks);
 	a = start_at(v, d->sys.name, d->sys.serial, d->sys.size, after,
-	    force ? AS_WIPE : AS_INTENT, key, err, errlen);
+	    force ? AS_WIPE : AS_INTENT, -1, key, err, errlen);
+	return a ? a->job : NULL;
+}
+
+/*
+ * The one old member whose room c joins to old tiers, and only that:
+ * each joined tier takes it as its one new member (md holds one spare
+ * and reshapes by one, as for an add), taken over where it is a raid1
+ * of two; no tier grows in place or is new besides (shr_only_old_tiers
+ * strips the new ones: the join's commit hands them to a grow).  Two
+ * joiners, in one tier or two, are two joins: refused (one at a time).
+ */
+static int
+join_steps_known(const struct plan_change *c, int *joiner, char *err, size_t errlen)
+{
+	int disks[PLAN_MAX_DISKS], n;
+
+	*joiner = -1;
+	if (c->before.level != LEVEL_SHR || c->after.level != LEVEL_SHR)
+		return plan_err(err, errlen, "only an SHR volume's tiers take a member's room");
+	for (int t = 0; t < c->before.ntiers; t++) {
+		unsigned w = PLAN_CH_MEMBERS;
+
+		if ((n = plan_joiners(c, t, disks)) == 0) {
+			if (c->what[t] != 0)
+				return plan_err(err, errlen, "tier %d changes besides the join: "
+				    "not in one job", t + 1);
+			continue;
+		}
+		if (n > 1 || (*joiner >= 0 && disks[0] != *joiner))
+			return plan_err(err, errlen, "tier %d: more than one member's room "
+			    "would join: one join at a time", t + 1);
+		*joiner = disks[0];
+		if (tier_taken_over(&c->before.tier[t], &c->after.tier[t]))
+			w |= PLAN_CH_LEVEL;
+		if (c->what[t] != w || c->after.tier[t].nmembers != c->before.tier[t].nmembers + 1)
+			return plan_err(err, errlen, "tier %d would need more than a join",
+			    t + 1);
+	}
+	if (*joiner < 0)
+		return plan_err(err, errlen, "no member's room joins an old tier");
+	return 0;
+}
+
+/*
+ * md can take each joined tier's part, asked before anything is written,
+ * as add_check asks an add's: room below the data to reshape into, and a
+ * raid1 of two md takes over with the chunk the labels will record.
+ */
+static int
+join_md_ok(struct volume *v, const struct plan_change *c, char *err, size_t errlen)
+{
+	uint64_t off;
+
+	for (int t = 0; t < c->before.ntiers; t++) {
+		if (c->after.tier[t].nmembers == c->before.tier[t].nmembers)
+			continue;
+		if (new_offset(&c->before.tier[t], t, &off, err, errlen) == -1 ||
+		    (tier_taken_over(&c->before.tier[t], &c->after.tier[t]) &&
+		    takeover_ok(v, t, err, errlen) == -1))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A join (Decision 133): member m's room takes a role in old tiers, an
+ * add of an old member's room.  Its steps are an add's from the intent,
+ * with m's own label written after the others' (join_intent), its
+ * partitions a grow's new ones (join_partition) and its spares only in
+ * the joined tiers (join_add); md takes over and reshapes only the
+ * joined tiers (as_reshape, tier_asked), and the commit clears the
+ * intent's covered tiers.  volume.grow still refuses every join (grow.c).
+ */
+struct job *
+add_join_start(struct volume *v, const struct plan_change *c, struct crypt_key *key,
+    char *err, size_t errlen)
+{
+	struct plan_change *w;
+	const struct disk *d;
+	struct add *a = NULL;
+	int m;
+
+	if (v->job)
+		return plan_err(err, errlen, "volume %s is busy with another job", v->name), NULL;
+	if (v->label.intent.op != LABEL_OP_NONE || !v->assembled)
+		return plan_err(err, errlen, "volume %s is not running or has an operation to "
+		    "finish", v->name), NULL;
+	if ((w = malloc(sizeof(*w))) == NULL)
+		return plan_err(err, errlen, "out of memory"), NULL;
+	*w = *c;
+	shr_only_old_tiers(w);
+	if (join_steps_known(w, &m, err, errlen) == -1)
+		goto out;
+	if (v->disk[m][0] == '\0' || (d = disk_find(v->disk[m])) == NULL) {
+		plan_err(err, errlen, "member %d is not here", m + 1);
+		goto out;
+	}
+	if (join_md_ok(v, w, err, errlen) == -1)
+		goto out;
+	log_info("volume %s: member %d's room (%s) joins its tiers", v->name, m + 1,
+	    d->sys.name);
+	a = start_at(v, d->sys.name, d->sys.serial, d->sys.size, &w->after, AS_INTENT, m,
+	    key, err, errlen);
+out:
+	free(w);
 	return a ? a->job : NULL;
 }
 
@@ -1198,7 +1453,7 @@ static int
 md_began(const struct volume *v)
 {
 	for (int t = 0; t < v->label.ntiers; t++)
-		if (v->label.tier[t].kind != TIER_NONE && tier_began(v, t))
+		if (tier_asked(v, label_is_join(&v->label), t) && tier_began(v, t))
 			return 1;
 	return 0;
 }
@@ -1473,13 +1728,38 @@ old_member_absent(const struct volume *v)
  * add can neither go on (md holds no spare) nor a repair be taken (an
  * add to finish).  A jbod's new tier has no spare to take.
  */
+/*
+ * A join's decide (Decision 133), never an add's: once md began a joined
+ * tier it only goes on (add_resume, after assembly); before, it is
+ * undone (add_join_roll_back): none of the data is on the joiner's new
+ * partitions, and a start that carried it on could have md rebuild a
+ * member lost meanwhile onto them.  A roll back that fails leaves the
+ * volume alone, the join's labels kept.
+ */
+static int
+join_decide(struct volume *v)
+{
+	char err[200];
+	int m = v->label.intent.disk;
+
+	if (!not_taken_yet(v))
+		return 0;
+	if (add_join_roll_back(v, err, sizeof(err)) == 0)
+		return 0;
+	v->inconsistent = 1;
+	snprintf(v->problem, sizeof(v->problem), "member %d's room joining the tiers "
+	    "stopped before md began, and was not undone: %.120s", m + 1, err);
+	log_warnx("volume %s: %s", v->name, v->problem);
+	return 0;
+}
+
 int
 add_decide(struct volume *v)
 {
 	int n = v->label.intent.disk;
 
 	if (label_is_join(&v->label))
-		return 0;	/* never an add's roll back (Decision 133) */
+		return join_decide(v);
 	if (n >= v->label.ndisks || n < 1)
 		return 0;	/* add_resume reports it */
 	if (!not_taken_yet(v))
@@ -1521,6 +1801,45 @@ add_left_out(struct volume *v)
 }
 
 /*
+ * A join carried on (Decision 133), from its labels' plan: from the
+ * partition step, each step idempotent, as an add's.  One md never
+ * began is undone instead (add_join_roll_back; the start's decide did
+ * it already).  A joiner gone since md began is a member lost: md
+ * reshapes on degraded and a repair replaces it.
+ */
+static struct add *
+join_resume(struct volume *v, struct crypt_key *key)
+{
+	const struct disk *d;
+	struct plan after;
+	struct add *a;
+	char err[200];
+	int m = v->label.intent.disk;
+
+	if (not_taken_yet(v)) {
+		if (add_join_roll_back(v, err, sizeof(err)) == -1) {
+			snprintf(v->problem, sizeof(v->problem), "member %d's room joining the "
+			    "tiers stopped and was not undone: %.120s", m + 1, err);
+			log_warnx("volume %s: %s", v->name, v->problem);
+		}
+		return NULL;
+	}
+	log_warnx("volume %s: member %d's room joining the tiers was interrupted: carried "
+	    "on", v->name, m + 1);
+	if (add_join_replan(v, &after, err, sizeof(err)) == -1) {
+		snprintf(v->problem, sizeof(v->problem), "member %d's room joining the tiers "
+		    "stopped: %.150s", m + 1, err);
+		log_warnx("volume %s: %s", v->name, v->problem);
+		return NULL;
+	}
+	d = v->disk[m][0] ? disk_find(v->disk[m]) : NULL;
+	if ((a = start_at(v, d ? d->sys.name : "", d ? d->sys.serial : "", d ? d->sys.size : 0,
+	    &after, AS_PARTITION, m, key, err, sizeof(err))) == NULL)
+		log_warnx("volume %s: %s", v->name, err);
+	return a;
+}
+
+/*
  * The add carried on, at start-up or asked again.  named: the disk the
  * caller named and proved (add_carry_on), taken when the new disk never
  * got its label; without one such an add is rolled back.
@@ -1536,7 +1855,7 @@ resume(struct volume *v, const struct disk *named, struct crypt_key *key)
 	int n = v->label.intent.disk;
 
 	if (label_is_join(&v->label))
-		return NULL;	/* never an add's (Decision 133): assembly refused it */
+		return join_resume(v, key);	/* never an add's (Decision 133) */
 	log_warnx("volume %s: adding a disk was interrupted: carried on", v->name);
 	if (replan(v, &after, err, sizeof(err)) == -1) {
 		snprintf(v->problem, sizeof(v->problem), "adding a disk stopped: %.200s", err);
@@ -1556,7 +1875,7 @@ resume(struct volume *v, const struct disk *named, struct crypt_key *key)
 		from = AS_LABEL;
 	}
 	if ((a = start_at(v, d ? d->sys.name : "", d ? d->sys.serial : "", d ? d->sys.size : 0,
-	    &after, from, key, err, sizeof(err))) == NULL)
+	    &after, from, -1, key, err, sizeof(err))) == NULL)
 		log_warnx("volume %s: %s", v->name, err);
 	return a;
 }
@@ -1631,8 +1950,10 @@ add_resume_forced(struct volume *v)
 	char name[SYS_NAME_MAX];
 	int n = v->label.intent.disk;
 
-	if (label_is_join(&v->label))
-		return;		/* never an add's undo (Decision 133) */
+	if (label_is_join(&v->label)) {
+		join_resume(v, NULL);	/* never an add's undo (Decision 133) */
+		return;
+	}
 	if (n < 1 || n >= v->label.ndisks || v->disk[n][0] == '\0' || !not_taken_yet(v) ||
 	    old_members_whole(v) || (d = disk_find(v->disk[n])) == NULL) {
 		add_resume(v);
@@ -1686,6 +2007,21 @@ carry_checks(struct volume *v, const struct disk *d, int force, int act, int *co
 	return 0;
 }
 
+/* A stopped add or join may be carried on by a call: no job, the volume in use here. */
+static int
+carry_ready(const struct volume *v, int *code, char *err, size_t errlen)
+{
+	*code = NAS_ERR_REFUSED;
+	if (v->job) {
+		*code = NAS_ERR_BUSY;
+		return plan_err(err, errlen, "volume %s is busy with another job", v->name);
+	}
+	if (v->held || v->inconsistent || v->foreign || !v->assembled)
+		return plan_err(err, errlen, "volume %s is not in use here: %s", v->name,
+		    v->problem);
+	return 0;
+}
+
 struct job *
 add_carry_on(struct volume *v, const struct disk *d, int force, struct crypt_key *key,
     int *code, char *err, size_t errlen)
@@ -1693,14 +2029,8 @@ add_carry_on(struct volume *v, const struct disk *d, int force, struct crypt_key
 	int n = v->label.intent.disk, keyed;
 	struct add *a;
 
-	*code = NAS_ERR_REFUSED;
-	if (v->job) {
-		*code = NAS_ERR_BUSY;
-		return plan_err(err, errlen, "volume %s is busy with another job", v->name), NULL;
-	}
-	if (v->held || v->inconsistent || v->foreign || !v->assembled)
-		return plan_err(err, errlen, "volume %s is not in use here: %s", v->name,
-		    v->problem), NULL;
+	if (carry_ready(v, code, err, errlen) == -1)
+		return NULL;
 	if (n < 1 || n >= v->label.ndisks || label_is_join(&v->label) ||
 	    d->sys.serial[0] == '\0' || d->sys.size != v->label.member[n].size)
 		return plan_err(err, errlen, "%s is not the disk volume %s was adding",
@@ -1718,4 +2048,28 @@ add_carry_on(struct volume *v, const struct disk *d, int force, struct crypt_key
 	a->carry = keyed;
 	a->force = force;
 	return a->job;
+}
+
+/*
+ * volume.grow on a volume whose join stopped (Decision 133): carried on
+ * as at a start (join_resume), or undone when md never began it.
+ */
+struct job *
+add_join_carry_on(struct volume *v, struct crypt_key *key, int *code, char *err,
+    size_t errlen)
+{
+	int m = v->label.intent.disk;
+	struct add *a;
+
+	if (carry_ready(v, code, err, errlen) == -1)
+		return NULL;
+	if (!label_is_join(&v->label))
+		return plan_err(err, errlen, "volume %s holds no join", v->name), NULL;
+	if ((a = join_resume(v, key)) != NULL)
+		return a->job;
+	*code = NAS_ERR_FAILED;
+	if (!label_is_join(&v->label))
+		return plan_err(err, errlen, "member %d's room joining the tiers was undone (md "
+		    "had not begun): volume.grow again joins it", m + 1), NULL;
+	return plan_err(err, errlen, "%s", v->problem), NULL;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "plan-grow.h"
 #include "secret.h"
 #include "volume.h"
 #include "crypt.h"
@@ -316,14 +317,50 @@ volume_clear(struct rpc_call *c, struct json_object *params)
 	rpc_result(c, volume_describe(v));
 }
 
+/* The job's id and sizes, as volume.grow answers. */
+static void
+grow_answer(struct rpc_call *c, const struct volume *v, const struct job *j, uint64_t size)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "job", json_object_new_int((int)job_id(j)));
+	json_object_object_add(o, "name", json_object_new_string(v->name));
+	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)size));
+	json_object_object_add(o, "was_bytes", json_object_new_int64((int64_t)v->label.size));
+	rpc_result(c, o);
+}
+
+/* volume.grow's join: started from pc, or carried on from the labels. */
+static void
+grow_join(struct rpc_call *c, struct volume *v, const struct plan_change *pc,
+    struct crypt_key *key)
+{
+	struct job *j;
+	char err[256];
+	int code = NAS_ERR_REFUSED, resume = label_is_join(&v->label);
+
+	if (!resume && kernel_lacks(c, &pc->after)) {
+		crypt_key_wipe(key);
+		return;
+	}
+	j = resume ? add_join_carry_on(v, key, &code, err, sizeof(err)) :
+	    add_join_start(v, pc, key, err, sizeof(err));
+	crypt_key_wipe(key);
+	if (j == NULL) {
+		rpc_error(c, code, "%s%s", err, resume ? "" : ": nothing was changed");
+		return;
+	}
+	grow_answer(c, v, j, resume ? v->label.size : pc->after.size);
+}
+
 /* volume.grow: checked in full, then a job (grow.c); an interrupted grow is carried on. */
 static void
 volume_grow_m(struct rpc_call *c, struct json_object *params)
 {
+	static struct plan_change pc;
 	struct volume *v;
 	struct plan after;
 	struct crypt_key key;
-	struct json_object *o;
 	struct job *j;
 	char err[256];
 	int code, resume;
@@ -331,6 +368,12 @@ volume_grow_m(struct rpc_call *c, struct json_object *params)
 	disk_refresh(1);
 	if ((v = find_or_fail(c, params)) == NULL || crypt_key_take(c, params, v, &key) == -1)
 		return;
+	/* A join is an add of an old member's room (Decision 133): add.c's job. */
+	if (label_is_join(&v->label) || (v->label.intent.op == LABEL_OP_NONE &&
+	    grow_is_join(v, &pc, &code, err, sizeof(err)) == 1)) {
+		grow_join(c, v, &pc, &key);
+		return;
+	}
 	if (grow_check(v, &after, &code, err, sizeof(err)) == -1) {
 		crypt_key_wipe(&key);
 		rpc_error(c, code, "%s: nothing was changed", err);
@@ -347,13 +390,7 @@ volume_grow_m(struct rpc_call *c, struct json_object *params)
 		rpc_error(c, NAS_ERR_LIMIT, "%s", err);
 		return;
 	}
-	o = json_object_new_object();
-	json_object_object_add(o, "job", json_object_new_int((int)job_id(j)));
-	json_object_object_add(o, "name", json_object_new_string(v->name));
-	json_object_object_add(o, "size_bytes", json_object_new_int64((int64_t)(resume ?
-	    v->label.size : after.size)));
-	json_object_object_add(o, "was_bytes", json_object_new_int64((int64_t)v->label.size));
-	rpc_result(c, o);
+	grow_answer(c, v, j, resume ? v->label.size : after.size);
 }
 
 /*

@@ -372,12 +372,8 @@ decide(struct volume *v)
 	case LABEL_OP_REPLACING:
 		return repair_decide(v);
 	case LABEL_OP_ADDING:
-		/* Not an add's to carry on, undo or roll back (Decision 133). */
-		if (label_is_join(&v->label))
-			return set_inconsistent(v, "member %d's room was joining the volume's "
-			    "tiers (volume.grow) when it stopped: this raidd does not carry a "
-			    "join on", v->label.intent.disk + 1);
-		/* Before add_decide and any assembly: md must see one level. */
+		/* Before add_decide and any assembly: md must see one level.  A
+		   join's too (Decision 133): add_decide takes it to its own. */
 		if (add_mend_takeover(v, why, sizeof(why)) == -1)
 			return set_inconsistent(v, "%s", why);
 		return add_decide(v);

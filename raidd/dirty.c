@@ -79,9 +79,11 @@ roles_active(const struct sys_md *md, const struct mdsb *fresh, const struct mds
 }
 
 /*
- * Whether md's refusal was for dirty and degraded: a RAID 5 tier whose
- * freshest member superblock says the array was not in sync and that
- * md would run lacking a member.
+ * Whether md's refusal was for dirty and degraded: a RAID 5 array (as
+ * its freshest member superblock says: a raid1 tier an add or a join
+ * had md take over is raid5 to md before its labels say so) whose
+ * superblock says it was not in sync and that md would run lacking a
+ * member.
  */
 static int
 refused_dirty(const struct volume *v, int t, const struct sys_md *md)
@@ -89,7 +91,7 @@ refused_dirty(const struct volume *v, int t, const struct sys_md *md)
 	static struct mdsb sb[SYS_MAX_MEMBERS];
 	int ok[SYS_MAX_MEMBERS] = { 0 }, fresh = -1;
 
-	if (v->label.tier[t].kind != TIER_RAID5)
+	if (v->label.tier[t].kind != TIER_RAID5 && v->label.tier[t].kind != TIER_RAID1)
 		return 0;
 	for (int i = 0; i < md->nmembers && i < SYS_MAX_MEMBERS; i++) {
 		if (member_read_sb(md->member[i].dev, &sb[i]) == -1 ||
@@ -99,7 +101,7 @@ refused_dirty(const struct volume *v, int t, const struct sys_md *md)
 		if (fresh == -1 || sb[i].events > sb[fresh].events)
 			fresh = i;
 	}
-	if (fresh == -1 || sb[fresh].resync_offset == MDSB_RESYNC_CLEAN)
+	if (fresh == -1 || sb[fresh].level != 5 || sb[fresh].resync_offset == MDSB_RESYNC_CLEAN)
 		return 0;
 	return roles_active(md, &sb[fresh], sb, ok) < (int)sb[fresh].raid_disks;
 }

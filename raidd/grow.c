@@ -262,20 +262,19 @@ steps_known(const struct plan_change *c, char *err, size_t errlen)
 	return 0;
 }
 
-int
-grow_check(const struct volume *v, struct plan *after, int *code, char *err, size_t errlen)
+/*
+ * What the grow of a running, clean volume would change: plan_grow()
+ * from its plan and the sizes its members' disks have now.
+ */
+static int
+grow_change(const struct volume *v, struct plan_change *c, int *code, char *err,
+    size_t errlen)
 {
-	struct plan_change *c;
 	uint64_t size[PLAN_MAX_DISKS];
 	struct plan before;
 	const struct disk *d;
 
 	*code = NAS_ERR_REFUSED;
-	if (v->held || v->inconsistent || v->foreign)
-		return plan_err(err, errlen, "volume %s is not in use here: %s", v->name,
-		    v->problem);
-	if (v->label.intent.op == LABEL_OP_EXPANDING)
-		return 0;	/* an interrupted grow: carried on */
 	if (v->label.intent.op != LABEL_OP_NONE || !v->assembled)
 		return plan_err(err, errlen, "volume %s is not running", v->name);
 	if (volume_state_now(v) != VOL_CLEAN)
@@ -288,15 +287,47 @@ grow_check(const struct volume *v, struct plan *after, int *code, char *err, siz
 			return plan_err(err, errlen, "member %d is not where it was", m + 1);
 		size[m] = d->sys.size;
 	}
+	*code = NAS_ERR_INVALID;
+	return plan_grow(&before, size, c, err, errlen);
+}
+
+int
+grow_check(const struct volume *v, struct plan *after, int *code, char *err, size_t errlen)
+{
+	struct plan_change *c;
+
+	*code = NAS_ERR_REFUSED;
+	if (v->held || v->inconsistent || v->foreign)
+		return plan_err(err, errlen, "volume %s is not in use here: %s", v->name,
+		    v->problem);
+	if (v->label.intent.op == LABEL_OP_EXPANDING)
+		return 0;	/* an interrupted grow: carried on */
 	if ((c = malloc(sizeof(*c))) == NULL)
 		return plan_err(err, errlen, "out of memory");
-	*code = NAS_ERR_INVALID;
-	if (plan_grow(&before, size, c, err, errlen) == -1 || steps_known(c, err, errlen) == -1) {
+	if (grow_change(v, c, code, err, errlen) == -1 || steps_known(c, err, errlen) == -1) {
 		free(c);
 		return -1;
 	}
 	*after = c->after;
 	free(c);
+	return 0;
+}
+
+/*
+ * 1 when the grow of v is a join (an old tier takes a member's room,
+ * Decision 133): c is its plan, for add_join_start(); 0 when it is none.
+ */
+int
+grow_is_join(const struct volume *v, struct plan_change *c, int *code, char *err,
+    size_t errlen)
+{
+	if (v->held || v->inconsistent || v->foreign)
+		return 0;	/* grow_check says why */
+	if (grow_change(v, c, code, err, errlen) == -1)
+		return -1;
+	for (int t = 0; t < c->before.ntiers && t < c->after.ntiers; t++)
+		if (c->what[t] & PLAN_CH_MEMBERS)
+			return 1;
 	return 0;
 }
 

@@ -338,6 +338,24 @@ member_write(struct volume *v, int m, const struct label *l, char *err, size_t e
 }
 
 /*
+ * Member m's own label l, at the generation the others hold already (a
+ * join's, Decision 133), through its proven descriptor; never over a
+ * label of that generation it holds (two slots of one generation must be
+ * identical).
+ */
+int
+label_write_own(struct volume *v, int m, const struct label *l, char *err, size_t errlen)
+{
+	if (v->mlabel[m].generation >= l->generation)
+		return 0;
+	if (member_write(v, m, l, err, errlen) == -1)
+		return -1;
+	v->mlabel[m] = *l;
+	v->next_slot[m] ^= 1;
+	return 0;
+}
+
+/*
  * Writes v->label (generation, intent ...) to the present members in
  * mask, each checked first; a member already at this generation is
  * never written again (two slots of one generation must be identical).
@@ -352,10 +370,8 @@ label_write_some(struct volume *v, unsigned mask, char *err, size_t errlen)
 		    v->mlabel[m].generation >= v->label.generation)
 			continue;
 		label_for_member(v, m, &l);
-		if (member_write(v, m, &l, err, errlen) == -1)
+		if (label_write_own(v, m, &l, err, errlen) == -1)
 			return -1;
-		v->mlabel[m] = l;
-		v->next_slot[m] ^= 1;
 	}
 	return 0;
 }

@@ -80,6 +80,9 @@ int	 label_next(struct volume *, char *err, size_t errlen);
 int	 label_agrees(const struct volume *, int m);
 /* What member m's disk carries at v's generation: v's label, m's own fields. */
 void	 label_for_member(const struct volume *, int m, struct label *);
+/* Member m's own label, at a generation the others hold (a join's first). */
+int	 label_write_own(struct volume *, int m, const struct label *, char *err,
+	    size_t errlen);
 int	 label_change(struct volume *, unsigned mask, const struct label *was,
 	    char *err, size_t errlen);
 int	 member_open(const struct volume *, int m, struct dfd *, char *err, size_t errlen);
@@ -218,6 +221,9 @@ extern const struct rpc_method spare_methods[];
 /* grow.c */
 int	 grow_check(const struct volume *, struct plan *after, int *code,
 	    char *err, size_t errlen);
+struct plan_change;
+int	 grow_is_join(const struct volume *, struct plan_change *, int *code, char *err,
+	    size_t errlen);
 struct crypt_key;
 struct job *grow_start(struct volume *, const struct plan *after, struct crypt_key *,
 	    char *err, size_t errlen);
@@ -241,10 +247,15 @@ int	 add_join_replan(const struct volume *, struct plan *after, char *err,
 	    size_t errlen);
 /* A join md never began undone: partitions out of md and off the disk, then labels. */
 int	 add_join_roll_back(struct volume *, char *err, size_t errlen);
+/* A join's job (Decision 133): its labels, partitions and spares; md not asked yet. */
+struct job *add_join_start(struct volume *, const struct plan_change *,
+	    struct crypt_key *, char *err, size_t errlen);
 int	 add_check(struct volume *, const char *disk, const char *level, int force,
 	    struct plan *after, int *code, char *err, size_t errlen);
 struct job *add_start(struct volume *, const char *disk, int force, const struct plan *after,
 	    struct crypt_key *, char *err, size_t errlen);
+struct job *add_join_carry_on(struct volume *, struct crypt_key *, int *code, char *err,
+	    size_t errlen);
 struct job *add_carry_on(struct volume *, const struct disk *, int force, struct crypt_key *,
 	    int *code, char *err, size_t errlen);
 int	 add_decide(struct volume *);

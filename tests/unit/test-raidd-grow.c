@@ -551,13 +551,6 @@ START_TEST(shr_new_mirror)
 END_TEST
 
 /*
- * Issue 9: an SHR of three 1 GiB disks, bays swapped one at a time for
- * 2 GiB ones.  After two, the room above is a mirror; after the third,
- * its room would join that mirror (md takeover to raid5, reshape to
- * three).  This raidd refuses that grow with what it would take and
- * changes nothing: no label, no array, no map (Decision 125).
- */
-/*
  * Issue 9's volume: three 1 GiB disks swapped one at a time for 2 GiB
  * ones, the mirror grown after the second; *was the size before it,
  * returns the size after.
@@ -586,26 +579,6 @@ shr_third_swapped(uint64_t *was)
 	return mirrored;
 }
 
-START_TEST(shr_join_refused)
-{
-	struct volume *v;
-	uint64_t was, mirrored, gen;
-
-	mirrored = shr_third_swapped(&was);
-	v = volume_find("s");
-	gen = v->label.generation;
-	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "tier 2 (raid1 of 2) would take "
-	    "the room of member 3 and become raid5 of 3 (md takeover, then reshape)");
-	ck_assert_uint_eq(v->label.generation, gen);
-	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
-	check_new_tier(v, 1, "raid1", 2);
-	check_grown("s", was, mirrored);
-	reboot();
-	v = volume_find("s");
-	check_grown("s", was, mirrored);
-	check_new_tier(v, 1, "raid1", 2);
-}
-END_TEST
 
 /*
  * A join's first label (Decision 133), as a later raidd writes it: member
@@ -637,34 +610,6 @@ write_join_label(struct volume *v)
 	v->mlabel[2] = own;
 	v->next_slot[2] ^= 1;
 }
-
-/*
- * A join's first label written (above): this raidd does not carry a join
- * on, nor takes it for an add to carry on, undo or roll back: the start
- * leaves the volume alone and says why, nothing written.
- */
-START_TEST(join_label_not_carried_on)
-{
-	struct volume *v;
-	uint64_t gen;
-
-	shr_third_swapped(&gen);
-	v = volume_find("s");
-	write_join_label(v);
-	gen = v->label.generation;
-	reboot();
-	v = volume_find("s");
-	ck_assert_ptr_nonnull(v);
-	ck_assert_msg(v->inconsistent && !v->assembled, "%s", v->problem);
-	ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
-	ck_assert_uint_eq(v->label.generation, gen);
-	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
-	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
-	ck_assert_int_eq(sim_md_count(), 0);
-	for (int m = 0; m < 3; m++)
-		ck_assert_uint_eq(v->mlabel[m].generation, gen);
-}
-END_TEST
 
 /*
  * A join's partition is added where the joiner's label says and zeroed
@@ -839,12 +784,10 @@ START_TEST(join_roll_back_refused_once_md_began)
 END_TEST
 
 /*
- * The power goes after each step of the roll back: a start after a cut
- * before any label took it leaves the join's volume alone (this raidd
- * carries no join on), and the roll back run again does what is left;
- * once one label took it, the start finishes it (the members behind are
- * the join undone).  Either way the volume is the grown mirror, sdg's
- * band free.
+ * The power goes after each step of the roll back: the start rolls the
+ * join back again (md never began), doing what is left, or, once one
+ * label took it, finishes it (the members behind are the join undone).
+ * Either way the volume is the grown mirror, sdg's band free.
  */
 #define JOIN_UNDO_CUTS	8
 START_TEST(power_cut_during_join_roll_back)
@@ -863,15 +806,680 @@ START_TEST(power_cut_during_join_roll_back)
 	if (_i == JOIN_UNDO_CUTS - 1)
 		ck_assert_msg(rc == 0, "%s: more steps than cuts", e);
 	reboot();
-	v = volume_find("s");
-	/* Cut before any label took the roll back: the join's labels stand. */
-	if (v->inconsistent) {
-		ck_assert_int_eq(rc, -1);
-		ck_assert_msg(strstr(v->problem, "does not carry a join on"), "%s", v->problem);
-		ck_assert_msg(add_join_roll_back(v, e, sizeof(e)) == 0, "cut %d: %s", _i, e);
-		reboot();
-	}
 	check_join_undone(start, was, mirrored);
+}
+END_TEST
+
+/* The third swap's plan: plan_grow from the volume, the joiner sdg in tier 2. */
+static void
+join_plan(struct volume *v, struct plan_change *c)
+{
+	static struct plan before;
+	uint64_t size[PLAN_MAX_DISKS];
+	char e[256];
+
+	ck_assert_msg(volume_plan(v, &before, e, sizeof(e)) == 0, "%s", e);
+	for (int m = 0; m < v->label.ndisks; m++)
+		size[m] = disk_find(v->disk[m])->sys.size;
+	ck_assert_msg(plan_grow(&before, size, c, e, sizeof(e)) == 0, "%s", e);
+}
+
+static char join_error[512];
+
+/* The loop until no job runs, md's reshapes moving on as they would. */
+static void
+run_reshaping(void)
+{
+	char md[SYS_NAME_MAX];
+
+	add_set_poll(0);
+	for (int i = 0; i < 2000 && job_running_count() > 0; i++) {
+		const struct volume *v = volume_find("s");
+
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		for (int t = 0; v && t < v->label.ntiers; t++) {
+			volume_md_name(v, t, md, sizeof(md));
+			sim_md_reshape_step(md, 1 << 17);
+		}
+	}
+	ck_assert_int_eq(job_running_count(), 0);
+}
+
+/* reboot(), md's reshapes moving on while a job carried on runs. */
+static void
+reboot_reshaping(void)
+{
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	run_reshaping();
+}
+
+/* The join's job (add_join_start) run until it ends; its final state, join_error. */
+static enum job_state
+join_run(struct volume *v)
+{
+	static struct plan_change c;
+	struct json_object *d, *error, *msg;
+	struct job *j;
+	unsigned id;
+	char e[256];
+
+	join_plan(v, &c);
+	j = add_join_start(v, &c, NULL, e, sizeof(e));
+	ck_assert_msg(j != NULL, "%s", e);
+	id = job_id(j);
+	run_reshaping();
+	join_error[0] = '\0';
+	d = job_describe(job_find(id));
+	if (json_object_object_get_ex(d, "error", &error) &&
+	    json_object_object_get_ex(error, "message", &msg))
+		snprintf(join_error, sizeof(join_error), "%s", json_object_get_string(msg));
+	json_object_put(d);
+	return job_state(job_find(id));
+}
+
+/* sdg's tier 2 partition is in md's tier 2 array: 1 a spare, 0 not at all. */
+static int
+sdg_spare_in_tier2(const struct volume *v)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	if (sys->part_dev("sdg", v->mlabel[2].tier[1].start, dev, sizeof(dev)) == -1)
+		return 0;
+	for (int i = 0; i < st.nmembers; i++)
+		if (strcmp(st.member[i].dev, dev) == 0) {
+			ck_assert_int_lt(st.member[i].slot, 0);
+			return 1;
+		}
+	return 0;
+}
+
+/* The join's writes before md is asked: the reshape step's label write is the next. */
+#define JOIN_MD_OPS	10
+/* A cut after each of the join's writes (24), md's included, and one run whole. */
+#define JOIN_ALL_CUTS	26
+
+/*
+ * The join's steps before md (Decision 133): the others' labels list
+ * sdg in tier 2's last role, sdg's own label at that generation gives it
+ * role 2, the plan's band and new GUIDs; its partition is there, its
+ * band zeroed (a grow's new partition: the disk's past may be in it),
+ * and a spare of tier 2's array only.  The power goes at the reshape
+ * step's first write: md was not asked.  The labels replan to the plan
+ * byte for byte, and the roll back undoes it all, after a reboot too.
+ */
+START_TEST(join_steps_before_md)
+{
+	static const uint8_t mark[8] = "stale!!";
+	static struct plan after;
+	uint8_t buf[sizeof(mark)];
+	static struct plan_change c;
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], e[256];
+	uint64_t was, mirrored, start;
+	struct volume *v;
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	join_plan(v, &c);
+	/* sdg's past in the band: zeroed as a grow's new partition's */
+	start = c.after.tier[1].part[2].start;
+	ck_assert_int_eq(sys->write_at("sdg", start, mark, sizeof(mark)), 0);
+	sim_fail_after(JOIN_MD_OPS);
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
+	sim_fail_after(-1);
+	ck_assert_msg(strstr(join_error, "while starting the reshape"), "%s", join_error);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_int_eq(v->label.intent.disk, 2);
+	ck_assert_uint_eq(v->label.intent.covered, 1U << 1);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_int_eq(v->label.tier[1].member[2], 2);
+	ck_assert_int_eq(v->label.tier[0].nmembers, 3);
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	ck_assert_int_eq(v->mlabel[2].tier[1].role, 2);
+	ck_assert_uint_eq(v->mlabel[2].tier[1].start, c.after.tier[1].part[2].start);
+	ck_assert_uint_eq(v->mlabel[2].tier[1].size, c.after.tier[1].part[2].size);
+	ck_assert(memcmp(v->mlabel[2].tier[1].part_guid, v->mlabel[0].tier[1].part_guid, 16));
+	ck_assert_msg(add_join_replan(v, &after, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_mem_eq(&after, &c.after, sizeof(after));
+	ck_assert_int_eq(sys->part_dev("sdg", start, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(sdg_spare_in_tier2(v), 1);
+	ck_assert_int_eq(sys->read_at("sdg", start, buf, sizeof(buf)), 0);
+	ck_assert_mem_ne(buf, mark, sizeof(mark));
+	/* md was not asked: tier 2 still a raid1 of two, tier 1 as it was. */
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid1");
+	ck_assert_int_eq(st.raid_disks, 2);
+	volume_md_name(v, 0, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.nmembers, 3);
+	ck_assert_msg(add_join_roll_back(v, e, sizeof(e)) == 0, "%s", e);
+	check_join_undone(start, was, mirrored);
+	reboot();
+	check_join_undone(start, was, mirrored);
+}
+END_TEST
+
+/*
+ * The joined volume: tier 2 raid5 of three with sdg's new partition in
+ * role 2, tier 1 the raid5 of three it was (not reshaped: its data
+ * offset kept), the labels committed at one generation with the plan's
+ * sizes and kinds, the size plan_grow's, every byte written before the
+ * join still there.
+ */
+static void
+check_joined(uint64_t want, uint64_t data, uint64_t offset0)
+{
+	struct volume *v = volume_find("s");
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct mdsb sb;
+	int found = 0;
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(v->state == VOL_CLEAN && v->assembled, "state %s: %s",
+	    volume_state_name(v->state), v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_uint_eq(v->label.intent.covered, 0);
+	ck_assert_int_eq(v->label.level, LEVEL_SHR);
+	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.tier[1].chunk, PLAN_TAKEOVER_CHUNK);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_int_eq(v->label.tier[1].member[2], 2);
+	ck_assert_int_eq(v->mlabel[2].tier[1].role, 2);
+	ck_assert_uint_eq(v->label.size, want);
+	check_shr_rule(v);
+	check_new_tier(v, 0, "raid5", 3);
+	check_new_tier(v, 1, "raid5", 3);
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(sys->part_dev("sdg", v->mlabel[2].tier[1].start, dev, sizeof(dev)), 0);
+	for (int i = 0; i < st.nmembers; i++)
+		found += strcmp(st.member[i].dev, dev) == 0 && st.member[i].slot == 2;
+	ck_assert_int_eq(found, 1);
+	volume_md_name(v, 0, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(member_read_sb(st.member[0].dev, &sb), 0);
+	ck_assert_uint_eq(sb.data_offset, offset0);
+	check_grown("s", 0, want);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, data, 0);
+}
+
+/* Tier 1's data offset, md's superblock on its first member. */
+static uint64_t
+tier1_offset(const struct volume *v)
+{
+	char md[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct mdsb sb;
+
+	volume_md_name(v, 0, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(member_read_sb(st.member[0].dev, &sb), 0);
+	return sb.data_offset;
+}
+
+/*
+ * Issue 9's volume after its third swap, every byte of the grown mirror's
+ * volume written; *off0 tier 1's data offset, c the join's plan.
+ * Returns the size before the join.
+ */
+static uint64_t
+join_ready(uint64_t *was, uint64_t *off0, struct plan_change *c)
+{
+	char dm[SYS_NAME_MAX];
+	uint64_t mirrored = shr_third_swapped(was);
+	struct volume *v = volume_find("s");
+
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 1);
+	*off0 = tier1_offset(v);
+	join_plan(v, c);
+	return mirrored;
+}
+
+/*
+ * Issue 9's third swap joined (Decisions 125, 133): md takes tier 2's
+ * mirror over as raid5 and reshapes it onto sdg's new partition; tier 1
+ * is not asked.  The volume ends at plan_grow's size, clean, every byte
+ * of the grown mirror's volume still there, after a reboot too, with
+ * every member in every tier.
+ */
+START_TEST(join_runs_to_the_end)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+	int ops;
+
+	mirrored = join_ready(&was, &off0, &c);
+	ck_assert_int_eq(c.after.ntiers, 2);
+	ck_assert_uint_gt(c.after.size, mirrored);
+	ops = sim_ops();
+	ck_assert_int_eq(join_run(volume_find("s")), JOB_DONE);
+	/* the cut loop below reaches every write and runs one whole */
+	ck_assert_int_lt(sim_ops() - ops, JOIN_ALL_CUTS - 1);
+	check_joined(c.after.size, mirrored, off0);
+	reboot();
+	check_joined(c.after.size, mirrored, off0);
+	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "nothing to grow");
+}
+END_TEST
+
+/* volume.grow on "s" started a job: run to its end, md reshaping; its state. */
+static enum job_state
+grow_run(uint64_t want)
+{
+	struct json_object *a = unit_call(srv, &root, "volume.grow", "{\"name\":\"s\"}"), *r, *o;
+	unsigned id;
+
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "job", &o);
+	id = (unsigned)json_object_get_int(o);
+	json_object_object_get_ex(r, "size_bytes", &o);
+	ck_assert_uint_eq((uint64_t)json_object_get_int64(o), want);
+	json_object_put(a);
+	run_reshaping();
+	return job_state(job_find(id));
+}
+
+/*
+ * Issue 9 (Decision 125): an SHR of three 1 GiB disks, bays swapped one
+ * at a time for 2 GiB ones; after two, the room above is a mirror;
+ * after the third, volume.grow joins the third disk's room to it (md
+ * takeover to raid5, reshape to three), add.c's join job.
+ */
+START_TEST(shr_join_by_volume_grow)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+
+	mirrored = join_ready(&was, &off0, &c);
+	ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+	check_joined(c.after.size, mirrored, off0);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "nothing to grow");
+}
+END_TEST
+
+/*
+ * A join stopped on a running volume, volume.grow asked again: one md
+ * never began is undone (asked once more, it joins), one md began (the
+ * tier taken over, the reshape refused) is carried on to the end.
+ */
+START_TEST(join_stopped_carried_on_by_volume_grow)
+{
+	static const int cut[2] = { JOIN_MD_OPS, JOIN_MD_OPS + 4 };
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+	struct json_object *a;
+	struct volume *v;
+
+	for (int i = 0; i < 2; i++) {
+		mirrored = join_ready(&was, &off0, &c);
+		v = volume_find("s");
+		sim_fail_after(cut[i]);
+		ck_assert_int_eq(join_run(v), JOB_FAILED);
+		sim_fail_after(-1);
+		ck_assert_msg(label_is_join(&v->label), "cut %d: %s", cut[i], join_error);
+		if (i == 0) {
+			a = unit_call(srv, &root, "volume.grow", "{\"name\":\"s\"}");
+			ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
+			ck_assert_msg(strstr(unit_err_msg(a), "was undone"), "%s", unit_err_msg(a));
+			json_object_put(a);
+			ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+			ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+			ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+		} else
+			ck_assert_int_eq(grow_run(v->label.size), JOB_DONE);
+		check_joined(c.after.size, mirrored, off0);
+		reboot_reshaping();
+		check_joined(c.after.size, mirrored, off0);
+	}
+}
+END_TEST
+
+/* add_join_start refuses c, with want, before anything is written. */
+static void
+join_start_refused(struct volume *v, const struct plan_change *c, const char *want)
+{
+	uint64_t gen = v->label.generation;
+	char e[256];
+
+	ck_assert_ptr_null(add_join_start(v, c, NULL, e, sizeof(e)));
+	ck_assert_msg(strstr(e, want), "%s lacks %s", e, want);
+	ck_assert_ptr_null(v->job);
+	ck_assert_uint_eq(v->label.generation, gen);
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, gen);
+}
+
+/*
+ * A join is one old member's room taking one role in each joined tier,
+ * and nothing else in the same job: two rooms joining (the 1,1,2,2
+ * example's mirror), a tier that would also grow in place, or a plan
+ * with no join are refused before anything is written.
+ */
+START_TEST(join_start_refusals)
+{
+	static struct plan_change c, bad;
+	struct volume *v;
+	uint64_t was;
+
+	shr_third_swapped(&was);
+	v = volume_find("s");
+	join_plan(v, &c);
+	bad = c;
+	bad.after.tier[1].part[3] = bad.after.tier[1].part[2];
+	bad.after.tier[1].part[3].disk = 0;
+	bad.after.tier[1].nmembers = 4;
+	join_start_refused(v, &bad, "one join at a time");
+	bad = c;
+	bad.what[0] |= PLAN_CH_PART;
+	join_start_refused(v, &bad, "tier 1 changes besides the join");
+	bad = c;
+	bad.after.tier[1] = bad.before.tier[1];
+	bad.what[1] = 0;
+	join_start_refused(v, &bad, "no member's room joins");
+}
+END_TEST
+
+/*
+ * Decision 125's finding 1: an old member lost before the join's spare
+ * is added.  md would rebuild it onto sdg's new partition at once,
+ * against the labels, and sdg, its superblock then giving it another
+ * role, would be judged foreign.  The join stops before md gets the
+ * spare; tier 2's array holds no partition of sdg's.
+ */
+START_TEST(join_spare_waits_for_whole_arrays)
+{
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	struct volume *v;
+	uint64_t was;
+
+	shr_third_swapped(&was);
+	v = volume_find("s");
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->part_dev(v->disk[0], v->mlabel[0].tier[1].start, dev,
+	    sizeof(dev)), 0);
+	ck_assert_int_eq(sys->md_fail(md, dev), 0);
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
+	ck_assert_msg(strstr(join_error, "md would rebuild it onto member 3's"), "%s",
+	    join_error);
+	ck_assert_int_eq(sdg_spare_in_tier2(v), 0);
+}
+END_TEST
+
+
+/*
+ * After a cut in a join and a start: every member present serves every
+ * tier its label gives it, in md (its disk kept, its partition in the
+ * array), and the volume's bytes are there.
+ */
+static void
+check_members_kept(int cut, uint64_t data)
+{
+	struct volume *v = volume_find("s");
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_msg(!v->inconsistent && v->assembled, "cut %d: %s", cut, v->problem);
+	for (int m = 0; m < 3; m++) {
+		ck_assert_msg(v->disk[m][0], "cut %d: member %d dropped", cut, m + 1);
+		for (int t = 0; t < v->label.ntiers; t++) {
+			int in = 0;
+
+			if (v->mlabel[m].tier[t].role == LABEL_NO_ROLE)
+				continue;
+			volume_md_name(v, t, md, sizeof(md));
+			ck_assert_int_eq(sys->md_status(md, &st), 0);
+			ck_assert_int_eq(sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start, dev,
+			    sizeof(dev)), 0);
+			for (int i = 0; i < st.nmembers; i++)
+				in += strcmp(st.member[i].dev, dev) == 0 &&
+				    st.member[i].slot == v->mlabel[m].tier[t].role &&
+				    !strstr(st.member[i].state, "faulty");
+			ck_assert_msg(in == 1, "cut %d: member %d not in tier %d's role %d", cut,
+			    m + 1, t + 1, v->mlabel[m].tier[t].role);
+		}
+	}
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, data, 0);
+}
+
+/*
+ * The power goes after each write of the join, md's takeover and
+ * reshape included, and the start decides: md never began a joined
+ * tier, the join is undone (the grown mirror, sdg's band free); once md
+ * began, it is carried on to the end (tier 2 raid5 of three).  Every
+ * start keeps every member in every tier it serves and every byte
+ * written before the join; so does the start after that.
+ */
+START_TEST(power_cut_during_join)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, start, off0;
+	struct volume *v;
+	enum job_state js;
+
+	mirrored = join_ready(&was, &off0, &c);
+	start = c.after.tier[1].part[2].start;
+	sim_fail_after(_i);
+	js = join_run(volume_find("s"));
+	sim_fail_after(-1);
+	if (_i == JOIN_ALL_CUTS - 1)
+		ck_assert_msg(js == JOB_DONE, "more writes than cuts: %s", join_error);
+	for (int boot = 0; boot < 2; boot++) {
+		reboot_reshaping();
+		check_members_kept(_i, mirrored);
+		v = volume_find("s");
+		if (v->label.tier[1].nmembers == 2)
+			check_join_undone(start, was, mirrored);
+		else
+			check_joined(c.after.size, mirrored, off0);
+	}
+}
+END_TEST
+
+/*
+ * A join md never began, found at a start (its labels, sdg's partition a
+ * spare in tier 2's array): undone before assembly, the grown mirror
+ * whole, sdg's band free, after a second start too.
+ */
+START_TEST(join_undone_at_start_before_md_began)
+{
+	uint64_t was, mirrored, start;
+
+	mirrored = shr_third_swapped(&was);
+	start = join_spare_added(volume_find("s"));
+	reboot();
+	check_join_undone(start, was, mirrored);
+	reboot();
+	check_join_undone(start, was, mirrored);
+}
+END_TEST
+
+/*
+ * Decision 125's finding 2: the labels say the reshape began, md was
+ * never asked (the power went at the takeover), and the joiner is gone.
+ * Tier 1, which the join leaves as it is, has its superblocks at its
+ * count: that is no sign md began the join.  The start undoes it:
+ * tier 2 the mirror of two it was, whole, not a raid5 reshaped without
+ * sdg; the data there.
+ */
+START_TEST(join_cut_joiner_gone_before_md_began)
+{
+	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	struct sys_md_status st;
+	uint64_t was, mirrored;
+	struct volume *v;
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 1);
+	sim_fail_after(JOIN_MD_OPS + 3);
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
+	sim_fail_after(-1);
+	ck_assert_msg(strstr(join_error, "refused level raid5"), "%s", join_error);
+	ck_assert_int_eq(v->label.intent.step, 6);	/* AS_RESHAPE */
+	sim_pull_disk("sdg");
+	reboot_reshaping();
+	v = volume_find("s");
+	ck_assert_msg(v->assembled, "%s", v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid1");
+	ck_assert_int_eq(st.raid_disks, 2);
+	ck_assert_int_eq(st.degraded, 0);
+	unit_raidd_pattern(dm, mirrored, 0);
+}
+END_TEST
+
+/*
+ * The join's job run until md's reshape of tier 2 is a third done, then
+ * the power goes (md's reshape_position in the superblocks).
+ */
+static void
+join_cut_mid_reshape(struct plan_change *c)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], e[256];
+	struct volume *v = volume_find("s");
+	int i;
+
+	add_set_poll(0);
+	ck_assert_msg(add_join_start(v, c, NULL, e, sizeof(e)) != NULL, "%s", e);
+	volume_md_name(v, 1, md, sizeof(md));
+	for (i = 0; i < 200; i++) {
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		ck_assert_int_eq(sys->md_status(md, &st), 0);
+		if (strcmp(st.sync_action, "reshape") == 0)
+			break;
+	}
+	ck_assert_str_eq(st.sync_action, "reshape");
+	sim_md_reshape_step(md, st.sync_total / 3);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.sync_action, "reshape");
+	ck_assert_int_eq(job_running_count(), 1);
+}
+
+/*
+ * The power goes while md reshapes tier 2 onto sdg: the start carries
+ * the join on (md goes on from its reshape_position) to the end.  With
+ * sdg gone at the start too, tier 2 is dirty and degraded: md starts it
+ * read-only (by its superblocks' raid5: the labels still say raid1) and
+ * volume.start force carries the join on; md reshapes on degraded, the
+ * join ends with every byte there, sdg a member lost in both tiers.
+ */
+START_TEST(join_cut_mid_reshape_carried_on)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+	char dm[SYS_NAME_MAX];
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	join_cut_mid_reshape(&c);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+	check_members_kept(0, mirrored);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+
+	mirrored = join_ready(&was, &off0, &c);
+	join_cut_mid_reshape(&c);
+	sim_pull_disk("sdg");
+	reboot_reshaping();
+	v = volume_find("s");
+	/* Dirty (md was reshaping) and degraded at the cut: read-only, md
+	   reshapes no read-only array, the join waits for force (Decision 116). */
+	ck_assert_msg(v->assembled, "%s", v->problem);
+	ck_assert_int_eq(v->state, VOL_DIRTY_DEGRADED);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 0);
+	json_object_put(unit_call_expect(srv, &root, "volume.start",
+	    "{\"name\":\"s\",\"force\":true}", 0));
+	ck_assert_int_eq(job_running_count(), 1);
+	run_reshaping();
+	ck_assert_msg(v->label.intent.op == LABEL_OP_NONE, "%s", v->problem);
+	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_uint_eq(v->label.size, c.after.size);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	unit_raidd_pattern(dm, mirrored, 0);
+	sim_md_idle(NULL);	/* md marked the arrays clean before the next cut */
+	reboot_reshaping();
+	v = volume_find("s");
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_uint_eq(unit_raidd_dm_size("s"), c.after.size);
+	unit_raidd_pattern(dm, mirrored, 0);
+}
+END_TEST
+
+/* Member m's superblock of tier 2 as md left it when the power went before
+   md_update_sb reached it after the takeover: raid1, one event behind. */
+static void
+tier2_sb_raid1_behind(const struct volume *v, int m)
+{
+	static uint8_t buf[MDSB_BLOCK];
+	static struct mdsb sb;
+	char dev[SYS_NAME_MAX], err[MDSB_ERRLEN];
+
+	ck_assert_int_eq(sys->part_dev(v->disk[m], v->mlabel[m].tier[1].start, dev,
+	    sizeof(dev)), 0);
+	ck_assert_int_eq(sys->read_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(mdsb_decode(buf, sizeof(buf), MDSB_SUPER_OFFSET, &sb, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(sb.level, 5);
+	sb.level = 1;
+	sb.layout = 0;
+	sb.chunksize = 0;
+	sb.events--;
+	ck_assert_msg(mdsb_encode(&sb, buf, sizeof(buf), err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(sys->write_at(dev, MDSB_SUPER_OFFSET * 512ULL, buf, sizeof(buf)), 0);
+}
+
+/*
+ * Decision 136 for a join: md took tier 2 over, and the power went while
+ * it wrote its members' superblocks (_i: sde's or sdf's left at raid1,
+ * an event behind), the reshape never asked.  md would assemble either
+ * view alone; the start gives the members left behind md's raid5
+ * (add_mend_takeover) and carries the join on to the end.
+ */
+START_TEST(join_takeover_cut_mid_superblocks)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	sim_fail_after(JOIN_MD_OPS + 4);
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
+	sim_fail_after(-1);
+	ck_assert_msg(strstr(join_error, "reshaping md_s_t2"), "%s", join_error);
+	sim_md_idle(NULL);
+	sim_power_cut();
+	tier2_sb_raid1_behind(v, _i);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+	check_members_kept(_i, mirrored);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
 }
 END_TEST
 
@@ -1351,13 +1959,22 @@ grow_suite(void)
 	tcase_add_test(tc, shr_grow_cut_dirty_member_gone);
 	tcase_add_test(tc, shr_grow_cut_new_tier_member_gone);
 	tcase_add_test(tc, md_refuses_a_claimed_member);
-	tcase_add_test(tc, shr_join_refused);
-	tcase_add_test(tc, join_label_not_carried_on);
+	tcase_add_test(tc, shr_join_by_volume_grow);
+	tcase_add_test(tc, join_stopped_carried_on_by_volume_grow);
+	tcase_add_test(tc, join_undone_at_start_before_md_began);
+	tcase_add_test(tc, join_cut_joiner_gone_before_md_began);
+	tcase_add_test(tc, join_cut_mid_reshape_carried_on);
+	tcase_add_loop_test(tc, join_takeover_cut_mid_superblocks, 0, 2);
 	tcase_add_test(tc, part_new_band_is_the_plans);
 	tcase_add_test(tc, join_replan_is_plan_grow);
 	tcase_add_test(tc, join_rolled_back_before_md_began);
 	tcase_add_test(tc, join_roll_back_refused_once_md_began);
 	tcase_add_loop_test(tc, power_cut_during_join_roll_back, 0, JOIN_UNDO_CUTS);
+	tcase_add_test(tc, join_steps_before_md);
+	tcase_add_test(tc, join_spare_waits_for_whole_arrays);
+	tcase_add_test(tc, join_start_refusals);
+	tcase_add_test(tc, join_runs_to_the_end);
+	tcase_add_loop_test(tc, power_cut_during_join, 0, JOIN_ALL_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	suite_add_tcase(s, tc);
 	return s;
