@@ -189,7 +189,12 @@ repair_check(struct volume *v, const char *spec, int force, int *code, char *err
 		    "before that is resolved", v->name, v->foreign ? "foreign" :
 		    v->inconsistent ? "inconsistent" : "held");
 	/* One intent at a time: a repair's commit would clear a stopped grow's,
-	   and the labels would keep a map md never grew to (no start maps it). */
+	   and the labels would keep a map md never grew to (no start maps it).
+	   A join is volume.grow's to carry on (add_carry_on refuses it). */
+	if (label_is_join(&v->label))
+		return plan_err(err, errlen, "volume %s has member %d's room joining its "
+		    "tiers to finish first: volume.grow carries it on, or undoes it if md "
+		    "had not begun", v->name, v->label.intent.disk + 1);
 	if (v->label.intent.op == LABEL_OP_EXPANDING || v->label.intent.op == LABEL_OP_ADDING)
 		return plan_err(err, errlen, "volume %s has a %s to finish first: volume.%s "
 		    "carries it on (every member present)", v->name,

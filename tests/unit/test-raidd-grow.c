@@ -1132,6 +1132,12 @@ START_TEST(join_stopped_carried_on_by_volume_grow)
 		ck_assert_int_eq(join_run(v), JOB_FAILED);
 		sim_fail_after(-1);
 		ck_assert_msg(label_is_join(&v->label), "cut %d: %s", cut[i], join_error);
+		/* volume.add_disk refuses a join: repair names volume.grow */
+		a = unit_call(srv, &root, "volume.repair", "{\"name\":\"s\",\"disk\":\"sdg\"}");
+		ck_assert_int_eq(unit_err_code(a), NAS_ERR_REFUSED);
+		ck_assert_msg(strstr(unit_err_msg(a), "volume.grow carries it on"), "%s",
+		    unit_err_msg(a));
+		json_object_put(a);
 		if (i == 0) {
 			a = unit_call(srv, &root, "volume.grow", "{\"name\":\"s\"}");
 			ck_assert_int_eq(unit_err_code(a), NAS_ERR_FAILED);
