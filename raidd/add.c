@@ -986,6 +986,7 @@ as_map(struct add *a, char *err, size_t errlen)
 }
 
 static void add_failed(struct add *, const char *);
+static int not_taken_yet(const struct volume *);
 static int carry_checks(struct volume *, const struct disk *, int, int, int *, char *,
     size_t);
 
@@ -1058,6 +1059,32 @@ static int (*const as_steps[])(struct add *, char *, size_t) = {
 	[AS_SIZE] = as_size, [AS_MAP] = as_map, [AS_FS] = as_fs, [AS_COMMIT] = as_commit,
 };
 
+/*
+ * A join stopped before md began a joined tier is undone at once, its
+ * joiner here: its spare left in a mirror's array would be where md
+ * rebuilds an old member that fails meanwhile, and the joiner, its
+ * superblock then giving another role than its label, would be judged
+ * foreign and dropped from every tier it serves.  1 when undone.
+ */
+static int
+join_undone_now(struct add *a, const char *why)
+{
+	struct volume *v = a->vol;
+	char err[200];
+
+	if (!a->join || !label_is_join(&v->label) || !v->assembled ||
+	    v->disk[a->member][0] == '\0' || !not_taken_yet(v))
+		return 0;
+	if (add_join_roll_back(v, err, sizeof(err)) == -1) {
+		log_warnx("volume %s: %s", v->name, err);
+		return 0;
+	}
+	snprintf(v->problem, sizeof(v->problem), "member %d's room joining its tiers stopped "
+	    "(%.100s) and was undone (md had not begun): volume.grow joins it again",
+	    a->member + 1, why);
+	return 1;
+}
+
 /* A failed step leaves the intent: the next start, or volume.add_disk, carries it on. */
 static void
 add_failed(struct add *a, const char *why)
@@ -1072,7 +1099,9 @@ add_failed(struct add *a, const char *why)
 	    (volume_assemble_as_was(v, err, sizeof(err)) == -1 ||
 	    volume_mount(v, err, sizeof(err)) == -1))
 		log_warnx("volume %s: %s", v->name, err);
-	if (v->label.intent.op == LABEL_OP_ADDING && a->join)
+	if (join_undone_now(a, why))
+		;
+	else if (v->label.intent.op == LABEL_OP_ADDING && a->join)
 		snprintf(v->problem, sizeof(v->problem), "member %d's room joining its tiers "
 		    "stopped (%.100s): the next start carries it on, or undoes it if md had "
 		    "not begun", a->member + 1, why);

@@ -181,11 +181,16 @@ unreachable(const char *dev)
 }
 
 static int md_survives(struct dev *);
+static void take_spares(struct dev *);
+static int reshaping(const char *);
 
 /*
  * What md does when I/O to an array finds a member unreachable: marks
  * it faulty (it stays listed, and out, until removed). An idle array
- * notices nothing: pulling a disk alone fails no member.
+ * notices nothing: pulling a disk alone fails no member.  As for
+ * sim_fail_member: md_error(), then remove_and_add_spares() frees its
+ * slot and a spare the array holds is recovered into the role at once
+ * (not on a read-only array, nor while it reshapes).
  */
 static void
 md_io_errors(struct dev *a)
@@ -197,6 +202,8 @@ md_io_errors(struct dev *a)
 			a->faulty[m] = changed = 1;
 	if (!md_survives(a))
 		a->broken = 1;
+	if (changed && !a->ro && !reshaping(a->name))
+		take_spares(a);
 	if (changed) {
 		sb_sync(a);
 		sim_md_event(a->name);
@@ -1746,8 +1753,6 @@ sim_md_recover(const char *name, uint64_t sectors)
 }
 
 /* md fails a member on I/O errors: it stays in the list, faulty. */
-static int reshaping(const char *);
-
 void
 sim_fail_member(const char *md, const char *dev)
 {

@@ -1008,10 +1008,13 @@ START_TEST(start_force_undoes_an_add_md_never_began_on_a_lacking_volume)
 	ck_assert_int_eq(sys->md_sync(md, &check), 0);
 	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
 	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
-	sim_pull_disk("sdb");
-	disk_refresh(0);
+	/* Written, then sdb lost before md marks the array clean: a write
+	   after the loss would have md fail sdb and recover onto the spare
+	   at once (md_error, remove_and_add_spares), before the cut. */
 	volume_dm_name("r", dm, sizeof(dm));
 	ck_assert_int_eq(sys->write_at(dm, 1 << 20, buf, sizeof(buf)), 0);
+	sim_pull_disk("sdb");
+	disk_refresh(0);
 	reshape_speed = 0;
 	reboot();
 	turn(50);

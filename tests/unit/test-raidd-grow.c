@@ -900,6 +900,18 @@ sdg_spare_in_tier2(const struct volume *v)
 	return 0;
 }
 
+/* Steps before the cut; then sdg's spare in tier 2 as the power goes. */
+static int cut_left, cut_spare;
+
+static void
+spare_at_cut(void)
+{
+	if (cut_left-- > 0)
+		sim_before_step(spare_at_cut);
+	else
+		cut_spare = sdg_spare_in_tier2(volume_find("s"));
+}
+
 /* The join's writes before md is asked: the reshape step's label write is the next. */
 #define JOIN_MD_OPS	10
 /* A cut after each of the join's writes (24), md's included, and one run whole. */
@@ -932,9 +944,13 @@ START_TEST(join_steps_before_md)
 	start = c.after.tier[1].part[2].start;
 	ck_assert_int_eq(sys->write_at("sdg", start, mark, sizeof(mark)), 0);
 	sim_fail_after(JOIN_MD_OPS);
+	cut_left = JOIN_MD_OPS;
+	sim_before_step(spare_at_cut);
 	ck_assert_int_eq(join_run(v), JOB_FAILED);
 	sim_fail_after(-1);
 	ck_assert_msg(strstr(join_error, "while starting the reshape"), "%s", join_error);
+	/* At the cut; the job's undo then stopped at its first write. */
+	ck_assert_int_eq(cut_spare, 1);
 	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
 	ck_assert_int_eq(v->label.intent.disk, 2);
 	ck_assert_uint_eq(v->label.intent.covered, 1U << 1);
@@ -950,7 +966,6 @@ START_TEST(join_steps_before_md)
 	ck_assert_msg(add_join_replan(v, &after, e, sizeof(e)) == 0, "%s", e);
 	ck_assert_mem_eq(&after, &c.after, sizeof(after));
 	ck_assert_int_eq(sys->part_dev("sdg", start, dev, sizeof(dev)), 0);
-	ck_assert_int_eq(sdg_spare_in_tier2(v), 1);
 	ck_assert_int_eq(sys->read_at("sdg", start, buf, sizeof(buf)), 0);
 	ck_assert_mem_ne(buf, mark, sizeof(mark));
 	/* md was not asked: tier 2 still a raid1 of two, tier 1 as it was. */
@@ -1937,6 +1952,111 @@ START_TEST(shr_grow_cut_new_tier_member_gone)
 }
 END_TEST
 
+/* Steps left before the one-off failure's next step: the disk works again. */
+static int eio_left;
+
+static void
+eio_once(void)
+{
+	if (eio_left-- > 0)
+		sim_before_step(eio_once);
+	else
+		sim_fail_after(-1);
+}
+
+/* sdg's tier 1 partition serves md's tier 1 in role 2, in sync. */
+static int
+sdg_in_tier1(const struct volume *v)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	int in = 0;
+
+	volume_md_name(v, 0, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(sys->part_dev("sdg", v->mlabel[2].tier[0].start, dev, sizeof(dev)), 0);
+	for (int i = 0; i < st.nmembers; i++)
+		in += strcmp(st.member[i].dev, dev) == 0 && st.member[i].slot == 2 &&
+		    !strstr(st.member[i].state, "faulty");
+	return in;
+}
+
+/*
+ * A join stopped before md began, on a running volume (one write fails
+ * once, EIO, at the reshape step), then an old member of tier 2's
+ * mirror fails.  The spare sdg's partition gave md would take its role
+ * at once, sdg's superblock then giving another role than its label:
+ * the next disk scan judges sdg foreign, volume.grow "undoes" the join
+ * without it, and the next start drops sdg from tier 1 too.  The join is
+ * undone when it stops: md holds no spare of sdg's, and sdg stays a
+ * member of tier 1 through the loss and a reboot.
+ */
+START_TEST(join_stopped_leaves_no_spare_in_md)
+{
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	uint64_t was, mirrored;
+	struct volume *v;
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	eio_left = JOIN_MD_OPS + 1;
+	sim_before_step(eio_once);
+	sim_fail_after(JOIN_MD_OPS);
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
+	sim_fail_after(-1);
+	sim_before_step(NULL);
+	ck_assert_msg(strstr(join_error, "Input/output error while starting the reshape"),
+	    "%s", join_error);
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->part_dev("sde", v->mlabel[0].tier[1].start, dev, sizeof(dev)), 0);
+	sim_fail_member(md, dev);
+	disk_refresh(1);
+	volume_scan();
+	ck_assert_msg(v->disk[2][0], "sdg left out");
+	ck_assert_int_eq(sdg_in_tier1(v), 1);
+	ck_assert_int_eq(sdg_spare_in_tier2(v), 0);
+	ck_assert_msg(!label_is_join(&v->label), "join kept: %s", v->problem);
+	ck_assert_msg(strstr(v->problem, "undone"), "%s", v->problem);
+	reboot();
+	v = volume_find("s");
+	ck_assert_msg(v->assembled && !v->inconsistent, "%s", v->problem);
+	ck_assert_msg(v->disk[2][0], "sdg dropped at the start");
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	ck_assert_int_eq(sdg_in_tier1(v), 1);
+	(void)mirrored;
+}
+END_TEST
+
+/*
+ * md fails a member whose disk errors (md_error) and recovers a spare
+ * the array holds into its role at once (remove_and_add_spares), as
+ * when a user fails it: the simulator's I/O errors do too.  sdg's join
+ * spare in tier 2's mirror, sde erroring: md rebuilds sde's role onto it.
+ */
+START_TEST(md_takes_a_spare_on_io_errors)
+{
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	struct sys_md_status st;
+	struct volume *v;
+	uint64_t was;
+	int role = -1;
+
+	shr_third_swapped(&was);
+	v = volume_find("s");
+	join_spare_added(v);
+	ck_assert_int_eq(sdg_spare_in_tier2(v), 1);
+	sim_disk_error("sde", 1);
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(sys->part_dev("sdg", v->mlabel[2].tier[1].start, dev, sizeof(dev)), 0);
+	for (int i = 0; i < st.nmembers; i++)
+		if (strcmp(st.member[i].dev, dev) == 0)
+			role = st.member[i].slot;
+	ck_assert_int_eq(role, 0);
+	sim_disk_error("sde", 0);
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -1978,6 +2098,8 @@ grow_suite(void)
 	tcase_add_loop_test(tc, power_cut_during_join_roll_back, 0, JOIN_UNDO_CUTS);
 	tcase_add_test(tc, join_steps_before_md);
 	tcase_add_test(tc, join_spare_waits_for_whole_arrays);
+	tcase_add_test(tc, join_stopped_leaves_no_spare_in_md);
+	tcase_add_test(tc, md_takes_a_spare_on_io_errors);
 	tcase_add_test(tc, join_start_refusals);
 	tcase_add_test(tc, join_runs_to_the_end);
 	tcase_add_loop_test(tc, power_cut_during_join, 0, JOIN_ALL_CUTS);
