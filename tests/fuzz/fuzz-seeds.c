@@ -129,17 +129,30 @@ labels(const char *tag, const struct plan *p)
  * An SHR join (Decision 133) as another disk's label may claim one:
  * disk 1 takes the last role of the raid1 tier (disks 2 and 3), first
  * begun over the plain label, then rolled back, so that label_same_members
- * meets both.  Disk 0's labels: it serves no joined tier.
+ * meets both.  pos 0's labels serve no joined tier; pos 1's are the
+ * joiner's own, its new role, band and GUIDs there (label_drop_joined
+ * takes them away again).
  */
 static void
-shr_join(const struct plan *p)
+shr_join_at(const struct plan *p, int pos, const char *begun, const char *rolled)
 {
 	struct label plain, join, undone;
 	char e[PLAN_ERRLEN];
 	int t = p->ntiers - 1;
 
-	label_at(p, 0, &plain);
+	label_at(p, pos, &plain);
 	join = plain;
+	if (pos == 1) {
+		struct label_tier *own = &join.tier[t];
+
+		/* its disk swapped for one as big as the tier's (Decision 125) */
+		join.member[1].size = p->disk[p->tier[t].part[0].disk].size;
+		own->role = join.tier[t].nmembers;
+		own->start = p->tier[t].part[0].start;
+		own->size = p->tier[t].part[0].size;
+		memset(own->part_guid, 0x7a, 16);
+		memcpy(own->part_type, LABEL_GPT_TYPE, 16);
+	}
 	join.tier[t].member[join.tier[t].nmembers++] = 1;
 	join.intent.op = LABEL_OP_ADDING;
 	join.intent.disk = 1;
@@ -150,8 +163,18 @@ shr_join(const struct plan *p)
 	if (label_bump(&join, e, sizeof(e)) != 0 || (undone.generation = join.generation,
 	    label_bump(&undone, e, sizeof(e))) != 0)
 		errx(1, "join label: %s", e);
-	put_pair("shr-join-begun", &plain, &join);
-	put_pair("shr-join-undone", &join, &undone);
+	/* States raidd takes, or the seeds would only reach the refusals. */
+	if (!label_same_members(&plain, &join) || !label_same_members(&join, &undone))
+		errx(1, "%s: not taken as the same members", begun);
+	put_pair(begun, &plain, &join);
+	put_pair(rolled, &join, &undone);
+}
+
+static void
+shr_join(const struct plan *p)
+{
+	shr_join_at(p, 0, "shr-join-begun", "shr-join-undone");
+	shr_join_at(p, 1, "shr-join-own-begun", "shr-join-own-undone");
 }
 
 /* A jbod whose first disk grew: its labels carry a map (version 2). */
