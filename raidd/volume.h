@@ -260,6 +260,7 @@ struct job *add_carry_on(struct volume *, const struct disk *, int force, struct
 	    int *code, char *err, size_t errlen);
 int	 add_decide(struct volume *);
 int	 add_mend_takeover(struct volume *, char *err, size_t errlen);
+int	 add_spare_held_out(const struct volume *, int t, int m);
 int	 add_rolled_back(const struct label *, const struct label *newest);
 void	 add_left_out(struct volume *);
 void	 add_resume(struct volume *);
