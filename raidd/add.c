@@ -1687,22 +1687,6 @@ roll_back(struct volume *v)
 	return 0;
 }
 
-struct del_at {
-	const char	*disk;
-	uint64_t	 start, size;
-};
-
-static int
-del_through(struct dfd *f, void *arg, char *err, size_t errlen)
-{
-	const struct del_at *d = arg;
-
-	if (sys->part_del(d->disk, f->fd, d->start, d->size) == -1)
-		return plan_err(err, errlen, "%s: removing the partition at %llu: %s", d->disk,
-		    (unsigned long long)d->start, strerror(errno));
-	return 0;
-}
-
 /*
  * The joiner m's new partition of tier t leaves the tier's running array
  * (a spare md let go of: failed and removed) and then m's disk: the
@@ -1713,7 +1697,6 @@ static int
 join_part_out(struct volume *v, int m, int t, char *err, size_t errlen)
 {
 	const struct label_tier *own = &v->mlabel[m].tier[t];
-	struct del_at d = { v->disk[m], own->start, own->size };
 	char dev[SYS_NAME_MAX], md[SYS_NAME_MAX];
 	struct sys_md_status st;
 
@@ -1732,7 +1715,7 @@ join_part_out(struct volume *v, int m, int t, char *err, size_t errlen)
 				return plan_err(err, errlen, "%s: taking the spare %s out: %s", md,
 				    dev, strerror(errno));
 		}
-	return member_through(v, m, del_through, &d, err, errlen);
+	return member_part_del(v, m, own->start, own->size, err, errlen);
 }
 
 /*

@@ -1310,6 +1310,21 @@ START_TEST(join_undone_at_start_before_md_began)
 }
 END_TEST
 
+/* sdg pulled, then boot: the start undid the join md never began without it. */
+static struct volume *
+undone_with_sdg_away(void (*boot)(void))
+{
+	struct volume *v;
+
+	sim_pull_disk("sdg");
+	boot();
+	v = volume_find("s");
+	ck_assert_msg(v->assembled, "%s", v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	return v;
+}
+
 /*
  * Decision 125's finding 2: the labels say the reshape began, md was
  * never asked (the power went at the takeover), and the joiner is gone.
@@ -1334,12 +1349,7 @@ START_TEST(join_cut_joiner_gone_before_md_began)
 	sim_fail_after(-1);
 	ck_assert_msg(strstr(join_error, "refused level raid5"), "%s", join_error);
 	ck_assert_int_eq(v->label.intent.step, 6);	/* AS_RESHAPE */
-	sim_pull_disk("sdg");
-	reboot_reshaping();
-	v = volume_find("s");
-	ck_assert_msg(v->assembled, "%s", v->problem);
-	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
-	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	v = undone_with_sdg_away(reboot_reshaping);
 	volume_md_name(v, 1, md, sizeof(md));
 	ck_assert_int_eq(sys->md_status(md, &st), 0);
 	ck_assert_str_eq(st.level, "raid1");
@@ -1533,6 +1543,41 @@ START_TEST(join_taken_over_member_lost)
 	reboot_reshaping();
 	check_members_kept(1, mirrored);
 	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
+/*
+ * A join md never began, undone at a start while sdg was away: the labels
+ * drop sdg from tier 2, its new partition stays on its disk (no proven
+ * descriptor to delete it through).  sdg back, its label is rewritten
+ * from the newest (no role in tier 2), and its proof must hold: the
+ * leftover partition goes first.  sdg serves tier 1 again, its band is
+ * free, every byte there, after a second start too.
+ */
+START_TEST(join_undone_while_away_partition_gone_on_return)
+{
+	uint64_t was, mirrored, start;
+	char dm[SYS_NAME_MAX];
+	struct volume *v;
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 1);
+	start = join_spare_added(v);
+	sim_md_idle(NULL);
+	undone_with_sdg_away(reboot);
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	ck_assert_uint_ne(gpt_last("sdg", start), 0);	/* its partition still there */
+	for (int boot = 0; boot < 2; boot++) {
+		reboot();
+		recover_all(volume_find("s"));	/* sdg missed the writes */
+		volume_check_states();
+		check_members_kept(boot, mirrored);
+		check_join_undone(start, was, mirrored);
+		unit_raidd_pattern(dm, mirrored, 0);
+	}
 }
 END_TEST
 
@@ -2035,6 +2080,7 @@ grow_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, join_taken_over_member_lost);
+	tcase_add_test(tc, join_undone_while_away_partition_gone_on_return);
 	suite_add_tcase(s, tc);
 	return s;
 }
