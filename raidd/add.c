@@ -710,6 +710,46 @@ as_start(struct add *a, char *err, size_t errlen)
 }
 
 static int old_members_whole(const struct volume *);
+static int array_whole(const struct volume *, int t);
+
+/*
+ * Tier t's array, which md has not reshaped onto the new partition yet
+ * (the old count: a raid1, a raid5 of two md took over, or a tier after
+ * one md began), lacks a member (-1) or recovers (1: later).  Given the new
+ * partition as a spare, md would rebuild the lost member onto it, and
+ * the disk, its superblock then giving that role, would be judged
+ * foreign once the member is back (Decision 133).  The add waits for
+ * the array to be whole; until then the start leaves the spare out
+ * (add_spare_held_out).
+ */
+static int
+spare_stands_in(const struct add *a, int t, char *err, size_t errlen)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	volume_md_name(a->vol, t, md, sizeof(md));
+	if (sys->md_status(md, &st) == -1 || st.raid_disks == a->after.tier[t].nmembers ||
+	    array_whole(a->vol, t))
+		return 0;
+	/* md rebuilds a member it took back at the start: the job polls. */
+	if (strcmp(st.sync_action, "recover") == 0)
+		return 1;
+	return plan_err(err, errlen, "%s lacks a member: md would rebuild it onto member "
+	    "%d's new partition; the %s waits until it is whole", md, a->member + 1,
+	    a->join ? "join" : "add");
+}
+
+/* The new partition of tier t joins its array as a spare, when it may: 1 later. */
+static int
+spare_to_tier(struct add *a, int t, char *err, size_t errlen)
+{
+	int r;
+
+	if ((r = spare_stands_in(a, t, err, errlen)) != 0)
+		return r;
+	return repair_member_join(a->vol, a->member, t, -1, err, errlen);
+}
 
 /*
  * The new partition joins each array it will be a member of, as a spare.
@@ -730,6 +770,7 @@ static int
 join_add(struct add *a, char *err, size_t errlen)
 {
 	struct volume *v = a->vol;
+	int r;
 
 	/* Once md began, its spares have roles: a member lost since is a
 	   degraded array's, and the joiner gone one of them. */
@@ -739,9 +780,8 @@ join_add(struct add *a, char *err, size_t errlen)
 		return plan_err(err, errlen, "an array lacks a member or recovers: md would "
 		    "rebuild it onto member %d's new partition", a->member + 1);
 	for (int t = 0; t < v->label.ntiers; t++)
-		if (label_joins(&v->label, t) &&
-		    repair_member_join(v, a->member, t, -1, err, errlen) == -1)
-			return -1;
+		if (label_joins(&v->label, t) && (r = spare_to_tier(a, t, err, errlen)) != 0)
+			return r;
 	return 0;
 }
 
@@ -749,6 +789,7 @@ static int
 as_add(struct add *a, char *err, size_t errlen)
 {
 	const struct label *l = &a->vol->mlabel[a->member];
+	int r;
 
 	if (a->join)
 		return join_add(a, err, errlen);
@@ -759,8 +800,8 @@ as_add(struct add *a, char *err, size_t errlen)
 		    "onto the new disk; volume.add_disk undoes the add, then repair the volume");
 	for (int t = 0; t < l->ntiers; t++)
 		if (l->tier[t].role != LABEL_NO_ROLE && l->tier[t].kind != TIER_NONE &&
-		    repair_member_join(a->vol, a->member, t, -1, err, errlen) == -1)
-			return -1;
+		    (r = spare_to_tier(a, t, err, errlen)) != 0)
+			return r;
 	return 0;
 }
 
@@ -1251,6 +1292,10 @@ add_timer(struct ev_loop *l, ev_timer *w, int revents)
 	}
 	if (a->step == AS_FS && r == 0)
 		return;		/* fs_done goes on */
+	if (a->step == AS_ADD && r == 1) {
+		add_advance(a, poll_seconds);	/* md recovers a member first */
+		return;
+	}
 	a->step++;
 	add_advance(a, 0);
 }
@@ -1631,6 +1676,29 @@ add_mend_takeover(struct volume *v, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Assembly (start_tier) leaves member m's partition of tier t out: m is
+ * the disk an add or a join is taking into the tier, and md holds that
+ * partition as a spare only (its own superblock gives it no role), so
+ * md has not reshaped the tier onto it.  md would rebuild any member it
+ * lacks onto that spare at once, against the labels: one lost after md
+ * took the tier over (raid5 of two) or began another tier, or one
+ * kicked as behind.  The disk, its superblock then giving the lost
+ * member's role, would be judged foreign once that member is back, and
+ * dropped from every tier it serves.  The job gives md the spare again
+ * (as_add) only while the tier's array is whole.
+ */
+int
+add_spare_held_out(const struct volume *v, int t, int m)
+{
+	struct mdsb sb;
+
+	if (v->label.intent.op != LABEL_OP_ADDING || m != v->label.intent.disk ||
+	    v->mlabel[m].tier[t].role == LABEL_NO_ROLE)
+		return 0;
+	return tier_sb(v, t, m, &sb) == 0 && sb_own_role(&sb) == MDSB_ROLE_SPARE;
+}
+
 /* The labels forget the new disk: it never got its own, and md never reshaped. */
 static int
 roll_back(struct volume *v)
@@ -1648,22 +1716,6 @@ roll_back(struct volume *v)
 	return 0;
 }
 
-struct del_at {
-	const char	*disk;
-	uint64_t	 start, size;
-};
-
-static int
-del_through(struct dfd *f, void *arg, char *err, size_t errlen)
-{
-	const struct del_at *d = arg;
-
-	if (sys->part_del(d->disk, f->fd, d->start, d->size) == -1)
-		return plan_err(err, errlen, "%s: removing the partition at %llu: %s", d->disk,
-		    (unsigned long long)d->start, strerror(errno));
-	return 0;
-}
-
 /*
  * The joiner m's new partition of tier t leaves the tier's running array
  * (a spare md let go of: failed and removed) and then m's disk: the
@@ -1674,7 +1726,6 @@ static int
 join_part_out(struct volume *v, int m, int t, char *err, size_t errlen)
 {
 	const struct label_tier *own = &v->mlabel[m].tier[t];
-	struct del_at d = { v->disk[m], own->start, own->size };
 	char dev[SYS_NAME_MAX], md[SYS_NAME_MAX];
 	struct sys_md_status st;
 
@@ -1693,7 +1744,7 @@ join_part_out(struct volume *v, int m, int t, char *err, size_t errlen)
 				return plan_err(err, errlen, "%s: taking the spare %s out: %s", md,
 				    dev, strerror(errno));
 		}
-	return member_through(v, m, del_through, &d, err, errlen);
+	return member_part_del(v, m, own->start, own->size, err, errlen);
 }
 
 /*
@@ -1915,21 +1966,25 @@ add_resume(struct volume *v)
 	resume(v, NULL, NULL);
 }
 
-/* No array of the old members runs degraded or recovers. */
+/* Tier t's array runs, not degraded, not recovering. */
 static int
-old_members_whole(const struct volume *v)
+array_whole(const struct volume *v, int t)
 {
 	struct sys_md_status st;
 	char md[SYS_NAME_MAX];
 
-	for (int t = 0; t < v->label.ntiers; t++) {
-		if (v->label.tier[t].kind == TIER_NONE)
-			continue;
-		volume_md_name(v, t, md, sizeof(md));
-		if (sys->md_status(md, &st) == -1 || st.degraded > 0 ||
-		    strcmp(st.sync_action, "recover") == 0)
+	volume_md_name(v, t, md, sizeof(md));
+	return sys->md_status(md, &st) == 0 && st.degraded == 0 &&
+	    strcmp(st.sync_action, "recover") != 0;
+}
+
+/* No array of the old members runs degraded or recovers. */
+static int
+old_members_whole(const struct volume *v)
+{
+	for (int t = 0; t < v->label.ntiers; t++)
+		if (v->label.tier[t].kind != TIER_NONE && !array_whole(v, t))
 			return 0;
-	}
 	return 1;
 }
 

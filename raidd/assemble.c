@@ -586,8 +586,11 @@ each_md_member(struct volume *v, member_fn *fn)
 		for (int r = 0; r < lt->nmembers; r++) {
 			int m = lt->member[r];
 
-			if (v->disk[m][0] && sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start,
-			    dev, sizeof(dev)) == 0)
+			/* An add's spare kept out of md (add_spare_held_out) is not
+			   a member md left out: the add's job gives it. */
+			if (v->disk[m][0] && !add_spare_held_out(v, t, m) &&
+			    sys->part_dev(v->disk[m], v->mlabel[m].tier[t].start, dev,
+			    sizeof(dev)) == 0)
 				fn(v, t, r, md, dev, &st);
 		}
 	}
@@ -951,6 +954,9 @@ start_tier(struct volume *v, int t, char *err, size_t errlen)
 	for (int r = 0; r < lt->nmembers; r++) {
 		int m = lt->member[r];
 
+		/* An add's spare md never reshaped onto: the job gives it. */
+		if (v->disk[m][0] && add_spare_held_out(v, t, m))
+			continue;
 		/* A member md failed for errors (mark_failed) stays out of the
 		   arrays md failed it in; volume.clear or a repair handles it. */
 		if (v->disk[m][0] == '\0' ||

@@ -297,6 +297,31 @@ member_through(const struct volume *v, int m,
 	return dfd_close(&f, err, errlen);
 }
 
+struct del_at {
+	const char	*disk;
+	uint64_t	 start, size;
+};
+
+static int
+del_through(struct dfd *f, void *arg, char *err, size_t errlen)
+{
+	const struct del_at *d = arg;
+
+	if (sys->part_del(d->disk, f->fd, d->start, d->size) == -1)
+		return plan_err(err, errlen, "%s: removing the partition at %llu: %s", d->disk,
+		    (unsigned long long)d->start, strerror(errno));
+	return 0;
+}
+
+int
+member_part_del(const struct volume *v, int m, uint64_t start, uint64_t size, char *err,
+    size_t errlen)
+{
+	struct del_at d = { v->disk[m], start, size };
+
+	return member_through(v, m, del_through, &d, err, errlen);
+}
+
 struct table {
 	const char		*disk;
 	const struct sys_part	*parts;
@@ -356,6 +381,34 @@ label_write_own(struct volume *v, int m, const struct label *l, char *err, size_
 }
 
 /*
+ * Before member m's label l, taken from the newest (label_for_member),
+ * is written: a partition its own label gave it in a tier l gives it
+ * none in goes from its disk, through its proven descriptor.  A join
+ * rolled back while m was away (Decision 133) left its new partition
+ * there; the proof of l would find a partition too many and drop m from
+ * every tier it serves.  part_del refuses (EBUSY) one md holds.
+ */
+static int
+parts_left_out(const struct volume *v, int m, const struct label *l, char *err,
+    size_t errlen)
+{
+	const struct label *own = &v->mlabel[m];
+
+	for (int t = 0; t < own->ntiers && t < l->ntiers; t++) {
+		const struct label_tier *ot = &own->tier[t];
+
+		if (ot->role == LABEL_NO_ROLE || ot->size == 0 || l->tier[t].role != LABEL_NO_ROLE)
+			continue;
+		if (member_part_del(v, m, ot->start, ot->size, err, errlen) == -1)
+			return -1;
+		log_warnx("volume %s: %s's partition of tier %d, which the newest label no "
+		    "longer gives it (a join undone while it was away), removed", v->name,
+		    v->disk[m], t + 1);
+	}
+	return 0;
+}
+
+/*
  * Writes v->label (generation, intent ...) to the present members in
  * mask, each checked first; a member already at this generation is
  * never written again (two slots of one generation must be identical).
@@ -370,7 +423,8 @@ label_write_some(struct volume *v, unsigned mask, char *err, size_t errlen)
 		    v->mlabel[m].generation >= v->label.generation)
 			continue;
 		label_for_member(v, m, &l);
-		if (label_write_own(v, m, &l, err, errlen) == -1)
+		if (parts_left_out(v, m, &l, err, errlen) == -1 ||
+		    label_write_own(v, m, &l, err, errlen) == -1)
 			return -1;
 	}
 	return 0;

@@ -94,6 +94,9 @@ int	 member_open(const struct volume *, int m, struct dfd *, char *err, size_t e
 int	 member_through(const struct volume *, int m,
 	    int (*fn)(struct dfd *, void *arg, char *err, size_t errlen), void *arg,
 	    char *err, size_t errlen);
+/* member_through() of part_del: member m's partition at start, of size. */
+int	 member_part_del(const struct volume *, int m, uint64_t start, uint64_t size,
+	    char *err, size_t errlen);
 /* member_through() of libfdisk's table: parts, n of them. */
 int	 member_partition(const struct volume *, int m, const struct sys_part *parts, int n,
 	    char *err, size_t errlen);
@@ -260,6 +263,7 @@ struct job *add_carry_on(struct volume *, const struct disk *, int force, struct
 	    int *code, char *err, size_t errlen);
 int	 add_decide(struct volume *);
 int	 add_mend_takeover(struct volume *, char *err, size_t errlen);
+int	 add_spare_held_out(const struct volume *, int t, int m);
 int	 add_rolled_back(const struct label *, const struct label *newest);
 void	 add_left_out(struct volume *);
 void	 add_resume(struct volume *);

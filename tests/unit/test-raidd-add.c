@@ -1446,6 +1446,47 @@ START_TEST(power_cut_after_takeover)
 }
 END_TEST
 
+
+/*
+ * The power goes between md's takeover and its reshape (md raid5 of two,
+ * sdc's spare in it), and sda is lost.  md must never rebuild sda onto
+ * sdc's spare: the labels give sdc role 2, and once sda is back the add
+ * could not go on.  The start runs the volume degraded on sdb, sdc kept
+ * out of md, the add waiting; with sda back it is carried on to the end.
+ */
+START_TEST(takeover_cut_then_member_lost_keeps_the_spare_out)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	uint64_t was = stop_after_takeover();
+	struct volume *v;
+
+	sim_md_idle(NULL);	/* md marked the array clean before the cut */
+	sim_pull_disk("sda");
+	reboot();
+	v = volume_find("r");
+	ck_assert_msg(v->assembled && !v->inconsistent, "%s", v->problem);
+	ck_assert_msg(v->state == VOL_DEGRADED, "%s: %s", volume_state_name(v->state),
+	    v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	md_of("r", md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid5");
+	ck_assert_int_eq(st.raid_disks, 2);
+	ck_assert_int_eq(st.nmembers, 1);	/* sdb alone: sdc's spare kept out */
+	volume_dm_name("r", dm, sizeof(dm));
+	unit_raidd_pattern(dm, was, 0);
+	unit_raidd_pattern(dm, was, 1);		/* used degraded: sda falls behind */
+	sim_md_idle(NULL);
+	sim_push_disk("sda");
+	/* md rebuilds what it missed first: the job waits for it. */
+	unit_raidd_reboot_md("r", 1 << 17, reshape_speed);
+	check_raid5_of_3(was);
+	reboot();
+	check_raid5_of_3(was);
+}
+END_TEST
+
 /*
  * As clean_start_lacking_a_member_undoes_an_add_md_never_began, for a
  * raid1 of two becoming raid5: md refused the takeover (a check), the
@@ -2219,6 +2260,7 @@ add_suite(void)
 	tcase_add_test(tc, md_refuses_changes_read_only);
 	tcase_add_test(tc, takeover_stopped_by_a_check_carried_on);
 	tcase_add_test(tc, power_cut_after_takeover);
+	tcase_add_test(tc, takeover_cut_then_member_lost_keeps_the_spare_out);
 	tcase_add_test(tc, md_takes_only_members_like_the_first);
 	tcase_add_loop_test(tc, takeover_cut_mid_superblocks, 0, 6);
 	tcase_add_test(tc, takeover_mend_leaves_other_states);

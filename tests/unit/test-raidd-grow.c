@@ -1331,6 +1331,21 @@ START_TEST(join_undone_at_start_before_md_began)
 }
 END_TEST
 
+/* sdg pulled, then boot: the start undid the join md never began without it. */
+static struct volume *
+undone_with_sdg_away(void (*boot)(void))
+{
+	struct volume *v;
+
+	sim_pull_disk("sdg");
+	boot();
+	v = volume_find("s");
+	ck_assert_msg(v->assembled, "%s", v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	return v;
+}
+
 /*
  * Decision 125's finding 2: the labels say the reshape began, md was
  * never asked (the power went at the takeover), and the joiner is gone.
@@ -1355,12 +1370,7 @@ START_TEST(join_cut_joiner_gone_before_md_began)
 	sim_fail_after(-1);
 	ck_assert_msg(strstr(join_error, "refused level raid5"), "%s", join_error);
 	ck_assert_int_eq(v->label.intent.step, 6);	/* AS_RESHAPE */
-	sim_pull_disk("sdg");
-	reboot_reshaping();
-	v = volume_find("s");
-	ck_assert_msg(v->assembled, "%s", v->problem);
-	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
-	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	v = undone_with_sdg_away(reboot_reshaping);
 	volume_md_name(v, 1, md, sizeof(md));
 	ck_assert_int_eq(sys->md_status(md, &st), 0);
 	ck_assert_str_eq(st.level, "raid1");
@@ -1451,6 +1461,20 @@ START_TEST(join_cut_mid_reshape_carried_on)
 }
 END_TEST
 
+/*
+ * The power goes right after md took tier 2 over (raid5 of two, sdg's
+ * spare in it), at the reshape to three; md had marked its arrays clean.
+ */
+static void
+join_cut_after_takeover(struct volume *v)
+{
+	sim_fail_after(JOIN_MD_OPS + 4);
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
+	sim_fail_after(-1);
+	ck_assert_msg(strstr(join_error, "reshaping md_s_t2"), "%s", join_error);
+	sim_md_idle(NULL);
+}
+
 /* Member m's superblock of tier 2 as md left it when the power went before
    md_update_sb reached it after the takeover: raid1, one event behind. */
 static void
@@ -1489,11 +1513,7 @@ START_TEST(join_takeover_cut_mid_superblocks)
 
 	mirrored = join_ready(&was, &off0, &c);
 	v = volume_find("s");
-	sim_fail_after(JOIN_MD_OPS + 4);
-	ck_assert_int_eq(join_run(v), JOB_FAILED);
-	sim_fail_after(-1);
-	ck_assert_msg(strstr(join_error, "reshaping md_s_t2"), "%s", join_error);
-	sim_md_idle(NULL);
+	join_cut_after_takeover(v);
 	sim_power_cut();
 	tier2_sb_raid1_behind(v, _i);
 	reboot_reshaping();
@@ -1501,6 +1521,84 @@ START_TEST(join_takeover_cut_mid_superblocks)
 	check_members_kept(_i, mirrored);
 	reboot_reshaping();
 	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
+/*
+ * md took tier 2 over (raid5 of two, sdg's spare in it) and the power
+ * went before the reshape to three was asked (md refused it here: the
+ * same superblocks); then sde, an old member of tier 2, is lost.  md
+ * must never rebuild sde onto sdg's spare: sdg, its superblock then
+ * giving it sde's role, would be judged foreign once sde is back, and
+ * dropped from every tier (the volume failed to start).  The start runs
+ * the volume degraded with every member it has, sdg kept out of tier
+ * 2's array, the join waiting; once sde is back the join is carried on
+ * to the end, every member in every tier it serves, every byte there.
+ */
+START_TEST(join_taken_over_member_lost)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+	char dm[SYS_NAME_MAX];
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	join_cut_after_takeover(v);
+	sim_pull_disk("sde");
+	reboot_reshaping();
+	v = volume_find("s");
+	ck_assert_msg(v->assembled && !v->inconsistent, "%s", v->problem);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_int_eq(sdg_spare_in_tier2(v), 0);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 0);
+	unit_raidd_pattern(dm, mirrored, 1);	/* used degraded: sde falls behind */
+	sim_md_idle(NULL);
+	sim_push_disk("sde");
+	/* md rebuilds what it missed first: the job waits for it. */
+	unit_raidd_reboot_md("s", 1 << 17, 1 << 17);
+	check_members_kept(0, mirrored);
+	check_joined(c.after.size, mirrored, off0);
+	reboot_reshaping();
+	check_members_kept(1, mirrored);
+	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
+/*
+ * A join md never began, undone at a start while sdg was away: the labels
+ * drop sdg from tier 2, its new partition stays on its disk (no proven
+ * descriptor to delete it through).  sdg back, its label is rewritten
+ * from the newest (no role in tier 2), and its proof must hold: the
+ * leftover partition goes first.  sdg serves tier 1 again, its band is
+ * free, every byte there, after a second start too.
+ */
+START_TEST(join_undone_while_away_partition_gone_on_return)
+{
+	uint64_t was, mirrored, start;
+	char dm[SYS_NAME_MAX];
+	struct volume *v;
+
+	mirrored = shr_third_swapped(&was);
+	v = volume_find("s");
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 1);
+	start = join_spare_added(v);
+	sim_md_idle(NULL);
+	undone_with_sdg_away(reboot);
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	ck_assert_uint_ne(gpt_last("sdg", start), 0);	/* its partition still there */
+	for (int boot = 0; boot < 2; boot++) {
+		reboot();
+		recover_all(volume_find("s"));	/* sdg missed the writes */
+		volume_check_states();
+		check_members_kept(boot, mirrored);
+		check_join_undone(start, was, mirrored);
+		unit_raidd_pattern(dm, mirrored, 0);
+	}
 }
 END_TEST
 
@@ -2104,6 +2202,13 @@ grow_suite(void)
 	tcase_add_test(tc, join_runs_to_the_end);
 	tcase_add_loop_test(tc, power_cut_during_join, 0, JOIN_ALL_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
+	suite_add_tcase(s, tc);
+	/* The join's window between takeover and reshape (Decision 133). */
+	tc = tcase_create("join-window");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, join_taken_over_member_lost);
+	tcase_add_test(tc, join_undone_while_away_partition_gone_on_return);
 	suite_add_tcase(s, tc);
 	return s;
 }

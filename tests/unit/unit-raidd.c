@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job.h"
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
 #include "unit-raidd.h"
@@ -74,4 +75,34 @@ unit_raidd_dm_size(const char *vol)
 	volume_dm_name(vol, dm, sizeof(dm));
 	ck_assert_int_eq(sys->dev_size(dm, &size), 0);
 	return size;
+}
+
+/*
+ * A power cut and a fresh start of raidd, then the loop until no job
+ * runs, md moving each array of vol on by this many sectors a turn: its
+ * recovery (0: it stalls) and its reshape.
+ */
+void
+unit_raidd_reboot_md(const char *vol, uint64_t recover, uint64_t reshape)
+{
+	char md[SYS_NAME_MAX];
+
+	sim_power_cut();
+	volume_reset();
+	job_reset();
+	disk_refresh(0);
+	volume_scan();
+	add_set_poll(0);
+	for (int i = 0; i < 2000 && job_running_count() > 0; i++) {
+		const struct volume *v = volume_find(vol);
+
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		for (int t = 0; v && t < v->label.ntiers; t++) {
+			volume_md_name(v, t, md, sizeof(md));
+			if (recover)
+				sim_md_recover(md, recover);
+			sim_md_reshape_step(md, reshape);
+		}
+	}
+	ck_assert_int_eq(job_running_count(), 0);
 }

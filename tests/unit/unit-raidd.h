@@ -19,5 +19,7 @@ struct rpc_server *unit_raidd_setup(const uint8_t unit[16], const uint64_t *size
 void	 unit_raidd_pattern(const char *dev, uint64_t size, int write);
 /* Bytes of volume vol's dm map. */
 uint64_t unit_raidd_dm_size(const char *vol);
+/* A power cut, a fresh start, the jobs run: md recovers and reshapes by these a turn. */
+void	 unit_raidd_reboot_md(const char *vol, uint64_t recover, uint64_t reshape);
 
 #endif
