@@ -141,7 +141,8 @@ check-host: $(addprefix $(O)/bin/,$(PROGS)) | deps-check
 # cut in an encrypted volume's grow, finished after volume unlock (raidd-crypt-grow-powercut); a
 # power cut in an SHR's add, the first tier reshaping and the second waiting
 # (raidd-shr-add-powercut); a power cut in md's superblock writes after an add's takeover,
-# each old member left at raid1 in turn (raidd-add-takeover-cut-both, three boots).
+# each old member left at raid1 in turn (raidd-add-takeover-cut-both, three boots); an SHR
+# join cut right after md's takeover of its tier (raidd-shr-grow-join-cut-takeover, ~4 min).
 SOAK_CLIENTS ?= 64
 SOAK_CALLS ?= 10000
 KILL_RUNS ?= 20
@@ -183,4 +184,7 @@ check-long: $(addprefix $(O)/bin/,$(PROGS)) image | deps-check
 		$(SRC)/tests/system/long/raidd-crypt-grow-powercut || rc=1; \
 	$(RUN_SCENARIO) --bays 4 --disk-size 96M,160M,160M,160M --timeout 600 \
 		$(SRC)/tests/system/long/raidd-shr-add-powercut || rc=1; \
+	cp $(SRC)/tests/system/scenarios/raidd-shr-grow-join-cut $(O)/raidd-shr-grow-join-cut-takeover; \
+	$(RUN_SCENARIO) --bays 4 --disk-size 80M --timeout 1500 \
+		$(O)/raidd-shr-grow-join-cut-takeover || rc=1; \
 	exit $$rc
