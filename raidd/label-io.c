@@ -401,9 +401,10 @@ parts_left_out(const struct volume *v, int m, const struct label *l, char *err,
 			continue;
 		if (member_part_del(v, m, ot->start, ot->size, err, errlen) == -1)
 			return -1;
-		log_warnx("volume %s: %s's partition of tier %d, which the newest label no "
-		    "longer gives it (a join undone while it was away), removed", v->name,
-		    v->disk[m], t + 1);
+		/* Said whether it was there (a join undone while m was away) or
+		 * already gone (the roll back removed it): part_del is 0 for both. */
+		log_info("volume %s: %s holds no partition of tier %d now, as the newest "
+		    "label gives it none there", v->name, v->disk[m], t + 1);
 	}
 	return 0;
 }
