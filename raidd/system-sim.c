@@ -1971,12 +1971,15 @@ sim_md_freeze(const char *name, int frozen)
 	for (int i = 0; i < a->md.nmembers; i++)
 		busy |= a->rebuilding[i] && !a->faulty[i];
 	busy |= sim_md_syncing(name) || reshaping(name);
-	if (busy || a->frozen == frozen)
-		return busy && frozen && !a->frozen ? (errno = EBUSY, -1) : 0;
+	if (a->frozen == frozen)
+		return 0;
+	if (frozen && busy)
+		return errno = EBUSY, -1;
 	a->frozen = frozen;
 	if (frozen)
 		return 0;
-	if (!a->ro) {
+	/* md_check_recovery: spares are taken only with no sync thread running. */
+	if (!a->ro && !busy) {
 		take_spares(a);
 		sb_sync(a);
 	}
@@ -1984,13 +1987,23 @@ sim_md_freeze(const char *name, int frozen)
 	return 0;
 }
 
-/* action_store(): no check or repair while the reshape thread runs. */
+/*
+ * action_store(): no check or repair while the reshape thread runs.  Any
+ * command but "frozen" clears MD_RECOVERY_FROZEN (a check, a repair, an
+ * idle): md may then recover onto a spare at once.
+ */
 static int
 sim_md_sync_now(const char *name, const struct sys_md_sync *req)
 {
+	struct dev *a = find(name);
+
 	if (reshaping(name) && strcmp(req->action, "idle") != 0)
 		return errno = EBUSY, -1;
-	return sim_md_sync(name, req);
+	if (sim_md_sync(name, req) == -1)
+		return -1;
+	if (a != NULL && a->kind == DEV_MD && a->frozen)
+		sim_md_freeze(name, 0);
+	return 0;
 }
 
 /*

@@ -1489,13 +1489,13 @@ sdb_fails_once_sdc_joins(void)
  */
 START_TEST(member_lost_right_after_the_spare_joins_rebuilds_nothing)
 {
-	uint64_t was = make_raid1();
 	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	uint64_t was = make_raid1();
 	struct sys_md_status st;
-	struct volume *v;
+	const struct volume *v;
 
-	md_of("r", md, sizeof(md));
 	volume_dm_name("r", dm, sizeof(dm));
+	md_of("r", md, sizeof(md));
 	lost_slot = -3;
 	sim_before_step(sdb_fails_once_sdc_joins);
 	ck_assert_int_eq(run("volume.add_disk", ADD_SDC_R5), JOB_FAILED);

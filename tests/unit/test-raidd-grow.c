@@ -1346,6 +1346,17 @@ undone_with_sdg_away(void (*boot)(void))
 	return v;
 }
 
+/* The third swap's volume, the grown mirror's bytes written: their size; dm its map. */
+static uint64_t
+third_swap_filled(uint64_t *was, char dm[SYS_NAME_MAX])
+{
+	uint64_t mirrored = shr_third_swapped(was);
+
+	volume_dm_name("s", dm, SYS_NAME_MAX);
+	unit_raidd_pattern(dm, mirrored, 1);
+	return mirrored;
+}
+
 /*
  * Decision 125's finding 2: the labels say the reshape began, md was
  * never asked (the power went at the takeover), and the joiner is gone.
@@ -1361,10 +1372,8 @@ START_TEST(join_cut_joiner_gone_before_md_began)
 	uint64_t was, mirrored;
 	struct volume *v;
 
-	mirrored = shr_third_swapped(&was);
+	mirrored = third_swap_filled(&was, dm);
 	v = volume_find("s");
-	volume_dm_name("s", dm, sizeof(dm));
-	unit_raidd_pattern(dm, mirrored, 1);
 	sim_fail_after(JOIN_MD_OPS + 3);
 	ck_assert_int_eq(join_run(v), JOB_FAILED);
 	sim_fail_after(-1);
@@ -2174,15 +2183,11 @@ sde_fails_once_sdg_joins(void)
  */
 START_TEST(join_member_lost_right_after_the_spare_joins)
 {
-	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	char dm[SYS_NAME_MAX], md[SYS_NAME_MAX];
+	uint64_t was, mirrored = third_swap_filled(&was, dm);
+	struct volume *v = volume_find("s");
 	struct sys_md_status st;
-	uint64_t was, mirrored;
-	struct volume *v;
 
-	mirrored = shr_third_swapped(&was);
-	v = volume_find("s");
-	volume_dm_name("s", dm, sizeof(dm));
-	unit_raidd_pattern(dm, mirrored, 1);
 	slot_as_sde_fell = -3;
 	sim_before_step(sde_fails_once_sdg_joins);
 	ck_assert_int_eq(join_run(v), JOB_FAILED);
