@@ -740,6 +740,27 @@ spare_stands_in(const struct add *a, int t, char *err, size_t errlen)
 	    a->join ? "join" : "add");
 }
 
+/*
+ * Tier t's array, not at its new count yet, frozen as mdadm --grow holds
+ * it: md recovers onto any spare an array holds the moment a member
+ * fails, so from the spare's add until md reshapes onto it (as_reshape)
+ * no recovery may start; a member lost meanwhile leaves the array
+ * degraded and the spare a spare (the job stops, spares_out).
+ */
+static int
+tier_freeze(const struct add *a, int t, char *err, size_t errlen)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	volume_md_name(a->vol, t, md, sizeof(md));
+	if (sys->md_status(md, &st) == -1 || st.raid_disks == a->after.tier[t].nmembers)
+		return 0;
+	if (sys->md_freeze(md, 1) == -1)
+		return plan_err(err, errlen, "%s: freezing recovery: %s", md, strerror(errno));
+	return 0;
+}
+
 /* The new partition of tier t joins its array as a spare, when it may: 1 later. */
 static int
 spare_to_tier(struct add *a, int t, char *err, size_t errlen)
@@ -748,6 +769,8 @@ spare_to_tier(struct add *a, int t, char *err, size_t errlen)
 
 	if ((r = spare_stands_in(a, t, err, errlen)) != 0)
 		return r;
+	if (tier_freeze(a, t, err, errlen) == -1)
+		return -1;
 	return repair_member_join(a->vol, a->member, t, -1, err, errlen);
 }
 
@@ -900,6 +923,24 @@ takeover(struct volume *v, const struct plan_tier *pt, const char *md, char *err
 }
 
 /*
+ * An old member of tier t failed after the new partition joined as a
+ * spare, md frozen (tier_freeze): md at raid5_start_reshape would put the
+ * spare into the lost member's role, not the new one, and the disk would
+ * be judged foreign.  The job stops; spares_out takes the spare back out.
+ */
+static int
+lost_while_frozen(const struct add *a, int t, const char *md, char *err, size_t errlen)
+{
+	struct sys_md_status st;
+
+	if (sys->md_status(md, &st) == -1 || st.raid_disks == a->after.tier[t].nmembers ||
+	    new_disk_gone(a) || array_whole(a->vol, t))
+		return 0;
+	return plan_err(err, errlen, "%s lost a member before md reshaped onto member %d's "
+	    "new partition: not reshaped", md, a->member + 1);
+}
+
+/*
  * The labels say the reshape has begun before md is asked (add_decide
  * reads it).  An SHR volume's tiers are asked in order, each as soon as
  * the one before has its new count (a takeover first where the labels
@@ -934,6 +975,7 @@ as_reshape(struct add *a, char *err, size_t errlen)
 			continue;
 		volume_md_name(v, t, md, sizeof(md));
 		if (md_holds_new(a, t, md, err, errlen) == -1 ||
+		    lost_while_frozen(a, t, md, err, errlen) == -1 ||
 		    (label_takes_over(&v->label, t) && takeover(v, pt, md, err, errlen) == -1))
 			return -1;
 		if (new_offset(pt, t, &off, err, errlen) == -1)
@@ -1126,6 +1168,43 @@ join_undone_now(struct add *a, const char *why)
 	return 1;
 }
 
+/*
+ * The job stops: each array md has not reshaped onto the new partition
+ * lets its spare go (failed and removed, md frozen still, as the start
+ * holds it out: add_spare_held_out) and is then let go itself
+ * (tier_freeze).  A spare left in a running array is where md would
+ * rebuild an old member that fails, and the disk, its superblock then
+ * giving that role, would be judged foreign.  The next as_add gives it
+ * back, frozen.
+ */
+static void
+spares_out(struct add *a)
+{
+	struct volume *v = a->vol;
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+
+	for (int t = 0; t < a->after.ntiers && t < v->label.ntiers; t++) {
+		if (a->after.tier[t].kind == TIER_NONE || !tier_asked(v, a->join, t))
+			continue;
+		volume_md_name(v, t, md, sizeof(md));
+		if (sys->md_status(md, &st) == -1)
+			continue;
+		if (st.raid_disks != a->after.tier[t].nmembers && !new_disk_gone(a) &&
+		    v->mlabel[a->member].tier[t].role != LABEL_NO_ROLE &&
+		    sys->part_dev(v->disk[a->member], v->mlabel[a->member].tier[t].start, dev,
+		    sizeof(dev)) == 0)
+			for (int i = 0; i < st.nmembers; i++)
+				if (strcmp(st.member[i].dev, dev) == 0 && st.member[i].slot < 0 &&
+				    !strstr(st.member[i].state, "faulty") &&
+				    sys->md_fail(md, dev) != 0)
+					log_warn("volume %s: %s: taking the spare %s out", v->name,
+					    md, dev);
+		if (sys->md_freeze(md, 0) == -1)
+			log_warn("volume %s: %s: letting recovery go", v->name, md);
+	}
+}
+
 /* A failed step leaves the intent: the next start, or volume.add_disk, carries it on. */
 static void
 add_failed(struct add *a, const char *why)
@@ -1140,6 +1219,8 @@ add_failed(struct add *a, const char *why)
 	    (volume_assemble_as_was(v, err, sizeof(err)) == -1 ||
 	    volume_mount(v, err, sizeof(err)) == -1))
 		log_warnx("volume %s: %s", v->name, err);
+	if (v->assembled && v->label.intent.op == LABEL_OP_ADDING)
+		spares_out(a);
 	if (join_undone_now(a, why))
 		;
 	else if (v->label.intent.op == LABEL_OP_ADDING && a->join)

@@ -100,24 +100,52 @@ stripe_cache(const char *name)
 	return 0;
 }
 
-/* md changes no geometry while a sync thread runs: EBUSY unless idle. */
+/*
+ * md changes no geometry while a sync thread runs: EBUSY unless idle or
+ * frozen (no thread).  *frozen: whether the caller froze it (md_freeze),
+ * so that it stays frozen afterwards.
+ */
 static int
-sync_idle(const char *name)
+sync_idle(const char *name, int *frozen)
 {
 	char buf[32];
 
 	if (attr_read(name, "sync_action", buf, sizeof(buf)) == -1)
 		return -1;
-	if (strncmp(buf, "idle", 4) != 0)
+	*frozen = strncmp(buf, "frozen", 6) == 0;
+	if (!*frozen && strncmp(buf, "idle", 4) != 0)
 		return errno = EBUSY, -1;
 	return 0;
+}
+
+/* Back to what the caller had: frozen stays frozen, else md may recover. */
+static void
+sync_restore(const char *name, int frozen)
+{
+	attr_write(name, "sync_action", frozen ? "frozen" : "idle");
+}
+
+int
+lnx_md_freeze(const char *name, int frozen)
+{
+	int was;
+
+	if (strchr(name, '/') != NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (sync_idle(name, &was) == -1)
+		return frozen || errno != EBUSY ? -1 : 0;
+	if (was == frozen)
+		return 0;
+	return attr_write(name, "sync_action", frozen ? "frozen" : "idle");
 }
 
 int
 lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 {
 	char buf[32];
-	int saved;
+	int saved, frozen;
 
 	if (strchr(name, '/') != NULL || raid_disks < 1 || new_offset == 0) {
 		errno = EINVAL;
@@ -128,7 +156,7 @@ lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 		return -1;
 	if (atoi(buf) == raid_disks)
 		return 0;
-	if (sync_idle(name) == -1)
+	if (sync_idle(name, &frozen) == -1)
 		return -1;
 	if (stripe_cache(name) == -1)
 		return -1;
@@ -144,15 +172,17 @@ lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 	}
 	/* The geometry is md's now; "reshape" starts the thread (EBUSY: it runs). */
 	if (attr_write(name, "sync_action", "reshape") == -1 && errno != EBUSY) {
+		saved = errno;
 		log_warn("md %s: starting the reshape", name);
-		attr_write(name, "sync_action", "idle");
+		sync_restore(name, frozen);
+		errno = saved;
 		return -1;
 	}
 	return 0;
 undo:
 	saved = errno;
 	set_offsets(name, 0);
-	attr_write(name, "sync_action", "idle");
+	sync_restore(name, frozen);
 	errno = saved;
 	return -1;
 }
@@ -168,7 +198,7 @@ int
 lnx_md_set_level(const char *name, const char *level)
 {
 	char buf[32];
-	int rc, saved;
+	int rc, saved, frozen;
 
 	if (strchr(name, '/') != NULL || strchr(level, '/') != NULL || level[0] == '\0') {
 		errno = EINVAL;
@@ -178,7 +208,7 @@ lnx_md_set_level(const char *name, const char *level)
 		return -1;
 	if (strcmp(buf, level) == 0)
 		return 0;
-	if (sync_idle(name) == -1)
+	if (sync_idle(name, &frozen) == -1)
 		return -1;
 	/* As mdadm: no recovery thread may start (a spare is there) while md switches. */
 	if (attr_write(name, "sync_action", "frozen") == -1)
@@ -187,7 +217,7 @@ lnx_md_set_level(const char *name, const char *level)
 	saved = errno;
 	if (rc == -1)
 		log_warn("md %s: level %s", name, level);
-	attr_write(name, "sync_action", "idle");
+	sync_restore(name, frozen);
 	errno = saved;
 	return rc;
 }

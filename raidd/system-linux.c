@@ -332,4 +332,5 @@ const struct sys_ops sys_linux = {
 	.led_set = lnx_led_set,
 	.md_reshape = lnx_md_reshape,
 	.md_set_level = lnx_md_set_level,
+	.md_freeze = lnx_md_freeze,
 };

@@ -102,5 +102,6 @@ int	lnx_fs_grow(const char *, const char *, const char *, sys_done_cb, void *);
 /* system-linux-reshape.c */
 int	lnx_md_reshape(const char *, int, uint64_t);
 int	lnx_md_set_level(const char *, const char *);
+int	lnx_md_freeze(const char *, int);
 
 #endif

@@ -50,6 +50,7 @@ struct dev {
 	int		 faulty[SYS_MAX_MEMBERS];	/* md: a member md gave up on */
 	int		 broken;	/* md: lost more members than it survives */
 	int		 ro;		/* md: started read-only: no write, no resync */
+	int		 frozen;	/* md: MD_RECOVERY_FROZEN (in memory) */
 	int		 dirty;		/* md: written since it was last marked clean */
 	uint64_t	 events;	/* md: the array's event count */
 	int		 gone[SYS_MAX_MEMBERS];	/* md: its disk went away: no hold on it */
@@ -1288,6 +1289,9 @@ role_held(const struct dev *a, int r)
 static void
 take_spares(struct dev *a)
 {
+	/* md_check_recovery: no remove_and_add_spares while frozen. */
+	if (a->frozen)
+		return;
 	if (a->level != 1 && a->level != 5 && a->level != 10)
 		return;
 	for (int i = 0; i < a->md.nmembers; i++) {
@@ -1873,6 +1877,7 @@ sim_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 	for (int i = 0; i < a->md.nmembers && role < raid_disks; i++)
 		if (!a->faulty[i] && a->md.member[i].role < 0 && find(a->md.member[i].dev))
 			a->md.member[i].role = role++;
+	a->frozen = 0;		/* lnx_md_reshape's sync_action "reshape" */
 	stores[si].from_disks = a->md.raid_disks;
 	stores[si].reshape_pos = 0;
 	stores[si].new_offset = new_offset;
@@ -1947,13 +1952,58 @@ sim_md_set_level(const char *name, const char *level)
 	return 0;
 }
 
-/* action_store(): no check or repair while the reshape thread runs. */
+/*
+ * sync_action "frozen" as lnx_md_freeze writes it: EBUSY unless md is
+ * idle (a sync, recovery or reshape would be interrupted); "idle" lets
+ * go, and md at once recovers a lost member onto a spare the array
+ * holds (action_store sets MD_RECOVERY_NEEDED).  No superblock changes.
+ */
+static int
+sim_md_freeze(const char *name, int frozen)
+{
+	struct dev *a = find(name);
+	int busy = 0;
+
+	if (a == NULL || a->kind != DEV_MD)
+		return errno = ENODEV, -1;
+	if (a->level == 0)
+		return errno = EINVAL, -1;	/* raid0 has no sync_action */
+	for (int i = 0; i < a->md.nmembers; i++)
+		busy |= a->rebuilding[i] && !a->faulty[i];
+	busy |= sim_md_syncing(name) || reshaping(name);
+	if (a->frozen == frozen)
+		return 0;
+	if (frozen && busy)
+		return errno = EBUSY, -1;
+	a->frozen = frozen;
+	if (frozen)
+		return 0;
+	/* md_check_recovery: spares are taken only with no sync thread running. */
+	if (!a->ro && !busy) {
+		take_spares(a);
+		sb_sync(a);
+	}
+	sim_md_event(a->name);
+	return 0;
+}
+
+/*
+ * action_store(): no check or repair while the reshape thread runs.  Any
+ * command but "frozen" clears MD_RECOVERY_FROZEN (a check, a repair, an
+ * idle): md may then recover onto a spare at once.
+ */
 static int
 sim_md_sync_now(const char *name, const struct sys_md_sync *req)
 {
+	struct dev *a = find(name);
+
 	if (reshaping(name) && strcmp(req->action, "idle") != 0)
 		return errno = EBUSY, -1;
-	return sim_md_sync(name, req);
+	if (sim_md_sync(name, req) == -1)
+		return -1;
+	if (a != NULL && a->kind == DEV_MD && a->frozen)
+		sim_md_freeze(name, 0);
+	return 0;
 }
 
 /*
@@ -1998,7 +2048,8 @@ sim_md_status(const char *name, struct sys_md_status *st)
 	snprintf(st->level, sizeof(st->level), "raid%d", d->level);
 	snprintf(st->array_state, sizeof(st->array_state), "%s", d->broken ? "broken" :
 	    d->ro ? "readonly" : "clean");
-	snprintf(st->sync_action, sizeof(st->sync_action), "%s", d->level == 0 ? "" : "idle");
+	snprintf(st->sync_action, sizeof(st->sync_action), "%s", d->level == 0 ? "" :
+	    d->frozen ? "frozen" : "idle");
 	st->raid_disks = d->md.raid_disks;
 	st->degraded = d->level == 0 ? 0 : d->md.raid_disks;
 	st->size = d->size;
@@ -2821,4 +2872,5 @@ const struct sys_ops sys_sim = {
 	.led_set = sim_led_set,
 	.md_reshape = sim_md_reshape,
 	.md_set_level = sim_md_set_level,
+	.md_freeze = sim_md_freeze,
 };

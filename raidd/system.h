@@ -276,6 +276,19 @@ struct sys_ops {
 	 * read-only.  md records the new level in the superblocks itself.
 	 */
 	int	(*md_set_level)(const char *name, const char *level);
+	/*
+	 * md's recovery frozen (1, sync_action "frozen", MD_RECOVERY_FROZEN)
+	 * or let go (0, "idle"), as mdadm --grow holds it while it adds a
+	 * spare, takes an array over and sets raid_disks: while frozen md
+	 * starts no recovery, so a member failing leaves the array degraded
+	 * and a spare a spare.  Freezing is refused (EBUSY) unless md is idle
+	 * or frozen already (it would interrupt a sync); letting go is 0 at
+	 * once unless frozen (an "idle" would interrupt a reshape), and md
+	 * then recovers onto a spare at once.  md_set_level keeps it frozen,
+	 * md_reshape's "reshape" lets go.  Held in memory only: a stop or a
+	 * power cut ends it.
+	 */
+	int	(*md_freeze)(const char *name, int frozen);
 };
 
 extern const struct sys_ops sys_linux;

@@ -384,25 +384,79 @@ START_TEST(add_stopped_before_the_label_carried_on)
 }
 END_TEST
 
+/* The tier md is to be asked about first when the power goes (cut_at_md). */
+static int cut_tier, cut_disks[4];
+
 /*
- * md refused the reshape (a check ran) after the labels recorded that
- * it began; the new disk is gone at the next start: md never took it,
+ * Before each step: once every member's label says the reshape began
+ * (step 6) and md has every tier before cut_tier at a new count, the
+ * power goes: md is asked nothing more.
+ */
+static void
+cut_at_md(void)
+{
+	const struct volume *v = volume_find("r");
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+	int ready = v->label.intent.step == 6;
+
+	for (int m = 0; m < v->label.ndisks; m++)
+		ready &= !v->disk[m][0] || v->mlabel[m].intent.step == 6;
+	for (int t = 0; t < cut_tier && ready; t++) {
+		volume_md_name(v, t, md, sizeof(md));
+		ready = sys->md_status(md, &st) == 0 && st.raid_disks != cut_disks[t];
+	}
+	if (ready)
+		sim_fail_after(0);
+	else
+		sim_before_step(cut_at_md);
+}
+
+/*
+ * An add md never began on tier t (nor after it): the power went after
+ * the labels recorded the reshape step, md not asked.  The job's stop
+ * took the new disk's spares out of the arrays md had not reshaped
+ * onto; the cut, had it come first, would have left them, as here.
+ */
+static void
+add_cut_before_md(const char *add, int t)
+{
+	struct volume *v = volume_find("r");
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], e[256];
+	int n;
+
+	cut_tier = t;
+	for (int u = 0; u < v->label.ntiers && u < 4; u++) {
+		volume_md_name(v, u, md, sizeof(md));
+		cut_disks[u] = sys->md_status(md, &st) == 0 ? st.raid_disks : 0;
+	}
+	sim_before_step(cut_at_md);
+	ck_assert_int_eq(run("volume.add_disk", add), JOB_FAILED);
+	sim_fail_after(-1);
+	sim_before_step(NULL);
+	ck_assert_int_eq(v->label.intent.step, 6);
+	n = v->label.intent.disk;
+	for (int u = t; u < v->label.ntiers; u++)
+		if (v->label.tier[u].kind != TIER_NONE && v->mlabel[n].tier[u].role != LABEL_NO_ROLE)
+			ck_assert_msg(repair_member_join(v, n, u, -1, e, sizeof(e)) == 0, "%s", e);
+}
+
+/*
+ * The power went after the labels recorded that md's reshape began, md
+ * not asked; the new disk is gone at the next start: md never took it,
  * so the add is rolled back, and md is never asked to reshape without
  * it (it would, into a degraded array).
  */
 START_TEST(reshape_step_recorded_md_untouched_disk_gone)
 {
-	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
 	uint64_t was = make();
 	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
 	struct sys_md_status st;
 	struct volume *v;
 
 	md_of("r", md, sizeof(md));
-	ck_assert_int_eq(sys->md_sync(md, &check), 0);
-	ck_assert_int_eq(run("volume.add_disk", ADD_SDD), JOB_FAILED);
-	ck_assert_int_eq(volume_find("r")->label.intent.step, 6);
-	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
+	add_cut_before_md(ADD_SDD, 0);
 	sim_pull_disk("sdd");
 	reshape_speed = 0;
 	reboot();
@@ -475,21 +529,11 @@ START_TEST(carry_on_after_a_member_failed_undoes)
 }
 END_TEST
 
-/*
- * An add md never began (a check on tier t's array held md: EBUSY), its
- * new partitions spares in md, md marked clean after.
- */
+/* An add md never began on tier t: its new partitions spares in md. */
 static void
 add_refused(const char *add, int t)
 {
-	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
-	char md[SYS_NAME_MAX];
-
-	volume_md_name(volume_find("r"), t, md, sizeof(md));
-	ck_assert_int_eq(sys->md_sync(md, &check), 0);
-	ck_assert_int_eq(run("volume.add_disk", add), JOB_FAILED);
-	ck_assert_int_eq(volume_find("r")->label.intent.step, 6);
-	ck_assert_int_eq(sys->md_sync(md, &idle), 0);
+	add_cut_before_md(add, t);
 	sim_md_idle(NULL);
 }
 
@@ -1401,6 +1445,79 @@ START_TEST(takeover_stopped_by_a_check_carried_on)
 }
 END_TEST
 
+/* sdc's slot in the raid1's array as the old member fell: -1 a spare, -2 not there. */
+static int lost_slot;
+
+/* sdc's partition's slot in md: -1 a spare, -2 not listed. */
+static int
+sdc_slot(const char *md)
+{
+	struct sys_md_status st;
+	char dev[SYS_NAME_MAX];
+
+	if (sys->md_status(md, &st) == -1 || sys->part_dev("sdc", MIB, dev, sizeof(dev)) == -1)
+		return -2;
+	for (int i = 0; i < st.nmembers; i++)
+		if (strcmp(st.member[i].dev, dev) == 0 && !strstr(st.member[i].state, "faulty"))
+			return st.member[i].slot;
+	return -2;
+}
+
+/* Before each step: once sdc is md's spare, sdb's member fails (I/O errors). */
+static void
+sdb_fails_once_sdc_joins(void)
+{
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+
+	md_of("r", md, sizeof(md));
+	if (sdc_slot(md) == -2) {
+		sim_before_step(sdb_fails_once_sdc_joins);
+		return;
+	}
+	ck_assert_int_eq(sys->part_dev("sdb", MIB, dev, sizeof(dev)), 0);
+	sim_fail_member(md, dev);
+	lost_slot = sdc_slot(md);
+}
+
+/*
+ * An old member fails right after the add gave md its spare, before md
+ * takes the raid1 over and reshapes (Decision 133): md, its recovery
+ * frozen since before the spare's add, rebuilds nothing onto it; the job
+ * stops, takes the spare back out and lets md go; the volume runs
+ * degraded with its data, and the next start judges no member foreign.
+ * The old code had md rebuild sdb onto sdc at once.
+ */
+START_TEST(member_lost_right_after_the_spare_joins_rebuilds_nothing)
+{
+	char md[SYS_NAME_MAX], dm[SYS_NAME_MAX];
+	uint64_t was = make_raid1();
+	struct sys_md_status st;
+	const struct volume *v;
+
+	volume_dm_name("r", dm, sizeof(dm));
+	md_of("r", md, sizeof(md));
+	lost_slot = -3;
+	sim_before_step(sdb_fails_once_sdc_joins);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDC_R5), JOB_FAILED);
+	sim_before_step(NULL);
+	ck_assert_int_eq(lost_slot, -1);	/* still a spare as sdb fell */
+	ck_assert_int_eq(sdc_slot(md), -2);	/* and out of md once the job stopped */
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.raid_disks, 2);
+	ck_assert_int_eq(st.degraded, 1);
+	ck_assert_str_eq(st.sync_action, "idle");
+	unit_raidd_pattern(dm, was, 0);
+	reboot();
+	turn(100);
+	v = volume_find("r");
+	ck_assert_msg(v->assembled && !v->inconsistent, "%s", v->problem);
+	for (int m = 0; m < 2; m++)
+		ck_assert_msg(v->disk[m][0], "member %d dropped", m + 1);
+	ck_assert_int_eq(sdc_slot(md), -2);
+	unit_raidd_pattern(dm, was, 0);
+}
+END_TEST
+
 /* The add stopped with md a raid5 of two and the labels raid1: md is left so. */
 static uint64_t
 stop_after_takeover(void)
@@ -1611,7 +1728,9 @@ START_TEST(md_hot_add_compares_no_level)
 	ck_assert_int_eq(sys->part_dev("sdc", MIB, one.member[0].dev,
 	    sizeof(one.member[0].dev)), 0);
 	one.member[0].role = -1;
-	ck_assert_int_eq(sys->md_fail(md, one.member[0].dev), 0);
+	/* The stopped add took its spare out of md (spares_out). */
+	ck_assert_int_eq(sys->md_fail(md, one.member[0].dev), -1);
+	ck_assert_int_eq(errno, ENODEV);
 	sb_rewrite("sdc", sb_raid1_behind);
 	ck_assert_int_eq(sys->md_add_new(&one), 0);
 	ck_assert_int_eq(member_read_sb(one.member[0].dev, &sb), 0);
@@ -1964,7 +2083,7 @@ END_TEST
  */
 START_TEST(shr_add_between_tiers_new_disk_lost)
 {
-	struct sys_md_sync check = { .action = "check" }, idle = { .action = "idle" };
+	struct sys_md_sync idle = { .action = "idle" };
 	char md0[SYS_NAME_MAX], md1[SYS_NAME_MAX], dm[SYS_NAME_MAX];
 	struct sys_md_status st;
 	struct json_object *a;
@@ -1976,11 +2095,8 @@ START_TEST(shr_add_between_tiers_new_disk_lost)
 	v = volume_find("r");
 	volume_md_name(v, 0, md0, sizeof(md0));
 	volume_md_name(v, 1, md1, sizeof(md1));
-	ck_assert_int_eq(sys->md_sync(md1, &check), 0);
 	reshape_speed = 0;
-	ck_assert_int_eq(run("volume.add_disk", "{\"name\":\"r\",\"disk\":\"bay4\"}"),
-	    JOB_FAILED);
-	ck_assert_int_eq(v->label.intent.step, 6);
+	add_cut_before_md("{\"name\":\"r\",\"disk\":\"bay4\"}", 1);
 	ck_assert_int_eq(sys->md_status(md0, &st), 0);
 	ck_assert_int_eq(st.raid_disks, 4);
 	ck_assert_int_eq(sys->md_status(md1, &st), 0);
@@ -2266,6 +2382,7 @@ add_suite(void)
 	tcase_add_test(tc, takeover_mend_leaves_other_states);
 	tcase_add_test(tc, takeover_mend_writes_only_a_proven_member);
 	tcase_add_test(tc, md_hot_add_compares_no_level);
+	tcase_add_test(tc, member_lost_right_after_the_spare_joins_rebuilds_nothing);
 	tcase_add_test(tc, a_spares_superblock_is_never_the_freshest);
 	tcase_add_test(tc, takeover_never_asked_undone_at_a_start_lacking_a_member);
 	tcase_add_test(tc, labels_take_raid5_only_by_an_add);

@@ -1346,6 +1346,17 @@ undone_with_sdg_away(void (*boot)(void))
 	return v;
 }
 
+/* The third swap's volume, the grown mirror's bytes written: their size; dm its map. */
+static uint64_t
+third_swap_filled(uint64_t *was, char dm[SYS_NAME_MAX])
+{
+	uint64_t mirrored = shr_third_swapped(was);
+
+	volume_dm_name("s", dm, SYS_NAME_MAX);
+	unit_raidd_pattern(dm, mirrored, 1);
+	return mirrored;
+}
+
 /*
  * Decision 125's finding 2: the labels say the reshape began, md was
  * never asked (the power went at the takeover), and the joiner is gone.
@@ -1361,10 +1372,8 @@ START_TEST(join_cut_joiner_gone_before_md_began)
 	uint64_t was, mirrored;
 	struct volume *v;
 
-	mirrored = shr_third_swapped(&was);
+	mirrored = third_swap_filled(&was, dm);
 	v = volume_find("s");
-	volume_dm_name("s", dm, sizeof(dm));
-	unit_raidd_pattern(dm, mirrored, 1);
 	sim_fail_after(JOIN_MD_OPS + 3);
 	ck_assert_int_eq(join_run(v), JOB_FAILED);
 	sim_fail_after(-1);
@@ -2125,6 +2134,87 @@ START_TEST(join_stopped_leaves_no_spare_in_md)
 }
 END_TEST
 
+/* sdg's tier 2 partition's slot in md's tier 2 array: -1 a spare, -2 not there. */
+static int
+sdg_slot_in_tier2(const struct volume *v)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+
+	volume_md_name(v, 1, md, sizeof(md));
+	if (sys->md_status(md, &st) == -1 || v->mlabel[2].tier[1].role == LABEL_NO_ROLE ||
+	    sys->part_dev("sdg", v->mlabel[2].tier[1].start, dev, sizeof(dev)) == -1)
+		return -2;
+	for (int i = 0; i < st.nmembers; i++)
+		if (strcmp(st.member[i].dev, dev) == 0 && !strstr(st.member[i].state, "faulty"))
+			return st.member[i].slot;
+	return -2;
+}
+
+/* sdg's slot as sde fell (-3: sde never fell). */
+static int slot_as_sde_fell;
+
+/* Before each step: once sdg's spare is in tier 2's array, sde's member there fails. */
+static void
+sde_fails_once_sdg_joins(void)
+{
+	const struct volume *v = volume_find("s");
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+
+	if (sdg_slot_in_tier2(v) == -2) {
+		sim_before_step(sde_fails_once_sdg_joins);
+		return;
+	}
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->part_dev("sde", v->mlabel[0].tier[1].start, dev, sizeof(dev)), 0);
+	sim_fail_member(md, dev);
+	slot_as_sde_fell = sdg_slot_in_tier2(v);
+}
+
+/*
+ * Inside the running join (Decision 133, attack-join4's "Left"): an old
+ * member of tier 2's mirror fails right after the join gave md sdg's
+ * spare, before md takes the tier over.  md, frozen since before the
+ * spare's add, rebuilds nothing onto it: the job stops (the tier lost a
+ * member), takes the spare out, undoes the join (md never began) and
+ * lets md go; tier 2 runs degraded, sdg serves tier 1, every byte is
+ * there, and the next start judges no member foreign.  The old code had
+ * md rebuild sde onto sdg's spare at once.
+ */
+START_TEST(join_member_lost_right_after_the_spare_joins)
+{
+	char dm[SYS_NAME_MAX], md[SYS_NAME_MAX];
+	uint64_t was, mirrored = third_swap_filled(&was, dm);
+	struct volume *v = volume_find("s");
+	struct sys_md_status st;
+
+	slot_as_sde_fell = -3;
+	sim_before_step(sde_fails_once_sdg_joins);
+	ck_assert_int_eq(join_run(v), JOB_FAILED);
+	sim_before_step(NULL);
+	ck_assert_int_eq(slot_as_sde_fell, -1);		/* still a spare as sde fell */
+	ck_assert_msg(strstr(join_error, "lost a member"), "%s", join_error);
+	ck_assert_int_eq(sdg_slot_in_tier2(v), -2);
+	ck_assert_msg(!label_is_join(&v->label), "join kept: %s", v->problem);
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid1");
+	ck_assert_int_eq(st.degraded, 1);
+	ck_assert_str_eq(st.sync_action, "idle");
+	ck_assert_int_eq(sdg_in_tier1(v), 1);
+	unit_raidd_pattern(dm, mirrored, 0);
+	reboot();
+	v = volume_find("s");
+	ck_assert_msg(v->assembled && !v->inconsistent, "%s", v->problem);
+	for (int m = 0; m < 3; m++)
+		ck_assert_msg(v->disk[m][0], "member %d dropped at the start", m + 1);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	ck_assert_int_eq(sdg_in_tier1(v), 1);
+	ck_assert_int_eq(sdg_slot_in_tier2(v), -2);
+	unit_raidd_pattern(dm, mirrored, 0);
+}
+END_TEST
+
 /*
  * md fails a member whose disk errors (md_error) and recovers a spare
  * the array holds into its role at once (remove_and_add_spares), as
@@ -2197,6 +2287,7 @@ grow_suite(void)
 	tcase_add_test(tc, join_steps_before_md);
 	tcase_add_test(tc, join_spare_waits_for_whole_arrays);
 	tcase_add_test(tc, join_stopped_leaves_no_spare_in_md);
+	tcase_add_test(tc, join_member_lost_right_after_the_spare_joins);
 	tcase_add_test(tc, md_takes_a_spare_on_io_errors);
 	tcase_add_test(tc, join_start_refusals);
 	tcase_add_test(tc, join_runs_to_the_end);
