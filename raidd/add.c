@@ -1168,6 +1168,26 @@ join_undone_now(struct add *a, const char *why)
 	return 1;
 }
 
+/* The new partition of tier t, still a spare in md (st), failed and removed. */
+static void
+spare_out(struct add *a, int t, const char *md, const struct sys_md_status *st)
+{
+	struct volume *v = a->vol;
+	const struct label_tier *lt = &v->mlabel[a->member].tier[t];
+	char dev[SYS_NAME_MAX];
+
+	if (new_disk_gone(a) || lt->role == LABEL_NO_ROLE ||
+	    sys->part_dev(v->disk[a->member], lt->start, dev, sizeof(dev)) != 0)
+		return;
+	for (int i = 0; i < st->nmembers; i++) {
+		if (strcmp(st->member[i].dev, dev) != 0 || st->member[i].slot >= 0 ||
+		    strstr(st->member[i].state, "faulty") != NULL)
+			continue;
+		if (sys->md_fail(md, dev) != 0)
+			log_warn("volume %s: %s: taking the spare %s out", v->name, md, dev);
+	}
+}
+
 /*
  * The job stops: each array md has not reshaped onto the new partition
  * lets its spare go (failed and removed, md frozen still, as the start
@@ -1182,7 +1202,7 @@ spares_out(struct add *a)
 {
 	struct volume *v = a->vol;
 	struct sys_md_status st;
-	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	char md[SYS_NAME_MAX];
 
 	for (int t = 0; t < a->after.ntiers && t < v->label.ntiers; t++) {
 		if (a->after.tier[t].kind == TIER_NONE || !tier_asked(v, a->join, t))
@@ -1190,16 +1210,8 @@ spares_out(struct add *a)
 		volume_md_name(v, t, md, sizeof(md));
 		if (sys->md_status(md, &st) == -1)
 			continue;
-		if (st.raid_disks != a->after.tier[t].nmembers && !new_disk_gone(a) &&
-		    v->mlabel[a->member].tier[t].role != LABEL_NO_ROLE &&
-		    sys->part_dev(v->disk[a->member], v->mlabel[a->member].tier[t].start, dev,
-		    sizeof(dev)) == 0)
-			for (int i = 0; i < st.nmembers; i++)
-				if (strcmp(st.member[i].dev, dev) == 0 && st.member[i].slot < 0 &&
-				    !strstr(st.member[i].state, "faulty") &&
-				    sys->md_fail(md, dev) != 0)
-					log_warn("volume %s: %s: taking the spare %s out", v->name,
-					    md, dev);
+		if (st.raid_disks != a->after.tier[t].nmembers)
+			spare_out(a, t, md, &st);
 		if (sys->md_freeze(md, 0) == -1)
 			log_warn("volume %s: %s: letting recovery go", v->name, md);
 	}
@@ -1222,7 +1234,7 @@ add_failed(struct add *a, const char *why)
 	if (v->assembled && v->label.intent.op == LABEL_OP_ADDING)
 		spares_out(a);
 	if (join_undone_now(a, why))
-		;
+		;	/* undone at once: no problem to show */
 	else if (v->label.intent.op == LABEL_OP_ADDING && a->join)
 		snprintf(v->problem, sizeof(v->problem), "member %d's room joining its tiers "
 		    "stopped (%.100s): the next start carries it on, or undoes it if md had "

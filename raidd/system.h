@@ -281,8 +281,9 @@ struct sys_ops {
 	 * or let go (0, "idle"), as mdadm --grow holds it while it adds a
 	 * spare, takes an array over and sets raid_disks: while frozen md
 	 * starts no recovery, so a member failing leaves the array degraded
-	 * and a spare a spare.  Freezing is refused (EBUSY) unless md is idle
-	 * or frozen already (it would interrupt a sync); letting go is 0 at
+	 * and a spare a spare.  raidd refuses to freeze (EBUSY) unless md is
+	 * idle or frozen already: md itself would take "frozen" and interrupt
+	 * the running sync.  Letting go is 0 at
 	 * once unless frozen (an "idle" would interrupt a reshape), and md
 	 * then recovers onto a spare at once.  md_set_level keeps it frozen,
 	 * md_reshape's "reshape" lets go.  Held in memory only: a stop or a
