@@ -281,16 +281,20 @@ top_of(const struct plan *p)
 /*
  * SHR after disks grew or one joined: every disk reaching a tier's top
  * joins it; the top tier grows in place when exactly its members reach
- * above it; the bands above become new tiers.
+ * above it; the bands above become new tiers.  reach, when given, caps
+ * what each disk's area counts for (plan_grow_join).
  */
 static int
-shr_extend(struct plan *a, char *err, size_t errlen)
+shr_extend(struct plan *a, const uint64_t *reach, char *err, size_t errlen)
 {
 	uint64_t area[PLAN_MAX_DISKS], lo, hi, top;
 	int disks[PLAN_MAX_DISKS], k, above, same, t, T = -1;
 
-	for (int i = 0; i < a->ndisks; i++)
+	for (int i = 0; i < a->ndisks; i++) {
 		area[i] = plan_disk_area(a->disk[i].size);
+		if (reach && reach[i] < area[i])
+			area[i] = reach[i];
+	}
 	for (t = 0; t < a->ntiers; t++) {
 		struct plan_tier *ti = &a->tier[t];
 
@@ -367,12 +371,13 @@ check_before(const struct plan *p, char *err, size_t errlen)
 /*
  * volume.grow: disk i is now disk_size[i] bytes (never smaller).  Bare
  * tiers and uniform arrays grow their partitions to what the disks
- * allow; SHR as shr_extend() says.  raid0 cannot: md has no way to grow
- * a raid0's members (mdadm goes through raid4 and back).
+ * allow; SHR as shr_extend() says, each disk's area capped at reach[i]
+ * when reach is given.  raid0 cannot: md has no way to grow a raid0's
+ * members (mdadm goes through raid4 and back).
  */
-int
-plan_grow(const struct plan *cur, const uint64_t *disk_size, struct plan_change *c,
-    char *err, size_t errlen)
+static int
+grow_within(const struct plan *cur, const uint64_t *disk_size, const uint64_t *reach,
+    struct plan_change *c, char *err, size_t errlen)
 {
 	struct plan *a = &c->after;
 	uint64_t min = UINT64_MAX;
@@ -417,13 +422,63 @@ plan_grow(const struct plan *cur, const uint64_t *disk_size, struct plan_change 
 			tier_resize(&a->tier[0], min);
 		break;
 	case LEVEL_SHR:
-		if (shr_extend(a, err, errlen) == -1)
+		if (shr_extend(a, reach, err, errlen) == -1)
 			return -1;
 		break;
 	default:
 		break;
 	}
 	return finish_change(c, err, errlen);
+}
+
+int
+plan_grow(const struct plan *cur, const uint64_t *disk_size, struct plan_change *c,
+    char *err, size_t errlen)
+{
+	return grow_within(cur, disk_size, NULL, c, err, errlen);
+}
+
+/* The top of the bands disk serves in p; 0 if none. */
+static uint64_t
+served_top(const struct plan *p, int disk)
+{
+	uint64_t top = 0;
+
+	for (int t = 0; t < p->ntiers; t++)
+		if (in_tier(&p->tier[t], disk) && band_hi(&p->tier[t]) > top)
+			top = band_hi(&p->tier[t]);
+	return top;
+}
+
+/*
+ * One join of the ones plan_grow() makes (Decision 133): member m's room
+ * joins the old tiers in the mask `tiers` and nothing else changes.
+ * Each disk counts only as far as it already serves, m as far as the
+ * highest of those tiers too: no other room joins a tier, no tier grows
+ * in place (m is the one disk above the others' tops) and no new tier
+ * is cut (it would need two).  The plan is a function of the bands, so
+ * the same call from the labels (add_join_replan) gives the same plan
+ * whatever sizes the disks report, as long as each reaches its cap.
+ */
+int
+plan_grow_join(const struct plan *cur, const uint64_t *disk_size, int m, unsigned tiers,
+    struct plan_change *c, char *err, size_t errlen)
+{
+	uint64_t reach[PLAN_MAX_DISKS];
+
+	if (check_before(cur, err, errlen) == -1)
+		return -1;
+	if (cur->level != LEVEL_SHR)
+		return plan_err(err, errlen, "only an SHR volume's tiers take a member's room");
+	if (m < 0 || m >= cur->ndisks || tiers == 0 || tiers >> cur->ntiers != 0)
+		return plan_err(err, errlen, "member %d joining tiers 0x%x of %d", m + 1, tiers,
+		    cur->ntiers);
+	for (int i = 0; i < cur->ndisks; i++)
+		reach[i] = served_top(cur, i);
+	for (int t = 0; t < cur->ntiers; t++)
+		if ((tiers & (1U << t)) && band_hi(&cur->tier[t]) > reach[m])
+			reach[m] = band_hi(&cur->tier[t]);
+	return grow_within(cur, disk_size, reach, c, err, errlen);
 }
 
 /*
@@ -475,7 +530,7 @@ plan_add_disk(const struct plan *cur, const struct plan_disk *d, enum vol_level 
 			    "in use (%llu MiB < %llu MiB): it could join only part of the "
 			    "volume", d->id, (unsigned long long)(area / MIB),
 			    (unsigned long long)(top_of(cur) / MIB));
-		if (shr_extend(a, err, errlen) == -1)
+		if (shr_extend(a, NULL, err, errlen) == -1)
 			return -1;
 		break;
 	case LEVEL_RAID1:

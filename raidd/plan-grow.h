@@ -34,6 +34,8 @@ int	 plan_grow(const struct plan *, const uint64_t *disk_size,
 	    struct plan_change *, char *err, size_t errlen);
 int	 plan_add_disk(const struct plan *, const struct plan_disk *,
 	    enum vol_level, struct plan_change *, char *err, size_t errlen);
+int	 plan_grow_join(const struct plan *, const uint64_t *disk_size, int m,
+	    unsigned tiers, struct plan_change *, char *err, size_t errlen);
 int	 plan_joiners(const struct plan_change *, int t, int *disks);
 
 #endif

@@ -635,6 +635,101 @@ START_TEST(shr_replacement_mixes)
 }
 END_TEST
 
+/* The first joiner of c's lowest joined tier and the tiers it joins; -1 if none. */
+static int
+first_join(const struct plan_change *c, unsigned *tiers)
+{
+	int disks[PLAN_MAX_DISKS], m = -1, n;
+
+	*tiers = 0;
+	for (int t = 0; t < c->before.ntiers && m < 0; t++)
+		if (plan_joiners(c, t, disks) > 0)
+			m = disks[0];
+	for (int t = 0; m >= 0 && t < c->before.ntiers; t++) {
+		n = plan_joiners(c, t, disks);
+		for (int i = 0; i < n; i++)
+			if (disks[i] == m)
+				*tiers |= 1U << t;
+	}
+	return m;
+}
+
+/*
+ * plan_grow_join (Decision 133): through random SHR lives whose disks
+ * are swapped for bigger ones, several at a time, each grow done as
+ * volume.grow does it: while plan_grow has rooms join old tiers, the
+ * first joiner's join alone (one new member in exactly the tiers it
+ * joins, a raid1 of two taken over, no tier grown in place or new, the
+ * bands kept), then what is left.  A join's plan is the same with every
+ * disk bigger still (add_join_replan plans from the sizes the labels
+ * record), and the chain ends at the size plan_grow gave at once.
+ */
+START_TEST(shr_joins_one_at_a_time)
+{
+	struct plan_change full, one, more;
+	struct plan p;
+	uint64_t u[PLAN_MAX_DISKS], sizes[PLAN_MAX_DISKS], bigger[PLAN_MAX_DISKS], want;
+	int n, m, disks[PLAN_MAX_DISKS], chains = 0, twos = 0, k;
+	unsigned tiers;
+
+	for (int life = 0; life < 1500; life++) {
+		n = 3 + rng() % 4;
+		for (int i = 0; i < n; i++)
+			u[i] = 1 + rng() % 3;
+		make(LEVEL_SHR, n, u, &p);
+		for (int step = 0; step < 3; step++) {
+			for (int i = 0; i < n; i++)
+				if (rng() % 2)
+					u[i] += 1 + rng() % 2;
+			for (int i = 0; i < n; i++) {
+				sizes[i] = disk_of(u[i]);
+				bigger[i] = disk_of(u[i] + 5);
+			}
+			if (plan_grow(&p, sizes, &full, err, sizeof(err)) == -1) {
+				for (int i = 0; i < n; i++)
+					p.disk[i].size = sizes[i];
+				continue;
+			}
+			want = full.after.size;
+			for (k = 0; (m = first_join(&full, &tiers)) >= 0; k++) {
+				REQUIRE_LT(k, n);
+				if (plan_grow_join(&p, sizes, m, tiers, &one, err, sizeof(err)) == -1)
+					ck_abort_msg("plan_grow_join: %s", err);
+				check_kept(&one);
+				REQUIRE_EQ(one.after.ntiers, p.ntiers);
+				for (int t = 0; t < p.ntiers; t++) {
+					if (!(tiers & (1U << t))) {
+						REQUIRE_EQ(one.what[t], 0);
+						continue;
+					}
+					REQUIRE_EQ(one.what[t] & ~PLAN_CH_LEVEL, PLAN_CH_MEMBERS);
+					REQUIRE_EQ(plan_joiners(&one, t, disks), 1);
+					REQUIRE_EQ(disks[0], m);
+				}
+				if (plan_grow_join(&p, bigger, m, tiers, &more, err, sizeof(err)) == -1)
+					ck_abort_msg("plan_grow_join, bigger disks: %s", err);
+				REQUIRE_EQ(more.after.size, one.after.size);
+				REQUIRE_EQ(memcmp(more.after.tier, one.after.tier, sizeof(one.after.tier)), 0);
+				REQUIRE_EQ(memcmp(more.after.seg, one.after.seg, sizeof(one.after.seg)), 0);
+				p = one.after;
+				if (plan_grow(&p, sizes, &full, err, sizeof(err)) == -1) {
+					REQUIRE(strstr(err, "nothing to grow"));
+					break;
+				}
+			}
+			/* what no join does: a grow's (new tiers, a tier in place) */
+			if (m < 0)
+				p = full.after;
+			REQUIRE_EQ(p.size, want);
+			twos += k >= 2;
+			chains += k >= 1;
+		}
+	}
+	REQUIRE_GE(chains, 1000);
+	REQUIRE_GE(twos, 300);
+}
+END_TEST
+
 /* Every level, random sizes: grow never moves data and cuts uniform tiers to the smallest. */
 START_TEST(every_level_grow)
 {
@@ -693,6 +788,7 @@ grow_suite(void)
 	tcase_add_test(tc, shr_random_lives);
 	tcase_add_test(tc, shr_replacements_add_tier);
 	tcase_add_test(tc, shr_swaps_join_mirror);
+	tcase_add_test(tc, shr_joins_one_at_a_time);
 	tcase_add_test(tc, shr_replacement_mixes);
 	tcase_add_test(tc, every_level_grow);
 	suite_add_tcase(s, tc);
