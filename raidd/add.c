@@ -292,8 +292,10 @@ joiners_kept(const struct plan_change *c, const struct label *l, char *err, size
 /*
  * A join's layout (Decision 133) from labels that already list its
  * member: the plan before it (the joiner out of the covered tiers' last
- * roles), then plan_grow() with the disk sizes the labels record, which
- * is pure, less any new tier (a grow's, after the join's commit).  The
+ * roles), then plan_grow_join() for that member and the covered tiers
+ * with the disk sizes the labels record, as add_join_first() planned
+ * it: pure, and blind to the other rooms that join later in the same
+ * volume.grow (a replacement's label records its whole disk).  The
  * joiner must be the one member it names, in exactly the covered tiers:
  * anything else is no join this raidd planned.  Once the labels took the
  * sizes (AS_SIZE) they are the plan.
@@ -326,7 +328,7 @@ add_join_replan(const struct volume *v, struct plan *after, char *err, size_t er
 	for (int k = 0; k < w->label.ndisks; k++)
 		size[k] = w->label.member[k].size;
 	if (volume_plan_labels(w, &before, err, errlen) == 0 &&
-	    plan_grow(&before, size, c, err, errlen) == 0) {
+	    plan_grow_join(&before, size, m, v->label.intent.covered, c, err, errlen) == 0) {
 		shr_only_old_tiers(c);
 		if (joiners_kept(c, &v->label, err, errlen) == 0) {
 			*after = c->after;
@@ -1262,12 +1264,42 @@ shr_grow_after(struct volume *v, struct crypt_key *key)
 		log_warnx("volume %s: %s", v->name, err);
 }
 
+/*
+ * A join done, and volume.grow would still have another member's room
+ * join an old tier (Decision 133: two replacements' rooms joining one
+ * tier are two joins): the next join starts at once as its own job,
+ * with the proven key, so that no call comes between the two.  A grow
+ * left once no room joins is as_commit's (shr_grow_after).  A next join
+ * refused leaves the volume as this one left it: volume.grow says why.
+ */
+static struct job *
+join_next(struct volume *v, struct crypt_key *key)
+{
+	struct plan_change *full;
+	struct job *j = NULL;
+	char err[256];
+	int code;
+
+	if (v->label.intent.op != LABEL_OP_NONE || v->job ||
+	    (full = malloc(sizeof(*full))) == NULL)
+		return NULL;
+	if (grow_is_join(v, full, &code, err, sizeof(err)) == 1) {
+		log_info("volume %s: another member's room joins its tiers", v->name);
+		if ((j = add_join_grow(v, full, crypt_key_have(key) ? key : NULL, err,
+		    sizeof(err))) == NULL)
+			log_warnx("volume %s: the next join: %s", v->name, err);
+	}
+	free(full);
+	return j;
+}
+
 static void
 add_finish(struct add *a)
 {
 	struct volume *v = a->vol;
 	struct json_object *ev = json_object_new_object();
 	struct crypt_key key = { 0 };
+	struct job *next = NULL;
 
 	/* Out of a first: job_done() may release it. */
 	crypt_key_move(&key, &a->key);
@@ -1279,6 +1311,8 @@ add_finish(struct add *a)
 	json_object_object_add(ev, "disk", json_object_new_string(a->disk));
 	json_object_object_add(ev, "size_bytes", json_object_new_int64((int64_t)v->label.size));
 	json_object_object_add(ev, "was_bytes", json_object_new_int64((int64_t)a->was_size));
+	if (a->join && (next = join_next(v, &key)) != NULL)
+		json_object_object_add(ev, "next_job", json_object_new_int((int)job_id(next)));
 	nas_event(a->join ? "volume.grown" : "volume.disk_added", ev);
 	log_info("volume %s: %s %s, %llu bytes", v->name, a->disk,
 	    a->join ? "joined its tiers" : "added", (unsigned long long)v->label.size);
@@ -1475,7 +1509,8 @@ add_start(struct volume *v, const char *spec, int force, const struct plan *afte
  * and reshapes by one, as for an add), taken over where it is a raid1
  * of two; no tier grows in place or is new besides (shr_only_old_tiers
  * strips the new ones: the join's commit hands them to a grow).  Two
- * joiners, in one tier or two, are two joins: refused (one at a time).
+ * joiners, in one tier or two, are two joins: refused here, since
+ * add_join_first() hands this one join at a time.
  */
 static int
 join_steps_known(const struct plan_change *c, int *joiner, char *err, size_t errlen)
@@ -1537,7 +1572,7 @@ join_md_ok(struct volume *v, const struct plan_change *c, char *err, size_t errl
  * partitions a grow's new ones (join_partition) and its spares only in
  * the joined tiers (join_add); md takes over and reshapes only the
  * joined tiers (as_reshape, tier_asked), and the commit clears the
- * intent's covered tiers.  volume.grow still refuses every join (grow.c).
+ * intent's covered tiers.  c is one join's plan (add_join_first).
  */
 struct job *
 add_join_start(struct volume *v, const struct plan_change *c, struct crypt_key *key,
@@ -1572,6 +1607,54 @@ add_join_start(struct volume *v, const struct plan_change *c, struct crypt_key *
 out:
 	free(w);
 	return a ? a->job : NULL;
+}
+
+/*
+ * The first join of full, a volume.grow's plan in which old members'
+ * rooms join old tiers (Decision 133): the first joiner of the lowest
+ * joined tier, m, joins every tier full has it join, and nothing else
+ * (plan_grow_join: the other members count only as far as they serve).
+ * md reshapes a tier by one spare at a time, so two rooms are two joins;
+ * the next is planned when this one is done (join_next).
+ */
+int
+add_join_first(const struct plan_change *full, struct plan_change *first, char *err,
+    size_t errlen)
+{
+	uint64_t size[PLAN_MAX_DISKS];
+	int disks[PLAN_MAX_DISKS], m = -1, n;
+	unsigned tiers = 0;
+
+	for (int t = 0; t < full->before.ntiers && m < 0; t++)
+		if (plan_joiners(full, t, disks) > 0)
+			m = disks[0];
+	if (m < 0)
+		return plan_err(err, errlen, "no member's room joins an old tier");
+	for (int t = 0; t < full->before.ntiers; t++) {
+		n = plan_joiners(full, t, disks);
+		for (int i = 0; i < n; i++)
+			if (disks[i] == m)
+				tiers |= 1U << t;
+	}
+	for (int k = 0; k < full->after.ndisks && k < PLAN_MAX_DISKS; k++)
+		size[k] = full->after.disk[k].size;
+	return plan_grow_join(&full->before, size, m, tiers, first, err, errlen);
+}
+
+/* volume.grow's join (Decision 133): full's first join, as its own job. */
+struct job *
+add_join_grow(struct volume *v, const struct plan_change *full, struct crypt_key *key,
+    char *err, size_t errlen)
+{
+	struct plan_change *first;
+	struct job *j = NULL;
+
+	if ((first = malloc(sizeof(*first))) == NULL)
+		return plan_err(err, errlen, "out of memory"), NULL;
+	if (add_join_first(full, first, err, errlen) == 0)
+		j = add_join_start(v, first, key, err, errlen);
+	free(first);
+	return j;
 }
 
 /* ---- after a power cut ---- */

@@ -330,7 +330,11 @@ grow_answer(struct rpc_call *c, const struct volume *v, const struct job *j, uin
 	rpc_result(c, o);
 }
 
-/* volume.grow's join: started from pc, or carried on from the labels. */
+/*
+ * volume.grow's join: pc's first join started (add_join_grow; each next
+ * one starts as the one before ends, join_next), or carried on from the
+ * labels.  The answer's size is pc's: what the whole chain reaches.
+ */
 static void
 grow_join(struct rpc_call *c, struct volume *v, const struct plan_change *pc,
     struct crypt_key *key)
@@ -344,7 +348,7 @@ grow_join(struct rpc_call *c, struct volume *v, const struct plan_change *pc,
 		return;
 	}
 	j = resume ? add_join_carry_on(v, key, &code, err, sizeof(err)) :
-	    add_join_start(v, pc, key, err, sizeof(err));
+	    add_join_grow(v, pc, key, err, sizeof(err));
 	crypt_key_wipe(key);
 	if (j == NULL) {
 		rpc_error(c, code, "%s%s", err, resume ? "" : ": nothing was changed");

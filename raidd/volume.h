@@ -250,8 +250,13 @@ int	 add_join_replan(const struct volume *, struct plan *after, char *err,
 	    size_t errlen);
 /* A join md never began undone: partitions out of md and off the disk, then labels. */
 int	 add_join_roll_back(struct volume *, char *err, size_t errlen);
-/* A join's job (Decision 133): its labels, partitions and spares; md not asked yet. */
+/* A join's job (Decision 133), one join's plan: labels, partitions, md's reshape. */
 struct job *add_join_start(struct volume *, const struct plan_change *,
+	    struct crypt_key *, char *err, size_t errlen);
+/* The first of the joins a volume.grow's plan makes; that join's job. */
+int	 add_join_first(const struct plan_change *full, struct plan_change *first,
+	    char *err, size_t errlen);
+struct job *add_join_grow(struct volume *, const struct plan_change *full,
 	    struct crypt_key *, char *err, size_t errlen);
 int	 add_check(struct volume *, const char *disk, const char *level, int force,
 	    struct plan *after, int *code, char *err, size_t errlen);

@@ -983,21 +983,23 @@ START_TEST(join_steps_before_md)
 }
 END_TEST
 
+static uint64_t tier1_offset(const struct volume *);
+
 /*
- * The joined volume: tier 2 raid5 of three with sdg's new partition in
- * role 2, tier 1 the raid5 of three it was (not reshaped: its data
- * offset kept), the labels committed at one generation with the plan's
- * sizes and kinds, the size plan_grow's, every byte written before the
- * join still there.
+ * The joined volume: tier 2 a raid5 of n with each joiner's new
+ * partition in its role (member m in role m from role 2 on: sdg, sdh),
+ * the takeover's chunk, tier 1 the raid5 of every disk it was (not
+ * reshaped: its data offset kept), the labels committed at one
+ * generation with the plan's sizes and kinds, the size plan_grow's,
+ * every byte written before the join still there.
  */
 static void
-check_joined(uint64_t want, uint64_t data, uint64_t offset0)
+check_tier2_joined(int n, uint64_t want, uint64_t data, uint64_t offset0)
 {
 	struct volume *v = volume_find("s");
 	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX], dm[SYS_NAME_MAX];
 	struct sys_md_status st;
-	struct mdsb sb;
-	int found = 0;
+	int found;
 
 	ck_assert_ptr_nonnull(v);
 	ck_assert_msg(v->state == VOL_CLEAN && v->assembled, "state %s: %s",
@@ -1007,26 +1009,34 @@ check_joined(uint64_t want, uint64_t data, uint64_t offset0)
 	ck_assert_int_eq(v->label.level, LEVEL_SHR);
 	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID5);
 	ck_assert_int_eq(v->label.tier[1].chunk, PLAN_TAKEOVER_CHUNK);
-	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
-	ck_assert_int_eq(v->label.tier[1].member[2], 2);
-	ck_assert_int_eq(v->mlabel[2].tier[1].role, 2);
+	ck_assert_int_eq(v->label.tier[1].nmembers, n);
 	ck_assert_uint_eq(v->label.size, want);
 	check_shr_rule(v);
-	check_new_tier(v, 0, "raid5", 3);
-	check_new_tier(v, 1, "raid5", 3);
+	check_new_tier(v, 0, "raid5", v->label.ndisks);
+	check_new_tier(v, 1, "raid5", n);
 	volume_md_name(v, 1, md, sizeof(md));
 	ck_assert_int_eq(sys->md_status(md, &st), 0);
-	ck_assert_int_eq(sys->part_dev("sdg", v->mlabel[2].tier[1].start, dev, sizeof(dev)), 0);
-	for (int i = 0; i < st.nmembers; i++)
-		found += strcmp(st.member[i].dev, dev) == 0 && st.member[i].slot == 2;
-	ck_assert_int_eq(found, 1);
-	volume_md_name(v, 0, md, sizeof(md));
-	ck_assert_int_eq(sys->md_status(md, &st), 0);
-	ck_assert_int_eq(member_read_sb(st.member[0].dev, &sb), 0);
-	ck_assert_uint_eq(sb.data_offset, offset0);
+	for (int m = 2; m < n; m++) {
+		ck_assert_int_eq(v->label.tier[1].member[m], m);
+		ck_assert_int_eq(v->mlabel[m].tier[1].role, m);
+		ck_assert_int_eq(sys->part_dev(v->disk[m], v->mlabel[m].tier[1].start, dev,
+		    sizeof(dev)), 0);
+		found = 0;
+		for (int i = 0; i < st.nmembers; i++)
+			found += strcmp(st.member[i].dev, dev) == 0 && st.member[i].slot == m;
+		ck_assert_int_eq(found, 1);
+	}
+	ck_assert_uint_eq(tier1_offset(v), offset0);
 	check_grown("s", 0, want);
 	volume_dm_name("s", dm, sizeof(dm));
 	unit_raidd_pattern(dm, data, 0);
+}
+
+/* Issue 9's third swap joined: tier 2 a raid5 of three with sdg in role 2. */
+static void
+check_joined(uint64_t want, uint64_t data, uint64_t offset0)
+{
+	check_tier2_joined(3, want, data, offset0);
 }
 
 /* Tier 1's data offset, md's superblock on its first member. */
@@ -1186,10 +1196,11 @@ join_start_refused(struct volume *v, const struct plan_change *c, const char *wa
 }
 
 /*
- * A join is one old member's room taking one role in each joined tier,
- * and nothing else in the same job: two rooms joining (the 1,1,2,2
- * example's mirror), a tier that would also grow in place, or a plan
- * with no join are refused before anything is written.
+ * A join's job is one old member's room taking one role in each joined
+ * tier, and nothing else: a plan handed to add_join_start with two rooms
+ * joining (volume.grow hands it one join at a time, add_join_first), a
+ * tier that would also grow in place, or no join are refused before
+ * anything is written.
  */
 START_TEST(join_start_refusals)
 {
@@ -1256,7 +1267,8 @@ check_members_kept(int cut, uint64_t data)
 
 	ck_assert_ptr_nonnull(v);
 	ck_assert_msg(!v->inconsistent && v->assembled, "cut %d: %s", cut, v->problem);
-	for (int m = 0; m < 3; m++) {
+	ck_assert_int_ge(v->label.ndisks, 3);
+	for (int m = 0; m < v->label.ndisks; m++) {
 		ck_assert_msg(v->disk[m][0], "cut %d: member %d dropped", cut, m + 1);
 		for (int t = 0; t < v->label.ntiers; t++) {
 			int in = 0;
@@ -2245,6 +2257,223 @@ START_TEST(md_takes_a_spare_on_io_errors)
 }
 END_TEST
 
+/*
+ * The 4-disk SHR of Decision 133's two joins: four 1 GiB disks, bays 1
+ * and 2 swapped for 2 GiB ones and the mirror grown on the room above
+ * (tier 2, raid1 of sde and sdf), then bays 3 and 4 swapped (sdg, sdh)
+ * before the next grow; every byte of the grown mirror's volume written.
+ * Returns its size; *off0 tier 1's data offset, c volume.grow's plan
+ * (both rooms join tier 2: raid5 of four).
+ */
+static uint64_t
+two_swapped(uint64_t *off0, struct plan_change *c)
+{
+	char dm[SYS_NAME_MAX];
+	struct volume *v;
+	uint64_t mirrored;
+
+	shr_replaced(2);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	v = volume_find("s");
+	mirrored = v->label.size;
+	check_new_tier(v, 1, "raid1", 2);
+	replace("s", 3, "sdc", "sdg", 2 * GIB);
+	replace("s", 4, "sdd", "sdh", 2 * GIB);
+	v = volume_find("s");
+	ck_assert_uint_eq(v->label.size, mirrored);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 1);
+	*off0 = tier1_offset(v);
+	join_plan(v, c);
+	ck_assert_int_eq(c->after.ntiers, 2);
+	ck_assert_int_eq(c->after.tier[1].nmembers, 4);
+	ck_assert_int_eq(c->after.tier[1].part[2].disk, 2);
+	ck_assert_int_eq(c->after.tier[1].part[3].disk, 3);
+	ck_assert_uint_gt(c->after.size, mirrored);
+	return mirrored;
+}
+
+/* Job id's kind and target: volume.grow of "s", done. */
+static void
+check_grow_job(unsigned id)
+{
+	struct json_object *d, *o;
+
+	ck_assert_ptr_nonnull(job_find(id));
+	d = job_describe(job_find(id));
+	ck_assert(json_object_object_get_ex(d, "kind", &o));
+	ck_assert_str_eq(json_object_get_string(o), "volume.grow");
+	ck_assert(json_object_object_get_ex(d, "target", &o));
+	ck_assert_str_eq(json_object_get_string(o), "s");
+	json_object_put(d);
+	ck_assert_int_eq(job_state(job_find(id)), JOB_DONE);
+}
+
+/*
+ * Bays 3 and 4 swapped before one volume.grow (Decision 133): both
+ * rooms join tier 2, one join after the other as one user action: sdg's
+ * (the mirror taken over as raid5 of three), then, as that job ends,
+ * sdh's in the next job (raid5 of three to four, no takeover).  The
+ * answer gives plan_grow's size; the volume ends there, after a reboot
+ * too.  The old code refused it ("one join at a time").
+ */
+START_TEST(two_joins_by_volume_grow)
+{
+	static struct plan_change c;
+	struct json_object *a, *r, *o;
+	uint64_t mirrored, off0;
+	unsigned id;
+
+	mirrored = two_swapped(&off0, &c);
+	a = unit_call(srv, &root, "volume.grow", "{\"name\":\"s\"}");
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "size_bytes", &o);
+	ck_assert_uint_eq((uint64_t)json_object_get_int64(o), c.after.size);
+	json_object_object_get_ex(r, "job", &o);
+	id = (unsigned)json_object_get_int(o);
+	json_object_put(a);
+	run_reshaping();
+	/* the first join's job, then the second's, started as it ended */
+	check_grow_job(id);
+	check_grow_job(id + 1);
+	ck_assert_ptr_null(job_find(id + 2));
+	check_tier2_joined(4, c.after.size, mirrored, off0);
+	reboot_reshaping();
+	check_tier2_joined(4, c.after.size, mirrored, off0);
+	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "nothing to grow");
+}
+END_TEST
+
+/*
+ * The first of the two joins, stopped before md began (the reshape
+ * step's first write cut): its labels cover tier 2 for sdg only, and
+ * add_join_replan gives the first join's plan byte for byte, though
+ * sdh's label records its whole 2 GiB disk (plan_grow from the labels
+ * would have both rooms join).  The start undoes it; one volume.grow
+ * then does both.
+ */
+START_TEST(two_joins_replan_is_the_first)
+{
+	static struct plan_change c, first;
+	static struct plan after;
+	uint64_t mirrored, off0;
+	struct volume *v;
+	char e[256];
+
+	mirrored = two_swapped(&off0, &c);
+	v = volume_find("s");
+	ck_assert_msg(add_join_first(&c, &first, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_int_eq(first.after.tier[1].nmembers, 3);
+	ck_assert_int_eq(first.after.tier[1].part[2].disk, 2);
+	ck_assert_int_eq(first.after.tier[1].kind, TIER_RAID5);
+	ck_assert_uint_eq(v->label.member[3].size, 2 * GIB);
+	sim_fail_after(JOIN_MD_OPS + 4);	/* four labels, not three */
+	add_set_poll(0);
+	ck_assert_ptr_nonnull(add_join_grow(v, &c, NULL, e, sizeof(e)));
+	run_reshaping();
+	sim_fail_after(-1);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
+	ck_assert_uint_eq(v->label.intent.covered, 1U << 1);
+	ck_assert_int_eq(v->label.intent.disk, 2);
+	ck_assert_msg(add_join_replan(v, &after, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_mem_eq(&after, &first.after, sizeof(after));
+	reboot_reshaping();
+	v = volume_find("s");
+	ck_assert_msg(!v->inconsistent && v->assembled, "%s", v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+	check_tier2_joined(4, c.after.size, mirrored, off0);
+}
+END_TEST
+
+/* A cut after each of the two joins' 55 writes, md's included, and one run whole. */
+#define TWO_JOIN_CUTS	57
+
+/*
+ * The power goes after each write of the chain (both joins, md's
+ * takeover and reshapes included).  Each start undoes the join it finds
+ * md never began, or carries it on (and then the next one); every
+ * member keeps every tier it serves, every byte is there, and one more
+ * volume.grow, if the start left any room unjoined, ends at plan_grow's
+ * layout; the start after it keeps it.
+ */
+START_TEST(power_cut_during_two_joins)
+{
+	static struct plan_change c;
+	uint64_t mirrored, off0;
+	struct json_object *a;
+	struct volume *v;
+	int ops;
+
+	mirrored = two_swapped(&off0, &c);
+	ops = sim_ops();
+	sim_fail_after(_i);
+	a = unit_call(srv, &root, "volume.grow", "{\"name\":\"s\"}");
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_put(a);
+	run_reshaping();
+	sim_fail_after(-1);
+	if (_i == TWO_JOIN_CUTS - 1) {
+		ck_assert_msg(sim_ops() - ops < TWO_JOIN_CUTS - 1, "more writes (%d) than cuts",
+		    sim_ops() - ops);
+		check_tier2_joined(4, c.after.size, mirrored, off0);
+	}
+	reboot_reshaping();
+	check_members_kept(_i, mirrored);
+	v = volume_find("s");
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_ge(v->label.tier[1].nmembers, 2);
+	if (v->label.tier[1].nmembers < 4)
+		ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+	check_tier2_joined(4, c.after.size, mirrored, off0);
+	reboot_reshaping();
+	check_members_kept(_i, mirrored);
+	check_tier2_joined(4, c.after.size, mirrored, off0);
+}
+END_TEST
+
+/*
+ * The fourth swap's join alone: bays 1 and 2 swapped and grown (the
+ * mirror), bay 3 swapped and grown (its join: raid5 of three), bay 4
+ * swapped and grown: sdh's room joins the raid5 of three, no takeover,
+ * md reshapes it to four.
+ */
+START_TEST(fourth_swap_joins_a_raid5)
+{
+	static struct plan_change c;
+	char dm[SYS_NAME_MAX];
+	uint64_t mirrored, off0;
+	struct volume *v;
+
+	shr_replaced(2);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	mirrored = volume_find("s")->label.size;
+	replace("s", 3, "sdc", "sdg", 2 * GIB);
+	join_plan(volume_find("s"), &c);
+	ck_assert_int_eq(c.after.tier[1].nmembers, 3);
+	ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+	v = volume_find("s");
+	check_new_tier(v, 1, "raid5", 3);
+	replace("s", 4, "sdd", "sdh", 2 * GIB);
+	v = volume_find("s");
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, v->label.size, 1);
+	mirrored = v->label.size;
+	off0 = tier1_offset(v);
+	join_plan(v, &c);
+	ck_assert_int_eq(c.before.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(c.after.tier[1].nmembers, 4);
+	ck_assert_uint_eq(c.what[1], PLAN_CH_MEMBERS);
+	ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+	check_tier2_joined(4, c.after.size, mirrored, off0);
+	reboot_reshaping();
+	check_tier2_joined(4, c.after.size, mirrored, off0);
+	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "nothing to grow");
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -2293,6 +2522,11 @@ grow_suite(void)
 	tcase_add_test(tc, join_runs_to_the_end);
 	tcase_add_loop_test(tc, power_cut_during_join, 0, JOIN_ALL_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
+	/* Two rooms joining in one volume.grow: one join, then the next. */
+	tcase_add_test(tc, two_joins_by_volume_grow);
+	tcase_add_test(tc, two_joins_replan_is_the_first);
+	tcase_add_test(tc, fourth_swap_joins_a_raid5);
+	tcase_add_loop_test(tc, power_cut_during_two_joins, 0, TWO_JOIN_CUTS);
 	suite_add_tcase(s, tc);
 	/* The join's window between takeover and reshape (Decision 133). */
 	tc = tcase_create("join-window");
