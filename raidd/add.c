@@ -516,6 +516,12 @@ join_intent(struct add *a, char *err, size_t errlen)
 		lt->member[lt->nmembers++] = (uint8_t)m;
 		v->label.intent.covered |= 1U << t;
 	}
+	/* m's disk grew in place since its label was written (a virtual
+	   disk): the labels record the size its new partition lies in, as a
+	   grow's first label does, or m's own would hold a partition past
+	   its disk (label_check) and a replan would have m reach no tier. */
+	if (a->after.disk[m].size > v->label.member[m].size)
+		v->label.member[m].size = a->after.disk[m].size;
 	if (intent_write(a, &was, 0, err, errlen) == -1)
 		return -1;
 	label_for_member(v, m, &own);

@@ -1430,6 +1430,49 @@ join_cut_mid_reshape(struct plan_change *c)
 }
 
 /*
+ * Issue 9 on disks that grow in place (virtual disks, LUNs): sda and sdb
+ * grown, the mirror made, then sdc grown and joined.  The labels
+ * recorded sdc's old size: its own join label gave it a partition past
+ * that (label_check: "impossible partition") and the join was undone at
+ * once.  Now the join's first labels record the size it planned with,
+ * and a start that carries it on from a cut mid-reshape replans from
+ * them to the same join; the volume ends at plan_grow's size, after a
+ * second start too.
+ */
+START_TEST(join_of_a_disk_grown_in_place_cut_mid_reshape)
+{
+	static const uint64_t sizes[3] = { GIB, GIB, GIB };
+	static struct plan_change c;
+	char dm[SYS_NAME_MAX];
+	uint64_t mirrored, off0;
+	struct volume *v;
+
+	teardown();
+	srv = unit_raidd_setup(unit_a, sizes, 3);
+	make("{\"name\":\"s\",\"level\":\"shr\",\"disks\":[\"bay1\",\"bay2\",\"bay3\"]}", "s");
+	grow_disks(2 * GIB, 2);
+	ck_assert_int_eq(run("volume.grow", "{\"name\":\"s\"}"), JOB_DONE);
+	v = volume_find("s");
+	check_new_tier(v, 1, "raid1", 2);
+	mirrored = v->label.size;
+	sim_grow_disk("sdc", 2 * GIB);
+	disk_refresh(0);
+	ck_assert_uint_eq(v->label.member[2].size, GIB);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, mirrored, 1);
+	off0 = tier1_offset(v);
+	join_plan(v, &c);
+	ck_assert_int_eq(c.after.tier[1].nmembers, 3);
+	join_cut_mid_reshape(&c);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+	ck_assert_uint_eq(volume_find("s")->label.member[2].size, 2 * GIB);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
+/*
  * The power goes while md reshapes tier 2 onto sdg: the start carries
  * the join on (md goes on from its reshape_position) to the end.  With
  * sdg gone at the start too, tier 2 is dirty and degraded: md starts it
@@ -2507,6 +2550,7 @@ grow_suite(void)
 	tcase_add_test(tc, join_undone_at_start_before_md_began);
 	tcase_add_test(tc, join_cut_joiner_gone_before_md_began);
 	tcase_add_test(tc, join_cut_mid_reshape_carried_on);
+	tcase_add_test(tc, join_of_a_disk_grown_in_place_cut_mid_reshape);
 	tcase_add_loop_test(tc, join_takeover_cut_mid_superblocks, 0, 2);
 	tcase_add_test(tc, part_new_band_is_the_plans);
 	tcase_add_test(tc, join_replan_is_plan_grow);
