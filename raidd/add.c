@@ -1277,6 +1277,10 @@ shr_grow_after(struct volume *v, struct crypt_key *key)
  * with the proven key, so that no call comes between the two.  A grow
  * left once no room joins is as_commit's (shr_grow_after).  A next join
  * refused leaves the volume as this one left it: volume.grow says why.
+ * An encrypted volume's join carried on without a key (at a start, by
+ * volume.unlock) begins no next one: md would reshape and the job then
+ * stop for the passphrase its mapping needs; volume.grow with it does
+ * the rest.
  */
 static struct job *
 join_next(struct volume *v, struct crypt_key *key)
@@ -1287,6 +1291,7 @@ join_next(struct volume *v, struct crypt_key *key)
 	int code;
 
 	if (v->label.intent.op != LABEL_OP_NONE || v->job ||
+	    (crypt_encrypted(v) && !crypt_key_have(key)) ||
 	    (full = malloc(sizeof(*full))) == NULL)
 		return NULL;
 	if (grow_is_join(v, full, &code, err, sizeof(err)) == 1) {

@@ -18,6 +18,7 @@
 #include "log.h"
 #include <fcntl.h>
 #include "raidd/crypt.h"
+#include "raidd/plan-grow.h"
 #include "raidd/system-sim.h"
 #include "raidd/volume.h"
 #include "tests/unit/raidd-util.h"
@@ -26,6 +27,7 @@
 
 #define CUT_POINTS	40
 #define GROW_CUTS	60
+#define TWO_JOIN_CUTS	59	/* the two joins' 57 writes, and one more */
 #define PASS		"correct horse battery"
 
 static struct rpc_server *srv;
@@ -246,16 +248,17 @@ END_TEST
 #define GROW_G		"{\"name\":\"g\",\"passphrase\":\"" PASS "\"}"
 #define LUKS_HEAD	(16ULL << 20)
 
-/* The loop until no job runs, md's reshape of vol moving on. */
+/* The loop until no job runs, md's reshapes of vol's tiers moving on. */
 static void
 run_all(const char *vol)
 {
+	const struct volume *v;
 	char md[SYS_NAME_MAX];
 
 	for (int i = 0; i < 3000 && job_running_count() > 0; i++) {
 		ev_run(EV_DEFAULT, EVRUN_ONCE);
-		if (volume_find(vol)) {
-			volume_md_name(volume_find(vol), 0, md, sizeof(md));
+		for (int t = 0; (v = volume_find(vol)) != NULL && t < v->label.ntiers; t++) {
+			volume_md_name(v, t, md, sizeof(md));
 			sim_md_reshape_step(md, 1ULL << 20);
 		}
 	}
@@ -428,6 +431,40 @@ END_TEST
  * locked; the unlock carries the grow on (the mapping opened at the
  * map's full size), or, cut before the intent, the grow is asked again.
  */
+/*
+ * A cut loop's measure: the writes since from, fewer than cuts.  1 when
+ * cut k lies past them (nothing left to cut); else the fixture is made
+ * anew for the run that cuts at k.
+ */
+static int
+cut_past_end(int from, int k, int cuts)
+{
+	int total = sim_ops() - from;
+
+	ck_assert_int_lt(total, cuts);
+	if (k > total)
+		return 1;
+	teardown();
+	setup();
+	return 0;
+}
+
+/* The power cut, the start's jobs run, vol unlocked (if it came back locked) and its jobs run. */
+static struct volume *
+reboot_unlocked(const char *vol)
+{
+	struct volume *v;
+
+	reboot();
+	run_all(vol);
+	v = volume_find(vol);
+	ck_assert_ptr_nonnull(v);
+	if (crypt_locked(v))
+		ck_assert_int_eq(run_job(unlock(vol, PASS)), JOB_DONE);
+	run_all(vol);
+	return v;
+}
+
 START_TEST(power_cut_during_encrypted_grow)
 {
 	int total, k = _i;
@@ -438,12 +475,8 @@ START_TEST(power_cut_during_encrypted_grow)
 	total = sim_ops();
 	ck_assert_int_eq(run_job(job_of(call("volume.grow", GROW_G))), JOB_DONE);
 	want = volume_find("g")->label.size;
-	total = sim_ops() - total;
-	ck_assert_int_lt(total, GROW_CUTS);
-	if (k > total)
+	if (cut_past_end(total, k, GROW_CUTS))
 		return;
-	teardown();
-	setup();
 	was = make_grown_disks();
 	sim_fail_after(k);
 	run_job(job_of(call("volume.grow", GROW_G)));
@@ -510,23 +543,13 @@ START_TEST(power_cut_during_encrypted_add)
 	total = sim_ops();
 	ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
 	run_all("e");
-	total = sim_ops() - total;
-	ck_assert_int_lt(total, GROW_CUTS);
-	if (k > total)
+	if (cut_past_end(total, k, GROW_CUTS))
 		return;
-	teardown();
-	setup();
 	was = make_raid5();
 	sim_fail_after(k);
 	ck_assert_int_eq(code_of("volume.add_disk", ADD_E), 0);
 	run_all("e");
-	reboot();
-	run_all("e");
-	v = volume_find("e");
-	ck_assert_ptr_nonnull(v);
-	if (crypt_locked(v))
-		ck_assert_int_eq(run_job(unlock("e", PASS)), JOB_DONE);
-	run_all("e");
+	v = reboot_unlocked("e");
 	/* Unlocked before md had finished: the mapping is the old map's size,
 	   and the add stops for the passphrase, asked again. */
 	if (v->label.intent.op == LABEL_OP_ADDING) {
@@ -1045,6 +1068,126 @@ START_TEST(add_disk_to_encrypted_shr_grows_above)
 }
 END_TEST
 
+#define GROW_E		"{\"name\":\"e\",\"passphrase\":\"" PASS "\"}"
+
+/* volume.grow of e with the passphrase, run until no job runs. */
+static void
+grow_e(void)
+{
+	ck_assert_int_eq(code_of("volume.grow", GROW_E), 0);
+	run_all("e");
+}
+
+/*
+ * An encrypted SHR of four 4 GiB disks, the pattern on its mapping; bays
+ * 1 and 2 grown in place and the mirror made on the room above, then
+ * bays 3 and 4 grown: volume.grow would have both rooms join the mirror
+ * (Decision 133).  Returns the size volume.grow's plan gives.
+ */
+static uint64_t
+two_rooms_to_join(void)
+{
+	struct plan_change *c = malloc(sizeof(*c));
+	char cm[SYS_NAME_MAX], e[256];
+	struct volume *v;
+	uint64_t want;
+	int code;
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(run_job(job_of(call("volume.create", "{\"name\":\"e\","
+	    "\"level\":\"shr\",\"disks\":[\"bay1\",\"bay2\",\"bay3\",\"bay4\"],"
+	    "\"encrypt\":true,\"passphrase\":\"" PASS "\"}"))), JOB_DONE);
+	crypt_map_name("e", cm, sizeof(cm));
+	unit_raidd_pattern(cm, 1ULL << 30, 1);
+	sim_grow_disk("sda", 8ULL << 30);
+	sim_grow_disk("sdb", 8ULL << 30);
+	disk_refresh(1);
+	grow_e();
+	v = volume_find("e");
+	ck_assert_int_eq(v->label.ntiers, 2);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	check_grown("e", v->label.size);
+	sim_grow_disk("sdc", 8ULL << 30);
+	sim_grow_disk("sdd", 8ULL << 30);
+	disk_refresh(1);
+	ck_assert_msg(grow_is_join(v, c, &code, e, sizeof(e)) == 1, "%s", e);
+	ck_assert_int_eq(c->after.tier[1].nmembers, 4);
+	want = c->after.size;
+	free(c);
+	return want;
+}
+
+/* Both rooms joined: tier 2 a raid5 of four, every layer at want. */
+static void
+check_two_joined(uint64_t want)
+{
+	const struct volume *v = volume_find("e");
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 4);
+	check_grown("e", want);
+}
+
+/*
+ * One volume.grow with the passphrase joins both rooms, the second join
+ * in its own job with the key the first proved (without it the second
+ * would stop before its mapping grows); after a reboot and an unlock,
+ * every layer is at the answer's size.
+ */
+START_TEST(two_joins_of_an_encrypted_shr)
+{
+	uint64_t want = two_rooms_to_join();
+	struct json_object *a = call("volume.grow", GROW_E), *r, *o;
+
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "size_bytes", &o);
+	ck_assert_uint_eq((uint64_t)json_object_get_int64(o), want);
+	json_object_put(a);
+	run_all("e");
+	check_two_joined(want);
+	reboot();
+	ck_assert_int_eq(run_job(unlock("e", PASS)), JOB_DONE);
+	run_all("e");
+	check_two_joined(want);
+}
+END_TEST
+
+/*
+ * A cut anywhere in the two joins of the encrypted SHR: the start (the
+ * volume locked) and the unlock carry on, without the passphrase, only
+ * the join the cut had begun: one the cut had not begun would have md
+ * reshape and then stop for the passphrase.  volume.grow with it then
+ * ends at the size it first answered.
+ */
+START_TEST(power_cut_during_encrypted_two_joins)
+{
+	int total, k = _i, second;
+	uint64_t want;
+	struct volume *v;
+
+	want = two_rooms_to_join();
+	total = sim_ops();
+	grow_e();
+	check_two_joined(want);
+	if (cut_past_end(total, k, TWO_JOIN_CUTS))
+		return;
+	want = two_rooms_to_join();
+	sim_fail_after(k);
+	grow_e();
+	v = volume_find("e");
+	second = v->label.tier[1].nmembers == 4;	/* its labels written, in part */
+	v = reboot_unlocked("e");
+	ck_assert_msg(second || v->label.tier[1].nmembers < 4, "cut %d: the second join "
+	    "begun without the passphrase: %s", k, v->problem);
+	for (int i = 0; i < 3 && (v->label.intent.op != LABEL_OP_NONE ||
+	    v->label.tier[1].nmembers < 4); i++)
+		grow_e();
+	check_two_joined(want);
+}
+END_TEST
+
 static Suite *
 crypt_suite(void)
 {
@@ -1060,6 +1203,8 @@ crypt_suite(void)
 	tcase_add_test(tc, grow_locked_refused);
 	tcase_add_test(tc, add_disk_to_encrypted_raid5);
 	tcase_add_test(tc, add_disk_to_encrypted_shr_grows_above);
+	tcase_add_test(tc, two_joins_of_an_encrypted_shr);
+	tcase_add_loop_test(tc, power_cut_during_encrypted_two_joins, 0, TWO_JOIN_CUTS);
 	tcase_add_loop_test(tc, carry_on_wrong_passphrase_writes_nothing, 0, 2);
 	tcase_add_test(tc, keyless_resume_without_fs_holds_no_job);
 	tcase_add_test(tc, passphrase_changed_during_add_costs_no_backoff);
