@@ -2303,13 +2303,13 @@ END_TEST
 /*
  * The 4-disk SHR of Decision 133's two joins: four 1 GiB disks, bays 1
  * and 2 swapped for 2 GiB ones and the mirror grown on the room above
- * (tier 2, raid1 of sde and sdf), then bays 3 and 4 swapped (sdg, sdh)
- * before the next grow; every byte of the grown mirror's volume written.
+ * (tier 2, raid1 of sde and sdf), then bays 3 and 4 swapped for disks
+ * of size (sdg, sdh) before the next grow; every byte of the grown mirror's volume written.
  * Returns its size; *off0 tier 1's data offset, c volume.grow's plan
  * (both rooms join tier 2: raid5 of four).
  */
 static uint64_t
-two_swapped(uint64_t *off0, struct plan_change *c)
+two_swapped(uint64_t size, uint64_t *off0, struct plan_change *c)
 {
 	char dm[SYS_NAME_MAX];
 	struct volume *v;
@@ -2320,15 +2320,15 @@ two_swapped(uint64_t *off0, struct plan_change *c)
 	v = volume_find("s");
 	mirrored = v->label.size;
 	check_new_tier(v, 1, "raid1", 2);
-	replace("s", 3, "sdc", "sdg", 2 * GIB);
-	replace("s", 4, "sdd", "sdh", 2 * GIB);
+	replace("s", 3, "sdc", "sdg", size);
+	replace("s", 4, "sdd", "sdh", size);
 	v = volume_find("s");
 	ck_assert_uint_eq(v->label.size, mirrored);
 	volume_dm_name("s", dm, sizeof(dm));
 	unit_raidd_pattern(dm, mirrored, 1);
 	*off0 = tier1_offset(v);
 	join_plan(v, c);
-	ck_assert_int_eq(c->after.ntiers, 2);
+	ck_assert_int_eq(c->after.ntiers, size > 2 * GIB ? 3 : 2);
 	ck_assert_int_eq(c->after.tier[1].nmembers, 4);
 	ck_assert_int_eq(c->after.tier[1].part[2].disk, 2);
 	ck_assert_int_eq(c->after.tier[1].part[3].disk, 3);
@@ -2367,7 +2367,7 @@ START_TEST(two_joins_by_volume_grow)
 	uint64_t mirrored, off0;
 	unsigned id;
 
-	mirrored = two_swapped(&off0, &c);
+	mirrored = two_swapped(2 * GIB, &off0, &c);
 	a = unit_call(srv, &root, "volume.grow", "{\"name\":\"s\"}");
 	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
 	json_object_object_get_ex(a, "result", &r);
@@ -2389,6 +2389,35 @@ START_TEST(two_joins_by_volume_grow)
 END_TEST
 
 /*
+ * Bays 3 and 4 swapped for 3 GiB disks: both rooms join tier 2, and the
+ * room above 2 GiB on them is a new mirror.  One volume.grow: the two
+ * joins, then the grow the second join's commit begins (as an SHR add's,
+ * Decision 118), which makes tier 3; the first join's commit began none
+ * (grow_check refuses while a room would join).  The size is
+ * plan_grow's, after a reboot too.
+ */
+START_TEST(two_joins_then_a_new_tier)
+{
+	static struct plan_change c;
+	uint64_t mirrored, off0;
+	struct volume *v;
+
+	mirrored = two_swapped(3 * GIB, &off0, &c);
+	ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+	for (int boot = 0; boot < 2; boot++) {
+		v = volume_find("s");
+		ck_assert_int_eq(v->label.ntiers, 3);
+		check_new_tier(v, 2, "raid1", 2);
+		ck_assert_int_eq(v->label.tier[2].member[0], 2);
+		ck_assert_int_eq(v->label.tier[2].member[1], 3);
+		check_tier2_joined(4, c.after.size, mirrored, off0);
+		reboot_reshaping();
+	}
+	refused("{\"name\":\"s\"}", NAS_ERR_INVALID, "nothing to grow");
+}
+END_TEST
+
+/*
  * The first of the two joins, stopped before md began (the reshape
  * step's first write cut): its labels cover tier 2 for sdg only, and
  * add_join_replan gives the first join's plan byte for byte, though
@@ -2404,7 +2433,7 @@ START_TEST(two_joins_replan_is_the_first)
 	struct volume *v;
 	char e[256];
 
-	mirrored = two_swapped(&off0, &c);
+	mirrored = two_swapped(2 * GIB, &off0, &c);
 	v = volume_find("s");
 	ck_assert_msg(add_join_first(&c, &first, e, sizeof(e)) == 0, "%s", e);
 	ck_assert_int_eq(first.after.tier[1].nmembers, 3);
@@ -2450,7 +2479,7 @@ START_TEST(power_cut_during_two_joins)
 	struct volume *v;
 	int ops;
 
-	mirrored = two_swapped(&off0, &c);
+	mirrored = two_swapped(2 * GIB, &off0, &c);
 	ops = sim_ops();
 	sim_fail_after(_i);
 	a = unit_call(srv, &root, "volume.grow", "{\"name\":\"s\"}");
@@ -2568,6 +2597,7 @@ grow_suite(void)
 	tcase_add_loop_test(tc, power_cut_during_shr_grow, 0, SHR_CUTS);
 	/* Two rooms joining in one volume.grow: one join, then the next. */
 	tcase_add_test(tc, two_joins_by_volume_grow);
+	tcase_add_test(tc, two_joins_then_a_new_tier);
 	tcase_add_test(tc, two_joins_replan_is_the_first);
 	tcase_add_test(tc, fourth_swap_joins_a_raid5);
 	tcase_add_loop_test(tc, power_cut_during_two_joins, 0, TWO_JOIN_CUTS);
