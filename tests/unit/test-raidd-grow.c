@@ -2430,7 +2430,10 @@ START_TEST(two_joins_replan_is_the_first)
 	static struct plan_change c, first;
 	static struct plan after;
 	uint64_t mirrored, off0;
+	struct json_object *d;
 	struct volume *v;
+	struct job *j;
+	unsigned id;
 	char e[256];
 
 	mirrored = two_swapped(2 * GIB, &off0, &c);
@@ -2440,11 +2443,16 @@ START_TEST(two_joins_replan_is_the_first)
 	ck_assert_int_eq(first.after.tier[1].part[2].disk, 2);
 	ck_assert_int_eq(first.after.tier[1].kind, TIER_RAID5);
 	ck_assert_uint_eq(v->label.member[3].size, 2 * GIB);
-	sim_fail_after(JOIN_MD_OPS + 4);	/* four labels, not three */
+	sim_fail_after(JOIN_MD_OPS + 4);	/* a fourth member's label at each write */
 	add_set_poll(0);
-	ck_assert_ptr_nonnull(add_join_grow(v, &c, NULL, e, sizeof(e)));
+	ck_assert_ptr_nonnull(j = add_join_grow(v, &c, NULL, e, sizeof(e)));
+	id = job_id(j);
 	run_reshaping();
 	sim_fail_after(-1);
+	d = job_describe(job_find(id));
+	ck_assert_msg(strstr(json_object_to_json_string(d), "while starting the reshape"), "%s",
+	    json_object_to_json_string(d));
+	json_object_put(d);
 	ck_assert_int_eq(v->label.intent.op, LABEL_OP_ADDING);
 	ck_assert_uint_eq(v->label.intent.covered, 1U << 1);
 	ck_assert_int_eq(v->label.intent.disk, 2);
