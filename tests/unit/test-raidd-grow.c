@@ -2417,6 +2417,69 @@ START_TEST(two_joins_then_a_new_tier)
 }
 END_TEST
 
+/* method on "s" refused: a job runs on the volume. */
+static void
+busy(const char *method, const char *params)
+{
+	struct json_object *a = unit_call(srv, &root, method, params);
+
+	ck_assert_msg(unit_err_code(a) == NAS_ERR_BUSY, "%s: %s", method,
+	    json_object_to_json_string(a));
+	json_object_put(a);
+}
+
+/*
+ * A client calling while the two joins run: at every turn of the loop,
+ * from the call to the end of the chain, the volume has a job, so
+ * volume.grow, volume.add_disk, volume.repair and volume.delete are
+ * refused (busy) and write nothing: the next join starts in the same
+ * turn the first ends, leaving no turn between them.
+ */
+START_TEST(no_call_between_the_two_joins)
+{
+	static struct plan_change c;
+	struct json_object *a, *r, *o;
+	char md[SYS_NAME_MAX];
+	uint64_t mirrored, off0, gen;
+	struct volume *v;
+	int turns = 0, second = 0;
+	unsigned id;
+
+	mirrored = two_swapped(2 * GIB, &off0, &c);
+	v = volume_find("s");
+	a = unit_call(srv, &root, "volume.grow", "{\"name\":\"s\"}");
+	ck_assert_msg(unit_err_code(a) == 0, "%s", json_object_to_json_string(a));
+	json_object_object_get_ex(a, "result", &r);
+	json_object_object_get_ex(r, "job", &o);
+	id = (unsigned)json_object_get_int(o);
+	json_object_put(a);
+	add_set_poll(0);
+	for (int i = 0; i < 2000 && job_running_count() > 0; i++) {
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		for (int t = 0; t < v->label.ntiers; t++) {
+			volume_md_name(v, t, md, sizeof(md));
+			sim_md_reshape_step(md, 1 << 17);
+		}
+		if (job_running_count() == 0)
+			break;
+		ck_assert_ptr_nonnull(v->job);
+		second += job_id(v->job) == id + 1;
+		gen = v->label.generation;
+		busy("volume.grow", "{\"name\":\"s\"}");
+		busy("volume.add_disk", "{\"name\":\"s\",\"disk\":\"sdh\",\"force\":true}");
+		busy("volume.repair", "{\"name\":\"s\",\"disk\":\"sdh\"}");
+		busy("volume.delete", "{\"name\":\"s\",\"confirm\":\"s\"}");
+		ck_assert_uint_eq(v->label.generation, gen);
+		turns++;
+	}
+	ck_assert_int_gt(second, 0);
+	ck_assert_int_gt(turns, second);
+	check_grow_job(id);
+	check_grow_job(id + 1);
+	check_tier2_joined(4, c.after.size, mirrored, off0);
+}
+END_TEST
+
 /*
  * The first of the two joins, stopped before md began (the reshape
  * step's first write cut): its labels cover tier 2 for sdg only, and
@@ -2606,6 +2669,7 @@ grow_suite(void)
 	/* Two rooms joining in one volume.grow: one join, then the next. */
 	tcase_add_test(tc, two_joins_by_volume_grow);
 	tcase_add_test(tc, two_joins_then_a_new_tier);
+	tcase_add_test(tc, no_call_between_the_two_joins);
 	tcase_add_test(tc, two_joins_replan_is_the_first);
 	tcase_add_test(tc, fourth_swap_joins_a_raid5);
 	tcase_add_loop_test(tc, power_cut_during_two_joins, 0, TWO_JOIN_CUTS);
