@@ -673,7 +673,7 @@ START_TEST(shr_joins_one_at_a_time)
 	unsigned tiers;
 
 	for (int life = 0; life < 1500; life++) {
-		n = 3 + rng() % 4;
+		n = 2 + rng() % 5;
 		for (int i = 0; i < n; i++)
 			u[i] = 1 + rng() % 3;
 		make(LEVEL_SHR, n, u, &p);
