@@ -1143,29 +1143,61 @@ static int (*const as_steps[])(struct add *, char *, size_t) = {
 };
 
 /*
- * A join stopped before md began a joined tier is undone at once, its
- * joiner here: its spare left in a mirror's array would be where md
- * rebuilds an old member that fails meanwhile, and the joiner, its
- * superblock then giving another role than its label, would be judged
- * foreign and dropped from every tier it serves.  1 when undone.
+ * A join md never began, on a running volume with no job, is undone at
+ * once (Decision 133): a spare of the joiner's left in a mirror's array
+ * is where md would rebuild an old member that fails, and the joiner,
+ * its superblock then giving another role than its label, would be
+ * judged foreign and dropped from every tier it serves.  A joiner whose
+ * disk went (the table no longer proves it member m) is absent: the
+ * labels drop it from the joined tiers, its new partitions stay on its
+ * disk for its return (parts_left_out), and md lets its devices go.
+ * Without that, a joiner that never comes back left the join standing
+ * and a repair refused (Decision 125, finding 4).  why: the job's stop,
+ * NULL when found by a scan.  1 when undone.
  */
 static int
-join_undone_now(struct add *a, const char *why)
+join_undone_running(struct volume *v, const char *why)
 {
-	struct volume *v = a->vol;
+	const struct disk *d;
 	char err[200];
+	int m = v->label.intent.disk, gone;
 
-	if (!a->join || !label_is_join(&v->label) || !v->assembled ||
-	    v->disk[a->member][0] == '\0' || !not_taken_yet(v))
+	if (!label_is_join(&v->label) || !v->assembled || v->job)
+		return 0;
+	if (v->disk[m][0] && ((d = disk_find(v->disk[m])) == NULL || !member_is(d, v, m))) {
+		log_warnx("volume %s: member %d's disk %s went while its room was joining",
+		    v->name, m + 1, v->disk[m]);
+		v->disk[m][0] = '\0';
+		v->pulled |= 1U << m;
+		volume_fail_missing(v);
+	}
+	if (!not_taken_yet(v))
 		return 0;
 	if (add_join_roll_back(v, err, sizeof(err)) == -1) {
 		log_warnx("volume %s: %s", v->name, err);
 		return 0;
 	}
+	gone = v->disk[m][0] == '\0';
 	snprintf(v->problem, sizeof(v->problem), "member %d's room joining its tiers stopped "
-	    "(%.100s) and was undone (md had not begun): volume.grow joins it again",
-	    a->member + 1, why);
+	    "(%.60s) and was undone (md had not begun): %s", m + 1,
+	    why ? why : "its disk went", gone ? "its disk is gone: put it back, or "
+	    "volume.repair with a new disk replaces it" : "volume.grow joins it again");
+	volume_refresh_state(v);
 	return 1;
+}
+
+/* A join's job stopped before md began: undone at once (join_undone_running). */
+static int
+join_undone_now(struct add *a, const char *why)
+{
+	return a->join && join_undone_running(a->vol, why);
+}
+
+/* A scan found a running volume holding a join md never began: undone. */
+void
+add_join_settle(struct volume *v)
+{
+	join_undone_running(v, NULL);
 }
 
 /* The new partition of tier t, still a spare in md (st), failed and removed. */
@@ -2245,8 +2277,11 @@ add_join_carry_on(struct volume *v, struct crypt_key *key, int *code, char *err,
 	if ((a = join_resume(v, key)) != NULL)
 		return a->job;
 	*code = NAS_ERR_FAILED;
-	if (!label_is_join(&v->label))
-		return plan_err(err, errlen, "member %d's room joining the tiers was undone (md "
-		    "had not begun): volume.grow again joins it", m + 1), NULL;
+	if (label_is_join(&v->label))
+		return plan_err(err, errlen, "%s", v->problem), NULL;
+	snprintf(v->problem, sizeof(v->problem), "member %d's room joining the tiers was "
+	    "undone (md had not begun): %s", m + 1, v->disk[m][0] ? "volume.grow again joins "
+	    "it" : "its disk is gone: put it back, or volume.repair with a new disk replaces it");
+	volume_refresh_state(v);
 	return plan_err(err, errlen, "%s", v->problem), NULL;
 }
