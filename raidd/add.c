@@ -514,6 +514,11 @@ join_intent(struct add *a, char *err, size_t errlen)
 		lt->member[lt->nmembers++] = (uint8_t)m;
 		v->label.intent.covered |= 1U << t;
 	}
+	/* The disks' sizes the plan took: a joiner that grew in place has its
+	   room past the size the labels hold (label_check refuses its band),
+	   and add_join_replan plans from these. */
+	for (int k = 0; k < a->after.ndisks && k < v->label.ndisks; k++)
+		v->label.member[k].size = a->after.disk[k].size;
 	if (intent_write(a, &was, 0, err, errlen) == -1)
 		return -1;
 	label_for_member(v, m, &own);
@@ -1337,6 +1342,41 @@ proven(int code, const char *msg, void *arg)
 	job_fail(a->job, code, "volume %s: %s: nothing was changed", v->name, msg);
 }
 
+/* A carried-on job that stops before its first step: err its answer. */
+static int
+carry_stopped(struct add *a, int code, const char *err)
+{
+	struct volume *v = a->vol;
+
+	crypt_key_wipe(&a->key);
+	a->step = AS_DONE;	/* not busy with its disk any more (add_disk_busy) */
+	v->job = NULL;
+	log_warnx("volume %s: %s: %s", v->name, a->join ? "volume.grow" : "add_disk", err);
+	job_fail(a->job, code, "%s", err);
+	return -1;
+}
+
+static void join_undone_said(struct volume *, int m, char *err, size_t errlen);
+
+/*
+ * A join carried on with a key (join_resume): one md never began is
+ * undone only now that the key is proven (Decision 121), the job then
+ * ending as the call without a key answers (add_join_carry_on).
+ */
+static int
+join_carried_on(struct add *a)
+{
+	struct volume *v = a->vol;
+	char err[256];
+	int m = v->label.intent.disk;
+
+	if (!not_taken_yet(v))
+		return 0;
+	if (add_join_roll_back(v, err, sizeof(err)) == 0)
+		join_undone_said(v, m, err, sizeof(err));
+	return carry_stopped(a, NAS_ERR_FAILED, err);
+}
+
 /*
  * A carry-on asked with a key: what add_carry_on() would have written
  * before the job (the undo, the erase), now that the key is proven.
@@ -1349,6 +1389,8 @@ carried_on(struct add *a)
 	char err[256];
 	int code = NAS_ERR_REFUSED, r;
 
+	if (a->join)
+		return join_carried_on(a);
 	if (not_taken_yet(v) && (d = job_disk(a, err, sizeof(err))) == NULL)
 		code = NAS_ERR_NOT_FOUND;
 	else {
@@ -1358,12 +1400,7 @@ carried_on(struct add *a)
 		if (r == 0)
 			return 0;
 	}
-	crypt_key_wipe(&a->key);
-	a->step = AS_DONE;	/* not busy with its disk any more (add_disk_busy) */
-	v->job = NULL;
-	log_warnx("volume %s: add_disk: %s", v->name, err);
-	job_fail(a->job, code, "%s", err);
-	return -1;
+	return carry_stopped(a, code, err);
 }
 
 /* As grow.c's grow_prove: the key proven by a crypt.resize before any step. */
@@ -2019,9 +2056,12 @@ join_resume(struct volume *v, struct crypt_key *key)
 	struct plan after;
 	struct add *a;
 	char err[200];
-	int m = v->label.intent.disk;
+	int m = v->label.intent.disk, keyed;
 
-	if (not_taken_yet(v)) {
+	/* With a key nothing is written before the job proved it (Decision
+	   121): the job undoes it then (join_carried_on). */
+	keyed = crypt_key_have(key);
+	if (not_taken_yet(v) && !keyed) {
 		if (add_join_roll_back(v, err, sizeof(err)) == -1) {
 			snprintf(v->problem, sizeof(v->problem), "member %d's room joining the "
 			    "tiers stopped and was not undone: %.120s", m + 1, err);
@@ -2041,6 +2081,8 @@ join_resume(struct volume *v, struct crypt_key *key)
 	if ((a = start_at(v, d ? d->sys.name : "", d ? d->sys.serial : "", d ? d->sys.size : 0,
 	    &after, AS_PARTITION, m, key, err, sizeof(err))) == NULL)
 		log_warnx("volume %s: %s", v->name, err);
+	else
+		a->carry = keyed;
 	return a;
 }
 
@@ -2279,9 +2321,17 @@ add_join_carry_on(struct volume *v, struct crypt_key *key, int *code, char *err,
 	*code = NAS_ERR_FAILED;
 	if (label_is_join(&v->label))
 		return plan_err(err, errlen, "%s", v->problem), NULL;
+	join_undone_said(v, m, err, errlen);
+	return NULL;
+}
+
+/* A join undone by volume.grow: the volume's problem, and the answer in err. */
+static void
+join_undone_said(struct volume *v, int m, char *err, size_t errlen)
+{
 	snprintf(v->problem, sizeof(v->problem), "member %d's room joining the tiers was "
 	    "undone (md had not begun): %s", m + 1, v->disk[m][0] ? "volume.grow again joins "
 	    "it" : "its disk is gone: put it back, or volume.repair with a new disk replaces it");
 	volume_refresh_state(v);
-	return plan_err(err, errlen, "%s", v->problem), NULL;
+	snprintf(err, errlen, "%s", v->problem);
 }
