@@ -1198,11 +1198,46 @@ join_undone_now(struct add *a, const char *why)
 	return a->join && join_undone_running(a->vol, why);
 }
 
-/* A scan found a running volume holding a join md never began: undone. */
+/*
+ * Member m, back on a running volume (a hot-plug), carries a join's label
+ * the newest no longer holds: the join was undone while it was away.  Its
+ * label is rewritten from the newest now, as a start does (repair_labels),
+ * and before that its new partition goes from its disk (label_write_some:
+ * parts_left_out): left there, a later join's partition would meet it in
+ * the band, and the proof at the next start would drop m from every tier
+ * it serves (Decision 125, finding 6).
+ */
+static void
+joiner_back(struct volume *v, int m)
+{
+	char err[200];
+
+	if (label_is_join(&v->label) || !label_is_join(&v->mlabel[m]) ||
+	    v->mlabel[m].generation >= v->label.generation)
+		return;
+	if (label_write_some(v, 1U << m, err, sizeof(err)) == -1) {
+		log_warnx("volume %s: member %d back after its join was undone: %s", v->name,
+		    m + 1, err);
+		return;
+	}
+	log_info("volume %s: member %d is back; its join was undone while it was away",
+	    v->name, m + 1);
+	if (strstr(v->problem, "room joining"))
+		v->problem[0] = '\0';
+}
+
+/*
+ * A scan of a running volume: a join md never began is undone (its
+ * joiner gone, or the job's undo having failed), and a joiner back
+ * after its join was undone is given the newest label.
+ */
 void
 add_join_settle(struct volume *v)
 {
 	join_undone_running(v, NULL);
+	for (int m = 0; m < v->label.ndisks; m++)
+		if (v->disk[m][0])
+			joiner_back(v, m);
 }
 
 /* The new partition of tier t, still a spare in md (st), failed and removed. */

@@ -2366,6 +2366,101 @@ START_TEST(join_joiner_gone_before_md_began_repaired)
 }
 END_TEST
 
+/* "s" with sdg back in tier 1 after its join was undone: its label the newest, its band free. */
+static void
+check_sdg_back(const struct volume *v, uint64_t start, uint64_t data)
+{
+	char dm[SYS_NAME_MAX];
+
+	ck_assert_str_eq(v->disk[2], "sdg");
+	ck_assert_msg(!label_is_join(&v->label), "%s", v->problem);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	ck_assert_uint_eq(v->mlabel[2].generation, v->label.generation);
+	ck_assert_int_eq(v->mlabel[2].tier[1].role, LABEL_NO_ROLE);
+	ck_assert_uint_eq(gpt_last("sdg", start), 0);
+	ck_assert_int_eq(sdg_in_tier1(v), 1);
+	ck_assert_msg(v->state == VOL_CLEAN, "%s: %s", volume_state_name(v->state), v->problem);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, data, 0);
+}
+
+/*
+ * Decision 125's finding 6: the joiner sdg, pulled after its spare joined
+ * tier 2's mirror, comes back while raidd runs (a hot-plug, no reboot).
+ * _i 0: the job had undone the join without it (its uevent seen), sdg
+ * returns with the join's label, older than the newest, its new
+ * partition still on its disk; _i 1: its uevent came only with its
+ * return, the job's undo could not reach it and the join's labels are
+ * the newest, sdg's among them.  Either way sdg is taken back into tier
+ * 1 at once, its label the newest, its band free (the partition gone
+ * through its proven descriptor); volume.grow then joins it, and a
+ * reboot keeps every member in every tier.  The old code left sdg's
+ * label behind and its partition in the band (_i 0): the next join
+ * stopped on it and the start after dropped sdg from every tier.
+ */
+START_TEST(join_joiner_back_while_running)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0, start;
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	start = c.after.tier[1].part[2].start;
+	ck_assert_int_eq(join_joiner_pulled(&c, _i == 0), JOB_FAILED);
+	if (_i == 0)
+		ck_assert_str_eq(v->disk[2], "");
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	hotplug();
+	recover_all(v);
+	volume_check_states();
+	check_sdg_back(v, start, mirrored);
+	ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+	check_joined(c.after.size, mirrored, off0);
+	reboot_reshaping();
+	check_members_kept(_i, mirrored);
+	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
+/* Before each step: once sdg's spare is in tier 2's array, sdg is pulled and put back. */
+static void
+sdg_flaps_once_spare_in(void)
+{
+	if (sdg_slot_in_tier2(volume_find("s")) != -1) {
+		sim_before_step(sdg_flaps_once_spare_in);
+		return;
+	}
+	sim_pull_disk("sdg");
+	sim_push_disk("sdg");
+}
+
+/*
+ * The joiner sdg pulled and put back between two of the join's steps,
+ * after its spare joined and before md was asked (its uevents seen once
+ * the job ended): the join's labels are the newest and the job finds
+ * sdg again through its proven descriptors: the join runs to the end,
+ * every member in every tier, after a reboot too.  It worked before
+ * this test; it keeps it so.
+ */
+START_TEST(join_joiner_flaps_before_md_began)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+
+	mirrored = join_ready(&was, &off0, &c);
+	sim_before_step(sdg_flaps_once_spare_in);
+	ck_assert_msg(join_run(volume_find("s")) == JOB_DONE, "%s", join_error);
+	sim_before_step(NULL);
+	hotplug();
+	check_joined(c.after.size, mirrored, off0);
+	check_members_kept(0, mirrored);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -2427,6 +2522,8 @@ grow_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, join_joiner_gone_before_md_began_repaired, 0, 2);
+	tcase_add_loop_test(tc, join_joiner_back_while_running, 0, 2);
+	tcase_add_test(tc, join_joiner_flaps_before_md_began);
 	suite_add_tcase(s, tc);
 	return s;
 }
