@@ -2335,7 +2335,9 @@ check_sdh_joined(const struct plan_change *c, uint64_t data)
  * tier 1 degraded, every byte there.  volume.repair with a blank disk
  * replaces member 3 in every tier it serves (tier 1): the volume is
  * redundant again; volume.grow then joins the new disk's room, and a
- * reboot keeps it all.  _i 1: sdg's uevent comes after the job stopped
+ * reboot keeps it all.  Before the repair a reboot starts the volume
+ * degraded as it was, and volume.add_disk and volume.grow refuse it,
+ * nothing written; sdg back after the repair is left out (replaced).  _i 1: sdg's uevent comes after the job stopped
  * (its undo could not reach the disk): the scan undoes the join.  The
  * old code kept the join (repair refused, "volume.grow carries it on")
  * until volume.grow or a start undid it.
@@ -2344,8 +2346,9 @@ START_TEST(join_joiner_gone_before_md_began_repaired)
 {
 	static struct plan_change c;
 	char dm[SYS_NAME_MAX];
-	uint64_t was, mirrored = third_swap_filled(&was, dm);
+	uint64_t was, mirrored = third_swap_filled(&was, dm), gen;
 	struct volume *v = volume_find("s");
+	struct json_object *a;
 
 	join_plan(v, &c);
 	ck_assert_int_eq(join_joiner_pulled(&c, _i == 0), JOB_FAILED);
@@ -2353,6 +2356,19 @@ START_TEST(join_joiner_gone_before_md_began_repaired)
 	ck_assert_msg(strstr(v->problem, "volume.repair"), "%s", v->problem);
 	hotplug();
 	check_undone_sdg_away(v, dm, mirrored);
+	sim_md_idle(NULL);	/* md marked the arrays clean before the cut */
+	reboot();
+	v = volume_find("s");
+	check_undone_sdg_away(v, dm, mirrored);
+	/* Degraded: volume.add_disk and volume.grow refuse, nothing written. */
+	gen = v->label.generation;
+	a = unit_call(srv, &root, "volume.add_disk", "{\"name\":\"s\",\"disk\":\"bay4\"}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_REFUSED);
+	ck_assert_msg(strstr(unit_err_msg(a), "joins only a clean volume"), "%s",
+	    unit_err_msg(a));
+	json_object_put(a);
+	refused("{\"name\":\"s\"}", NAS_ERR_REFUSED, "grows only when clean");
+	ck_assert_uint_eq(v->label.generation, gen);
 	repair_with("s", 4, "sdh", 2 * GIB);
 	v = volume_find("s");
 	ck_assert_str_eq(v->disk[2], "sdh");
@@ -2361,6 +2377,14 @@ START_TEST(join_joiner_gone_before_md_began_repaired)
 	check_grown("s", mirrored, mirrored);
 	ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
 	check_sdh_joined(&c, mirrored);
+	reboot_reshaping();
+	check_sdh_joined(&c, mirrored);
+	/* sdg back at last, its join's label: a member replaced, left out. */
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	hotplug();
+	check_sdh_joined(&c, mirrored);
+	ck_assert_ptr_null(volume_of_disk("sdg"));
 	reboot_reshaping();
 	check_sdh_joined(&c, mirrored);
 }
