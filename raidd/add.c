@@ -1185,8 +1185,9 @@ join_undone_running(struct volume *v, const char *why)
 	gone = v->disk[m][0] == '\0';
 	snprintf(v->problem, sizeof(v->problem), "member %d's room joining its tiers stopped "
 	    "(%.60s) and was undone (md had not begun): %s", m + 1,
-	    why ? why : "its disk went", gone ? "its disk is gone: put it back, or "
-	    "volume.repair with a new disk replaces it" : "volume.grow joins it again");
+	    why ? why : gone ? "its disk went" : "undone by a scan", gone ? "its disk is "
+	    "gone: put it back, or volume.repair with a new disk replaces it" :
+	    "volume.grow joins it again");
 	volume_refresh_state(v);
 	return 1;
 }
