@@ -1148,6 +1148,28 @@ static int (*const as_steps[])(struct add *, char *, size_t) = {
 };
 
 /*
+ * The joiner m's disk went (the disk table, which a uevent refreshes even
+ * while a job runs, no longer proves it member m): it is absent from now
+ * on, as volume_sync_disks would say once no job runs, and md lets its
+ * devices go.  Once md began, the join goes on without it, degraded
+ * (new_disk_gone); before, it is undone without it.
+ */
+static void
+joiner_went(struct volume *v, int m)
+{
+	const struct disk *d;
+
+	if (v->disk[m][0] == '\0' || ((d = disk_find(v->disk[m])) != NULL &&
+	    member_is(d, v, m)))
+		return;
+	log_warnx("volume %s: member %d's disk %s went while its room was joining", v->name,
+	    m + 1, v->disk[m]);
+	v->disk[m][0] = '\0';
+	v->pulled |= 1U << m;
+	volume_fail_missing(v);
+}
+
+/*
  * A join md never began, on a running volume with no job, is undone at
  * once (Decision 133): a spare of the joiner's left in a mirror's array
  * is where md would rebuild an old member that fails, and the joiner,
@@ -1163,19 +1185,12 @@ static int (*const as_steps[])(struct add *, char *, size_t) = {
 static int
 join_undone_running(struct volume *v, const char *why)
 {
-	const struct disk *d;
 	char err[200];
 	int m = v->label.intent.disk, gone;
 
 	if (!label_is_join(&v->label) || !v->assembled || v->job)
 		return 0;
-	if (v->disk[m][0] && ((d = disk_find(v->disk[m])) == NULL || !member_is(d, v, m))) {
-		log_warnx("volume %s: member %d's disk %s went while its room was joining",
-		    v->name, m + 1, v->disk[m]);
-		v->disk[m][0] = '\0';
-		v->pulled |= 1U << m;
-		volume_fail_missing(v);
-	}
+	joiner_went(v, m);
 	if (!not_taken_yet(v))
 		return 0;
 	if (add_join_roll_back(v, err, sizeof(err)) == -1) {
@@ -1470,6 +1485,8 @@ add_timer(struct ev_loop *l, ev_timer *w, int revents)
 		if (carried_on(a) == -1)
 			return;
 	}
+	if (a->join)
+		joiner_went(a->vol, a->member);
 	if (a->step == AS_WAIT) {
 		if ((r = reshaped(a, err, sizeof(err))) == -1) {
 			add_failed(a, err);

@@ -2485,6 +2485,48 @@ START_TEST(join_joiner_flaps_before_md_began)
 }
 END_TEST
 
+/*
+ * The joiner sdg pulled while md reshapes tier 2 onto it (md began: its
+ * uevent seen while the job runs), then put back while raidd runs.  The
+ * job goes on without it, as for any member lost once md began: the join
+ * ends degraded at plan_grow's size, the data there.  sdg back (a
+ * hot-plug): its label, the join's, behind the committed one, is
+ * rewritten from the newest and md takes it back into both tiers: clean,
+ * every member in every tier, after a reboot too.  The old code stopped
+ * the job at its next label write (sdg's disk still named) and left the
+ * join standing, sdg back or not, until a reboot or volume.grow.
+ */
+START_TEST(join_joiner_gone_mid_reshape_back_while_running)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	join_cut_mid_reshape(&c);	/* md a third through, the job running: no cut */
+	sim_pull_disk("sdg");
+	hotplug();
+	run_reshaping();
+	ck_assert_msg(v->label.intent.op == LABEL_OP_NONE, "%s", v->problem);
+	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_uint_eq(v->label.size, c.after.size);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_uint_eq(unit_raidd_dm_size("s"), c.after.size);
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	hotplug();
+	recover_all(v);
+	volume_check_states();
+	check_members_kept(0, mirrored);
+	check_joined(c.after.size, mirrored, off0);
+	reboot_reshaping();
+	check_members_kept(1, mirrored);
+	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -2548,6 +2590,7 @@ grow_suite(void)
 	tcase_add_loop_test(tc, join_joiner_gone_before_md_began_repaired, 0, 2);
 	tcase_add_loop_test(tc, join_joiner_back_while_running, 0, 2);
 	tcase_add_test(tc, join_joiner_flaps_before_md_began);
+	tcase_add_test(tc, join_joiner_gone_mid_reshape_back_while_running);
 	suite_add_tcase(s, tc);
 	return s;
 }
