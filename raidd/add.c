@@ -1151,29 +1151,112 @@ static int (*const as_steps[])(struct add *, char *, size_t) = {
 };
 
 /*
- * A join stopped before md began a joined tier is undone at once, its
- * joiner here: its spare left in a mirror's array would be where md
- * rebuilds an old member that fails meanwhile, and the joiner, its
- * superblock then giving another role than its label, would be judged
- * foreign and dropped from every tier it serves.  1 when undone.
+ * The joiner m's disk went (the disk table, which a uevent refreshes even
+ * while a job runs, no longer proves it member m): it is absent from now
+ * on, as volume_sync_disks would say once no job runs, and md lets its
+ * devices go.  Once md began, the join goes on without it, degraded
+ * (new_disk_gone); before, it is undone without it.
+ */
+static void
+joiner_went(struct volume *v, int m)
+{
+	const struct disk *d;
+
+	if (v->disk[m][0] == '\0' || ((d = disk_find(v->disk[m])) != NULL &&
+	    member_is(d, v, m)))
+		return;
+	log_warnx("volume %s: member %d's disk %s went while its room was joining", v->name,
+	    m + 1, v->disk[m]);
+	v->disk[m][0] = '\0';
+	v->pulled |= 1U << m;
+	volume_fail_missing(v);
+}
+
+/*
+ * A join md never began, on a running volume with no job, is undone at
+ * once (Decision 133): a spare of the joiner's left in a mirror's array
+ * is where md would rebuild an old member that fails, and the joiner,
+ * its superblock then giving another role than its label, would be
+ * judged foreign and dropped from every tier it serves.  A joiner whose
+ * disk went (the table no longer proves it member m) is absent: the
+ * labels drop it from the joined tiers, its new partitions stay on its
+ * disk for its return (parts_left_out), and md lets its devices go.
+ * Without that, a joiner that never comes back left the join standing
+ * and a repair refused (Decision 125, finding 4).  why: the job's stop,
+ * NULL when found by a scan.  1 when undone.
  */
 static int
-join_undone_now(struct add *a, const char *why)
+join_undone_running(struct volume *v, const char *why)
 {
-	struct volume *v = a->vol;
 	char err[200];
+	int m = v->label.intent.disk, gone;
 
-	if (!a->join || !label_is_join(&v->label) || !v->assembled ||
-	    v->disk[a->member][0] == '\0' || !not_taken_yet(v))
+	if (!label_is_join(&v->label) || !v->assembled || v->job)
+		return 0;
+	joiner_went(v, m);
+	if (!not_taken_yet(v))
 		return 0;
 	if (add_join_roll_back(v, err, sizeof(err)) == -1) {
 		log_warnx("volume %s: %s", v->name, err);
 		return 0;
 	}
+	gone = v->disk[m][0] == '\0';
 	snprintf(v->problem, sizeof(v->problem), "member %d's room joining its tiers stopped "
-	    "(%.100s) and was undone (md had not begun): volume.grow joins it again",
-	    a->member + 1, why);
+	    "(%.60s) and was undone (md had not begun): %s", m + 1,
+	    why ? why : gone ? "its disk went" : "undone by a scan", gone ? "its disk is "
+	    "gone: put it back, or volume.repair with a new disk replaces it" :
+	    "volume.grow joins it again");
+	volume_refresh_state(v);
 	return 1;
+}
+
+/* A join's job stopped before md began: undone at once (join_undone_running). */
+static int
+join_undone_now(struct add *a, const char *why)
+{
+	return a->join && join_undone_running(a->vol, why);
+}
+
+/*
+ * Member m, back on a running volume (a hot-plug), carries a join's label
+ * the newest no longer holds: the join was undone while it was away.  Its
+ * label is rewritten from the newest now, as a start does (repair_labels),
+ * and before that its new partition goes from its disk (label_write_some:
+ * parts_left_out): left there, a later join's partition would meet it in
+ * the band, and the proof at the next start would drop m from every tier
+ * it serves (Decision 125, finding 6).
+ */
+static void
+joiner_back(struct volume *v, int m)
+{
+	char err[200];
+
+	if (label_is_join(&v->label) || !label_is_join(&v->mlabel[m]) ||
+	    v->mlabel[m].generation >= v->label.generation)
+		return;
+	if (label_write_some(v, 1U << m, err, sizeof(err)) == -1) {
+		log_warnx("volume %s: member %d back after its join was undone: %s", v->name,
+		    m + 1, err);
+		return;
+	}
+	log_info("volume %s: member %d is back; its join was undone while it was away",
+	    v->name, m + 1);
+	if (strstr(v->problem, "room joining"))
+		v->problem[0] = '\0';
+}
+
+/*
+ * A scan of a running volume: a join md never began is undone (its
+ * joiner gone, or the job's undo having failed), and a joiner back
+ * after its join was undone is given the newest label.
+ */
+void
+add_join_settle(struct volume *v)
+{
+	join_undone_running(v, NULL);
+	for (int m = 0; m < v->label.ndisks; m++)
+		if (v->disk[m][0])
+			joiner_back(v, m);
 }
 
 /* The new partition of tier t, still a spare in md (st), failed and removed. */
@@ -1350,6 +1433,41 @@ proven(int code, const char *msg, void *arg)
 	job_fail(a->job, code, "volume %s: %s: nothing was changed", v->name, msg);
 }
 
+/* A carried-on job that stops before its first step: err its answer. */
+static int
+carry_stopped(struct add *a, int code, const char *err)
+{
+	struct volume *v = a->vol;
+
+	crypt_key_wipe(&a->key);
+	a->step = AS_DONE;	/* not busy with its disk any more (add_disk_busy) */
+	v->job = NULL;
+	log_warnx("volume %s: %s: %s", v->name, a->join ? "volume.grow" : "add_disk", err);
+	job_fail(a->job, code, "%s", err);
+	return -1;
+}
+
+static void join_undone_said(struct volume *, int m, char *err, size_t errlen);
+
+/*
+ * A join carried on with a key (join_resume): one md never began is
+ * undone only now that the key is proven (Decision 121), the job then
+ * ending as the call without a key answers (add_join_carry_on).
+ */
+static int
+join_carried_on(struct add *a)
+{
+	struct volume *v = a->vol;
+	char err[256];
+	int m = v->label.intent.disk;
+
+	if (!not_taken_yet(v))
+		return 0;
+	if (add_join_roll_back(v, err, sizeof(err)) == 0)
+		join_undone_said(v, m, err, sizeof(err));
+	return carry_stopped(a, NAS_ERR_FAILED, err);
+}
+
 /*
  * A carry-on asked with a key: what add_carry_on() would have written
  * before the job (the undo, the erase), now that the key is proven.
@@ -1362,6 +1480,8 @@ carried_on(struct add *a)
 	char err[256];
 	int code = NAS_ERR_REFUSED, r;
 
+	if (a->join)
+		return join_carried_on(a);
 	if (not_taken_yet(v) && (d = job_disk(a, err, sizeof(err))) == NULL)
 		code = NAS_ERR_NOT_FOUND;
 	else {
@@ -1371,12 +1491,7 @@ carried_on(struct add *a)
 		if (r == 0)
 			return 0;
 	}
-	crypt_key_wipe(&a->key);
-	a->step = AS_DONE;	/* not busy with its disk any more (add_disk_busy) */
-	v->job = NULL;
-	log_warnx("volume %s: add_disk: %s", v->name, err);
-	job_fail(a->job, code, "%s", err);
-	return -1;
+	return carry_stopped(a, code, err);
 }
 
 /* As grow.c's grow_prove: the key proven by a crypt.resize before any step. */
@@ -1410,6 +1525,8 @@ add_timer(struct ev_loop *l, ev_timer *w, int revents)
 		if (carried_on(a) == -1)
 			return;
 	}
+	if (a->join)
+		joiner_went(a->vol, a->member);
 	if (a->step == AS_WAIT) {
 		if ((r = reshaped(a, err, sizeof(err))) == -1) {
 			add_failed(a, err);
@@ -2081,9 +2198,12 @@ join_resume(struct volume *v, struct crypt_key *key)
 	struct plan after;
 	struct add *a;
 	char err[200];
-	int m = v->label.intent.disk;
+	int m = v->label.intent.disk, keyed;
 
-	if (not_taken_yet(v)) {
+	/* With a key nothing is written before the job proved it (Decision
+	   121): the job undoes it then (join_carried_on). */
+	keyed = crypt_key_have(key);
+	if (not_taken_yet(v) && !keyed) {
 		if (add_join_roll_back(v, err, sizeof(err)) == -1) {
 			snprintf(v->problem, sizeof(v->problem), "member %d's room joining the "
 			    "tiers stopped and was not undone: %.120s", m + 1, err);
@@ -2103,6 +2223,8 @@ join_resume(struct volume *v, struct crypt_key *key)
 	if ((a = start_at(v, d ? d->sys.name : "", d ? d->sys.serial : "", d ? d->sys.size : 0,
 	    &after, AS_PARTITION, m, key, err, sizeof(err))) == NULL)
 		log_warnx("volume %s: %s", v->name, err);
+	else
+		a->carry = keyed;
 	return a;
 }
 
@@ -2339,8 +2461,19 @@ add_join_carry_on(struct volume *v, struct crypt_key *key, int *code, char *err,
 	if ((a = join_resume(v, key)) != NULL)
 		return a->job;
 	*code = NAS_ERR_FAILED;
-	if (!label_is_join(&v->label))
-		return plan_err(err, errlen, "member %d's room joining the tiers was undone (md "
-		    "had not begun): volume.grow again joins it", m + 1), NULL;
-	return plan_err(err, errlen, "%s", v->problem), NULL;
+	if (label_is_join(&v->label))
+		return plan_err(err, errlen, "%s", v->problem), NULL;
+	join_undone_said(v, m, err, errlen);
+	return NULL;
+}
+
+/* A join undone by volume.grow: the volume's problem, and the answer in err. */
+static void
+join_undone_said(struct volume *v, int m, char *err, size_t errlen)
+{
+	snprintf(v->problem, sizeof(v->problem), "member %d's room joining the tiers was "
+	    "undone (md had not begun): %s", m + 1, v->disk[m][0] ? "volume.grow again joins "
+	    "it" : "its disk is gone: put it back, or volume.repair with a new disk replaces it");
+	volume_refresh_state(v);
+	snprintf(err, errlen, "%s", v->problem);
 }

@@ -833,6 +833,7 @@ volume_scan(void)
 			continue;
 		if (v->assembled) {
 			volume_fail_missing(v);
+			add_join_settle(v);	/* a joiner gone, or back to a join left */
 			readd_members(v);
 			continue;
 		}

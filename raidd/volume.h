@@ -250,6 +250,7 @@ int	 add_join_replan(const struct volume *, struct plan *after, char *err,
 	    size_t errlen);
 /* A join md never began undone: partitions out of md and off the disk, then labels. */
 int	 add_join_roll_back(struct volume *, char *err, size_t errlen);
+void	 add_join_settle(struct volume *);
 /* A join's job (Decision 133), one join's plan: labels, partitions, md's reshape. */
 struct job *add_join_start(struct volume *, const struct plan_change *,
 	    struct crypt_key *, char *err, size_t errlen);

@@ -1188,6 +1188,175 @@ START_TEST(power_cut_during_encrypted_two_joins)
 }
 END_TEST
 
+#define GROW_J		"{\"name\":\"j\",\"passphrase\":\"" PASS "\"}"
+#define GROW_J_WRONG	"{\"name\":\"j\",\"passphrase\":\"wrong\"}"
+
+/* The loop until no job runs, md's reshapes of every tier of vol moving on. */
+static void
+run_tiers(const char *vol)
+{
+	char md[SYS_NAME_MAX];
+
+	for (int i = 0; i < 3000 && job_running_count() > 0; i++) {
+		const struct volume *v = volume_find(vol);
+
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+		for (int t = 0; v && t < v->label.ntiers; t++) {
+			volume_md_name(v, t, md, sizeof(md));
+			sim_md_reshape_step(md, 1ULL << 20);
+		}
+	}
+	ck_assert_int_eq(job_running_count(), 0);
+}
+
+/* Member 3's (sdc's) new partition in md's tier 2 array of "j": -1 a spare, -2 not there. */
+static int
+sdc_slot_in_tier2(void)
+{
+	const struct volume *v = volume_find("j");
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+
+	volume_md_name(v, 1, md, sizeof(md));
+	if (v->mlabel[2].tier[1].role == LABEL_NO_ROLE || sys->md_status(md, &st) == -1 ||
+	    sys->part_dev("sdc", v->mlabel[2].tier[1].start, dev, sizeof(dev)) == -1)
+		return -2;
+	for (int i = 0; i < st.nmembers; i++)
+		if (strcmp(st.member[i].dev, dev) == 0 && !strstr(st.member[i].state, "faulty"))
+			return st.member[i].slot;
+	return -2;
+}
+
+/*
+ * An encrypted SHR "j" of three 4 GiB disks, the pattern on its mapping;
+ * sda and sdb grow to 8 GiB and volume.grow makes a mirror above, then
+ * sdc grows too: its room would join the mirror (Decision 133).  Returns
+ * the size before the join.
+ */
+static uint64_t
+encrypted_join_ready(void)
+{
+	char cm[SYS_NAME_MAX];
+	struct volume *v;
+
+	ck_assert_int_eq(run_job(job_of(call("volume.create", "{\"name\":\"j\","
+	    "\"level\":\"shr\",\"disks\":[\"bay1\",\"bay2\",\"bay3\"],\"encrypt\":true,"
+	    "\"passphrase\":\"" PASS "\"}"))), JOB_DONE);
+	crypt_map_name("j", cm, sizeof(cm));
+	unit_raidd_pattern(cm, 1ULL << 30, 1);
+	sim_grow_disk("sda", 8ULL << 30);
+	sim_grow_disk("sdb", 8ULL << 30);
+	disk_refresh(0);
+	ck_assert_int_eq(code_of("volume.grow", GROW_J), 0);
+	run_tiers("j");
+	v = volume_find("j");
+	ck_assert_int_eq(v->label.ntiers, 2);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	check_grown("j", v->label.size);
+	sim_grow_disk("sdc", 8ULL << 30);
+	disk_refresh(0);
+	return v->label.size;
+}
+
+/* "j" joined: tier 2 raid5 of three with sdc, the mapping grown past was, the data there. */
+static void
+check_encrypted_joined(uint64_t was)
+{
+	const struct volume *v = volume_find("j");
+
+	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_int_eq(v->mlabel[2].tier[1].role, 2);
+	ck_assert_uint_gt(v->label.size, was);
+	check_grown("j", v->label.size);
+}
+
+/*
+ * An encrypted SHR's join (Decisions 121, 133): volume.grow with a wrong
+ * passphrase writes nothing (no op, the labels' generation kept, no
+ * intent); with the right one the join runs to the end and the crypt
+ * mapping and filesystem grow to the new size, the data there, after a
+ * reboot and an unlock too.
+ */
+START_TEST(encrypted_join_runs_with_the_key)
+{
+	uint64_t was = encrypted_join_ready();
+	struct volume *v = volume_find("j");
+	uint64_t gen = v->label.generation;
+	int ops = sim_ops();
+	unsigned id;
+
+	id = job_of(call("volume.grow", GROW_J_WRONG));
+	ck_assert_int_eq(run_job(id), JOB_FAILED);
+	ck_assert_int_eq(job_err_code(job_find(id)), NAS_ERR_DENIED);
+	ck_assert_int_eq(sim_ops(), ops);
+	ck_assert_uint_eq(v->label.generation, gen);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	ck_assert_int_eq(code_of("volume.grow", GROW_J), 0);
+	run_tiers("j");
+	check_encrypted_joined(was);
+	reboot();
+	ck_assert_int_eq(run_job(unlock("j", PASS)), JOB_DONE);
+	check_encrypted_joined(was);
+}
+END_TEST
+
+/* Before each step: once sdc's spare is in tier 2's array, every write fails. */
+static void
+eio_once_sdc_spare_in(void)
+{
+	if (sdc_slot_in_tier2() == -2)
+		sim_before_step(eio_once_sdc_spare_in);
+	else
+		sim_fail_after(0);
+}
+
+/*
+ * Decision 121 for a join: a join that stopped before md began (every
+ * write failing once sdc's spare was in tier 2's array, its undo too),
+ * carried on by volume.grow with a passphrase.  A wrong one writes
+ * nothing: no op, the labels' generation and the join kept (the old
+ * code undid the join before the job proved the key).  The right one
+ * undoes it after the proof, and volume.grow again joins.
+ */
+START_TEST(keyed_join_carry_on_undoes_after_the_proof)
+{
+	uint64_t was = encrypted_join_ready(), gen;
+	struct volume *v = volume_find("j");
+	unsigned id;
+	int ops;
+
+	sim_before_step(eio_once_sdc_spare_in);
+	ck_assert_int_eq(code_of("volume.grow", GROW_J), 0);
+	run_tiers("j");
+	sim_fail_after(-1);
+	sim_before_step(NULL);
+	ck_assert_msg(label_is_join(&v->label), "%s", v->problem);
+	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
+	gen = v->label.generation;
+	ops = sim_ops();
+	id = job_of(call("volume.grow", GROW_J_WRONG));
+	ck_assert_int_eq(run_job(id), JOB_FAILED);
+	ck_assert_int_eq(job_err_code(job_find(id)), NAS_ERR_DENIED);
+	ck_assert_int_eq(sim_ops(), ops);
+	ck_assert_uint_eq(v->label.generation, gen);
+	ck_assert(label_is_join(&v->label));
+	ck_assert_ptr_null(v->job);
+	id = job_of(call("volume.grow", GROW_J));
+	ck_assert_int_eq(run_job(id), JOB_FAILED);
+	ck_assert_int_eq(job_err_code(job_find(id)), NAS_ERR_FAILED);
+	ck_assert_msg(strstr(v->problem, "was undone"), "%s", v->problem);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	ck_assert_int_eq(sdc_slot_in_tier2(), -2);
+	ck_assert_ptr_null(v->job);
+	ck_assert_int_eq(code_of("volume.grow", GROW_J), 0);
+	run_tiers("j");
+	check_encrypted_joined(was);
+}
+END_TEST
+
 static Suite *
 crypt_suite(void)
 {
@@ -1205,6 +1374,8 @@ crypt_suite(void)
 	tcase_add_test(tc, add_disk_to_encrypted_shr_grows_above);
 	tcase_add_test(tc, two_joins_of_an_encrypted_shr);
 	tcase_add_loop_test(tc, power_cut_during_encrypted_two_joins, 0, TWO_JOIN_CUTS);
+	tcase_add_test(tc, encrypted_join_runs_with_the_key);
+	tcase_add_test(tc, keyed_join_carry_on_undoes_after_the_proof);
 	tcase_add_loop_test(tc, carry_on_wrong_passphrase_writes_nothing, 0, 2);
 	tcase_add_test(tc, keyless_resume_without_fs_holds_no_job);
 	tcase_add_test(tc, passphrase_changed_during_add_costs_no_backoff);

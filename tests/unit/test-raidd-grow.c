@@ -404,18 +404,14 @@ recover_all(const struct volume *v)
 	}
 }
 
-/* The disk in bay is pulled; a blank one of size (serial NEW<bay>) takes its place. */
+/* A blank disk new of size (serial NEW<bay>) in bay; volume.repair puts it in vol. */
 static void
-replace(const char *vol, int bay, const char *old, const char *new, uint64_t size)
+repair_with(const char *vol, int bay, const char *new, uint64_t size)
 {
 	struct json_object *a, *r, *id;
 	char path[128], serial[16], params[128];
 	struct job *j;
 
-	sim_pull_disk(old);
-	disk_refresh(1);
-	volume_scan();
-	volume_check_states();
 	snprintf(path, sizeof(path), "/sys/devices/sim/host0/target0:0:%d/0:0:%d:0", bay, bay);
 	snprintf(serial, sizeof(serial), "NEW%d", bay);
 	sim_add_disk(new, size, serial, path);
@@ -435,6 +431,17 @@ replace(const char *vol, int bay, const char *old, const char *new, uint64_t siz
 	recover_all(volume_find(vol));
 	volume_check_states();
 	ck_assert_int_eq(volume_find(vol)->state, VOL_CLEAN);
+}
+
+/* The disk in bay is pulled; a blank one of size (serial NEW<bay>) takes its place. */
+static void
+replace(const char *vol, int bay, const char *old, const char *new, uint64_t size)
+{
+	sim_pull_disk(old);
+	disk_refresh(1);
+	volume_scan();
+	volume_check_states();
+	repair_with(vol, bay, new, size);
 }
 
 /* A 4 x 1 GiB SHR "s" with data; bays 1..n get 2 GiB disks (sde ...), one at a time. */
@@ -2617,6 +2624,281 @@ START_TEST(fourth_swap_joins_a_raid5)
 }
 END_TEST
 
+/* A disk's uevent, seen: the table, the volumes, their states. */
+static void
+hotplug(void)
+{
+	disk_refresh(1);
+	volume_scan();
+	volume_check_states();
+}
+
+/*
+ * The join c's job on "s" run until sdg's new partition is a spare in
+ * tier 2's array, md not asked yet; then sdg is pulled (its uevent seen
+ * while the job runs when seen, else after it) and the job runs to its
+ * end: its state.
+ */
+static enum job_state
+join_joiner_pulled(const struct plan_change *c, int seen)
+{
+	struct volume *v = volume_find("s");
+	struct job *j;
+	char e[256];
+	unsigned id;
+
+	add_set_poll(0);
+	ck_assert_msg((j = add_join_start(v, c, NULL, e, sizeof(e))) != NULL, "%s", e);
+	id = job_id(j);
+	for (int i = 0; i < 100 && sdg_slot_in_tier2(v) != -1; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	ck_assert_int_eq(sdg_slot_in_tier2(v), -1);
+	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
+	sim_pull_disk("sdg");
+	if (seen)
+		hotplug();
+	run_reshaping();
+	if (!seen)
+		hotplug();
+	return job_state(job_find(id));
+}
+
+/* The join undone with sdg away: tier 2 the whole mirror, md holding nothing of sdg's. */
+static void
+check_undone_sdg_away(const struct volume *v, const char *dm, uint64_t data)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	ck_assert_msg(!label_is_join(&v->label), "join kept: %s", v->problem);
+	ck_assert_msg(v->assembled && !v->inconsistent, "%s", v->problem);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	ck_assert_str_eq(v->disk[2], "");
+	volume_md_name(v, 1, md, sizeof(md));
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_int_eq(st.nmembers, 2);
+	check_new_tier(v, 1, "raid1", 2);
+	for (int m = 0; m < 2; m++)
+		ck_assert_uint_eq(v->mlabel[m].generation, v->label.generation);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	unit_raidd_pattern(dm, data, 0);
+}
+
+/* "s" after the join of c with sdh's room: tier 2 raid5 of three, sdh in role 2. */
+static void
+check_sdh_joined(const struct plan_change *c, uint64_t data)
+{
+	struct volume *v = volume_find("s");
+
+	ck_assert_ptr_nonnull(v);
+	ck_assert_str_eq(v->disk[2], "sdh");
+	ck_assert_int_eq(v->mlabel[2].tier[1].role, 2);
+	check_new_tier(v, 0, "raid5", 3);
+	check_new_tier(v, 1, "raid5", 3);
+	check_shr_rule(v);
+	check_grown("s", data, c->after.size);
+}
+
+/*
+ * Decision 125's finding 4: the joiner sdg is pulled from the running
+ * volume after its spare joined tier 2's mirror, before md was asked,
+ * and never comes back.  The job stops and undoes the join at once
+ * without it (its partition left on its disk): tier 2 the whole mirror,
+ * tier 1 degraded, every byte there.  volume.repair with a blank disk
+ * replaces member 3 in every tier it serves (tier 1): the volume is
+ * redundant again; volume.grow then joins the new disk's room, and a
+ * reboot keeps it all.  Before the repair a reboot starts the volume
+ * degraded as it was, and volume.add_disk and volume.grow refuse it,
+ * nothing written; sdg back after the repair is left out (replaced).  _i 1: sdg's uevent comes after the job stopped
+ * (its undo could not reach the disk): the scan undoes the join.  The
+ * old code kept the join (repair refused, "volume.grow carries it on")
+ * until volume.grow or a start undid it.
+ */
+START_TEST(join_joiner_gone_before_md_began_repaired)
+{
+	static struct plan_change c;
+	char dm[SYS_NAME_MAX];
+	uint64_t was, mirrored = third_swap_filled(&was, dm), gen;
+	struct volume *v = volume_find("s");
+	struct json_object *a;
+
+	join_plan(v, &c);
+	ck_assert_int_eq(join_joiner_pulled(&c, _i == 0), JOB_FAILED);
+	check_undone_sdg_away(v, dm, mirrored);
+	ck_assert_msg(strstr(v->problem, "volume.repair"), "%s", v->problem);
+	hotplug();
+	check_undone_sdg_away(v, dm, mirrored);
+	sim_md_idle(NULL);	/* md marked the arrays clean before the cut */
+	reboot();
+	v = volume_find("s");
+	check_undone_sdg_away(v, dm, mirrored);
+	/* Degraded: volume.add_disk and volume.grow refuse, nothing written. */
+	gen = v->label.generation;
+	a = unit_call(srv, &root, "volume.add_disk", "{\"name\":\"s\",\"disk\":\"bay4\"}");
+	ck_assert_int_eq(unit_err_code(a), NAS_ERR_REFUSED);
+	ck_assert_msg(strstr(unit_err_msg(a), "joins only a clean volume"), "%s",
+	    unit_err_msg(a));
+	json_object_put(a);
+	refused("{\"name\":\"s\"}", NAS_ERR_REFUSED, "grows only when clean");
+	ck_assert_uint_eq(v->label.generation, gen);
+	repair_with("s", 4, "sdh", 2 * GIB);
+	v = volume_find("s");
+	ck_assert_str_eq(v->disk[2], "sdh");
+	check_new_tier(v, 0, "raid5", 3);
+	check_new_tier(v, 1, "raid1", 2);
+	check_grown("s", mirrored, mirrored);
+	ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+	check_sdh_joined(&c, mirrored);
+	reboot_reshaping();
+	check_sdh_joined(&c, mirrored);
+	/* sdg back at last, its join's label: a member replaced, left out. */
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	hotplug();
+	check_sdh_joined(&c, mirrored);
+	ck_assert_ptr_null(volume_of_disk("sdg"));
+	reboot_reshaping();
+	check_sdh_joined(&c, mirrored);
+}
+END_TEST
+
+/* "s" with sdg back in tier 1 after its join was undone: its label the newest, its band free. */
+static void
+check_sdg_back(const struct volume *v, uint64_t start, uint64_t data)
+{
+	char dm[SYS_NAME_MAX];
+
+	ck_assert_str_eq(v->disk[2], "sdg");
+	ck_assert_msg(!label_is_join(&v->label), "%s", v->problem);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	ck_assert_uint_eq(v->mlabel[2].generation, v->label.generation);
+	ck_assert_int_eq(v->mlabel[2].tier[1].role, LABEL_NO_ROLE);
+	ck_assert_uint_eq(gpt_last("sdg", start), 0);
+	ck_assert_int_eq(sdg_in_tier1(v), 1);
+	ck_assert_msg(v->state == VOL_CLEAN, "%s: %s", volume_state_name(v->state), v->problem);
+	volume_dm_name("s", dm, sizeof(dm));
+	unit_raidd_pattern(dm, data, 0);
+}
+
+/*
+ * Decision 125's finding 6: the joiner sdg, pulled after its spare joined
+ * tier 2's mirror, comes back while raidd runs (a hot-plug, no reboot).
+ * _i 0: the job had undone the join without it (its uevent seen), sdg
+ * returns with the join's label, older than the newest, its new
+ * partition still on its disk; _i 1: its uevent came only with its
+ * return, the job's undo could not reach it and the join's labels are
+ * the newest, sdg's among them.  Either way sdg is taken back into tier
+ * 1 at once, its label the newest, its band free (the partition gone
+ * through its proven descriptor); volume.grow then joins it, and a
+ * reboot keeps every member in every tier.  The old code left sdg's
+ * label behind and its partition in the band (_i 0): the next join
+ * stopped on it and the start after dropped sdg from every tier.
+ */
+START_TEST(join_joiner_back_while_running)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0, start;
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	start = c.after.tier[1].part[2].start;
+	ck_assert_int_eq(join_joiner_pulled(&c, _i == 0), JOB_FAILED);
+	if (_i == 0)
+		ck_assert_str_eq(v->disk[2], "");
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	hotplug();
+	recover_all(v);
+	volume_check_states();
+	check_sdg_back(v, start, mirrored);
+	ck_assert_int_eq(grow_run(c.after.size), JOB_DONE);
+	check_joined(c.after.size, mirrored, off0);
+	reboot_reshaping();
+	check_members_kept(_i, mirrored);
+	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
+/* Before each step: once sdg's spare is in tier 2's array, sdg is pulled and put back. */
+static void
+sdg_flaps_once_spare_in(void)
+{
+	if (sdg_slot_in_tier2(volume_find("s")) != -1) {
+		sim_before_step(sdg_flaps_once_spare_in);
+		return;
+	}
+	sim_pull_disk("sdg");
+	sim_push_disk("sdg");
+}
+
+/*
+ * The joiner sdg pulled and put back between two of the join's steps,
+ * after its spare joined and before md was asked (its uevents seen once
+ * the job ended): the join's labels are the newest and the job finds
+ * sdg again through its proven descriptors: the join runs to the end,
+ * every member in every tier, after a reboot too.  It worked before
+ * this test; it keeps it so.
+ */
+START_TEST(join_joiner_flaps_before_md_began)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+
+	mirrored = join_ready(&was, &off0, &c);
+	sim_before_step(sdg_flaps_once_spare_in);
+	ck_assert_msg(join_run(volume_find("s")) == JOB_DONE, "%s", join_error);
+	sim_before_step(NULL);
+	hotplug();
+	check_joined(c.after.size, mirrored, off0);
+	check_members_kept(0, mirrored);
+	reboot_reshaping();
+	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
+/*
+ * The joiner sdg pulled while md reshapes tier 2 onto it (md began: its
+ * uevent seen while the job runs), then put back while raidd runs.  The
+ * job goes on without it, as for any member lost once md began: the join
+ * ends degraded at plan_grow's size, the data there.  sdg back (a
+ * hot-plug): its label, the join's, behind the committed one, is
+ * rewritten from the newest and md takes it back into both tiers: clean,
+ * every member in every tier, after a reboot too.  The old code stopped
+ * the job at its next label write (sdg's disk still named) and left the
+ * join standing, sdg back or not, until a reboot or volume.grow.
+ */
+START_TEST(join_joiner_gone_mid_reshape_back_while_running)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0;
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	join_cut_mid_reshape(&c);	/* md a third through, the job running: no cut */
+	sim_pull_disk("sdg");
+	hotplug();
+	run_reshaping();
+	ck_assert_msg(v->label.intent.op == LABEL_OP_NONE, "%s", v->problem);
+	ck_assert_int_eq(v->label.tier[1].kind, TIER_RAID5);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 3);
+	ck_assert_uint_eq(v->label.size, c.after.size);
+	ck_assert_int_eq(v->state, VOL_DEGRADED);
+	ck_assert_uint_eq(unit_raidd_dm_size("s"), c.after.size);
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	hotplug();
+	recover_all(v);
+	volume_check_states();
+	check_members_kept(0, mirrored);
+	check_joined(c.after.size, mirrored, off0);
+	reboot_reshaping();
+	check_members_kept(1, mirrored);
+	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
 static Suite *
 grow_suite(void)
 {
@@ -2680,6 +2962,15 @@ grow_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, join_taken_over_member_lost);
 	tcase_add_test(tc, join_undone_while_away_partition_gone_on_return);
+	suite_add_tcase(s, tc);
+	/* Decision 125's findings 4 and 6 on a running volume (Decision 133). */
+	tc = tcase_create("join-findings");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, join_joiner_gone_before_md_began_repaired, 0, 2);
+	tcase_add_loop_test(tc, join_joiner_back_while_running, 0, 2);
+	tcase_add_test(tc, join_joiner_flaps_before_md_began);
+	tcase_add_test(tc, join_joiner_gone_mid_reshape_back_while_running);
 	suite_add_tcase(s, tc);
 	return s;
 }
