@@ -18,7 +18,7 @@
 #include "log.h"
 #include "system-linux.h"
 
-#define RESHAPE_TRIES	5	/* md's EBUSY for a sync thread not reaped yet */
+#define RESHAPE_TRIES	5	/* md's EBUSY for MD_RECOVERY_RUNNING's moment */
 #define RESHAPE_WAIT_MS	100
 
 static int
@@ -157,14 +157,14 @@ reshape_begun(const char *name)
 
 /*
  * sync_action "reshape".  md refuses it EBUSY while MD_RECOVERY_RUNNING
- * (action_store, before it looks at the freeze; md_check_recovery sets
- * it for a moment even while frozen, and a sync thread that ended keeps
- * it until reaped) or while a resync is owed (raid5_start_reshape:
- * recovery_cp, after action_store cleared the freeze): nothing started
- * either way, so EBUSY is md's word that it began only when
- * reshape_position says so.  Otherwise frozen again and asked again, a
- * few times: a race passes, an owed resync does not (the board scenario
- * md-freeze-facts provokes both refusals).
+ * (action_store's test, before it looks at the freeze: md_check_recovery
+ * sets it for a moment even while frozen, and a sync thread that ended
+ * keeps it until reaped), nothing started; so EBUSY is md's word that
+ * it began only when reshape_position says so.  Otherwise frozen again
+ * (md may have let go) and asked again, a few times: such a moment
+ * passes.  Debian's 6.1 starts a frozen raid5's reshape though it owes
+ * a resync (the board scenario md-freeze-facts; 300 refusals under
+ * writes gave no EBUSY there).
  */
 static int
 start_reshape(const char *name)
