@@ -382,17 +382,32 @@ md_attr_write(const char *name, const char *rel, const char *val)
 }
 
 /*
+ * Whether md's recovery is frozen already (raidd's md_freeze, or mdadm's):
+ * an "idle" would let go of that freeze too (action_store clears
+ * MD_RECOVERY_FROZEN), so it is left as found.
+ */
+static int
+held_frozen(const char *name)
+{
+	char path[PATH_MAX], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/md/sync_action", name);
+	return lnx_read_file(path, buf, sizeof(buf)) == 0 && strncmp(buf, "frozen", 6) == 0;
+}
+
+/*
  * As mdadm --add with a slot: the superblock raidd wrote calls the new
  * member a spare, so the kernel imports it as one; recovery is frozen
  * while it is bound and its slot set (md would pick the lowest free
- * slot itself, not always the role the label gives), then let go.
+ * slot itself, not always the role the label gives), then let go,
+ * unless it was frozen before (held_frozen).
  */
 int
 lnx_md_add_new(const struct sys_md *m)
 {
 	char path[PATH_MAX], rel[NAME_MAX + 16], val[16];
 	const char *dev = m->member[0].dev;
-	int fd, r = -1, try, set;
+	int fd, r = -1, try, set, held;
 
 	if (m->nmembers != 1 || strchr(dev, '/') != NULL || strchr(m->name, '/') != NULL) {
 		errno = EINVAL;
@@ -408,7 +423,9 @@ lnx_md_add_new(const struct sys_md *m)
 		log_warn("md %s: open", m->name);
 		return -1;
 	}
-	if (m->member[0].role >= 0 && md_attr_write(m->name, "sync_action", "frozen") == -1)
+	held = held_frozen(m->name);
+	if (m->member[0].role >= 0 && !held &&
+	    md_attr_write(m->name, "sync_action", "frozen") == -1)
 		log_warn("md %s: freezing recovery", m->name);
 	if (add_member(fd, m->name, dev, -1) == -1)
 		goto out;
@@ -427,7 +444,8 @@ lnx_md_add_new(const struct sys_md *m)
 	if (set == -1)
 		log_warn("md %s: %s into slot %s (md picks a free one)", m->name, dev, val);
 out:
-	if (m->member[0].role >= 0 && md_attr_write(m->name, "sync_action", "idle") == -1)
+	if (m->member[0].role >= 0 && !held &&
+	    md_attr_write(m->name, "sync_action", "idle") == -1)
 		log_warn("md %s: resuming recovery", m->name);
 	close(fd);
 	return r;

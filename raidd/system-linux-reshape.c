@@ -18,6 +18,9 @@
 #include "log.h"
 #include "system-linux.h"
 
+#define RESHAPE_TRIES	5	/* md's EBUSY for MD_RECOVERY_RUNNING's moment */
+#define RESHAPE_WAIT_MS	100
+
 static int
 attr_write(const char *name, const char *rel, const char *val)
 {
@@ -141,6 +144,46 @@ lnx_md_freeze(const char *name, int frozen)
 	return attr_write(name, "sync_action", frozen ? "frozen" : "idle");
 }
 
+/* Whether md reshapes: reshape_position is "none" until raid5_start_reshape sets it. */
+static int
+reshape_begun(const char *name)
+{
+	char buf[32];
+
+	if (attr_read(name, "reshape_position", buf, sizeof(buf)) == -1)
+		return 0;
+	return strncmp(buf, "none", 4) != 0;
+}
+
+/*
+ * sync_action "reshape".  md refuses it EBUSY while MD_RECOVERY_RUNNING
+ * (action_store's test, before it looks at the freeze: md_check_recovery
+ * sets it for a moment even while frozen, and a sync thread that ended
+ * keeps it until reaped), nothing started; so EBUSY is md's word that
+ * it began only when reshape_position says so.  Otherwise frozen again
+ * (md may have let go) and asked again, a few times: such a moment
+ * passes.  Debian's 6.1 starts a frozen raid5's reshape though it owes
+ * a resync (the board scenario md-freeze-facts; 300 refusals under
+ * writes gave no EBUSY there).
+ */
+static int
+start_reshape(const char *name)
+{
+	int try;
+
+	for (try = 0; try < RESHAPE_TRIES; try++) {
+		if (attr_write(name, "sync_action", "reshape") == 0)
+			return 0;
+		if (errno != EBUSY)
+			return -1;
+		if (reshape_begun(name))
+			return 0;
+		lnx_sleep_ms(RESHAPE_WAIT_MS);
+		attr_write(name, "sync_action", "frozen");
+	}
+	return errno = EBUSY, -1;
+}
+
 int
 lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 {
@@ -170,8 +213,8 @@ lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 		log_warn("md %s: raid_disks %d", name, raid_disks);
 		goto undo;
 	}
-	/* The geometry is md's now; "reshape" starts the thread (EBUSY: it runs). */
-	if (attr_write(name, "sync_action", "reshape") == -1 && errno != EBUSY) {
+	/* The geometry is md's now; "reshape" starts the thread. */
+	if (start_reshape(name) == -1) {
 		saved = errno;
 		log_warn("md %s: starting the reshape", name);
 		sync_restore(name, frozen);

@@ -51,6 +51,7 @@ struct dev {
 	int		 broken;	/* md: lost more members than it survives */
 	int		 ro;		/* md: started read-only: no write, no resync */
 	int		 frozen;	/* md: MD_RECOVERY_FROZEN (in memory) */
+	int		 running;	/* md: MD_RECOVERY_RUNNING, sync_action idle or frozen */
 	int		 dirty;		/* md: written since it was last marked clean */
 	uint64_t	 events;	/* md: the array's event count */
 	int		 gone[SYS_MAX_MEMBERS];	/* md: its disk went away: no hold on it */
@@ -1822,6 +1823,22 @@ offset_room(const struct mdsb *sb, uint64_t pages, uint64_t new_offset)
 }
 
 /*
+ * md holds MD_RECOVERY_RUNNING while its sync_action still reads idle or
+ * frozen (md_check_recovery sets it for a moment even while frozen; a
+ * sync thread that ended keeps it until reaped): held here until turned
+ * off, longer than any retry of the Linux seam, and a "frozen" or
+ * "idle" write does not end it.
+ */
+void
+sim_md_recovery_running(const char *name, int on)
+{
+	struct dev *a = find(name);
+
+	if (a != NULL && a->kind == DEV_MD)
+		a->running = on;
+}
+
+/*
  * As md takes new_offset, raid_disks and "reshape" in turn, refusing
  * what it refuses: a level that has no such reshape, fewer disks (raidd
  * never shrinks), a read-only array (EROFS), a sync thread running or a resync owed (EBUSY), an
@@ -1850,7 +1867,10 @@ sim_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 	/* update_raid_disks(): not on a read-only array. */
 	if (a->ro)
 		return errno = EROFS, -1;
-	if (sim_md_syncing(name) || reshaping(name))
+	/* new_offset, raid_disks and action_store refuse while MD_RECOVERY_RUNNING,
+	   nothing started; the Linux seam asks again a while, then fails, the
+	   array frozen as it found it (lnx_md_reshape). */
+	if (sim_md_syncing(name) || reshaping(name) || a->running)
 		return errno = EBUSY, -1;
 	for (int i = 0; i < a->md.nmembers; i++) {
 		if (a->faulty[i] || (m = find(a->md.member[i].dev)) == NULL)
@@ -1922,7 +1942,8 @@ sim_md_set_level(const char *name, const char *level)
 		return -1;
 	if (a->ro)
 		return errno = EROFS, -1;
-	if (sim_md_syncing(name) || reshaping(name))
+	/* level_store(): EBUSY while MD_RECOVERY_RUNNING. */
+	if (sim_md_syncing(name) || reshaping(name) || a->running)
 		return errno = EBUSY, -1;
 	for (int i = 0; i < a->md.nmembers; i++)
 		if (a->rebuilding[i] && !a->faulty[i])

@@ -24,6 +24,9 @@ void	sim_md_recover(const char *md, uint64_t sectors);
 /* md's reshape (volume.add_disk) moves on by this many sectors of each
    member; at the end the data sits at the new offset, the array is bigger. */
 void	sim_md_reshape_step(const char *md, uint64_t sectors);
+/* md holds MD_RECOVERY_RUNNING (on 1) with nothing shown in sync_action:
+   md_reshape and md_set_level fail EBUSY, nothing started, until off. */
+void	sim_md_recovery_running(const char *md, int on);
 /* Moves two disks' contents (and serials) into each other's place. */
 void	sim_swap_disks(const char *a, const char *b);
 /* Makes /dev/a lead to disk b and /dev/b to disk a (a hostile udev, a

@@ -264,6 +264,9 @@ struct sys_ops {
 	 * that room and needs no backup file; md checkpoints reshape_position
 	 * in the superblocks and resumes by itself after a power cut.  0 at
 	 * once when the array has raid_disks already (reshaping or done).
+	 * EBUSY: md refused, nothing started (MD_RECOVERY_RUNNING, asked
+	 * again a while first).  Failing, it leaves md frozen as it found it,
+	 * though md lets go of a freeze as it refuses a "reshape".
 	 */
 	int	(*md_reshape)(const char *name, int raid_disks, uint64_t new_offset);
 	/*

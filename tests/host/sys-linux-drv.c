@@ -11,6 +11,9 @@
  *                                       one array PREFIX_tN per md tier;
  *                                       prints "NAME DEV:ROLE..." per array
  *   md-assemble NAME DEV:ROLE... | md-stop NAME | md-status NAME (JSON)
+ *   md-freeze NAME 0|1 | md-reshape NAME RAID_DISKS NEW_OFFSET (sectors)
+ *   md-add-new NAME DEV ROLE            DEV's superblock calls it a spare
+ *                                       on failure print errno's name
  *   dm-create NAME UUID DEV:OFF:LEN... | dm-remove NAME | dm-exists NAME
  *   dm-table NAME
  *   mkfs FS DEV LABEL | mount DEV DIR FS | umount DIR | mounted DIR
@@ -46,6 +49,16 @@ static uint64_t
 num(const char *s)
 {
 	return strtoull(s, NULL, 0);
+}
+
+/* An op's result for a script: on failure errno's name on stdout (EBUSY ...). */
+static int
+errno_said(int rc)
+{
+	if (rc == -1)
+		printf("%s\n", errno == EBUSY ? "EBUSY" : errno == EINVAL ? "EINVAL" :
+		    strerror(errno));
+	return rc == -1;
 }
 
 static struct json_object *
@@ -398,6 +411,19 @@ op_hotplug(const char *secs)
 	return 0;
 }
 
+/* One member added as raidd's repair adds it, its superblock there already. */
+static int
+op_md_add_new(char **av)
+{
+	static struct sys_md m;
+
+	snprintf(m.name, sizeof(m.name), "%s", av[0]);
+	m.nmembers = 1;
+	snprintf(m.member[0].dev, sizeof(m.member[0].dev), "%s", av[1]);
+	m.member[0].role = atoi(av[2]);
+	return errno_said(sys_linux.md_add_new(&m));
+}
+
 /* Ops with a fixed number of arguments after the op's name. */
 static int
 simple(const char *op, int ac, char **av)
@@ -427,6 +453,12 @@ simple(const char *op, int ac, char **av)
 		return sys_linux.md_stop(av[0]) == -1;
 	if (strcmp(op, "md-status") == 0 && ac == 1)
 		return op_md_status(av[0]);
+	if (strcmp(op, "md-freeze") == 0 && ac == 2)
+		return errno_said(sys_linux.md_freeze(av[0], (int)num(av[1])));
+	if (strcmp(op, "md-add-new") == 0 && ac == 3)
+		return op_md_add_new(av);
+	if (strcmp(op, "md-reshape") == 0 && ac == 3)
+		return errno_said(sys_linux.md_reshape(av[0], (int)num(av[1]), num(av[2])));
 	if (strcmp(op, "dm-remove") == 0 && ac == 1)
 		return sys_linux.dm_remove(av[0]) == -1;
 	if (strcmp(op, "dm-exists") == 0 && ac == 1) {

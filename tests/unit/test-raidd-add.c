@@ -1518,6 +1518,51 @@ START_TEST(member_lost_right_after_the_spare_joins_rebuilds_nothing)
 }
 END_TEST
 
+/* Before each step: once md took the raid1 over, it holds MD_RECOVERY_RUNNING. */
+static void
+running_once_taken_over(void)
+{
+	struct sys_md_status st;
+	char md[SYS_NAME_MAX];
+
+	md_of("r", md, sizeof(md));
+	if (sys->md_status(md, &st) == -1 || strcmp(st.level, "raid5") != 0) {
+		sim_before_step(running_once_taken_over);
+		return;
+	}
+	sim_md_recovery_running(md, 1);
+}
+
+/*
+ * md refuses the reshape EBUSY with nothing started (MD_RECOVERY_RUNNING
+ * while sync_action reads frozen: md_check_recovery's moment, a sync
+ * thread not reaped; Decision 133, checked against md 6.1): the job
+ * stops at the reshape, never taking the refusal for a reshape begun;
+ * md keeps its two members, the spare goes out and md is let go; once
+ * md is done, volume.add_disk carries the add on.
+ */
+START_TEST(reshape_refused_busy_stops_the_add)
+{
+	char md[SYS_NAME_MAX];
+	uint64_t was = make_raid1();
+	struct sys_md_status st;
+
+	md_of("r", md, sizeof(md));
+	sim_before_step(running_once_taken_over);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDC_R5), JOB_FAILED);
+	sim_before_step(NULL);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.level, "raid5");
+	ck_assert_int_eq(st.raid_disks, 2);
+	ck_assert_str_eq(st.sync_action, "idle");
+	ck_assert_int_eq(sdc_slot(md), -2);
+	ck_assert_int_eq(volume_find("r")->label.intent.op, LABEL_OP_ADDING);
+	sim_md_recovery_running(md, 0);
+	ck_assert_int_eq(run("volume.add_disk", ADD_SDC_R5), JOB_DONE);
+	check_raid5_of_3(was);
+}
+END_TEST
+
 /* The add stopped with md a raid5 of two and the labels raid1: md is left so. */
 static uint64_t
 stop_after_takeover(void)
@@ -2383,6 +2428,7 @@ add_suite(void)
 	tcase_add_test(tc, takeover_mend_writes_only_a_proven_member);
 	tcase_add_test(tc, md_hot_add_compares_no_level);
 	tcase_add_test(tc, member_lost_right_after_the_spare_joins_rebuilds_nothing);
+	tcase_add_test(tc, reshape_refused_busy_stops_the_add);
 	tcase_add_test(tc, a_spares_superblock_is_never_the_freshest);
 	tcase_add_test(tc, takeover_never_asked_undone_at_a_start_lacking_a_member);
 	tcase_add_test(tc, labels_take_raid5_only_by_an_add);
