@@ -2820,6 +2820,43 @@ START_TEST(join_joiner_back_while_running)
 }
 END_TEST
 
+/*
+ * Attack pass (attack-join5): the power goes after each write of sdg's
+ * return to the running volume (joiner_back: its partition deleted
+ * through its proven descriptor, then its label; md's re-add into tier
+ * 1 after).  The start after takes sdg back into tier 1 whatever the
+ * cut left, its band free; the last run is whole.
+ */
+#define JOINER_BACK_CUTS	4
+START_TEST(power_cut_during_joiner_back)
+{
+	static struct plan_change c;
+	uint64_t was, mirrored, off0, start;
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	start = c.after.tier[1].part[2].start;
+	ck_assert_int_eq(join_joiner_pulled(&c, 1), JOB_FAILED);
+	ck_assert_str_eq(v->disk[2], "");
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	sim_fail_after(_i);
+	hotplug();
+	sim_fail_after(-1);
+	if (_i == JOINER_BACK_CUTS - 1)
+		ck_assert_uint_eq(v->mlabel[2].generation, v->label.generation);
+	reboot_reshaping();
+	v = volume_find("s");
+	check_members_kept(_i, mirrored);
+	recover_all(v);
+	volume_check_states();
+	check_sdg_back(v, start, mirrored);
+	reboot_reshaping();
+	check_members_kept(_i, mirrored);
+}
+END_TEST
+
 /* Before each step: once sdg's spare is in tier 2's array, sdg is pulled and put back. */
 static void
 sdg_flaps_once_spare_in(void)
@@ -2969,6 +3006,7 @@ grow_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, join_joiner_gone_before_md_began_repaired, 0, 2);
 	tcase_add_loop_test(tc, join_joiner_back_while_running, 0, 2);
+	tcase_add_loop_test(tc, power_cut_during_joiner_back, 0, JOINER_BACK_CUTS);
 	tcase_add_test(tc, join_joiner_flaps_before_md_began);
 	tcase_add_test(tc, join_joiner_gone_mid_reshape_back_while_running);
 	suite_add_tcase(s, tc);
