@@ -2762,6 +2762,55 @@ START_TEST(join_joiner_gone_before_md_began_repaired)
 }
 END_TEST
 
+/*
+ * Attack pass (attack-join5): sdg pulled once its spare is in tier 2,
+ * its uevent seen only after the job stopped (whose undo could not reach
+ * it); the power goes after each write of the scan's undo without it
+ * (add_join_settle).  The start after has the join undone, sdg away, the
+ * data there; sdg back and a start: sdg in tier 1, every member in every
+ * tier.  The last run is whole.
+ */
+#define SCAN_UNDO_CUTS	4
+START_TEST(power_cut_during_scan_undo)
+{
+	static struct plan_change c;
+	char dm[SYS_NAME_MAX];
+	uint64_t was, mirrored, off0;
+	struct volume *v;
+	char e[256];
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	volume_dm_name("s", dm, sizeof(dm));
+	add_set_poll(0);
+	ck_assert_msg(add_join_start(v, &c, NULL, e, sizeof(e)) != NULL, "%s", e);
+	for (int i = 0; i < 100 && sdg_slot_in_tier2(v) != -1; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
+	sim_pull_disk("sdg");
+	run_reshaping();
+	ck_assert_ptr_null(v->job);
+	ck_assert(label_is_join(&v->label));
+	sim_fail_after(_i);
+	hotplug();
+	sim_fail_after(-1);
+	if (_i == SCAN_UNDO_CUTS - 1)
+		ck_assert_msg(!label_is_join(&v->label), "%s: more writes than cuts", v->problem);
+	sim_md_idle(NULL);
+	reboot();
+	v = volume_find("s");
+	check_undone_sdg_away(v, dm, mirrored);
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	reboot_reshaping();
+	v = volume_find("s");
+	recover_all(v);
+	volume_check_states();
+	check_members_kept(_i, mirrored);
+	ck_assert_int_eq(sdg_in_tier1(v), 1);
+}
+END_TEST
+
 /* "s" with sdg back in tier 1 after its join was undone: its label the newest, its band free. */
 static void
 check_sdg_back(const struct volume *v, uint64_t start, uint64_t data)
@@ -3007,6 +3056,7 @@ grow_suite(void)
 	tcase_add_loop_test(tc, join_joiner_gone_before_md_began_repaired, 0, 2);
 	tcase_add_loop_test(tc, join_joiner_back_while_running, 0, 2);
 	tcase_add_loop_test(tc, power_cut_during_joiner_back, 0, JOINER_BACK_CUTS);
+	tcase_add_loop_test(tc, power_cut_during_scan_undo, 0, SCAN_UNDO_CUTS);
 	tcase_add_test(tc, join_joiner_flaps_before_md_began);
 	tcase_add_test(tc, join_joiner_gone_mid_reshape_back_while_running);
 	suite_add_tcase(s, tc);
