@@ -2811,6 +2811,53 @@ START_TEST(power_cut_during_scan_undo)
 }
 END_TEST
 
+/*
+ * Attack pass (attack-join5): sdg pulled once its spare is in tier 2 (its
+ * uevent only after the job stopped), and another disk of its size and
+ * serial (another box's, a bridge's) put in its bay under its name before
+ * the scan.  The scan proves the joiner by its label (member_is), finds
+ * it gone and undoes the join without it: nothing is written to the
+ * stranger, which is no member; after a reboot too.
+ */
+START_TEST(join_stranger_in_the_joiners_place)
+{
+	static struct plan_change c;
+	static uint8_t blank[4096], buf[4096];
+	char dm[SYS_NAME_MAX], e[256];
+	uint64_t was, mirrored, off0, start;
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	volume_dm_name("s", dm, sizeof(dm));
+	start = c.after.tier[1].part[2].start;
+	add_set_poll(0);
+	ck_assert_msg(add_join_start(v, &c, NULL, e, sizeof(e)) != NULL, "%s", e);
+	for (int i = 0; i < 100 && sdg_slot_in_tier2(v) != -1; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
+	sim_pull_disk("sdg");
+	run_reshaping();
+	ck_assert(label_is_join(&v->label));
+	sim_add_disk("sdg", 2 * GIB, disk_find("sdg")->sys.serial,
+	    "/sys/devices/sim/host0/target0:0:3/0:0:3:0");
+	hotplug();
+	check_undone_sdg_away(v, dm, mirrored);
+	ck_assert_ptr_null(volume_of_disk("sdg"));
+	ck_assert_int_eq(sys->read_at("sdg", 0, buf, sizeof(buf)), 0);
+	ck_assert_mem_eq(buf, blank, sizeof(buf));
+	ck_assert_int_eq(sys->read_at("sdg", start, buf, sizeof(buf)), 0);
+	ck_assert_mem_eq(buf, blank, sizeof(buf));
+	sim_md_idle(NULL);
+	reboot();
+	v = volume_find("s");
+	check_undone_sdg_away(v, dm, mirrored);
+	ck_assert_ptr_null(volume_of_disk("sdg"));
+	ck_assert_int_eq(sys->read_at("sdg", 0, buf, sizeof(buf)), 0);
+	ck_assert_mem_eq(buf, blank, sizeof(buf));
+}
+END_TEST
+
 /* "s" with sdg back in tier 1 after its join was undone: its label the newest, its band free. */
 static void
 check_sdg_back(const struct volume *v, uint64_t start, uint64_t data)
@@ -3057,6 +3104,7 @@ grow_suite(void)
 	tcase_add_loop_test(tc, join_joiner_back_while_running, 0, 2);
 	tcase_add_loop_test(tc, power_cut_during_joiner_back, 0, JOINER_BACK_CUTS);
 	tcase_add_loop_test(tc, power_cut_during_scan_undo, 0, SCAN_UNDO_CUTS);
+	tcase_add_test(tc, join_stranger_in_the_joiners_place);
 	tcase_add_test(tc, join_joiner_flaps_before_md_began);
 	tcase_add_test(tc, join_joiner_gone_mid_reshape_back_while_running);
 	suite_add_tcase(s, tc);
