@@ -1312,6 +1312,19 @@ eio_once_sdc_spare_in(void)
 		sim_fail_after(0);
 }
 
+/* "j"'s join left standing: every write fails once sdc's spare is in tier 2, its undo too. */
+static void
+join_left_standing(const struct volume *v)
+{
+	sim_before_step(eio_once_sdc_spare_in);
+	ck_assert_int_eq(code_of("volume.grow", GROW_J), 0);
+	run_tiers("j");
+	sim_fail_after(-1);
+	sim_before_step(NULL);
+	ck_assert_msg(label_is_join(&v->label), "%s", v->problem);
+	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
+}
+
 /*
  * Decision 121 for a join: a join that stopped before md began (every
  * write failing once sdc's spare was in tier 2's array, its undo too),
@@ -1327,13 +1340,7 @@ START_TEST(keyed_join_carry_on_undoes_after_the_proof)
 	unsigned id;
 	int ops;
 
-	sim_before_step(eio_once_sdc_spare_in);
-	ck_assert_int_eq(code_of("volume.grow", GROW_J), 0);
-	run_tiers("j");
-	sim_fail_after(-1);
-	sim_before_step(NULL);
-	ck_assert_msg(label_is_join(&v->label), "%s", v->problem);
-	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
+	join_left_standing(v);
 	gen = v->label.generation;
 	ops = sim_ops();
 	id = job_of(call("volume.grow", GROW_J_WRONG));
@@ -1370,13 +1377,7 @@ START_TEST(scan_undoes_an_encrypted_join_without_a_key)
 	uint64_t was = encrypted_join_ready();
 	struct volume *v = volume_find("j");
 
-	sim_before_step(eio_once_sdc_spare_in);
-	ck_assert_int_eq(code_of("volume.grow", GROW_J), 0);
-	run_tiers("j");
-	sim_fail_after(-1);
-	sim_before_step(NULL);
-	ck_assert_msg(label_is_join(&v->label), "%s", v->problem);
-	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
+	join_left_standing(v);
 	disk_refresh(1);
 	volume_scan();
 	volume_check_states();

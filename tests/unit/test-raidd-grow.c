@@ -2635,6 +2635,27 @@ hotplug(void)
 
 /*
  * The join c's job on "s" run until sdg's new partition is a spare in
+ * tier 2's array, md not asked yet; then sdg is pulled: the job's id.
+ */
+static unsigned
+join_spare_in_then_sdg_pulled(const struct plan_change *c)
+{
+	struct volume *v = volume_find("s");
+	struct job *j;
+	char e[256];
+
+	add_set_poll(0);
+	ck_assert_msg((j = add_join_start(v, c, NULL, e, sizeof(e))) != NULL, "%s", e);
+	for (int i = 0; i < 100 && sdg_slot_in_tier2(v) != -1; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	ck_assert_int_eq(sdg_slot_in_tier2(v), -1);
+	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
+	sim_pull_disk("sdg");
+	return job_id(j);
+}
+
+/*
+ * The join c's job on "s" run until sdg's new partition is a spare in
  * tier 2's array, md not asked yet; then sdg is pulled (its uevent seen
  * while the job runs when seen, else after it) and the job runs to its
  * end: its state.
@@ -2642,19 +2663,8 @@ hotplug(void)
 static enum job_state
 join_joiner_pulled(const struct plan_change *c, int seen)
 {
-	struct volume *v = volume_find("s");
-	struct job *j;
-	char e[256];
-	unsigned id;
+	unsigned id = join_spare_in_then_sdg_pulled(c);
 
-	add_set_poll(0);
-	ck_assert_msg((j = add_join_start(v, c, NULL, e, sizeof(e))) != NULL, "%s", e);
-	id = job_id(j);
-	for (int i = 0; i < 100 && sdg_slot_in_tier2(v) != -1; i++)
-		ev_run(EV_DEFAULT, EVRUN_ONCE);
-	ck_assert_int_eq(sdg_slot_in_tier2(v), -1);
-	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
-	sim_pull_disk("sdg");
 	if (seen)
 		hotplug();
 	run_reshaping();
@@ -2777,17 +2787,11 @@ START_TEST(power_cut_during_scan_undo)
 	char dm[SYS_NAME_MAX];
 	uint64_t was, mirrored, off0;
 	struct volume *v;
-	char e[256];
 
 	mirrored = join_ready(&was, &off0, &c);
 	v = volume_find("s");
 	volume_dm_name("s", dm, sizeof(dm));
-	add_set_poll(0);
-	ck_assert_msg(add_join_start(v, &c, NULL, e, sizeof(e)) != NULL, "%s", e);
-	for (int i = 0; i < 100 && sdg_slot_in_tier2(v) != -1; i++)
-		ev_run(EV_DEFAULT, EVRUN_ONCE);
-	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
-	sim_pull_disk("sdg");
+	join_spare_in_then_sdg_pulled(&c);
 	run_reshaping();
 	ck_assert_ptr_null(v->job);
 	ck_assert(label_is_join(&v->label));
@@ -2823,7 +2827,7 @@ START_TEST(join_stranger_in_the_joiners_place)
 {
 	static struct plan_change c;
 	static uint8_t blank[4096], buf[4096];
-	char dm[SYS_NAME_MAX], e[256];
+	char dm[SYS_NAME_MAX];
 	uint64_t was, mirrored, off0, start;
 	struct volume *v;
 
@@ -2831,12 +2835,7 @@ START_TEST(join_stranger_in_the_joiners_place)
 	v = volume_find("s");
 	volume_dm_name("s", dm, sizeof(dm));
 	start = c.after.tier[1].part[2].start;
-	add_set_poll(0);
-	ck_assert_msg(add_join_start(v, &c, NULL, e, sizeof(e)) != NULL, "%s", e);
-	for (int i = 0; i < 100 && sdg_slot_in_tier2(v) != -1; i++)
-		ev_run(EV_DEFAULT, EVRUN_ONCE);
-	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
-	sim_pull_disk("sdg");
+	join_spare_in_then_sdg_pulled(&c);
 	run_reshaping();
 	ck_assert(label_is_join(&v->label));
 	sim_add_disk("sdg", 2 * GIB, disk_find("sdg")->sys.serial,
@@ -2877,6 +2876,26 @@ check_sdg_back(const struct volume *v, uint64_t start, uint64_t data)
 }
 
 /*
+ * The join c planned on "s", sdg pulled once its spare is in tier 2 (its
+ * uevent seen while the job ran when seen: the job undid the join
+ * without it) and put back, its uevent not yet read: the data's size;
+ * tier 1's data offset and sdg's tier 2 band in off0 and start.
+ */
+static uint64_t
+sdg_put_back(struct plan_change *c, int seen, uint64_t *off0, uint64_t *start)
+{
+	uint64_t was, mirrored = join_ready(&was, off0, c);
+
+	*start = c->after.tier[1].part[2].start;
+	ck_assert_int_eq(join_joiner_pulled(c, seen), JOB_FAILED);
+	if (seen)
+		ck_assert_str_eq(volume_find("s")->disk[2], "");
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	return mirrored;
+}
+
+/*
  * Decision 125's finding 6: the joiner sdg, pulled after its spare joined
  * tier 2's mirror, comes back while raidd runs (a hot-plug, no reboot).
  * _i 0: the job had undone the join without it (its uevent seen), sdg
@@ -2893,17 +2912,11 @@ check_sdg_back(const struct volume *v, uint64_t start, uint64_t data)
 START_TEST(join_joiner_back_while_running)
 {
 	static struct plan_change c;
-	uint64_t was, mirrored, off0, start;
+	uint64_t mirrored, off0, start;
 	struct volume *v;
 
-	mirrored = join_ready(&was, &off0, &c);
+	mirrored = sdg_put_back(&c, _i == 0, &off0, &start);
 	v = volume_find("s");
-	start = c.after.tier[1].part[2].start;
-	ck_assert_int_eq(join_joiner_pulled(&c, _i == 0), JOB_FAILED);
-	if (_i == 0)
-		ck_assert_str_eq(v->disk[2], "");
-	sim_md_idle(NULL);
-	sim_push_disk("sdg");
 	hotplug();
 	recover_all(v);
 	volume_check_states();
@@ -2927,16 +2940,11 @@ END_TEST
 START_TEST(power_cut_during_joiner_back)
 {
 	static struct plan_change c;
-	uint64_t was, mirrored, off0, start;
+	uint64_t mirrored, off0, start;
 	struct volume *v;
 
-	mirrored = join_ready(&was, &off0, &c);
+	mirrored = sdg_put_back(&c, 1, &off0, &start);
 	v = volume_find("s");
-	start = c.after.tier[1].part[2].start;
-	ck_assert_int_eq(join_joiner_pulled(&c, 1), JOB_FAILED);
-	ck_assert_str_eq(v->disk[2], "");
-	sim_md_idle(NULL);
-	sim_push_disk("sdg");
 	sim_fail_after(_i);
 	hotplug();
 	sim_fail_after(-1);
