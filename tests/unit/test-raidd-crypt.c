@@ -1312,6 +1312,19 @@ eio_once_sdc_spare_in(void)
 		sim_fail_after(0);
 }
 
+/* "j"'s join left standing: every write fails once sdc's spare is in tier 2, its undo too. */
+static void
+join_left_standing(const struct volume *v)
+{
+	sim_before_step(eio_once_sdc_spare_in);
+	ck_assert_int_eq(code_of("volume.grow", GROW_J), 0);
+	run_tiers("j");
+	sim_fail_after(-1);
+	sim_before_step(NULL);
+	ck_assert_msg(label_is_join(&v->label), "%s", v->problem);
+	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
+}
+
 /*
  * Decision 121 for a join: a join that stopped before md began (every
  * write failing once sdc's spare was in tier 2's array, its undo too),
@@ -1327,13 +1340,7 @@ START_TEST(keyed_join_carry_on_undoes_after_the_proof)
 	unsigned id;
 	int ops;
 
-	sim_before_step(eio_once_sdc_spare_in);
-	ck_assert_int_eq(code_of("volume.grow", GROW_J), 0);
-	run_tiers("j");
-	sim_fail_after(-1);
-	sim_before_step(NULL);
-	ck_assert_msg(label_is_join(&v->label), "%s", v->problem);
-	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
+	join_left_standing(v);
 	gen = v->label.generation;
 	ops = sim_ops();
 	id = job_of(call("volume.grow", GROW_J_WRONG));
@@ -1351,6 +1358,37 @@ START_TEST(keyed_join_carry_on_undoes_after_the_proof)
 	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
 	ck_assert_int_eq(sdc_slot_in_tier2(), -2);
 	ck_assert_ptr_null(v->job);
+	ck_assert_int_eq(code_of("volume.grow", GROW_J), 0);
+	run_tiers("j");
+	check_encrypted_joined(was);
+}
+END_TEST
+
+/*
+ * Attack pass (attack-join5): the same join left standing (its undo
+ * failing too), then a scan of the running volume (a hot-plug) with no
+ * key: it undoes the join, which md never began and which holds none of
+ * the data (Decision 133, join-findings), the mapping open, the data
+ * there; after a reboot and an unlock too, and volume.grow with the
+ * passphrase then joins.
+ */
+START_TEST(scan_undoes_an_encrypted_join_without_a_key)
+{
+	uint64_t was = encrypted_join_ready();
+	struct volume *v = volume_find("j");
+
+	join_left_standing(v);
+	disk_refresh(1);
+	volume_scan();
+	volume_check_states();
+	ck_assert_ptr_null(v->job);
+	ck_assert_int_eq(v->label.intent.op, LABEL_OP_NONE);
+	ck_assert_int_eq(v->label.tier[1].nmembers, 2);
+	ck_assert_int_eq(sdc_slot_in_tier2(), -2);
+	check_grown("j", was);
+	reboot();
+	ck_assert_int_eq(run_job(unlock("j", PASS)), JOB_DONE);
+	check_grown("j", was);
 	ck_assert_int_eq(code_of("volume.grow", GROW_J), 0);
 	run_tiers("j");
 	check_encrypted_joined(was);
@@ -1376,6 +1414,7 @@ crypt_suite(void)
 	tcase_add_loop_test(tc, power_cut_during_encrypted_two_joins, 0, TWO_JOIN_CUTS);
 	tcase_add_test(tc, encrypted_join_runs_with_the_key);
 	tcase_add_test(tc, keyed_join_carry_on_undoes_after_the_proof);
+	tcase_add_test(tc, scan_undoes_an_encrypted_join_without_a_key);
 	tcase_add_loop_test(tc, carry_on_wrong_passphrase_writes_nothing, 0, 2);
 	tcase_add_test(tc, keyless_resume_without_fs_holds_no_job);
 	tcase_add_test(tc, passphrase_changed_during_add_costs_no_backoff);

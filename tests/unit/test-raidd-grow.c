@@ -2635,6 +2635,27 @@ hotplug(void)
 
 /*
  * The join c's job on "s" run until sdg's new partition is a spare in
+ * tier 2's array, md not asked yet; then sdg is pulled: the job's id.
+ */
+static unsigned
+join_spare_in_then_sdg_pulled(const struct plan_change *c)
+{
+	struct volume *v = volume_find("s");
+	struct job *j;
+	char e[256];
+
+	add_set_poll(0);
+	ck_assert_msg((j = add_join_start(v, c, NULL, e, sizeof(e))) != NULL, "%s", e);
+	for (int i = 0; i < 100 && sdg_slot_in_tier2(v) != -1; i++)
+		ev_run(EV_DEFAULT, EVRUN_ONCE);
+	ck_assert_int_eq(sdg_slot_in_tier2(v), -1);
+	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
+	sim_pull_disk("sdg");
+	return job_id(j);
+}
+
+/*
+ * The join c's job on "s" run until sdg's new partition is a spare in
  * tier 2's array, md not asked yet; then sdg is pulled (its uevent seen
  * while the job runs when seen, else after it) and the job runs to its
  * end: its state.
@@ -2642,19 +2663,8 @@ hotplug(void)
 static enum job_state
 join_joiner_pulled(const struct plan_change *c, int seen)
 {
-	struct volume *v = volume_find("s");
-	struct job *j;
-	char e[256];
-	unsigned id;
+	unsigned id = join_spare_in_then_sdg_pulled(c);
 
-	add_set_poll(0);
-	ck_assert_msg((j = add_join_start(v, c, NULL, e, sizeof(e))) != NULL, "%s", e);
-	id = job_id(j);
-	for (int i = 0; i < 100 && sdg_slot_in_tier2(v) != -1; i++)
-		ev_run(EV_DEFAULT, EVRUN_ONCE);
-	ck_assert_int_eq(sdg_slot_in_tier2(v), -1);
-	ck_assert_int_lt(v->label.intent.step, 6);	/* AS_RESHAPE: md not asked */
-	sim_pull_disk("sdg");
 	if (seen)
 		hotplug();
 	run_reshaping();
@@ -2762,6 +2772,91 @@ START_TEST(join_joiner_gone_before_md_began_repaired)
 }
 END_TEST
 
+/*
+ * Attack pass (attack-join5): sdg pulled once its spare is in tier 2,
+ * its uevent seen only after the job stopped (whose undo could not reach
+ * it); the power goes after each write of the scan's undo without it
+ * (add_join_settle).  The start after has the join undone, sdg away, the
+ * data there; sdg back and a start: sdg in tier 1, every member in every
+ * tier.  The last run is whole.
+ */
+#define SCAN_UNDO_CUTS	4
+START_TEST(power_cut_during_scan_undo)
+{
+	static struct plan_change c;
+	char dm[SYS_NAME_MAX];
+	uint64_t was, mirrored, off0;
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	volume_dm_name("s", dm, sizeof(dm));
+	join_spare_in_then_sdg_pulled(&c);
+	run_reshaping();
+	ck_assert_ptr_null(v->job);
+	ck_assert(label_is_join(&v->label));
+	sim_fail_after(_i);
+	hotplug();
+	sim_fail_after(-1);
+	if (_i == SCAN_UNDO_CUTS - 1)
+		ck_assert_msg(!label_is_join(&v->label), "%s: more writes than cuts", v->problem);
+	sim_md_idle(NULL);
+	reboot();
+	v = volume_find("s");
+	check_undone_sdg_away(v, dm, mirrored);
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	reboot_reshaping();
+	v = volume_find("s");
+	recover_all(v);
+	volume_check_states();
+	check_members_kept(_i, mirrored);
+	ck_assert_int_eq(sdg_in_tier1(v), 1);
+}
+END_TEST
+
+/*
+ * Attack pass (attack-join5): sdg pulled once its spare is in tier 2 (its
+ * uevent only after the job stopped), and another disk of its size and
+ * serial (another box's, a bridge's) put in its bay under its name before
+ * the scan.  The scan proves the joiner by its label (member_is), finds
+ * it gone and undoes the join without it: nothing is written to the
+ * stranger, which is no member; after a reboot too.
+ */
+START_TEST(join_stranger_in_the_joiners_place)
+{
+	static struct plan_change c;
+	static uint8_t blank[4096], buf[4096];
+	char dm[SYS_NAME_MAX];
+	uint64_t was, mirrored, off0, start;
+	struct volume *v;
+
+	mirrored = join_ready(&was, &off0, &c);
+	v = volume_find("s");
+	volume_dm_name("s", dm, sizeof(dm));
+	start = c.after.tier[1].part[2].start;
+	join_spare_in_then_sdg_pulled(&c);
+	run_reshaping();
+	ck_assert(label_is_join(&v->label));
+	sim_add_disk("sdg", 2 * GIB, disk_find("sdg")->sys.serial,
+	    "/sys/devices/sim/host0/target0:0:3/0:0:3:0");
+	hotplug();
+	check_undone_sdg_away(v, dm, mirrored);
+	ck_assert_ptr_null(volume_of_disk("sdg"));
+	ck_assert_int_eq(sys->read_at("sdg", 0, buf, sizeof(buf)), 0);
+	ck_assert_mem_eq(buf, blank, sizeof(buf));
+	ck_assert_int_eq(sys->read_at("sdg", start, buf, sizeof(buf)), 0);
+	ck_assert_mem_eq(buf, blank, sizeof(buf));
+	sim_md_idle(NULL);
+	reboot();
+	v = volume_find("s");
+	check_undone_sdg_away(v, dm, mirrored);
+	ck_assert_ptr_null(volume_of_disk("sdg"));
+	ck_assert_int_eq(sys->read_at("sdg", 0, buf, sizeof(buf)), 0);
+	ck_assert_mem_eq(buf, blank, sizeof(buf));
+}
+END_TEST
+
 /* "s" with sdg back in tier 1 after its join was undone: its label the newest, its band free. */
 static void
 check_sdg_back(const struct volume *v, uint64_t start, uint64_t data)
@@ -2781,6 +2876,26 @@ check_sdg_back(const struct volume *v, uint64_t start, uint64_t data)
 }
 
 /*
+ * The join c planned on "s", sdg pulled once its spare is in tier 2 (its
+ * uevent seen while the job ran when seen: the job undid the join
+ * without it) and put back, its uevent not yet read: the data's size;
+ * tier 1's data offset and sdg's tier 2 band in off0 and start.
+ */
+static uint64_t
+sdg_put_back(struct plan_change *c, int seen, uint64_t *off0, uint64_t *start)
+{
+	uint64_t was, mirrored = join_ready(&was, off0, c);
+
+	*start = c->after.tier[1].part[2].start;
+	ck_assert_int_eq(join_joiner_pulled(c, seen), JOB_FAILED);
+	if (seen)
+		ck_assert_str_eq(volume_find("s")->disk[2], "");
+	sim_md_idle(NULL);
+	sim_push_disk("sdg");
+	return mirrored;
+}
+
+/*
  * Decision 125's finding 6: the joiner sdg, pulled after its spare joined
  * tier 2's mirror, comes back while raidd runs (a hot-plug, no reboot).
  * _i 0: the job had undone the join without it (its uevent seen), sdg
@@ -2797,17 +2912,11 @@ check_sdg_back(const struct volume *v, uint64_t start, uint64_t data)
 START_TEST(join_joiner_back_while_running)
 {
 	static struct plan_change c;
-	uint64_t was, mirrored, off0, start;
+	uint64_t mirrored, off0, start;
 	struct volume *v;
 
-	mirrored = join_ready(&was, &off0, &c);
+	mirrored = sdg_put_back(&c, _i == 0, &off0, &start);
 	v = volume_find("s");
-	start = c.after.tier[1].part[2].start;
-	ck_assert_int_eq(join_joiner_pulled(&c, _i == 0), JOB_FAILED);
-	if (_i == 0)
-		ck_assert_str_eq(v->disk[2], "");
-	sim_md_idle(NULL);
-	sim_push_disk("sdg");
 	hotplug();
 	recover_all(v);
 	volume_check_states();
@@ -2817,6 +2926,38 @@ START_TEST(join_joiner_back_while_running)
 	reboot_reshaping();
 	check_members_kept(_i, mirrored);
 	check_joined(c.after.size, mirrored, off0);
+}
+END_TEST
+
+/*
+ * Attack pass (attack-join5): the power goes after each write of sdg's
+ * return to the running volume (joiner_back: its partition deleted
+ * through its proven descriptor, then its label; md's re-add into tier
+ * 1 after).  The start after takes sdg back into tier 1 whatever the
+ * cut left, its band free; the last run is whole.
+ */
+#define JOINER_BACK_CUTS	4
+START_TEST(power_cut_during_joiner_back)
+{
+	static struct plan_change c;
+	uint64_t mirrored, off0, start;
+	struct volume *v;
+
+	mirrored = sdg_put_back(&c, 1, &off0, &start);
+	v = volume_find("s");
+	sim_fail_after(_i);
+	hotplug();
+	sim_fail_after(-1);
+	if (_i == JOINER_BACK_CUTS - 1)
+		ck_assert_uint_eq(v->mlabel[2].generation, v->label.generation);
+	reboot_reshaping();
+	v = volume_find("s");
+	check_members_kept(_i, mirrored);
+	recover_all(v);
+	volume_check_states();
+	check_sdg_back(v, start, mirrored);
+	reboot_reshaping();
+	check_members_kept(_i, mirrored);
 }
 END_TEST
 
@@ -2969,6 +3110,9 @@ grow_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, join_joiner_gone_before_md_began_repaired, 0, 2);
 	tcase_add_loop_test(tc, join_joiner_back_while_running, 0, 2);
+	tcase_add_loop_test(tc, power_cut_during_joiner_back, 0, JOINER_BACK_CUTS);
+	tcase_add_loop_test(tc, power_cut_during_scan_undo, 0, SCAN_UNDO_CUTS);
+	tcase_add_test(tc, join_stranger_in_the_joiners_place);
 	tcase_add_test(tc, join_joiner_flaps_before_md_began);
 	tcase_add_test(tc, join_joiner_gone_mid_reshape_back_while_running);
 	suite_add_tcase(s, tc);
