@@ -222,6 +222,28 @@ next_job_event(struct rpc_client *c, int id, struct json_object **job)
 	}
 }
 
+/*
+ * The job that carries on from a done one, or -1: volume.grow's joins
+ * run one job each (raidd Decision 133), and an SHR add or a last join
+ * hands the room above to a grow; each is started before the one before
+ * ends, and the done one's volume names it.  "volume grow" and "volume
+ * add-disk" wait for the volume to have grown, not for their first job.
+ */
+static int
+chained_job(struct json_object *job, int id)
+{
+	struct json_object *next;
+
+	if (strcmp(json_str(job, "state"), "done") != 0 ||
+	    (strcmp(json_str(job, "kind"), "volume.grow") != 0 &&
+	    strcmp(json_str(job, "kind"), "volume.add_disk") != 0) ||
+	    !json_object_object_get_ex(json_path(job, "result"), "job", &next) ||
+	    !json_object_is_type(next, json_type_int) || json_object_get_int(next) == id ||
+	    json_object_get_int(next) <= 0)
+		return -1;
+	return json_object_get_int(next);
+}
+
 /* Follows job id on c (already subscribed to "job") until it ends. */
 static int
 follow(struct ctx *x, struct rpc_client *c, const char *daemon, int id)
@@ -229,7 +251,7 @@ follow(struct ctx *x, struct rpc_client *c, const char *daemon, int id)
 	struct json_object *p = json_object_new_object(), *job;
 	char step[128];
 	double last, pct;
-	int rc;
+	int rc, next;
 
 	json_object_object_add(p, "id", json_object_new_int(id));
 	if ((rc = session_call(x, c, daemon, "job.status", p, &job)) != EXIT_OK)
@@ -252,6 +274,10 @@ follow(struct ctx *x, struct rpc_client *c, const char *daemon, int id)
 		show_progress(x, job);
 		last = pct;
 		snprintf(step, sizeof(step), "%s", json_str(job, "step"));
+	}
+	if ((next = chained_job(job, id)) > 0) {
+		json_object_put(job);
+		return follow(x, c, daemon, next);
 	}
 	rc = job_ended(x, daemon, job);
 	json_object_put(job);

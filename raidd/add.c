@@ -1410,8 +1410,10 @@ add_finish(struct add *a)
 	nas_event(a->join ? "volume.grown" : "volume.disk_added", ev);
 	log_info("volume %s: %s %s, %llu bytes", v->name, a->disk,
 	    a->join ? "joined its tiers" : "added", (unsigned long long)v->label.size);
-	job_done(a->job, volume_describe(v));
+	/* The grow before job_done(): the done job's volume names it, and
+	   nasctl follows it (as a next join) until the volume has grown. */
 	shr_grow_after(v, &key);
+	job_done(a->job, volume_describe(v));
 	crypt_key_wipe(&key);
 }
 
