@@ -1753,6 +1753,48 @@ START_TEST(takeover_cut_mid_superblocks)
 }
 END_TEST
 
+/* The add stopped after the takeover (its spare out); one: sdc's partition as a spare of md. */
+static void
+sdc_as_spare_after_takeover(char *md, size_t len, struct sys_md *one)
+{
+	stop_after_takeover();
+	md_of("r", md, len);
+	snprintf(one->name, sizeof(one->name), "%s", md);
+	ck_assert_int_eq(sys->part_dev("sdc", MIB, one->member[0].dev,
+	    sizeof(one->member[0].dev)), 0);
+	one->member[0].role = -1;
+}
+
+/*
+ * md 6.1 refuses "reshape" EBUSY (action_store's two MD_RECOVERY_RUNNING
+ * tests) before it clears MD_RECOVERY_FROZEN, so the freeze holds
+ * through the refusal: a member lost then, before the job's stop takes
+ * the spare out, rebuilds nothing onto the add's spare (Decision 133,
+ * attack-md61's review).
+ */
+START_TEST(busy_reshape_refusal_keeps_the_freeze)
+{
+	char md[SYS_NAME_MAX], dev[SYS_NAME_MAX];
+	struct sys_md one = { .nmembers = 1 };
+	struct sys_md_status st;
+
+	sdc_as_spare_after_takeover(md, sizeof(md), &one);
+	ck_assert_int_eq(sys->md_freeze(md, 1), 0);
+	ck_assert_int_eq(sys->md_add_new(&one), 0);
+	ck_assert_int_eq(sdc_slot(md), -1);
+	sim_md_recovery_running(md, 1);
+	ck_assert_int_eq(sys->md_reshape(md, 3, MIB / 512), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_eq(sys->md_status(md, &st), 0);
+	ck_assert_str_eq(st.sync_action, "frozen");
+	ck_assert_int_eq(st.raid_disks, 2);
+	ck_assert_int_eq(sys->part_dev("sdb", MIB, dev, sizeof(dev)), 0);
+	ck_assert_int_eq(sys->md_fail(md, dev), 0);
+	ck_assert_int_eq(sdc_slot(md), -1);
+	sim_md_recovery_running(md, 0);
+}
+END_TEST
+
 /*
  * md's hot-add (ADD_NEW_DISK on a running array, as the Linux seam binds
  * a new member) imports the device against no bound member: unlike
@@ -1767,12 +1809,7 @@ START_TEST(md_hot_add_compares_no_level)
 	struct sys_md one = { .nmembers = 1 };
 	struct mdsb sb;
 
-	stop_after_takeover();
-	md_of("r", md, sizeof(md));
-	snprintf(one.name, sizeof(one.name), "%s", md);
-	ck_assert_int_eq(sys->part_dev("sdc", MIB, one.member[0].dev,
-	    sizeof(one.member[0].dev)), 0);
-	one.member[0].role = -1;
+	sdc_as_spare_after_takeover(md, sizeof(md), &one);
 	/* The stopped add took its spare out of md (spares_out). */
 	ck_assert_int_eq(sys->md_fail(md, one.member[0].dev), -1);
 	ck_assert_int_eq(errno, ENODEV);
@@ -2429,6 +2466,7 @@ add_suite(void)
 	tcase_add_test(tc, md_hot_add_compares_no_level);
 	tcase_add_test(tc, member_lost_right_after_the_spare_joins_rebuilds_nothing);
 	tcase_add_test(tc, reshape_refused_busy_stops_the_add);
+	tcase_add_test(tc, busy_reshape_refusal_keeps_the_freeze);
 	tcase_add_test(tc, a_spares_superblock_is_never_the_freshest);
 	tcase_add_test(tc, takeover_never_asked_undone_at_a_start_lacking_a_member);
 	tcase_add_test(tc, labels_take_raid5_only_by_an_add);
