@@ -161,8 +161,8 @@ reshape_begun(const char *name)
  * sets it for a moment even while frozen, and a sync thread that ended
  * keeps it until reaped), nothing started; so EBUSY is md's word that
  * it began only when reshape_position says so.  Otherwise frozen again
- * (md may have let go) and asked again, a few times: such a moment
- * passes.  Debian's 6.1 starts a frozen raid5's reshape though it owes
+ * (6.1 holds the freeze on EBUSY; later md may let go first) and asked
+ * again, a few times: such a moment passes.  Debian's 6.1 starts a frozen raid5's reshape though it owes
  * a resync (the board scenario md-freeze-facts; 300 refusals under
  * writes gave no EBUSY there).
  */
@@ -178,8 +178,11 @@ start_reshape(const char *name)
 			return -1;
 		if (reshape_begun(name))
 			return 0;
-		lnx_sleep_ms(RESHAPE_WAIT_MS);
+		/* Frozen again before the wait: md from 6.5 on refuses EBUSY
+		   after letting go (a resync owed), and a member lost in the
+		   wait would then be rebuilt onto the spare. */
 		attr_write(name, "sync_action", "frozen");
+		lnx_sleep_ms(RESHAPE_WAIT_MS);
 	}
 	return errno = EBUSY, -1;
 }

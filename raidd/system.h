@@ -266,7 +266,7 @@ struct sys_ops {
 	 * once when the array has raid_disks already (reshaping or done).
 	 * EBUSY: md refused, nothing started (MD_RECOVERY_RUNNING, asked
 	 * again a while first).  Failing, it leaves md frozen as it found it,
-	 * though md lets go of a freeze as it refuses a "reshape".
+	 * though md lets go of a freeze as start_reshape refuses (EINVAL, ENOSPC).
 	 */
 	int	(*md_reshape)(const char *name, int raid_disks, uint64_t new_offset);
 	/*
