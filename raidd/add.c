@@ -1172,6 +1172,14 @@ joiner_went(struct volume *v, int m)
 	volume_fail_missing(v);
 }
 
+/* What the user does after a join was undone: join again, or replace a joiner gone. */
+static const char *
+join_undone_advice(const struct volume *v, int m)
+{
+	return v->disk[m][0] ? "volume.grow joins it again" : "its disk is gone: put it back, "
+	    "or volume.repair with a new disk replaces it";
+}
+
 /*
  * A join md never began, on a running volume with no job, is undone at
  * once (Decision 133): a spare of the joiner's left in a mirror's array
@@ -1203,9 +1211,7 @@ join_undone_running(struct volume *v, const char *why)
 	gone = v->disk[m][0] == '\0';
 	snprintf(v->problem, sizeof(v->problem), "member %d's room joining its tiers stopped "
 	    "(%.60s) and was undone (md had not begun): %s", m + 1,
-	    why ? why : gone ? "its disk went" : "undone by a scan", gone ? "its disk is "
-	    "gone: put it back, or volume.repair with a new disk replaces it" :
-	    "volume.grow joins it again");
+	    why ? why : gone ? "its disk went" : "undone by a scan", join_undone_advice(v, m));
 	volume_refresh_state(v);
 	return 1;
 }
@@ -2474,8 +2480,7 @@ static void
 join_undone_said(struct volume *v, int m, char *err, size_t errlen)
 {
 	snprintf(v->problem, sizeof(v->problem), "member %d's room joining the tiers was "
-	    "undone (md had not begun): %s", m + 1, v->disk[m][0] ? "volume.grow again joins "
-	    "it" : "its disk is gone: put it back, or volume.repair with a new disk replaces it");
+	    "undone (md had not begun): %s", m + 1, join_undone_advice(v, m));
 	volume_refresh_state(v);
 	snprintf(err, errlen, "%s", v->problem);
 }
