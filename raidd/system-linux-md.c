@@ -372,13 +372,22 @@ lnx_md_readd(const char *name, const char *dev, int role)
 }
 
 /* sysfs attribute of an array (rel: "sync_action", "dev-sdb1/slot"). */
-static int
-md_attr_write(const char *name, const char *rel, const char *val)
+int
+lnx_md_attr_write(const char *name, const char *rel, const char *val)
 {
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "/sys/block/%s/md/%s", name, rel);
 	return lnx_write_file(path, val);
+}
+
+int
+lnx_md_attr_read(const char *name, const char *rel, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/md/%s", name, rel);
+	return lnx_read_file(path, buf, len);
 }
 
 /*
@@ -389,10 +398,10 @@ md_attr_write(const char *name, const char *rel, const char *val)
 static int
 held_frozen(const char *name)
 {
-	char path[PATH_MAX], buf[32];
+	char buf[32];
 
-	snprintf(path, sizeof(path), "/sys/block/%s/md/sync_action", name);
-	return lnx_read_file(path, buf, sizeof(buf)) == 0 && strncmp(buf, "frozen", 6) == 0;
+	return lnx_md_attr_read(name, "sync_action", buf, sizeof(buf)) == 0 &&
+	    strncmp(buf, "frozen", 6) == 0;
 }
 
 /*
@@ -425,7 +434,7 @@ lnx_md_add_new(const struct sys_md *m)
 	}
 	held = held_frozen(m->name);
 	if (m->member[0].role >= 0 && !held &&
-	    md_attr_write(m->name, "sync_action", "frozen") == -1)
+	    lnx_md_attr_write(m->name, "sync_action", "frozen") == -1)
 		log_warn("md %s: freezing recovery", m->name);
 	if (add_member(fd, m->name, dev, -1) == -1)
 		goto out;
@@ -436,7 +445,7 @@ lnx_md_add_new(const struct sys_md *m)
 	snprintf(val, sizeof(val), "%d", m->member[0].role);
 	/* EBUSY while a recovery that was running winds down. */
 	for (try = 0, set = -1; try < STOP_TRIES && set == -1; try++) {
-		if ((set = md_attr_write(m->name, rel, val)) == -1 && errno != EBUSY)
+		if ((set = lnx_md_attr_write(m->name, rel, val)) == -1 && errno != EBUSY)
 			break;
 		if (set == -1)
 			lnx_sleep_ms(STOP_WAIT_MS);
@@ -445,7 +454,7 @@ lnx_md_add_new(const struct sys_md *m)
 		log_warn("md %s: %s into slot %s (md picks a free one)", m->name, dev, val);
 out:
 	if (m->member[0].role >= 0 && !held &&
-	    md_attr_write(m->name, "sync_action", "idle") == -1)
+	    lnx_md_attr_write(m->name, "sync_action", "idle") == -1)
 		log_warn("md %s: resuming recovery", m->name);
 	close(fd);
 	return r;

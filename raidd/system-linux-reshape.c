@@ -21,24 +21,6 @@
 #define RESHAPE_TRIES	5	/* md's EBUSY for MD_RECOVERY_RUNNING's moment */
 #define RESHAPE_WAIT_MS	100
 
-static int
-attr_write(const char *name, const char *rel, const char *val)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "/sys/block/%s/md/%s", name, rel);
-	return lnx_write_file(path, val);
-}
-
-static int
-attr_read(const char *name, const char *rel, char *buf, size_t len)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "/sys/block/%s/md/%s", name, rel);
-	return lnx_read_file(path, buf, len);
-}
-
 /*
  * new_offset of every member that is not faulty: off, or (off == 0)
  * each member's own data offset back, which md always permits.
@@ -58,17 +40,17 @@ set_offsets(const char *name, uint64_t off)
 		if (strncmp(e->d_name, "dev-", 4) != 0)
 			continue;
 		snprintf(rel, sizeof(rel), "%s/state", e->d_name);
-		if (attr_read(name, rel, state, sizeof(state)) == 0 && strstr(state, "faulty"))
+		if (lnx_md_attr_read(name, rel, state, sizeof(state)) == 0 && strstr(state, "faulty"))
 			continue;
 		snprintf(rel, sizeof(rel), "%s/offset", e->d_name);
-		if (off == 0 && attr_read(name, rel, val, sizeof(val)) == -1) {
+		if (off == 0 && lnx_md_attr_read(name, rel, val, sizeof(val)) == -1) {
 			rc = -1;
 			break;
 		}
 		if (off != 0)
 			snprintf(val, sizeof(val), "%" PRIu64, off);
 		snprintf(rel, sizeof(rel), "%s/new_offset", e->d_name);
-		if ((rc = attr_write(name, rel, val)) == -1)
+		if ((rc = lnx_md_attr_write(name, rel, val)) == -1)
 			log_warn("md %s: %s new_offset %s", name, e->d_name + 4, val);
 	}
 	closedir(dir);
@@ -86,17 +68,17 @@ stripe_cache(const char *name)
 	char buf[32];
 	unsigned long long chunk, need, have;
 
-	if (attr_read(name, "chunk_size", buf, sizeof(buf)) == -1)
+	if (lnx_md_attr_read(name, "chunk_size", buf, sizeof(buf)) == -1)
 		return -1;
 	chunk = strtoull(buf, NULL, 10);
 	need = chunk / 4096 * 4 + 16;
-	if (attr_read(name, "stripe_cache_size", buf, sizeof(buf)) == -1)
+	if (lnx_md_attr_read(name, "stripe_cache_size", buf, sizeof(buf)) == -1)
 		return -1;
 	have = strtoull(buf, NULL, 10);
 	if (have >= need)
 		return 0;
 	snprintf(buf, sizeof(buf), "%llu", need);
-	if (attr_write(name, "stripe_cache_size", buf) == -1) {
+	if (lnx_md_attr_write(name, "stripe_cache_size", buf) == -1) {
 		log_warn("md %s: stripe_cache_size %s", name, buf);
 		return -1;
 	}
@@ -113,7 +95,7 @@ sync_idle(const char *name, int *frozen)
 {
 	char buf[32];
 
-	if (attr_read(name, "sync_action", buf, sizeof(buf)) == -1)
+	if (lnx_md_attr_read(name, "sync_action", buf, sizeof(buf)) == -1)
 		return -1;
 	*frozen = strncmp(buf, "frozen", 6) == 0;
 	if (!*frozen && strncmp(buf, "idle", 4) != 0)
@@ -125,7 +107,7 @@ sync_idle(const char *name, int *frozen)
 static void
 sync_restore(const char *name, int frozen)
 {
-	attr_write(name, "sync_action", frozen ? "frozen" : "idle");
+	lnx_md_attr_write(name, "sync_action", frozen ? "frozen" : "idle");
 }
 
 int
@@ -141,7 +123,7 @@ lnx_md_freeze(const char *name, int frozen)
 		return frozen || errno != EBUSY ? -1 : 0;
 	if (was == frozen)
 		return 0;
-	return attr_write(name, "sync_action", frozen ? "frozen" : "idle");
+	return lnx_md_attr_write(name, "sync_action", frozen ? "frozen" : "idle");
 }
 
 /* Whether md reshapes: reshape_position is "none" until raid5_start_reshape sets it. */
@@ -150,7 +132,7 @@ reshape_begun(const char *name)
 {
 	char buf[32];
 
-	if (attr_read(name, "reshape_position", buf, sizeof(buf)) == -1)
+	if (lnx_md_attr_read(name, "reshape_position", buf, sizeof(buf)) == -1)
 		return 0;
 	return strncmp(buf, "none", 4) != 0;
 }
@@ -162,9 +144,9 @@ reshape_begun(const char *name)
  * keeps it until reaped), nothing started; so EBUSY is md's word that
  * it began only when reshape_position says so.  Otherwise frozen again
  * (6.1 holds the freeze on EBUSY; later md may let go first) and asked
- * again, a few times: such a moment passes.  Debian's 6.1 starts a frozen raid5's reshape though it owes
- * a resync (the board scenario md-freeze-facts; 300 refusals under
- * writes gave no EBUSY there).
+ * again, a few times: such a moment passes.  Debian's 6.1 starts a
+ * frozen raid5's reshape though it owes a resync (the board scenario
+ * md-freeze-facts; 300 refusals under writes gave no EBUSY there).
  */
 static int
 start_reshape(const char *name)
@@ -172,7 +154,7 @@ start_reshape(const char *name)
 	int try;
 
 	for (try = 0; try < RESHAPE_TRIES; try++) {
-		if (attr_write(name, "sync_action", "reshape") == 0)
+		if (lnx_md_attr_write(name, "sync_action", "reshape") == 0)
 			return 0;
 		if (errno != EBUSY)
 			return -1;
@@ -181,7 +163,7 @@ start_reshape(const char *name)
 		/* Frozen again before the wait: md from 6.5 on refuses EBUSY
 		   after letting go (a resync owed), and a member lost in the
 		   wait would then be rebuilt onto the spare. */
-		attr_write(name, "sync_action", "frozen");
+		lnx_md_attr_write(name, "sync_action", "frozen");
 		lnx_sleep_ms(RESHAPE_WAIT_MS);
 	}
 	return errno = EBUSY, -1;
@@ -198,7 +180,7 @@ lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 		return -1;
 	}
 	/* "4 (3)" while md reshapes from 3 to 4: atoi reads the new count. */
-	if (attr_read(name, "raid_disks", buf, sizeof(buf)) == -1)
+	if (lnx_md_attr_read(name, "raid_disks", buf, sizeof(buf)) == -1)
 		return -1;
 	if (atoi(buf) == raid_disks)
 		return 0;
@@ -207,12 +189,12 @@ lnx_md_reshape(const char *name, int raid_disks, uint64_t new_offset)
 	if (stripe_cache(name) == -1)
 		return -1;
 	/* new_offset_store() refuses while a sync thread runs. */
-	if (attr_write(name, "sync_action", "frozen") == -1)
+	if (lnx_md_attr_write(name, "sync_action", "frozen") == -1)
 		log_warn("md %s: freezing recovery", name);
 	if (set_offsets(name, new_offset) == -1)
 		goto undo;
 	snprintf(buf, sizeof(buf), "%d", raid_disks);
-	if (attr_write(name, "raid_disks", buf) == -1) {
+	if (lnx_md_attr_write(name, "raid_disks", buf) == -1) {
 		log_warn("md %s: raid_disks %d", name, raid_disks);
 		goto undo;
 	}
@@ -250,16 +232,16 @@ lnx_md_set_level(const char *name, const char *level)
 		errno = EINVAL;
 		return -1;
 	}
-	if (attr_read(name, "level", buf, sizeof(buf)) == -1)
+	if (lnx_md_attr_read(name, "level", buf, sizeof(buf)) == -1)
 		return -1;
 	if (strcmp(buf, level) == 0)
 		return 0;
 	if (sync_idle(name, &frozen) == -1)
 		return -1;
 	/* As mdadm: no recovery thread may start (a spare is there) while md switches. */
-	if (attr_write(name, "sync_action", "frozen") == -1)
+	if (lnx_md_attr_write(name, "sync_action", "frozen") == -1)
 		log_warn("md %s: freezing recovery", name);
-	rc = attr_write(name, "level", level);
+	rc = lnx_md_attr_write(name, "level", level);
 	saved = errno;
 	if (rc == -1)
 		log_warn("md %s: level %s", name, level);

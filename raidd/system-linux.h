@@ -21,6 +21,9 @@ int	lnx_read_file(const char *path, char *buf, size_t len);
 int	lnx_read_u64(const char *path, uint64_t *);
 void	lnx_block_attr(const char *dev, const char *rel, char *out, size_t len);
 int	lnx_write_file(const char *path, const char *val);
+/* An array's sysfs attribute, rel below /sys/block/NAME/md/ (system-linux-md.c). */
+int	lnx_md_attr_read(const char *name, const char *rel, char *buf, size_t len);
+int	lnx_md_attr_write(const char *name, const char *rel, const char *val);
 int	lnx_devnum(const char *dev, dev_t *);
 int	lnx_devpath(const char *dev, char *out, size_t len);
 int	lnx_node_wait(const char *dev, int ms);
